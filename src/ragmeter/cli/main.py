@@ -1,0 +1,105 @@
+"""The ``ragmeter`` command: parse arguments, call the library, render. No maths here."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from typing import Callable, List, Optional
+
+import typer
+
+from ragmeter.core.errors import RagmeterError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="Measure every stage of a RAG pipeline: retrieval, context and answers.")
+
+
+def friendly(fn: Callable) -> Callable:
+    """Turn ragmeter's own errors into one clear line on stderr and exit status 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except RagmeterError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+def split_metrics(values: Optional[List[str]]) -> Optional[List[str]]:
+    """``--metrics a,b --metrics c`` -> [a, b, c]; commas inside parentheses are kept."""
+    if not values:
+        return None
+    out: list[str] = []
+    for value in values:
+        depth, start = 0, 0
+        for i, ch in enumerate(value):
+            depth += ch == "("
+            depth -= ch == ")"
+            if ch == "," and depth == 0:
+                out.append(value[start:i])
+                start = i + 1
+        out.append(value[start:])
+    return [m.strip() for m in out if m.strip()]
+
+
+@app.command("eval")
+@friendly
+def eval_command(
+    dataset: str = typer.Argument(..., help="dataset file (.jsonl or .csv)"),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="chunk id -> text file (.jsonl or .csv)"),
+    k: int = typer.Option(5, "--k", "-k", help="cut-off for the retrieved list; 0 = the whole list"),
+    metrics: Optional[List[str]] = typer.Option(None, "--metrics", "-m", help="comma-separated measures, e.g. ndcg@10,mrr"),
+    view: Optional[str] = typer.Option(None, "--view", help="retrieved (default), context (what reached the prompt), or both"),
+    only: Optional[str] = typer.Option(None, "--only", help="comma-separated sample ids to score"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
+) -> None:
+    """Score a dataset with label metrics and print the per-query table and the means."""
+    from ragmeter.engine import evaluate
+    from ragmeter.io import from_samples, load_dataset
+    from ragmeter.report import render_table
+
+    if fmt not in ("table", "json"):
+        raise typer.BadParameter("use table or json", param_hint="--format")
+    data = load_dataset(dataset, corpus=corpus)
+    if only:
+        wanted = [x.strip() for x in only.split(",") if x.strip()]
+        known = {s.id for s in data.samples}
+        missing = [w for w in wanted if w not in known]
+        if missing:
+            raise typer.BadParameter(f"no sample with id {', '.join(map(repr, missing))}", param_hint="--only")
+        data = from_samples([s for s in data.samples if s.id in set(wanted)], path=data.path)
+    result = evaluate(data, split_metrics(metrics), k=k or None, view=view)
+    if fmt == "json":
+        typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    else:
+        typer.echo(render_table(result))
+
+
+@app.command("metrics")
+def metrics_command() -> None:
+    """List every registered metric with its definition, parameters and source."""
+    from ragmeter.metrics import REGISTRY
+
+    for spec in REGISTRY.values():
+        typer.echo(f"{spec.name} (v{spec.version}, {spec.family})")
+        typer.echo(f"    {spec.definition}")
+        if spec.params:
+            params = ", ".join(f"{n}={p.default!r}" + (f" {list(p.choices)}" if p.choices else "")
+                               for n, p in spec.params.items())
+            typer.echo(f"    params: {params}")
+        if spec.aliases:
+            typer.echo(f"    aliases: {', '.join(spec.aliases)}")
+        typer.echo(f"    source: {spec.source}")
+
+
+def run() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(run())

@@ -1,0 +1,61 @@
+"""Typed errors. Each message names where the problem is (file, line, record, field) and the fix.
+
+The hierarchy mirrors what a caller can do about it:
+
+- ``InvalidInputError``: the data is wrong (a file, a row, a field). Fix the data.
+- ``InvalidParameterError``: a metric name or option is wrong. Fix the call.
+- ``JudgeUnavailableError`` / ``JudgeOutputError``: reserved for judge backends.
+"""
+
+from __future__ import annotations
+
+
+class RagmeterError(Exception):
+    """Base class of every error ragmeter raises on purpose."""
+
+
+class InvalidInputError(RagmeterError, ValueError):
+    """Malformed input data, with its location.
+
+    >>> str(InvalidInputError("retrieved must be a list", file="d.jsonl", line=3, record="q9", field="retrieved"))
+    'd.jsonl, line 3 (id "q9"), field "retrieved": retrieved must be a list'
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        record: str | None = None,
+        field: str | None = None,
+        fix: str | None = None,
+    ) -> None:
+        self.file, self.line, self.record, self.field, self.fix = file, line, record, field, fix
+        self.problem = message
+        where = []
+        if file is not None:
+            where.append(str(file))
+        if line is not None:
+            where.append(f"line {line}")
+        head = ", ".join(where)
+        if record is not None:
+            head = f'{head} (id "{record}")' if head else f'record "{record}"'
+        if field is not None:
+            head = f'{head}, field "{field}"' if head else f'field "{field}"'
+        text = f"{head}: {message}" if head else message
+        if fix:
+            text = f"{text}. Fix: {fix}"
+        super().__init__(text)
+
+
+class InvalidParameterError(RagmeterError, ValueError):
+    """A metric name, parameter or option that cannot be used."""
+
+
+class JudgeUnavailableError(RagmeterError):
+    """A judge backend cannot be reached or is not configured."""
+
+
+class JudgeOutputError(RagmeterError):
+    """A judge reply that did not validate against its schema after the allowed re-asks."""

@@ -1,0 +1,62 @@
+"""The data model of one evaluation sample: what was asked, retrieved, read and answered.
+
+Samples are frozen. Readers build them; metrics only read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Mapping
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One retrieved chunk: its id, and optionally the retriever's score and the text."""
+
+    id: str
+    score: float | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One question with its retrieval, context, answer and labels.
+
+    - ``retrieved``: chunks in rank order (rank 1 first), as the retriever returned them.
+    - ``relevance``: chunk id -> grade (a plain list of ids in the input means grade 1).
+    - ``context``: chunk ids in the order they reached the prompt; ``None`` means the
+      prompt received exactly the retrieved list (see :attr:`context_ids`).
+    - ``answerable``: ``False`` marks a question the corpus cannot answer.
+    """
+
+    id: str
+    question: str | None = None
+    retrieved: tuple[Chunk, ...] = ()
+    relevance: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+    context: tuple[str, ...] | None = None
+    answer: str | None = None
+    reference: str | None = None
+    answerable: bool = True
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def retrieved_ids(self) -> tuple[str, ...]:
+        return tuple(c.id for c in self.retrieved)
+
+    @property
+    def context_ids(self) -> tuple[str, ...]:
+        """What reached the prompt: the explicit context, or else the retrieved list."""
+        return self.context if self.context is not None else self.retrieved_ids
+
+    @property
+    def has_labels(self) -> bool:
+        return len(self.relevance) > 0
+
+    def ranked_ids(self, view: str) -> tuple[str, ...]:
+        """The ranked list a metric reads: ``'retrieved'`` or ``'context'``."""
+        if view == "retrieved":
+            return self.retrieved_ids
+        if view == "context":
+            return self.context_ids
+        raise ValueError(f"unknown view {view!r}; use 'retrieved' or 'context'")

@@ -1,0 +1,75 @@
+"""CSV reader for datasets and corpora.
+
+List cells (``retrieved``, ``relevant``, ``context``) hold either JSON (``["a", "b"]``,
+``{"a": 2}``) or ids separated by ``|`` (``a|b``). Empty cells are missing values.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+from ragmeter.core.errors import InvalidInputError
+from ragmeter.io.text import read_text
+
+LIST_COLUMNS = {"retrieved", "relevant", "context", "retrieved_ids", "relevant_ids", "context_ids", "labels"}
+JSON_COLUMNS = {"metadata"}
+BOOL_COLUMNS = {"answerable"}
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
+def iter_csv(path: str | Path, *, required: tuple[str, ...] = ("id",)) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)``, decoding list, boolean and JSON cells."""
+    text = read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except csv.Error as exc:
+        raise InvalidInputError(f"not valid CSV ({exc})", file=str(path), line=1) from None
+    header = [h.strip() for h in header]
+    missing = [r for r in required if r not in header]
+    if missing:
+        raise InvalidInputError(f"the header has no {', '.join(repr(m) for m in missing)} column",
+                                file=str(path), line=1, fix=f"name the columns, e.g. {','.join(required)}")
+    dupes = {h for h in header if header.count(h) > 1}
+    if dupes:
+        raise InvalidInputError(f"duplicate column(s) {sorted(dupes)}", file=str(path), line=1)
+    start = reader.line_num + 1
+    try:
+        for row in reader:
+            line = start
+            start = reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue
+            if len(row) != len(header):
+                raise InvalidInputError(f"has {len(row)} cells but the header has {len(header)}",
+                                        file=str(path), line=line, fix="quote cells that contain commas")
+            yield line, {name: _cell(name, value, str(path), line) for name, value in zip(header, row)
+                         if value.strip() != ""}
+    except csv.Error as exc:
+        raise InvalidInputError(f"not valid CSV ({exc})", file=str(path), line=reader.line_num) from None
+
+
+def _cell(name: str, value: str, file: str, line: int) -> Any:
+    stripped = value.strip()
+    if name in LIST_COLUMNS or name in JSON_COLUMNS:
+        if stripped[0] in "[{":
+            try:
+                return json.loads(stripped)
+            except json.JSONDecodeError as exc:
+                raise InvalidInputError(f"cell is not valid JSON ({exc.msg})", file=file, line=line, field=name) from None
+        if name in JSON_COLUMNS:
+            raise InvalidInputError("must be a JSON object", file=file, line=line, field=name)
+        return [part.strip() for part in stripped.split("|") if part.strip()]
+    if name in BOOL_COLUMNS:
+        low = stripped.lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise InvalidInputError(f"must be true or false, got {value!r}", file=file, line=line, field=name)
+    return value

@@ -1,0 +1,75 @@
+"""Load a dataset file into samples, and fingerprint it.
+
+Formats by extension: ``.jsonl`` / ``.ndjson`` (one sample per line) and ``.csv``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.sample import Sample
+from ragmeter.io.corpus import attach_texts, load_corpus
+from ragmeter.io.csv_table import iter_csv
+from ragmeter.io.jsonl import iter_jsonl
+from ragmeter.io.rows import make_samples
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Samples read from one file, with the file's path and a content fingerprint."""
+
+    samples: tuple[Sample, ...]
+    path: str | None
+    fingerprint: str
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def __iter__(self):
+        return iter(self.samples)
+
+
+def load_dataset(path: str | Path, *, corpus: str | Path | None = None) -> Dataset:
+    """Read and validate a dataset (and optionally a corpus that supplies chunk texts)."""
+    path = str(path)
+    suffix = Path(path).suffix.lower()
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        records = list(iter_jsonl(path))
+    elif suffix == ".csv":
+        records = list(iter_csv(path))
+    else:
+        raise InvalidInputError(f"unknown dataset format {suffix or '(no extension)'!r}", file=path,
+                                fix="use .jsonl or .csv (TREC files go to `ragmeter trec QRELS RUN`)")
+    samples = make_samples(records, path)
+    if corpus is not None:
+        samples = attach_texts(samples, load_corpus(corpus))
+    return from_samples(samples, path=path)
+
+
+def from_samples(samples: Iterable[Sample], *, path: str | None = None) -> Dataset:
+    samples = tuple(samples)
+    return Dataset(samples=samples, path=path, fingerprint=fingerprint(samples))
+
+
+def fingerprint(samples: Iterable[Sample]) -> str:
+    """SHA-256 (first 16 hex) of the samples' canonical JSON: format- and whitespace-independent."""
+    h = hashlib.sha256()
+    for s in samples:
+        h.update(json.dumps(_canonical(s), sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode())
+        h.update(b"\n")
+    return h.hexdigest()[:16]
+
+
+def _canonical(s: Sample) -> dict:
+    return {
+        "id": s.id, "question": s.question,
+        "retrieved": [[c.id, c.score, c.text] for c in s.retrieved],
+        "relevance": dict(sorted(s.relevance.items())), "context": list(s.context) if s.context is not None else None,
+        "answer": s.answer, "reference": s.reference, "answerable": s.answerable,
+        "metadata": dict(s.metadata),
+    }

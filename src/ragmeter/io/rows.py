@@ -1,0 +1,202 @@
+"""Turn one decoded record (a dict from JSONL or CSV) into a validated ``Sample``.
+
+Every problem raises ``InvalidInputError`` naming the file, line, sample id, field and fix.
+Nothing is coerced silently except integer ids, which become their decimal string
+(ids are strings: "01" and "1" stay different).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.sample import Chunk, Sample
+
+FIELDS = ("id", "question", "retrieved", "relevant", "context", "answer", "reference", "answerable", "metadata")
+
+# Names other tools use for the same fields; one table, so aliases never spread.
+ALIASES = {
+    "query_id": "id", "qid": "id", "sample_id": "id",
+    "query": "question", "user_input": "question", "input": "question",
+    "retrieved_ids": "retrieved", "relevant_ids": "relevant", "relevance": "relevant", "labels": "relevant",
+    "context_ids": "context",
+    "response": "answer", "actual_output": "answer",
+    "reference_answer": "reference", "ground_truth": "reference", "expected_output": "reference",
+}
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {str: "a string", bool: "a boolean", int: "a number", float: "a number", list: "a list",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
+class RowReader:
+    """Validates records from one file, remembering ids to refuse duplicates."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.seen: dict[str, int] = {}
+
+    def sample(self, row: Mapping[str, Any], line: int) -> Sample:
+        err = _ErrorAt(self.file, line)
+        if not isinstance(row, Mapping):
+            raise err(f"each record must be a JSON object, got {_type_name(row)}", fix='write one object per line, e.g. {"id": "q1", ...}')
+        row = self._canonical_keys(row, err)
+        sid = _id(row.get("id"), err.field("id"), what="sample id")
+        err = err.record(sid)
+        if sid in self.seen:
+            raise err(f"duplicate sample id (first seen on line {self.seen[sid]})", field="id", fix="give every sample a unique id")
+        self.seen[sid] = line
+
+        retrieved = _retrieved(row.get("retrieved"), err.field("retrieved"))
+        relevance = _relevance(row.get("relevant"), err.field("relevant"))
+        context = row.get("context")
+        context_ids = None if context is None else _id_list(context, err.field("context"), "context")
+        answerable = row.get("answerable", True)
+        if answerable is None:
+            answerable = True
+        if not isinstance(answerable, bool):
+            raise err(f"must be true or false, got {_type_name(answerable)}", field="answerable")
+        metadata = row.get("metadata") or {}
+        if not isinstance(metadata, Mapping):
+            raise err(f"must be an object, got {_type_name(metadata)}", field="metadata")
+        extra = {k: v for k, v in row.items() if k not in FIELDS}
+        return Sample(
+            id=sid,
+            question=_text(row.get("question"), err.field("question")),
+            retrieved=retrieved,
+            relevance=MappingProxyType(relevance),
+            context=context_ids,
+            answer=_text(row.get("answer"), err.field("answer")),
+            reference=_text(row.get("reference"), err.field("reference")),
+            answerable=answerable,
+            metadata=MappingProxyType({**metadata, **extra}),
+        )
+
+    @staticmethod
+    def _canonical_keys(row: Mapping[str, Any], err: "_ErrorAt") -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in row.items():
+            name = ALIASES.get(key, key)
+            if name in out:
+                raise err(f'"{key}" and another column both give "{name}"', field=key, fix="keep only one of them")
+            if name not in FIELDS:
+                close = difflib.get_close_matches(key, FIELDS, n=1, cutoff=0.75)
+                if close:
+                    raise err(f'unknown field "{key}"', field=key, fix=f'did you mean "{close[0]}"? Other data goes under "metadata"')
+            out[name] = value
+        return out
+
+
+class _ErrorAt:
+    """Builds errors for one location; ``.field()`` and ``.record()`` narrow it."""
+
+    def __init__(self, file: str, line: int, record: str | None = None, field: str | None = None):
+        self.file, self.line, self._record, self._field = file, line, record, field
+
+    def record(self, record: str) -> "_ErrorAt":
+        return _ErrorAt(self.file, self.line, record, self._field)
+
+    def field(self, name: str) -> "_ErrorAt":
+        return _ErrorAt(self.file, self.line, self._record, name)
+
+    def __call__(self, message: str, *, field: str | None = None, fix: str | None = None) -> InvalidInputError:
+        return InvalidInputError(message, file=self.file, line=self.line, record=self._record,
+                                 field=field or self._field, fix=fix)
+
+
+def _id(value: Any, err: _ErrorAt, *, what: str) -> str:
+    if isinstance(value, bool) or value is None:
+        raise err(f"missing {what}" if value is None else f"{what} must be a string, got a boolean",
+                  fix=f"give each record a string {what}")
+    if isinstance(value, int):
+        return str(value)
+    if not isinstance(value, str):
+        raise err(f"{what} must be a string, got {_type_name(value)}", fix=f"write the {what} as a string")
+    if not value.strip():
+        raise err(f"{what} is empty", fix=f"give a non-empty {what}")
+    return value
+
+
+def _text(value: Any, err: _ErrorAt) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise err(f"must be a string, got {_type_name(value)}")
+
+
+def _id_list(value: Any, err: _ErrorAt, what: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        raise err(f"must be a list of chunk ids, got a string", fix='write ["id1", "id2"]')
+    if not isinstance(value, list):
+        raise err(f"must be a list of chunk ids, got {_type_name(value)}")
+    ids = []
+    seen: set[str] = set()
+    for i, item in enumerate(value, start=1):
+        if isinstance(item, Mapping):
+            item = item.get("id")
+        cid = _id(item, err, what=f"{what} item {i} chunk id")
+        if cid in seen:
+            raise err(f'chunk "{cid}" appears twice (item {i})', fix="list each chunk once")
+        seen.add(cid)
+        ids.append(cid)
+    return tuple(ids)
+
+
+def _retrieved(value: Any, err: _ErrorAt) -> tuple[Chunk, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        raise err("must be a list of chunk ids, got a string", fix='write ["id1", "id2"] or [{"id": "id1", "score": 0.9}]')
+    if not isinstance(value, list):
+        raise err(f"must be a list of chunk ids, got {_type_name(value)}")
+    chunks: list[Chunk] = []
+    seen: dict[str, int] = {}
+    for rank, item in enumerate(value, start=1):
+        score = text = None
+        if isinstance(item, Mapping):
+            unknown = set(item) - {"id", "score", "text"}
+            if unknown:
+                raise err(f"item {rank} has unknown keys {sorted(unknown)}", fix='use "id", "score" and "text"')
+            score, text = item.get("score"), item.get("text")
+            item = item.get("id")
+        cid = _id(item, err, what=f"item {rank} chunk id")
+        if cid in seen:
+            raise err(f'chunk "{cid}" appears twice in one ranked list (ranks {seen[cid]} and {rank})',
+                      fix="remove the duplicate; each chunk has one rank")
+        seen[cid] = rank
+        if score is not None:
+            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+                raise err(f"item {rank} score must be a finite number, got {score!r}")
+            score = float(score)
+        if text is not None and not isinstance(text, str):
+            raise err(f"item {rank} text must be a string, got {_type_name(text)}")
+        chunks.append(Chunk(cid, score, text))
+    return tuple(chunks)
+
+
+def _relevance(value: Any, err: _ErrorAt) -> dict[str, float]:
+    if value is None:
+        return {}
+    if isinstance(value, list):
+        return {cid: 1.0 for cid in _id_list(value, err, "relevant")}
+    if isinstance(value, Mapping):
+        out: dict[str, float] = {}
+        for cid, grade in value.items():
+            if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade):
+                raise err(f'grade of chunk "{cid}" must be a finite number, got {grade!r}',
+                          fix='write {"chunk-id": 1} (or 2, 3 for graded relevance)')
+            out[str(cid)] = float(grade)
+        return out
+    raise err(f"must be a list of chunk ids or an object of chunk id -> grade, got {_type_name(value)}")
+
+
+def make_samples(records: list[tuple[int, Any]], file: str) -> list[Sample]:
+    """Validate ``(line, record)`` pairs from one file into samples."""
+    reader = RowReader(file)
+    return [reader.sample(rec, line) for line, rec in records]
+

@@ -1,0 +1,68 @@
+"""The shared input of every label metric: grades at each rank, for all queries at once.
+
+``RankedBatch`` holds, for n queries, the grade of the chunk at each rank (n x L, 0 for an
+unlabeled chunk or a position past the end of a short list), the list lengths, and every
+label's grade sorted descending (n x M, padded with -inf) for R and the ideal ranking.
+Metrics are pure functions of a batch and a cut-off; they never loop over queries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class RankedBatch:
+    grades: np.ndarray  # (n, L) float64
+    lengths: np.ndarray  # (n,) int64
+    label_grades: np.ndarray  # (n, M) float64, descending, -inf padding
+    has_labels: np.ndarray  # (n,) bool: the query has at least one label
+
+    @property
+    def n(self) -> int:
+        return self.grades.shape[0]
+
+    @classmethod
+    def from_lists(cls, ranked: Sequence[Sequence[str]], labels: Sequence[Mapping[str, float]]) -> "RankedBatch":
+        """Build from ranked id lists and id -> grade maps (one pair per query)."""
+        n = len(ranked)
+        width = max((len(r) for r in ranked), default=0)
+        label_width = max((len(lab) for lab in labels), default=0)
+        grades = np.zeros((n, width), dtype=np.float64)
+        lengths = np.fromiter((len(r) for r in ranked), dtype=np.int64, count=n)
+        label_grades = np.full((n, label_width), -np.inf, dtype=np.float64)
+        for i, (ids, lab) in enumerate(zip(ranked, labels)):
+            if lab:
+                grades[i, : len(ids)] = [lab.get(cid, 0.0) for cid in ids]
+                label_grades[i, : len(lab)] = sorted(lab.values(), reverse=True)
+        has_labels = np.fromiter((len(lab) > 0 for lab in labels), dtype=bool, count=n)
+        return cls(grades, lengths, label_grades, has_labels)
+
+    def cut(self, k: int | None) -> np.ndarray:
+        """Grades of the top k ranks (n x k), zero-padded past each list's end; ``None``: all."""
+        if k is None:
+            return self.grades
+        if k <= self.grades.shape[1]:
+            return self.grades[:, :k]
+        return np.pad(self.grades, ((0, 0), (0, k - self.grades.shape[1])))
+
+    def num_relevant(self, rel: float) -> np.ndarray:
+        """R: the number of labeled chunks with grade >= rel, retrieved or not."""
+        return (self.label_grades >= rel).sum(axis=1)
+
+
+def ranks(width: int) -> np.ndarray:
+    """1-based ranks as a (1, width) row, for broadcasting."""
+    return np.arange(1, width + 1, dtype=np.float64)[None, :]
+
+
+def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den where den > 0, else 0 (callers mark those queries undefined separately)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den > 0)
+    return out

@@ -1,0 +1,74 @@
+"""Normalised discounted cumulative gain, with the published gains and discounts by name.
+
+nDCG@k = DCG@k / IDCG@k, DCG@k = sum(gain(g_i) * discount(i), i <= k); the ideal ranking
+sorts every labeled chunk by grade (retrieved or not), cut at k (no cut-off: all labels,
+as trec_eval ``ndcg``).
+
+- gain: ``'linear'`` gain(g) = g (trec_eval), ``'exp'`` gain(g) = 2^g - 1 (Burges et al. 2005);
+  grades <= 0 give 0.
+- discount: ``'log2'`` 1 / log2(i + 1) (textbook, trec_eval), ``'jk2002'`` 1 for i < base,
+  1 / log_base(i) from rank base on (Jarvelin & Kekalainen 2002, ACM TOIS 20(4)).
+
+Seed q1 (binary, relevant at 2 and 4, R = 3, k = 5):
+
+>>> import math
+>>> log2_value = (1/math.log2(3) + 1/math.log2(5)) / (1 + 1/math.log2(3) + 1/math.log2(4))
+>>> jk_value = (1 + 1/math.log2(4)) / (1 + 1 + 1/math.log2(3))
+>>> round(log2_value, 3), round(jk_value, 3)
+(0.498, 0.57)
+>>> from ragmeter.metrics.retrieval.batch import RankedBatch
+>>> from ragmeter.metrics.spec import parse_measure
+>>> b = RankedBatch.from_lists([["a", "r1", "b", "r2", "c"]], [{"r1": 1, "r2": 1, "r3": 1}])
+>>> [round(float(m.spec.compute(b, m).values[0]), 3) for m in map(parse_measure, ["ndcg@5", "ndcg(discount='jk2002')@5"])]
+[0.498, 0.57]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragmeter.metrics.retrieval.batch import RankedBatch, ranks, safe_divide
+from ragmeter.metrics.retrieval.common import VIEW, Computed
+from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+
+
+def gain(grades: np.ndarray, kind: str) -> np.ndarray:
+    positive = np.where(np.isfinite(grades) & (grades > 0), grades, 0.0)
+    return positive if kind == "linear" else np.exp2(positive) - 1.0
+
+
+def discount(width: int, kind: str, base: float = 2.0) -> np.ndarray:
+    i = ranks(width)
+    if kind == "log2":
+        return 1.0 / np.log2(i + 1.0)
+    return np.where(i < base, 1.0, np.log(base) / np.log(np.maximum(i, base)))
+
+
+def dcg(gains: np.ndarray, kind: str, base: float) -> np.ndarray:
+    return (gains * discount(gains.shape[1], kind, base)).sum(axis=1)
+
+
+def ndcg(batch: RankedBatch, measure: Measure) -> Computed:
+    p = measure.params
+    actual = dcg(gain(batch.cut(measure.k), p["gain"]), p["discount"], p["base"])
+    ideal_grades = batch.label_grades if measure.k is None else _cut_labels(batch.label_grades, measure.k)
+    ideal = dcg(gain(ideal_grades, p["gain"]), p["discount"], p["base"])
+    return Computed(safe_divide(actual, ideal), ideal <= 0, "no relevant chunk labeled (ideal DCG = 0)")
+
+
+def _cut_labels(label_grades: np.ndarray, k: int) -> np.ndarray:
+    return label_grades[:, :k]
+
+
+register(MetricSpec(
+    name="ndcg", version=1, family="retrieval", label="nDCG@{k}", mean_label="nDCG@{k}",
+    definition="sum(gain(g_i) * discount(i), i <= k) / ideal DCG@k",
+    source="Jarvelin & Kekalainen 2002; Burges et al. 2005 (exp gain); trec_eval ndcg, ndcg_cut.k",
+    aliases=("ndcg_cut", "n_dcg"),
+    params={
+        "gain": Param(str, "linear", choices=("linear", "exp"), doc="gain of grade g: g, or 2^g - 1"),
+        "discount": Param(str, "log2", choices=("log2", "jk2002"), doc="1/log2(i+1), or JK-2002 log_base(i) from rank base"),
+        "base": Param(float, 2.0, ge=1.0000001, doc="log base of the jk2002 discount"),
+        "view": VIEW,
+    },
+    undefined="no relevant chunk labeled (ideal DCG = 0)", compute=ndcg))

@@ -1,0 +1,89 @@
+"""Rank-aware label metrics: reciprocal rank, average precision, rank-weighted precision.
+
+Let rel_i = 1 when the chunk at rank i has grade >= rel, P@i the precision at rank i,
+R the labeled relevant chunks, and F = sum(rel_i, i <= k) the relevant chunks found.
+
+- reciprocal_rank@k = 1 / (rank of the first relevant chunk within k), 0 if none
+  (mean over queries: MRR). Without @k: the whole list (trec_eval recip_rank).
+  ``granular=True``: mean of 1 / rank over all relevant chunks found (LlamaIndex
+  ``use_granular_mrr``; not MRR).
+- average_precision@k = sum(P@i * rel_i, i <= k) / R (trec_eval map_cut.k; divides by ALL
+  relevant chunks, so a missing chunk lowers it).
+- rank_weighted_precision@k = sum(P@i * rel_i, i <= k) / F, 0 when F = 0: the label form of
+  Ragas "context precision" and DeepEval "contextual precision". It scores order only: a
+  missing chunk leaves it unchanged.
+
+Seed q1 (relevant at ranks 2 and 4, R = 3): RR = 1/2, granular RR = (1/2 + 1/4) / 2,
+AP = (1/2 + 2/4) / 3, rank-weighted = (1/2 + 2/4) / 2.
+
+>>> from ragmeter.metrics.retrieval.batch import RankedBatch
+>>> from ragmeter.metrics.spec import make_measure as m
+>>> b = RankedBatch.from_lists([["a", "r1", "b", "r2", "c"]], [{"r1": 1, "r2": 1, "r3": 1}])
+>>> [round(float(x.spec.compute(b, x).values[0]), 3) for x in (m("reciprocal_rank", 5),
+...     m("reciprocal_rank", 5, granular=True), m("average_precision", 5), m("rank_weighted_precision", 5))]
+[0.5, 0.375, 0.333, 0.5]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragmeter.metrics.retrieval.batch import RankedBatch, ranks, safe_divide
+from ragmeter.metrics.retrieval.common import REL, VIEW, Computed
+from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+
+
+def _relevant(batch: RankedBatch, measure: Measure) -> np.ndarray:
+    return batch.cut(measure.k) >= measure.params["rel"]
+
+
+def reciprocal_rank(batch: RankedBatch, measure: Measure) -> Computed:
+    rel = _relevant(batch, measure)
+    r = batch.num_relevant(measure.params["rel"])
+    inverse = rel / ranks(rel.shape[1])
+    if measure.params["granular"]:
+        values = safe_divide(inverse.sum(axis=1), rel.sum(axis=1))
+    else:
+        values = inverse.max(axis=1, initial=0.0)
+    return Computed(values, r == 0)
+
+
+def precision_sum(rel: np.ndarray) -> np.ndarray:
+    """sum(P@i * rel_i): the numerator that AP and rank-weighted precision share."""
+    return (np.cumsum(rel, axis=1) / ranks(rel.shape[1]) * rel).sum(axis=1)
+
+
+def average_precision(batch: RankedBatch, measure: Measure) -> Computed:
+    r = batch.num_relevant(measure.params["rel"])
+    return Computed(safe_divide(precision_sum(_relevant(batch, measure)), r), r == 0)
+
+
+def rank_weighted_precision(batch: RankedBatch, measure: Measure) -> Computed:
+    rel = _relevant(batch, measure)
+    r = batch.num_relevant(measure.params["rel"])
+    return Computed(safe_divide(precision_sum(rel), rel.sum(axis=1)), r == 0)
+
+
+COMMON = {"rel": REL, "view": VIEW}
+
+register(MetricSpec(
+    name="reciprocal_rank", version=1, family="retrieval", label="RR", mean_label="MRR",
+    definition="1 / rank of the first relevant chunk within k, 0 if none; granular=True: mean of 1/rank over relevant found",
+    source="Voorhees 1999 (TREC-8 QA); trec_eval recip_rank; LlamaIndex MRR(use_granular_mrr)",
+    aliases=("mrr", "rr", "recip_rank"),
+    params={**COMMON, "granular": Param(bool, False, doc="average 1/rank over every relevant chunk found")},
+    undefined="no relevant chunk labeled (R = 0)", compute=reciprocal_rank))
+
+register(MetricSpec(
+    name="average_precision", version=1, family="retrieval", label="AP", mean_label="MAP@{k}",
+    definition="sum(P@i * rel_i, i <= k) / R", source="Buckley & Voorhees 2000; trec_eval map, map_cut.k",
+    aliases=("ap", "map"), params=COMMON, undefined="no relevant chunk labeled (R = 0)",
+    compute=average_precision))
+
+register(MetricSpec(
+    name="rank_weighted_precision", version=1, family="retrieval", label="rank-weighted precision",
+    mean_label="rank-weighted precision@{k}",
+    definition="sum(P@i * rel_i, i <= k) / sum(rel_i, i <= k); 0 when no relevant chunk is found",
+    source="Ragas 0.4 context precision; DeepEval 4.2.8 contextual precision (applied to labels)",
+    aliases=("context_precision", "contextual_precision"), params=COMMON,
+    undefined="no relevant chunk labeled (R = 0)", compute=rank_weighted_precision))

@@ -1,0 +1,87 @@
+"""Order-free label metrics over the top k: precision, recall, hit rate (success), R-precision.
+
+Let rel_i = 1 when the chunk at rank i has grade >= rel, R = labeled chunks with grade >= rel.
+
+- precision@k = sum(rel_i, i <= k) / k (a list shorter than k counts as padded with
+  non-relevant chunks, as trec_eval P.k does); with no cut-off, / the list length.
+- recall@k = sum(rel_i, i <= k) / R.
+- hit_rate@k = 1 if any rel_i, i <= k, else 0 (trec_eval success.k);
+  ``granular=True``: sum(rel_i, i <= k) / R (LlamaIndex ``use_granular_hit_rate``).
+- r_precision = sum(rel_i, i <= R) / R (trec_eval Rprec); @k first cuts the list at k.
+
+Worked example (seed q1: relevant at ranks 2 and 4 of 5, R = 3):
+
+>>> from ragmeter.metrics.retrieval.batch import RankedBatch
+>>> b = RankedBatch.from_lists([["a", "r1", "b", "r2", "c"]], [{"r1": 1, "r2": 1, "r3": 1}])
+>>> from ragmeter.metrics.spec import make_measure as m
+>>> [round(float(m(n, 5).spec.compute(b, m(n, 5)).values[0]), 3) for n in ("precision", "recall", "hit_rate")]
+[0.4, 0.667, 1.0]
+>>> round(float(m("hit_rate", 5, granular=True).spec.compute(b, m("hit_rate", 5, granular=True)).values[0]), 3)
+0.667
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ragmeter.metrics.retrieval.batch import RankedBatch, ranks, safe_divide
+from ragmeter.metrics.retrieval.common import REL, VIEW, Computed
+from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+
+
+def _hits(batch: RankedBatch, measure: Measure) -> np.ndarray:
+    return (batch.cut(measure.k) >= measure.params["rel"]).sum(axis=1)
+
+
+def precision(batch: RankedBatch, measure: Measure) -> Computed:
+    hits = _hits(batch, measure)
+    if measure.k is not None:
+        return Computed(hits / measure.k, ~batch.has_labels, "no relevance labels")
+    return Computed(safe_divide(hits, batch.lengths), ~batch.has_labels | (batch.lengths == 0),
+                    "no relevance labels, or an empty ranked list")
+
+
+def recall(batch: RankedBatch, measure: Measure) -> Computed:
+    r = batch.num_relevant(measure.params["rel"])
+    return Computed(safe_divide(_hits(batch, measure), r), r == 0)
+
+
+def hit_rate(batch: RankedBatch, measure: Measure) -> Computed:
+    r = batch.num_relevant(measure.params["rel"])
+    hits = _hits(batch, measure)
+    values = safe_divide(hits, r) if measure.params["granular"] else (hits > 0).astype(np.float64)
+    return Computed(values, r == 0)
+
+
+def r_precision(batch: RankedBatch, measure: Measure) -> Computed:
+    r = batch.num_relevant(measure.params["rel"])
+    grades = batch.cut(measure.k)
+    in_top_r = ranks(grades.shape[1]) <= r[:, None]
+    return Computed(safe_divide(((grades >= measure.params["rel"]) & in_top_r).sum(axis=1), r), r == 0)
+
+
+COMMON = {"rel": REL, "view": VIEW}
+
+register(MetricSpec(
+    name="precision", version=1, family="retrieval", label="P@{k}", mean_label="precision@{k}",
+    definition="sum(rel_i, i <= k) / k; short lists count as padded with non-relevant chunks",
+    source="Manning et al. 2008, Introduction to IR 8.3; trec_eval P.k", aliases=("p", "precision_at_k"),
+    params=COMMON, undefined="no relevance labels for the sample", rank_aware=False, compute=precision))
+
+register(MetricSpec(
+    name="recall", version=1, family="retrieval", label="R@{k}", mean_label="recall@{k}",
+    definition="sum(rel_i, i <= k) / R", source="Manning et al. 2008; trec_eval recall.k",
+    aliases=("recall_at_k",), params=COMMON, undefined="no relevant chunk labeled (R = 0)",
+    rank_aware=False, compute=recall))
+
+register(MetricSpec(
+    name="hit_rate", version=1, family="retrieval", label="hit", mean_label="hit rate@{k}", binary=True,
+    definition="1 if any rel_i for i <= k else 0; granular=True: sum(rel_i, i <= k) / R",
+    source="trec_eval success.k; LlamaIndex HitRate(use_granular_hit_rate)", aliases=("hit", "hits", "success"),
+    params={**COMMON, "granular": Param(bool, False, doc="found / all relevant instead of 0/1")},
+    undefined="no relevant chunk labeled (R = 0)", rank_aware=False, compute=hit_rate))
+
+register(MetricSpec(
+    name="r_precision", version=1, family="retrieval", label="R-prec", mean_label="R-precision",
+    definition="sum(rel_i, i <= R) / R", source="trec_eval Rprec", aliases=("rprec", "r-precision"),
+    params=COMMON, undefined="no relevant chunk labeled (R = 0)", compute=r_precision))

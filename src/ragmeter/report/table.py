@@ -1,0 +1,83 @@
+"""The plain per-query table and summary, laid out as the seed article prints them.
+
+    query  ranks 1-5  relevant  P@5    R@5    hit  RR     nDCG@5
+    q1     .R.R.      3         0.400  0.667  1    0.500  0.498
+    mean   precision@5 0.300 | recall@5 0.778 | ...
+
+Rank pattern: ``R`` relevant (grade >= 1), ``.`` not relevant, ``-`` past the end of the list.
+Cells that were not scored read ``n/c`` (not computed) or ``failed``; the coverage lines say why.
+"""
+
+from __future__ import annotations
+
+from ragmeter.core.results import Score
+from ragmeter.core.sample import Sample
+from ragmeter.engine.result import EvaluationResult
+from ragmeter.metrics.spec import Measure
+
+
+def rank_pattern(sample: Sample, view: str, k: int | None) -> str:
+    ids = sample.ranked_ids(view)
+    width = len(ids) if k is None else k
+    marks = ["R" if sample.relevance.get(cid, 0.0) >= 1 else "." for cid in ids[:width]]
+    return "".join(marks) + "-" * (width - len(marks))
+
+
+def _cell(measure: Measure, outcome) -> str:
+    if isinstance(outcome, Score):
+        return str(int(outcome.value)) if measure.binary else f"{outcome.value:.3f}"
+    return "n/c" if outcome.status == "not_computed" else "failed"
+
+
+def _pattern_view(measures: tuple[Measure, ...]) -> tuple[str, int | None]:
+    for m in measures:
+        if m.view == "retrieved":
+            return "retrieved", m.k
+    return "context", None
+
+
+def render_table(result: EvaluationResult) -> str:
+    """Per-query rows, the mean line, then one coverage line per metric."""
+    view, k = _pattern_view(result.measures)
+    width = k if k is not None else max((len(s.ranked_ids(view)) for s in result.samples), default=0)
+    headers = ["query", f"ranks 1-{width}" if view == "retrieved" else f"context 1-{width}", "relevant"]
+    mixed = len({m.view for m in result.measures}) > 1
+    headers += [f"{m.label} [{m.view}]" if mixed else m.label for m in result.measures]
+    rows = []
+    for i, s in enumerate(result.samples):
+        relevant = sum(1 for g in s.relevance.values() if g >= 1)
+        row = [s.id, rank_pattern(s, view, k), str(relevant)]
+        row += [_cell(m, result.outcomes[str(m)][i]) for m in result.measures]
+        rows.append(row)
+    widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
+    lines = [_join(r, widths) for r in [headers, *rows]]
+    lines.append("")
+    lines.append(mean_line(result, pad=widths[0]))
+    lines.append("")
+    lines.extend(coverage_lines(result))
+    return "\n".join(lines)
+
+
+def _join(cells: list[str], widths: list[int]) -> str:
+    return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
+
+def mean_line(result: EvaluationResult, pad: int = 5) -> str:
+    parts = []
+    mixed = len({m.view for m in result.measures}) > 1
+    for m in result.measures:
+        mean = result.summary(str(m)).mean
+        label = f"{m.mean_label} [{m.view}]" if mixed else m.mean_label
+        parts.append(f"{label} {'n/c' if mean is None else f'{mean:.3f}'}")
+    return "mean".ljust(pad) + "  " + " | ".join(parts)
+
+
+def coverage_lines(result: EvaluationResult) -> list[str]:
+    lines = []
+    for m in result.measures:
+        s = result.summary(str(m))
+        line = f"{m}: {s.scored} scored, {s.not_computed} not computed, {s.failed} failed"
+        if s.reasons:
+            line += " (" + "; ".join(f"{reason}: {n}" for reason, n in s.reasons.items()) + ")"
+        lines.append(line)
+    return lines

@@ -1,0 +1,108 @@
+"""Invariants every label metric must keep, over generated rankings (hypothesis)."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ragmeter import Chunk, Sample, evaluate
+from ragmeter.metrics import REGISTRY
+
+RETRIEVAL = sorted(n for n, s in REGISTRY.items() if s.family == "retrieval")
+RANK_AWARE = sorted(n for n in RETRIEVAL if REGISTRY[n].rank_aware)
+VARIANTS = RETRIEVAL + ["hit_rate(granular=True)", "reciprocal_rank(granular=True)", "ndcg(gain='exp')",
+                        "ndcg(discount='jk2002')"]
+POOL = [f"c{i}" for i in range(12)]
+
+
+@st.composite
+def samples(draw, min_relevant=0):
+    ranked = draw(st.lists(st.sampled_from(POOL), unique=True, max_size=10))
+    labeled = draw(st.lists(st.sampled_from(POOL), unique=True, min_size=1, max_size=8))
+    grades = draw(st.lists(st.sampled_from([0, 1, 2, 3]), min_size=len(labeled), max_size=len(labeled)))
+    if min_relevant and max(grades) < 1:
+        grades[0] = 1
+    return dict(zip(labeled, map(float, grades))), ranked
+
+
+def make(i, labels, ranked):
+    return Sample(id=f"q{i}", retrieved=tuple(Chunk(c) for c in ranked), relevance=labels)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(samples(), min_size=1, max_size=8), st.integers(1, 12))
+def test_values_in_unit_range(data, k):
+    result = evaluate([make(i, *d) for i, d in enumerate(data)], VARIANTS, k=k)
+    for name in result.metric_names:
+        for v in result.values(name):
+            assert v is None or 0.0 <= v <= 1.0 + 1e-12, (name, v)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(samples(), min_size=2, max_size=8), st.randoms(use_true_random=False), st.integers(1, 12))
+def test_query_order_does_not_change_means(data, rnd, k):
+    items = [make(i, *d) for i, d in enumerate(data)]
+    shuffled = list(items)
+    rnd.shuffle(shuffled)
+    assert evaluate(items, VARIANTS, k=k).means() == evaluate(shuffled, VARIANTS, k=k).means()
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples(min_relevant=1))
+def test_ideal_ranking_scores_one_on_rank_aware_metrics(d):
+    labels, _ = d
+    ideal = sorted(labels, key=lambda c: -labels[c])  # every labeled chunk, best grade first
+    result = evaluate([make(0, labels, ideal)], RANK_AWARE, k=None)
+    for name in result.metric_names:
+        assert math.isclose(result.values(name)[0], 1.0), name
+
+
+@settings(max_examples=80, deadline=None)
+@given(samples(min_relevant=1), st.integers(1, 12), st.data())
+def test_moving_a_relevant_chunk_up_never_lowers_a_rank_aware_score(d, k, data):
+    labels, ranked = d
+    relevant_positions = [i for i, c in enumerate(ranked) if labels.get(c, 0) >= 1 and i > 0]
+    if not relevant_positions:
+        return
+    i = data.draw(st.sampled_from(relevant_positions))
+    j = data.draw(st.integers(0, i - 1))
+    if labels.get(ranked[j], 0) >= labels[ranked[i]]:
+        return  # swapping with an equal or better chunk is not "moving up" a relevant chunk
+    moved = list(ranked)
+    moved[i], moved[j] = moved[j], moved[i]
+    before = evaluate([make(0, labels, ranked)], RANK_AWARE, k=k)
+    after = evaluate([make(0, labels, moved)], RANK_AWARE, k=k)
+    for name in before.metric_names:
+        assert after.values(name)[0] >= before.values(name)[0] - 1e-12, name
+
+
+# Precision is left out on purpose: P@k divides by k (a short list is padded with
+# non-relevant chunks, as trec_eval P.k does), while no cut-off divides by the list length.
+NO_PADDING = [m for m in VARIANTS if not m.startswith("precision")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples(), st.integers(0, 5))
+def test_k_at_or_past_list_length_equals_no_cutoff(d, extra):
+    labels, ranked = d
+    s = make(0, labels, ranked)
+    # nDCG's ideal ranking covers every labeled chunk, so "the whole list" for it means
+    # k also at or past the number of labels (as trec_eval ndcg equals ndcg_cut_1000).
+    k = max(len(ranked), len(labels), 1) + extra
+    cut = evaluate([s], NO_PADDING, k=k)
+    whole = evaluate([s], NO_PADDING, k=None)
+    for a, b in zip(cut.metric_names, whole.metric_names):
+        assert cut.values(a) == whole.values(b) or math.isclose(cut.values(a)[0], whole.values(b)[0]), a
+
+
+@settings(max_examples=60, deadline=None)
+@given(samples(min_relevant=1), st.randoms(use_true_random=False), st.integers(1, 12))
+def test_reranking_within_top_k_leaves_precision_and_recall_unchanged(d, rnd, k):
+    labels, ranked = d
+    head, tail = list(ranked[:k]), list(ranked[k:])
+    rnd.shuffle(head)
+    a = evaluate([make(0, labels, ranked)], ["precision", "recall"], k=k).means()
+    b = evaluate([make(0, labels, head + tail)], ["precision", "recall"], k=k).means()
+    assert a == b

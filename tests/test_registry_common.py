@@ -1,0 +1,76 @@
+"""Common tests over the whole registry (after scikit-learn's test_common)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import ragmeter
+from ragmeter import InvalidParameterError, make_measure, parse_measure
+from ragmeter.metrics import REGISTRY
+
+NAMES = sorted(REGISTRY)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("k", [0, -1, 1.5, True])
+def test_rejects_bad_k(name, k):
+    with pytest.raises(InvalidParameterError, match="k must be"):
+        make_measure(name, k)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_rejects_unknown_parameter(name):
+    with pytest.raises(InvalidParameterError, match="unknown parameter 'bogus'"):
+        parse_measure(f"{name}(bogus=1)@5")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_rejects_k_below_one_in_a_string(name):
+    with pytest.raises(InvalidParameterError, match="k must be >= 1"):
+        parse_measure(f"{name}@0")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_spec_is_documented(name):
+    spec = REGISTRY[name]
+    assert spec.definition and spec.source and spec.version >= 1
+    module = importlib.import_module(spec.compute.__module__)
+    assert module.__doc__ and ">>>" in module.__doc__, f"{module.__name__} needs a docstring example"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_parameter_round_trips(name):
+    spec = REGISTRY[name]
+    for pname, param in spec.params.items():
+        for value in param.choices or (param.default,):
+            m = make_measure(name, 7, **{pname: value})
+            assert str(parse_measure(str(m))) == str(m)
+            assert parse_measure(str(m)).params == m.params
+
+
+def test_unknown_metric_suggests_close_names():
+    with pytest.raises(InvalidParameterError, match="did you mean 'ndcg'"):
+        parse_measure("ndgc@5")
+
+
+@pytest.mark.parametrize("bad", ["ndcg(discount='nope')", "ndcg(gain=3)", "__import__('os')", "ndcg(x=os)",
+                                 "ndcg(discount='jk2002', base=1.0)", "", "a b"])
+def test_rejects_malformed_strings(bad):
+    with pytest.raises(InvalidParameterError):
+        parse_measure(bad)
+
+
+def _modules():
+    for info in pkgutil.walk_packages(ragmeter.__path__, "ragmeter."):
+        yield importlib.import_module(info.name)
+
+
+@pytest.mark.parametrize("module", list(_modules()), ids=lambda m: m.__name__)
+def test_docstring_examples_run(module, monkeypatch):
+    monkeypatch.chdir(ragmeter.__path__[0] + "/../..")
+    failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert failures == 0
