@@ -1,7 +1,8 @@
 """The shared input of every label metric: grades at each rank, for all queries at once.
 
-``RankedBatch`` holds, for n queries, the grade of the chunk at each rank (n x L, 0 for an
-unlabeled chunk or a position past the end of a short list), the list lengths, and every
+``RankedBatch`` holds, for n queries, the grade of the chunk at each rank (n x L, NaN for an
+unlabeled chunk or a position past the end of a short list, so it is never relevant and has
+no gain, whatever the threshold), the list lengths, and every
 label's grade sorted descending (n x M, padded with -inf) for R and the ideal ranking.
 Metrics are pure functions of a batch and a cut-off; they never loop over queries.
 """
@@ -16,7 +17,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class RankedBatch:
-    grades: np.ndarray  # (n, L) float64
+    grades: np.ndarray  # (n, L) float64, NaN where unlabeled or past the end
     lengths: np.ndarray  # (n,) int64
     label_grades: np.ndarray  # (n, M) float64, descending, -inf padding
     has_labels: np.ndarray  # (n,) bool: the query has at least one label
@@ -31,23 +32,23 @@ class RankedBatch:
         n = len(ranked)
         width = max((len(r) for r in ranked), default=0)
         label_width = max((len(lab) for lab in labels), default=0)
-        grades = np.zeros((n, width), dtype=np.float64)
+        grades = np.full((n, width), np.nan, dtype=np.float64)
         lengths = np.fromiter((len(r) for r in ranked), dtype=np.int64, count=n)
         label_grades = np.full((n, label_width), -np.inf, dtype=np.float64)
         for i, (ids, lab) in enumerate(zip(ranked, labels)):
             if lab:
-                grades[i, : len(ids)] = [lab.get(cid, 0.0) for cid in ids]
+                grades[i, : len(ids)] = [lab.get(cid, np.nan) for cid in ids]
                 label_grades[i, : len(lab)] = sorted(lab.values(), reverse=True)
         has_labels = np.fromiter((len(lab) > 0 for lab in labels), dtype=bool, count=n)
         return cls(grades, lengths, label_grades, has_labels)
 
     def cut(self, k: int | None) -> np.ndarray:
-        """Grades of the top k ranks (n x k), zero-padded past each list's end; ``None``: all."""
+        """Grades of the top k ranks (n x k), NaN-padded past each list's end; ``None``: all."""
         if k is None:
             return self.grades
         if k <= self.grades.shape[1]:
             return self.grades[:, :k]
-        return np.pad(self.grades, ((0, 0), (0, k - self.grades.shape[1])))
+        return np.pad(self.grades, ((0, 0), (0, k - self.grades.shape[1])), constant_values=np.nan)
 
     def num_relevant(self, rel: float) -> np.ndarray:
         """R: the number of labeled chunks with grade >= rel, retrieved or not."""
