@@ -1,0 +1,142 @@
+"""trec mode semantics and errors: ties, -J, -c, -M, inputs as files, dicts and DataFrames."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from ragmeter import InvalidInputError, InvalidParameterError
+from ragmeter.trec import evaluate_trec
+
+from .conftest import TREC_REF
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_ties_break_by_docno_descending_and_rank_column_is_ignored():
+    qrels = {"q1": {"d0": 1}}
+    run = {"q1": {"d0": 1.0, "d1": 1.0, "d2": 1.0, "d3": 0.5}}
+    assert evaluate_trec(qrels, run, ["recip_rank"]).mean("recip_rank") == pytest.approx(1 / 3)
+
+
+def test_rank_column_is_ignored(tmp_path):
+    q = write(tmp_path, "q", "q1 0 a 1\n")
+    r1 = write(tmp_path, "r1", "q1 Q0 a 1 0.2 x\nq1 Q0 b 2 0.9 x\n")
+    r2 = write(tmp_path, "r2", "q1 Q0 a 2 0.2 x\nq1 Q0 b 1 0.9 x\n")
+    assert evaluate_trec(q, r1, ["recip_rank"]).mean("recip_rank") == 0.5
+    assert evaluate_trec(q, r2, ["recip_rank"]).mean("recip_rank") == 0.5
+
+
+def test_judged_only_equals_removing_unjudged_documents():
+    """ir_measures' metamorphic test; trec_eval form_res_rels.c drops docs with rel < 0 under -J."""
+    qrels = {"q1": {"a": 1, "b": 0, "c": 2, "z": -1}, "q2": {"x": 1}}
+    run = {"q1": {"u1": 5.0, "a": 4.0, "u2": 3.5, "b": 3.0, "z": 2.5, "c": 2.0}, "q2": {"u": 1.0, "x": 0.5}}
+    judged = {q: {d: s for d, s in docs.items() if qrels[q].get(d, -1) >= 0} for q, docs in run.items()}
+    names = ["map", "P.1,2,5", "ndcg", "ndcg_cut.2", "recip_rank", "bpref", "Rprec", "recall.2"]
+    a = evaluate_trec(qrels, run, names, judged_only=True)
+    b = evaluate_trec(qrels, judged, names)
+    assert {n: a.mean(n) for n in a.names} == {n: b.mean(n) for n in b.names}
+    assert a.mean("P_1") == 1.0 and evaluate_trec(qrels, run, ["P.1"]).mean("P_1") == 0.0
+
+
+def test_complete_counts_missing_topics_as_zero():
+    qrels = {"qA": {"d": 1}, "qC": {"d": 1}}
+    run = {"qB": {"d": 1.0}, "qC": {"d": 1.0}}
+    default = evaluate_trec(qrels, run, ["map", "num_q"])
+    assert (default.mean("map"), default.mean("num_q"), default.missing) == (1.0, 1, ["qA"])
+    complete = evaluate_trec(qrels, run, ["map", "num_q"], complete=True)
+    assert (complete.mean("map"), complete.mean("num_q")) == (0.5, 2)
+
+
+def test_max_docs_truncates_after_sorting_by_score():
+    qrels = {"q": {"best": 1}}
+    run = {"q": {"low": 0.1, "best": 0.9, "mid": 0.5}}
+    assert evaluate_trec(qrels, run, ["P.1"], max_docs=1).mean("P_1") == 1.0
+    assert evaluate_trec(qrels, run, ["num_ret"], max_docs=2).mean("num_ret") == 2
+
+
+def test_threshold_does_not_apply_to_ndcg():
+    qrels = {"q": {"d1": 1, "d2": 2, "d3": 3, "d4": 0}}
+    run = {"q": {"d1": 4.0, "d2": 3.0, "d3": 2.0, "d4": 1.0}}
+    l1 = evaluate_trec(qrels, run, ["ndcg", "map"])
+    l2 = evaluate_trec(qrels, run, ["ndcg", "map"], level=2)
+    assert round(l1.mean("ndcg"), 4) == round(l2.mean("ndcg"), 4) == 0.7900
+    assert (l1.mean("map"), round(l2.mean("map"), 4)) == (1.0, 0.5833)
+
+
+def test_negative_labels_are_unjudged_for_bpref():
+    qrels = {"q": {"d1": -1, "d2": 1, "d5": 1, "d3": 0, "d4": 0}}
+    run = {"q": {"d1": 9.0, "d2": 8.0, "d3": 7.0, "d9": 6.0, "d5": 5.0, "d4": 4.0}}
+    r = evaluate_trec(qrels, run, ["bpref", "map", "P.10"])
+    # bpref = (1 + (1 - 1/2)) / 2: d1 (-1) and d9 (not in qrels) are skipped, d3 is above d5
+    assert (r.mean("bpref"), r.mean("map"), r.mean("P_10")) == pytest.approx((0.75, 0.45, 0.2))
+
+
+def test_topic_with_only_negative_labels_is_scored_not_crashed():
+    r = evaluate_trec({"q": {"d": -1}}, {"q": {"d": 1.0}}, ["map", "num_rel", "bpref"])
+    assert (r.mean("map"), r.mean("num_rel"), r.mean("bpref")) == (0.0, 0, 0.0)
+
+
+def test_dicts_dataframes_and_files_agree():
+    files = evaluate_trec(TREC_REF / "qrels.test", TREC_REF / "results.test", ["map", "ndcg_cut.10"])
+    qrels = pd.read_csv(TREC_REF / "qrels.test", sep=r"\s+", names=["qid", "iter", "docno", "rel"], dtype=str)
+    run = pd.read_csv(TREC_REF / "results.test", sep=r"\s+", names=["qid", "q0", "docno", "rank", "score", "runid"],
+                      dtype={"qid": str, "docno": str})
+    frames = evaluate_trec(qrels, run, ["map", "ndcg_cut.10"])
+    as_dicts = evaluate_trec({q: dict(zip(g.docno, g.rel.astype(int))) for q, g in qrels.groupby("qid")},
+                             {q: dict(zip(g.docno, g.score)) for q, g in run.groupby("qid")}, ["map", "ndcg_cut.10"])
+    for name in ("map", "ndcg_cut_10"):
+        assert files.mean(name) == frames.mean(name) == as_dicts.mean(name)
+
+
+def test_ragmeter_measures_alongside(cli):
+    out = cli("trec", "-m", "recip_rank", "-m", "mrr@10", "-m", "ndcg(discount='jk2002')@10",
+              TREC_REF / "qrels.test", TREC_REF / "results.test")
+    assert out.exit_code == 0
+    names = [line.split("\t")[0].strip() for line in out.stdout.splitlines()]
+    assert names == ["recip_rank", "ragmeter:reciprocal_rank@10", "ragmeter:ndcg(discount='jk2002')@10"]
+    assert "not trec_eval measures" in out.stderr
+    values = {line.split("\t")[0].strip(): float(line.split("\t")[2]) for line in out.stdout.splitlines()}
+    assert values["ragmeter:reciprocal_rank@10"] <= values["recip_rank"]
+
+
+@pytest.mark.parametrize("qrels,run,words", [
+    ("q1 0 a 1\n", "q1 Q0 a 1 0.5\n", "line 1: expected 6 fields"),
+    ("q1 0 a 1\n", "q1 Q0 a 1 nan x\n", "line 1, field \"score\": score is NaN"),
+    ("q1 0 a 1\n", "q1 Q0 a 1 high x\n", "line 1, field \"score\": score 'high' is not a number"),
+    ("q1 0 a x\n", "q1 Q0 a 1 1.0 x\n", "line 1, field \"rel\": relevance 'x' is not an integer"),
+    ("q1 0 a 1\nq1 0 a 0\n", "q1 Q0 a 1 1.0 x\n", "document 'a' is judged twice for topic 'q1'"),
+    ("q1 0 a 1\n", "q1 Q0 a 1 1.0 x\nq1 Q0 a 2 0.5 x\n", "document 'a' appears twice for topic 'q1'"),
+    ("q1 0 a 1\n", "q2 Q0 a 1 1.0 x\n", "no topic in common"),
+    ("q1 0 a 1\n", "", "the file is empty"),
+])
+def test_errors_name_file_and_line(tmp_path, cli, qrels, run, words):
+    q, r = write(tmp_path, "qrels.txt", qrels), write(tmp_path, "run.txt", run)
+    result = cli("trec", q, r)
+    assert result.exit_code == 2, result.output
+    assert words in result.output and "Traceback" not in result.output
+
+
+def test_nan_score_in_a_clean_file_names_its_line(tmp_path):
+    q = write(tmp_path, "q", "q1 0 a 1\n")
+    r = write(tmp_path, "r", "q1 Q0 b 1 1.0 x\nq1 Q0 a 2 NaN x\n")
+    with pytest.raises(InvalidInputError, match="line 2"):
+        evaluate_trec(q, r, ["map"])
+
+
+def test_unknown_and_unsupported_measures():
+    with pytest.raises(InvalidParameterError, match="unknown trec_eval measure 'mapp'"):
+        evaluate_trec({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["mapp"])
+    with pytest.raises(InvalidParameterError, match="does not compute it yet"):
+        evaluate_trec({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["infAP"])
+
+
+def test_missing_topics_are_reported(cli, tmp_path):
+    q = write(tmp_path, "q", "q1 0 a 1\nq2 0 a 1\n")
+    r = write(tmp_path, "r", "q1 Q0 a 1 1.0 x\n")
+    result = cli("trec", q, r, "-m", "map")
+    assert "1 qrels topic(s) have no results" in result.stderr and "q2" in result.stderr
