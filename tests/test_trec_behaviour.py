@@ -140,3 +140,30 @@ def test_missing_topics_are_reported(cli, tmp_path):
     r = write(tmp_path, "r", "q1 Q0 a 1 1.0 x\n")
     result = cli("trec", q, r, "-m", "map")
     assert "1 qrels topic(s) have no results" in result.stderr and "q2" in result.stderr
+
+
+def _write_run(path, rows):
+    path.write_text("".join(f"{q} Q0 {d} 0 {s} r\n" for q, d, s in rows))
+    return path
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_line_order_and_depth_cut_are_consistent(tmp_path, seed):
+    """Shuffling the run's lines changes nothing; -M k equals keeping each topic's top k lines."""
+    import random
+
+    rnd = random.Random(seed)
+    qrels = write(tmp_path, "q", "".join(f"t{t} 0 d{d} {rnd.choice([0, 1, 2, -1])}\n"
+                                         for t in range(4) for d in range(0, 30, 2)))
+    rows = [(f"t{t}", f"d{d}", rnd.choice([0.5, 1.0, 1.5, 2.0, rnd.random()])) for t in range(4) for d in range(25)]
+    names = ["map", "P.5", "ndcg_cut.10", "bpref", "recip_rank", "num_ret"]
+    ordered = evaluate_trec(qrels, _write_run(tmp_path / "a", rows), names, max_docs=7)
+    shuffled_rows = rows[:]
+    rnd.shuffle(shuffled_rows)
+    shuffled = evaluate_trec(qrels, _write_run(tmp_path / "b", shuffled_rows), names, max_docs=7)
+    by_docno_desc = sorted(rows, key=lambda r: r[1].encode(), reverse=True)
+    top = [r for t in range(4) for r in sorted((r for r in by_docno_desc if r[0] == f"t{t}"),
+                                                key=lambda r: -r[2])[:7]]  # stable: ties stay docno desc
+    truncated = evaluate_trec(qrels, _write_run(tmp_path / "c", top), names)
+    for name in ordered.names:
+        assert ordered.query(name) == shuffled.query(name) == truncated.query(name), name

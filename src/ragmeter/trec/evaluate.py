@@ -19,7 +19,7 @@ from ragmeter.core.errors import InvalidInputError, InvalidParameterError
 from ragmeter.metrics.retrieval.batch import RankedBatch
 from ragmeter.metrics.spec import Measure, make_measure, parse_measure
 from ragmeter.trec.measures import MEASURES, Block, Request, parse_request
-from ragmeter.trec.ranking import Rankings, align
+from ragmeter.trec.ranking import Rankings, align, output_order
 from ragmeter.trec.reader import Qrels, Run, read_qrels, read_run
 
 MIN_GEO_MEAN = 0.00001  # trec_eval's floor before taking logs for gm_* measures
@@ -162,8 +162,10 @@ def evaluate_trec(qrels: Any, run: Any, measures: Iterable[str] = ("official",),
             batch = RankedBatch(block.grades, block.lengths, block.judged, np.ones(len(block.lengths), bool))
             for m in ours:
                 chunks[RAGMETER_PREFIX + str(m)].append(m.spec.compute(batch, m).values)
-    per_topic = {n: np.concatenate(v) if v else np.zeros(0) for n, v in chunks.items()}
-    return TrecResult(rankings.topics, per_topic, kinds, r.runid, missing=rankings.missing)
+    order = output_order(rankings.topics)
+    per_topic = {n: (np.concatenate(v) if v else np.zeros(0))[order] for n, v in chunks.items()}
+    topics = [rankings.topics[i] for i in order.tolist()]
+    return TrecResult(topics, per_topic, kinds, r.runid, missing=rankings.missing)
 
 
 def _blocks(rk: Rankings, level: float, iprec_rule: str):

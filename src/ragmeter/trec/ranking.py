@@ -13,6 +13,7 @@ Topics: the qrels topics that the run answers, or with ``complete`` (-c) every q
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +26,11 @@ from ragmeter.trec.reader import Qrels, Run
 
 @dataclass(frozen=True)
 class Rankings:
-    """Flat per-topic arrays: ``labels[offsets[t]:offsets[t+1]]`` is topic t's ranking."""
+    """Flat per-topic arrays: ``labels[offsets[t]:offsets[t+1]]`` is ``topics[t]``'s ranking.
+
+    Topics are stored in the order the run lists them (no reshuffling of millions of rows);
+    :func:`output_order` gives trec_eval's printing order.
+    """
 
     topics: list[str]
     labels: np.ndarray  # float64, NaN = not judged (non-pool or negative grade)
@@ -39,10 +44,17 @@ class Rankings:
         return np.diff(self.offsets)
 
 
+def output_order(topics: list[str]) -> np.ndarray:
+    """trec_eval prints topics in byte order of their ids."""
+    return np.array(sorted(range(len(topics)), key=lambda i: topics[i].encode()), dtype=np.int64)
+
+
 def _indices(values: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
-    """Position of each value in ``universe`` (-1 when absent)."""
-    idx = pc.index_in(values, value_set=universe)
-    return pc.fill_null(idx, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    """Position of each value in ``universe`` (-1 when absent), as int32."""
+    idx = pc.fill_null(pc.index_in(values, value_set=universe), -1)
+    if isinstance(idx, pa.ChunkedArray):
+        idx = idx.combine_chunks()
+    return idx.to_numpy()
 
 
 def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: bool = False,
@@ -50,14 +62,13 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
     topics = qrels.topics
     universe = pa.array(topics, pa.string())
     qt = qrels.table
-    q_topic = _indices(qt["qid"], universe)
+    q_topic = _indices(qt["qid"], universe).astype(np.int64)
     q_docs = pc.unique(qt["docno"])
-    q_doc = _indices(qt["docno"], q_docs)
-    q_rel = qt["rel"].to_numpy(zero_copy_only=False).astype(np.float64)
     width = max(len(q_docs), 1)
-    q_key = q_topic * width + q_doc
+    q_key = q_topic * width + _indices(qt["docno"], q_docs)
+    q_rel = qt["rel"].to_numpy(zero_copy_only=False).astype(np.float64)
     key_order = np.argsort(q_key, kind="stable")
-    q_key, q_rel_sorted = q_key[key_order], q_rel[key_order]
+    q_key_sorted, q_rel_sorted = q_key[key_order], q_rel[key_order]
 
     rt = run.table
     r_topic = _indices(rt["qid"], universe)
@@ -66,73 +77,99 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
         raise InvalidInputError("the run and the qrels have no topic in common", file=run_name,
                                 fix="check that both files use the same topic ids")
     if not keep.all():
-        rt = rt.filter(pa.array(keep))
-        r_topic = r_topic[keep]
+        rt, r_topic = rt.filter(pa.array(keep)), r_topic[keep]
     score = rt["score"].to_numpy(zero_copy_only=False)
     docno = rt["docno"]
-
-    order = _trec_order(r_topic, score, docno)
+    # Labels are looked up in file order; only numeric arrays follow the sort order, and
+    # the docno strings are reordered only when topics are interleaved in the file.
+    labels = _labels(docno, r_topic, q_docs, width, q_key_sorted, q_rel_sorted)
+    order, grouped = _trec_order(r_topic, score, docno)
     if order is not None:
-        r_topic, score = r_topic[order], score[order]
-        docno = pc.take(docno, pa.array(order))
-
+        labels = labels[order]
+        if not grouped:
+            docno, r_topic = pc.take(docno, pa.array(order)), r_topic[order]
+            order = None
     starts = np.flatnonzero(np.r_[True, r_topic[1:] != r_topic[:-1]])
     counts = np.diff(np.r_[starts, len(r_topic)])
-    if max_docs is not None:
-        rank = np.arange(len(r_topic)) - np.repeat(starts, counts)
-        cut = rank < max_docs
-        if not cut.all():
-            r_topic, docno = r_topic[cut], docno.filter(pa.array(cut))
-            starts = np.flatnonzero(np.r_[True, r_topic[1:] != r_topic[:-1]])
-            counts = np.diff(np.r_[starts, len(r_topic)])
-    _refuse_duplicates(docno, starts, counts, r_topic, topics, run_name)
+    stored = r_topic[starts]  # topic index of each stored block, in storage order
+    if max_docs is not None and counts.max() > max_docs:
+        cut = np.arange(len(labels)) - np.repeat(starts, counts) < max_docs  # by rank, in sorted order
+        labels = labels[cut]
+        if order is not None:  # docno is still in file order within each topic block
+            in_file = np.empty_like(cut)
+            in_file[order] = cut
+            cut = in_file
+        docno = docno.filter(pa.array(cut))
+        counts = np.minimum(counts, max_docs)
+        starts = np.r_[0, np.cumsum(counts)[:-1]]
+    _refuse_duplicates(docno, starts, counts, stored, topics, run_name)  # a set check: order-free
 
-    r_doc = _indices(docno, q_docs)
-    labels = np.full(len(r_topic), np.nan)
-    judged_doc = r_doc >= 0
-    if judged_doc.any():
-        keys = r_topic[judged_doc] * width + r_doc[judged_doc]
-        pos = np.searchsorted(q_key, keys)
-        pos = np.minimum(pos, len(q_key) - 1)
-        hit = q_key[pos] == keys
-        found = np.where(hit, q_rel_sorted[pos], np.nan)
-        labels[judged_doc] = np.where(found >= 0, found, np.nan)  # negative grade: in pool, unjudged
-    answered = np.zeros(len(topics), dtype=bool)
-    answered[r_topic] = True  # before -J: a topic whose documents are all unjudged still counts
-    if judged_only:
+    if judged_only:  # -J: drop unjudged documents, keep the (possibly empty) topic
         judged = ~np.isnan(labels)
-        labels, r_topic = labels[judged], r_topic[judged]
-    chosen = np.ones(len(topics), dtype=bool) if complete else answered
-    per_topic = np.bincount(r_topic, minlength=len(topics))[chosen]
-    labels = labels[chosen[r_topic]]
+        counts = np.bincount(np.repeat(np.arange(len(stored)), counts)[judged], minlength=len(stored))
+        labels = labels[judged]
+
+    missing_mask = np.ones(len(topics), dtype=bool)
+    missing_mask[stored] = False
+    missing = np.flatnonzero(missing_mask)
+    if complete:  # -c: every qrels topic, the missing ones with an empty ranking
+        stored = np.r_[stored, missing].astype(np.int64)
+        counts = np.r_[counts, np.zeros(len(missing), dtype=counts.dtype)]
 
     j_rel = np.where(q_rel >= 0, q_rel, -np.inf)
     j_order = np.lexsort((-j_rel, q_topic))
     j_topic, j_rel = q_topic[j_order], j_rel[j_order]
-    valid = np.isfinite(j_rel) & chosen[j_topic]
-    j_counts = np.bincount(j_topic[valid], minlength=len(topics))[chosen]
+    valid = np.isfinite(j_rel)
+    j_topic, j_rel = j_topic[valid], j_rel[valid]
+    j_counts = np.bincount(j_topic, minlength=len(topics))
+    j_starts = np.r_[0, np.cumsum(j_counts)[:-1]]
+    sizes = j_counts[stored]
+    gather = np.repeat(j_starts[stored] - np.r_[0, np.cumsum(sizes)[:-1]], sizes) + np.arange(sizes.sum())
     return Rankings(
-        topics=[t for t, c in zip(topics, chosen) if c],
-        labels=labels, offsets=np.r_[0, np.cumsum(per_topic)],
-        judged=j_rel[valid], judged_offsets=np.r_[0, np.cumsum(j_counts)],
-        missing=[t for t, a in zip(topics, answered) if not a],
+        topics=[topics[i] for i in stored.tolist()],
+        labels=labels, offsets=np.r_[0, np.cumsum(counts)],
+        judged=j_rel[gather], judged_offsets=np.r_[0, np.cumsum(sizes)],
+        missing=[topics[i] for i in missing.tolist()],
     )
 
 
-def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) -> np.ndarray | None:
-    """Row order (topic asc, score desc, docno desc), or None when the rows already are in it."""
+def _labels(docno, topic, q_docs, width, q_key_sorted, q_rel_sorted) -> np.ndarray:
+    """Each row's qrels grade; NaN when not in the qrels or judged with a negative grade."""
+    labels = np.full(len(topic), np.nan)
+    r_doc = _indices(docno, q_docs)
+    judged_doc = np.flatnonzero(r_doc >= 0)
+    if len(judged_doc):
+        keys = topic[judged_doc].astype(np.int64) * width + r_doc[judged_doc]
+        pos = np.minimum(np.searchsorted(q_key_sorted, keys), len(q_key_sorted) - 1)
+        found = np.where(q_key_sorted[pos] == keys, q_rel_sorted[pos], np.nan)
+        labels[judged_doc] = np.where(found >= 0, found, np.nan)  # negative grade: in pool, unjudged
+    return labels
+
+
+def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) -> tuple[np.ndarray | None, bool]:
+    """A row order where each topic's rows are contiguous and sorted by score descending, ties
+    by docno descending (None when the rows already are), and whether the file already had
+    each topic's rows together (then the order only moves rows within a topic).
+
+    Runs are usually written topic by topic in rank order: that is checked in O(n); topic
+    blocks keep the order they have in the file. Only an interleaved or unsorted run is
+    sorted in full.
+    """
     n = len(topic)
     if n < 2:
-        return None
-    same_topic = topic[1:] == topic[:-1]
-    grouped = np.all(topic[1:] >= topic[:-1])
-    sorted_scores = grouped and not np.any(same_topic & (score[1:] > score[:-1]))
-    order = None if sorted_scores else np.lexsort((-score, topic))
+        return None, True
+    same = topic[1:] == topic[:-1]
+    starts = np.flatnonzero(np.r_[True, ~same])
+    grouped = len(np.unique(topic[starts])) == len(starts)
+    descending = not np.any(same & (score[1:] > score[:-1]))
+    order = None if grouped and descending else (np.lexsort((-score, topic)) if not grouped
+                                                 else np.lexsort((-score, np.repeat(np.arange(len(starts)),
+                                                                                  np.diff(np.r_[starts, n])))))
     t = topic if order is None else topic[order]
     s = score if order is None else score[order]
     tied = (t[1:] == t[:-1]) & (s[1:] == s[:-1])
     if not tied.any():
-        return order
+        return order, grouped
     # Break score ties by docno descending, sorting only the tied rows.
     in_tie = np.zeros(n, dtype=bool)
     in_tie[1:] |= tied
@@ -142,17 +179,28 @@ def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) ->
     base = np.arange(n) if order is None else order
     sub = pa.table({"g": group, "d": pc.take(docno, pa.array(base[rows]))})
     within = pc.sort_indices(sub, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
-    base = base.copy()
     base[rows] = base[rows][within]
-    return base
+    return base, grouped
 
 
-def _refuse_duplicates(docno, starts, counts, topic, topics, run_name) -> None:
+def _refuse_duplicates(docno, starts, counts, block_topic, topics, run_name) -> None:
+    """trec_eval refuses a document listed twice for one topic; so do we, naming both."""
     docno = docno.combine_chunks() if isinstance(docno, pa.ChunkedArray) else docno
-    for start, count in zip(starts.tolist(), counts.tolist()):
-        part = docno.slice(start, count)
-        if pc.count_distinct(part).as_py() != count:
-            values = pc.value_counts(part)
-            dup = next(v["values"].as_py() for v in values if v["counts"].as_py() > 1)
-            raise InvalidInputError(f"document {dup!r} appears twice for topic {topics[topic[start]]!r}",
-                                    file=run_name, fix="give each document one line per topic (trec_eval refuses duplicates too)")
+    spans = list(zip(starts.tolist(), counts.tolist()))
+
+    def first_bad(part_spans):  # Arrow releases the GIL: topic slices are checked on two threads
+        for start, count in part_spans:
+            if pc.count_distinct(docno.slice(start, count)).as_py() != count:
+                return start, count
+        return None
+
+    half = len(spans) // 2
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        found = [f for f in pool.map(first_bad, [spans[:half], spans[half:]]) if f is not None]
+    if found:
+        start, count = found[0]
+        block = int(np.searchsorted(starts, start))
+        values = pc.value_counts(docno.slice(start, count))
+        dup = next(v["values"].as_py() for v in values if v["counts"].as_py() > 1)
+        raise InvalidInputError(f"document {dup!r} appears twice for topic {topics[block_topic[block]]!r}",
+                                file=run_name, fix="give each document one line per topic (trec_eval refuses duplicates too)")
