@@ -72,10 +72,23 @@ def test_moving_a_relevant_chunk_up_never_lowers_a_rank_aware_score(d, k, data):
         return  # swapping with an equal or better chunk is not "moving up" a relevant chunk
     moved = list(ranked)
     moved[i], moved[j] = moved[j], moved[i]
-    before = evaluate([make(0, labels, ranked)], RANK_AWARE, k=k)
-    after = evaluate([make(0, labels, moved)], RANK_AWARE, k=k)
+    # rank_weighted_precision divides by the relevant chunks *found*, so pulling a relevant
+    # chunk from outside the top k to its last ranks can lower it (1/1 -> (1 + 2/3)/2): it
+    # is monotone only for moves inside the top k. That is the metric's documented nature.
+    metrics = RANK_AWARE if i < k else [m for m in RANK_AWARE if m != "rank_weighted_precision"]
+    before = evaluate([make(0, labels, ranked)], metrics, k=k)
+    after = evaluate([make(0, labels, moved)], metrics, k=k)
     for name in before.metric_names:
         assert after.values(name)[0] >= before.values(name)[0] - 1e-12, name
+
+
+def test_rank_weighted_precision_drops_when_a_missing_chunk_is_found_late():
+    """The counterexample hypothesis found, kept as a known-answer test."""
+    labels = {"a": 1.0, "b": 1.0}
+    before = evaluate([make(0, labels, ["a", "x", "y", "b"])], ["rank_weighted_precision"], k=3)
+    after = evaluate([make(0, labels, ["a", "x", "b", "y"])], ["rank_weighted_precision"], k=3)
+    assert before.values("rank_weighted_precision@3") == [1.0]
+    assert after.values("rank_weighted_precision@3") == [(1 + 2 / 3) / 2]
 
 
 # Precision is left out on purpose: P@k divides by k (a short list is padded with

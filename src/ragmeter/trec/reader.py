@@ -14,6 +14,7 @@ every malformed line is an error naming the file and line.
 from __future__ import annotations
 
 import math
+import mmap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,10 +83,21 @@ def _fast(path: str, names: list[str], keep: list[str], types: dict) -> pa.Table
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
         return None  # not a clean file: the exact path below reports the precise line
     other = " " if delim == "\t" else "\t"
+    if other == "\t" and not _contains(path, b"\t"):
+        return table
     for name in ("qid", "docno"):  # trec_eval splits on any whitespace: a field holding the other one is not clean
         if pc.any(pc.match_substring(table[name], other)).as_py():
             return None
     return table
+
+
+def _contains(path: str, needle: bytes) -> bool:
+    with open(path, "rb") as f:
+        try:
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                return mm.find(needle) >= 0
+        except ValueError:  # an empty file cannot be mapped
+            return False
 
 
 def _lines(path: str):
@@ -124,12 +136,13 @@ def read_run(path: str | Path) -> Run:
     """Read a run file (``qid Q0 docno rank score runid``)."""
     path = _existing(path)
     names = ["qid", "q0", "docno", "rank", "score", "runid"]
-    table = _fast(path, names, ["qid", "docno", "score", "runid"],
+    table = _fast(path, names, ["qid", "docno", "score"],
                   {"qid": pa.string(), "q0": pa.string(), "docno": pa.string(), "rank": pa.string(),
                    "score": pa.float64(), "runid": pa.string()})
     if table is not None:
-        runid = (table["runid"][0].as_py().split() or [""])[0] if table.num_rows else ""
-        table = table.drop_columns(["runid"])
+        with open(path, "rb") as f:  # the run id is the sixth field of the first line
+            first = f.readline().decode("utf-8", "replace").split()
+        runid = first[5] if len(first) > 5 else ""
     else:
         table, runid = _slow_run(path)
     if table.num_rows == 0:

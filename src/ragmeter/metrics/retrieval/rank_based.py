@@ -11,7 +11,8 @@ R the labeled relevant chunks, and F = sum(rel_i, i <= k) the relevant chunks fo
   relevant chunks, so a missing chunk lowers it).
 - rank_weighted_precision@k = sum(P@i * rel_i, i <= k) / F, 0 when F = 0: the label form of
   Ragas "context precision" and DeepEval "contextual precision". It scores order only: a
-  missing chunk leaves it unchanged.
+  missing chunk leaves it unchanged, and finding it late *lowers* the score (top 3 holding
+  one relevant chunk at rank 1 scores 1.0; pulling a second one into rank 3 gives 0.833).
 
 Seed q1 (relevant at ranks 2 and 4, R = 3): RR = 1/2, granular RR = (1/2 + 1/4) / 2,
 AP = (1/2 + 2/4) / 3, rank-weighted = (1/2 + 2/4) / 2.
