@@ -85,9 +85,9 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
     labels = _labels(docno, r_topic, q_docs, width, q_key_sorted, q_rel_sorted)
     order, grouped = _trec_order(r_topic, score, docno)
     if order is not None:
-        labels = labels[order]
+        labels = order.apply(labels)
         if not grouped:
-            docno, r_topic = pc.take(docno, pa.array(order)), r_topic[order]
+            docno, r_topic = pc.take(docno, pa.array(order.full(len(labels)))), order.apply(r_topic)
             order = None
     starts = np.flatnonzero(np.r_[True, r_topic[1:] != r_topic[:-1]])
     counts = np.diff(np.r_[starts, len(r_topic)])
@@ -96,9 +96,7 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
         cut = np.arange(len(labels)) - np.repeat(starts, counts) < max_docs  # by rank, in sorted order
         labels = labels[cut]
         if order is not None:  # docno is still in file order within each topic block
-            in_file = np.empty_like(cut)
-            in_file[order] = cut
-            cut = in_file
+            cut = order.unapply(cut)
         docno = docno.filter(pa.array(cut))
         counts = np.minimum(counts, max_docs)
         starts = np.r_[0, np.cumsum(counts)[:-1]]
@@ -146,14 +144,41 @@ def _labels(docno, topic, q_docs, width, q_key_sorted, q_rel_sorted) -> np.ndarr
     return labels
 
 
-def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) -> tuple[np.ndarray | None, bool]:
-    """A row order where each topic's rows are contiguous and sorted by score descending, ties
-    by docno descending (None when the rows already are), and whether the file already had
-    each topic's rows together (then the order only moves rows within a topic).
+@dataclass(frozen=True)
+class Reorder:
+    """A row permutation ``sorted[rows] = file[source]`` (rows not listed stay in place)."""
 
-    Runs are usually written topic by topic in rank order: that is checked in O(n); topic
-    blocks keep the order they have in the file. Only an interleaved or unsorted run is
-    sorted in full.
+    rows: np.ndarray | None  # None: every row, i.e. ``sorted = file[source]``
+    source: np.ndarray
+
+    def apply(self, values: np.ndarray) -> np.ndarray:
+        if self.rows is None:
+            return values[self.source]
+        out = values.copy()
+        out[self.rows] = values[self.source]
+        return out
+
+    def unapply(self, values: np.ndarray) -> np.ndarray:
+        """The inverse: from sorted order back to file order."""
+        out = values.copy() if self.rows is not None else np.empty_like(values)
+        if self.rows is None:
+            out[self.source] = values
+        else:
+            out[self.source] = values[self.rows]
+        return out
+
+    def full(self, n: int) -> np.ndarray:
+        return self.apply(np.arange(n))
+
+
+def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) -> tuple[Reorder | None, bool]:
+    """The permutation that puts each topic's rows together, by score descending and ties by
+    docno descending (None when the rows already are), and whether the file already had each
+    topic's rows together (then only rows within a topic move).
+
+    Runs are usually written topic by topic in rank order: that is checked in O(n), topic
+    blocks keep their file order, and only tied rows are re-sorted. An interleaved or
+    unsorted run is sorted in full.
     """
     n = len(topic)
     if n < 2:
@@ -161,26 +186,30 @@ def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) ->
     same = topic[1:] == topic[:-1]
     starts = np.flatnonzero(np.r_[True, ~same])
     grouped = len(np.unique(topic[starts])) == len(starts)
-    descending = not np.any(same & (score[1:] > score[:-1]))
-    order = None if grouped and descending else (np.lexsort((-score, topic)) if not grouped
-                                                 else np.lexsort((-score, np.repeat(np.arange(len(starts)),
-                                                                                  np.diff(np.r_[starts, n])))))
+    if grouped and not np.any(same & (score[1:] > score[:-1])):
+        order = None
+    elif grouped:
+        order = np.lexsort((-score, np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))))
+    else:
+        order = np.lexsort((-score, topic))
     t = topic if order is None else topic[order]
     s = score if order is None else score[order]
     tied = (t[1:] == t[:-1]) & (s[1:] == s[:-1])
     if not tied.any():
-        return order, grouped
+        return (None if order is None else Reorder(None, order)), grouped
     # Break score ties by docno descending, sorting only the tied rows.
     in_tie = np.zeros(n, dtype=bool)
     in_tie[1:] |= tied
     in_tie[:-1] |= tied
     rows = np.flatnonzero(in_tie)
     group = np.cumsum(np.r_[True, ~tied[rows[:-1]] | (np.diff(rows) != 1)])
-    base = np.arange(n) if order is None else order
-    sub = pa.table({"g": group, "d": pc.take(docno, pa.array(base[rows]))})
+    file_rows = rows if order is None else order[rows]
+    sub = pa.table({"g": group, "d": pc.take(docno, pa.array(file_rows))})
     within = pc.sort_indices(sub, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
-    base[rows] = base[rows][within]
-    return base, grouped
+    if order is None:
+        return Reorder(rows, rows[within]), grouped
+    order[rows] = file_rows[within]
+    return Reorder(None, order), grouped
 
 
 def _refuse_duplicates(docno, starts, counts, block_topic, topics, run_name) -> None:

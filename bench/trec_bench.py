@@ -1,0 +1,137 @@
+"""Benchmark: TREC evaluation from files to numbers, each tool in a fresh process.
+
+Generates (once, cached under bench/.data/) a run of 10,000 queries x 1,000 documents
+(10M lines, about 5 graded relevant documents per query) and times ragmeter, pytrec_eval,
+ranx and ir_measures (and the trec_eval binary when one is on PATH), each computing
+ndcg_cut_10, map_cut_100, recall_100, recip_rank and P_10 from the two files. Prints wall
+time, the ratio to ragmeter, peak memory (max RSS of that process) and whether the numbers
+agree with ragmeter's to 1e-9.
+
+    pip install -e '.[bench]'
+    python bench/trec_bench.py [--queries 10000] [--docs 1000] [--repeat 3]
+
+A benchmark, not a test: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from gen_trec import generate  # noqa: E402
+
+NAMES = ["ndcg_cut_10", "map_cut_100", "recall_100", "recip_rank", "P_10"]
+
+
+def worker(tool: str, qrels: str, run: str) -> dict:
+    if tool == "ragmeter":
+        from ragmeter.trec import evaluate_trec
+
+        r = evaluate_trec(qrels, run, ["ndcg_cut.10", "map_cut.100", "recall.100", "recip_rank", "P.10"])
+        return {n: r.mean(n) for n in NAMES}
+    if tool == "pytrec_eval":
+        import pytrec_eval
+
+        with open(qrels) as fq, open(run) as fr:
+            q, r = pytrec_eval.parse_qrel(fq), pytrec_eval.parse_run(fr)
+        per = pytrec_eval.RelevanceEvaluator(q, {"ndcg_cut.10", "map_cut.100", "recall.100", "recip_rank", "P.10"}
+                                             ).evaluate(r)
+        return {n: sum(v[n] for v in per.values()) / len(per) for n in NAMES}
+    if tool == "ranx":
+        from ranx import Qrels, Run, evaluate
+
+        res = evaluate(Qrels.from_file(qrels, kind="trec"), Run.from_file(run, kind="trec"),
+                       ["ndcg@10", "map@100", "recall@100", "mrr", "precision@10"])
+        return dict(zip(NAMES, (res["ndcg@10"], res["map@100"], res["recall@100"], res["mrr"], res["precision@10"])))
+    if tool == "ir_measures":
+        import ir_measures
+        from ir_measures import AP, RR, P, R, nDCG
+
+        agg = ir_measures.calc_aggregate([nDCG @ 10, AP @ 100, R @ 100, RR, P @ 10],
+                                         ir_measures.read_trec_qrels(qrels), ir_measures.read_trec_run(run))
+        return dict(zip(NAMES, (agg[nDCG @ 10], agg[AP @ 100], agg[R @ 100], agg[RR], agg[P @ 10])))
+    raise ValueError(tool)
+
+
+def timed(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB) of that one child process, and its stdout."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{cmd[2:4]} failed: {err.strip()[-300:]}")
+    return seconds, usage.ru_maxrss / 1024, out
+
+
+def trec_eval_values(text: str) -> dict:
+    values = {}
+    for line in text.splitlines():
+        name, _, value = line.split()
+        values[name] = float(value)
+    return {n: values[n] for n in NAMES}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--queries", type=int, default=10_000)
+    ap.add_argument("--docs", type=int, default=1_000)
+    ap.add_argument("--repeat", type=int, default=1, help="runs per tool (median reported)")
+    ap.add_argument("--tools", default="ragmeter,pytrec_eval,ranx,ir_measures,trec_eval")
+    ap.add_argument("--worker", nargs=3, metavar=("TOOL", "QRELS", "RUN"), help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.worker:
+        print(json.dumps(worker(*a.worker)))
+        return
+
+    data = Path(__file__).parent / ".data" / f"{a.queries}x{a.docs}"
+    qrels, run = data / "qrels.txt", data / "run.txt"
+    if not run.exists():
+        print(f"generating {a.queries} x {a.docs} ...", file=sys.stderr)
+        generate(a.queries, a.docs, data)
+    print(f"{a.queries} queries x {a.docs} docs = {a.queries * a.docs:,} run lines "
+          f"({run.stat().st_size / 2**20:.0f} MiB); median of {a.repeat}; each tool in a fresh process\n")
+    rows, reference = [], None
+    for tool in a.tools.split(","):
+        if tool == "trec_eval":
+            binary = shutil.which("trec_eval")
+            if not binary:
+                print("trec_eval: not on PATH, skipped", file=sys.stderr)
+                continue
+            cmd = [binary, "-m", "ndcg_cut.10", "-m", "map_cut.100", "-m", "recall.100", "-m", "recip_rank",
+                   "-m", "P.10", str(qrels), str(run)]
+        else:
+            cmd = [sys.executable, __file__, "--worker", tool, str(qrels), str(run)]
+        try:
+            runs = [timed(cmd) for _ in range(a.repeat)]
+        except (RuntimeError, FileNotFoundError) as exc:
+            print(f"{tool}: skipped ({exc})", file=sys.stderr)
+            continue
+        seconds = statistics.median(r[0] for r in runs)
+        rss = max(r[1] for r in runs)
+        values = trec_eval_values(runs[0][2]) if tool == "trec_eval" else json.loads(runs[0][2])
+        if tool == "ragmeter":
+            reference = values
+        diff = max(abs(values[n] - reference[n]) for n in NAMES) if reference else float("nan")
+        rows.append((tool, seconds, rss, diff, values))
+    base = next((r[1] for r in rows if r[0] == "ragmeter"), None)
+    print(f"{'tool':<12} {'seconds':>8} {'x ragmeter':>11} {'peak MB':>8}  max |diff| vs ragmeter")
+    for tool, seconds, rss, diff, _ in rows:
+        ratio = f"{seconds / base:.1f}x" if base else "-"
+        print(f"{tool:<12} {seconds:>8.2f} {ratio:>11} {rss:>8.0f}  {diff:.1e}")
+    if rows:
+        print("\nragmeter: " + ", ".join(f"{n}={v:.6f}" for n, v in rows[0][4].items()))
+
+
+if __name__ == "__main__":
+    main()
