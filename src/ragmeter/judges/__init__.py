@@ -1,0 +1,12 @@
+"""Judges: backends, prompts, validation with bounded re-asks, and the ledger-backed core."""
+
+from ragmeter.judges.backends import (AnthropicBackend, Backend, Decoding, NoCallBackend, OpenAIBackend, Reply,
+                                      ScriptedBackend, make_backend)
+from ragmeter.judges.judge import Budget, BudgetExceeded, Judge, JudgeRequest, Judgment
+from ragmeter.judges.prompts import Prompt, load_prompt
+from ragmeter.judges.replies import Keyed
+from ragmeter.judges.transport import JudgeConfigError, JudgeTransportError, RetryPolicy
+
+__all__ = ["Backend", "OpenAIBackend", "AnthropicBackend", "ScriptedBackend", "NoCallBackend", "Decoding", "Reply",
+           "make_backend", "Judge", "JudgeRequest", "Judgment", "Budget", "BudgetExceeded", "Prompt", "load_prompt",
+           "Keyed", "JudgeConfigError", "JudgeTransportError", "RetryPolicy"]

@@ -1,0 +1,295 @@
+"""The judge: one async core that asks a backend, validates, re-asks, and records in the ledger.
+
+``Judge.ask(request)``:
+
+1. looks the request up in the ledger (key: backend, model, decoding, prompt id and hash,
+   schema hash, input hash): a stored judgment is returned with no call;
+2. otherwise asks the backend, then checks the reply: it must be JSON, complete (not cut off
+   at max_tokens) and valid against the request's JSON Schema;
+3. an invalid reply gets at most ``max_reasks`` re-asks that show the judge its own reply and
+   the errors; for keyed lists (one verdict per claim) only the missing items are asked for,
+   and the valid ones are kept;
+4. the outcome is written to the ledger before it is returned: the validated object, or a
+   failure with the raw reply kept. Never a NaN and never a guessed default.
+
+Transport failures (timeouts, 5xx after retries) are not stored: a rerun tries them again.
+Configuration failures (401/403/404, no key) stop the whole run. ``Budget`` stops a run
+before a call would pass the cap, leaving it resumable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from ragmeter.core.errors import RagmeterError
+from ragmeter.judges.backends import Backend, Decoding
+from ragmeter.judges.prompts import Prompt
+from ragmeter.judges.replies import Keyed, digest, extract_json, schema_errors
+from ragmeter.judges.transport import JudgeConfigError, JudgeTransportError
+from ragmeter.ledger.sqlite import Ledger
+
+MAX_ECHO = 4000  # characters of a bad reply shown back to the judge in a re-ask
+
+
+class BudgetExceeded(RagmeterError):
+    """The next call would pass the configured budget; the run stops and can be resumed."""
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    prompt: Prompt
+    inputs: Mapping[str, Any]
+    schema: dict
+    schema_name: str
+    keyed: Keyed | None = None
+
+    def messages(self) -> list[dict]:
+        system, user = self.prompt.render(self.inputs)
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+@dataclass(frozen=True)
+class Judgment:
+    key: str
+    ok: bool
+    value: Any
+    error: str | None
+    raw: str | None
+    calls: int
+    reasks: int
+    input_tokens: int
+    output_tokens: int
+    cached: bool
+
+
+@dataclass
+class Budget:
+    """Caps on tokens and/or US dollars (prices per million tokens).
+
+    Each call reserves its worst case (prompt estimate + max output tokens) before it is
+    sent. A call that does not fit waits for calls in flight to settle; when none is in
+    flight and it still does not fit, the run stops (``BudgetExceeded``): nothing in flight
+    is lost, and the ledger holds everything done so far.
+    """
+
+    max_tokens: int | None = None
+    max_usd: float | None = None
+    price_in: float | None = None
+    price_out: float | None = None
+    spent_in: int = 0
+    spent_out: int = 0
+    reserved_in: int = 0
+    reserved_out: int = 0
+    _cond: asyncio.Condition | None = field(default=None, repr=False)
+
+    def usd(self, tokens_in: int, tokens_out: int) -> float:
+        return ((self.price_in or 0.0) * tokens_in + (self.price_out or 0.0) * tokens_out) / 1e6
+
+    def _fits(self, est_in: int, est_out: int) -> bool:
+        total_in, total_out = self.spent_in + self.reserved_in + est_in, self.spent_out + self.reserved_out + est_out
+        if self.max_tokens is not None and total_in + total_out > self.max_tokens:
+            return False
+        return self.max_usd is None or self.usd(total_in, total_out) <= self.max_usd
+
+    async def reserve(self, est_in: int, est_out: int) -> None:
+        if self._cond is None:
+            self._cond = asyncio.Condition()
+        async with self._cond:
+            while not self._fits(est_in, est_out):
+                if self.reserved_in == 0 and self.reserved_out == 0:
+                    cap = f"{self.max_tokens} tokens" if self.max_tokens is not None else f"${self.max_usd:.2f}"
+                    raise BudgetExceeded(f"stopping before a call that could pass the budget of {cap} "
+                                         f"({self.spent_in + self.spent_out} tokens spent); the judgments so far "
+                                         f"are stored: rerun with a larger --budget to resume")
+                await self._cond.wait()
+            self.reserved_in += est_in
+            self.reserved_out += est_out
+
+    async def settle(self, est_in: int, est_out: int, used_in: int, used_out: int) -> None:
+        async with self._cond:
+            self.reserved_in -= est_in
+            self.reserved_out -= est_out
+            self.spent_in += used_in
+            self.spent_out += used_out
+            self._cond.notify_all()
+
+
+@dataclass
+class JudgeStats:
+    calls: int = 0
+    reasks: int = 0
+    cached: int = 0
+    failed: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    by_prompt: dict = field(default_factory=dict)
+
+    def add(self, prompt_id: str, j: Judgment) -> None:
+        self.calls += j.calls
+        self.reasks += j.reasks
+        self.cached += j.cached
+        self.failed += not j.ok
+        if not j.cached:
+            self.input_tokens += j.input_tokens
+            self.output_tokens += j.output_tokens
+        per = self.by_prompt.setdefault(prompt_id, {"calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0})
+        per["calls"] += j.calls
+        per["cached"] += j.cached
+        if not j.cached:
+            per["input_tokens"] += j.input_tokens
+            per["output_tokens"] += j.output_tokens
+
+    def as_dict(self) -> dict:
+        return {"calls": self.calls, "reasks": self.reasks, "cached": self.cached, "failed": self.failed,
+                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "by_prompt": self.by_prompt}
+
+
+class Judge:
+    """A backend plus decoding settings, a ledger, a re-ask bound and an optional budget."""
+
+    def __init__(self, backend: Backend, *, ledger: Ledger | None = None, decoding: Decoding | None = None,
+                 max_reasks: int = 2, budget: Budget | None = None) -> None:
+        self.backend = backend
+        self.ledger = ledger if ledger is not None else Ledger(":memory:")
+        self.decoding = decoding or Decoding()
+        self.max_reasks = max_reasks
+        self.budget = budget
+        self.stats = JudgeStats()
+
+    @property
+    def identity(self) -> dict:
+        """What goes into provenance: never a key or a URL with credentials."""
+        return {"backend": self.backend.name, "model": self.backend.model, "decoding": self.decoding.as_dict()}
+
+    def key(self, request: JudgeRequest) -> str:
+        return digest({"backend": self.backend.name, "model": self.backend.model, "decoding": self.decoding.as_dict(),
+                       "prompt": request.prompt.id, "prompt_hash": request.prompt.hash,
+                       "schema": digest(request.schema), "inputs": digest(dict(request.inputs))})
+
+    def is_stored(self, request: JudgeRequest) -> bool:
+        return self.ledger.get(self.key(request)) is not None
+
+    async def ask(self, request: JudgeRequest) -> Judgment:
+        key = self.key(request)
+        entry = self.ledger.get(key)
+        if entry is not None:
+            j = Judgment(key, entry.status == "ok", entry.parsed, entry.error, entry.raw, 0, 0,
+                         entry.input_tokens, entry.output_tokens, cached=True)
+            self.stats.add(request.prompt.id, j)
+            return j
+        j = await self._ask_backend(request, key)
+        self.ledger.put(key=key, backend=self.backend.name, model=self.backend.model, decoding=self.decoding.as_dict(),
+                        prompt_id=request.prompt.id, prompt_hash=request.prompt.hash, schema_hash=digest(request.schema),
+                        input_hash=digest(dict(request.inputs)), status="ok" if j.ok else "failed", parsed=j.value,
+                        raw=j.raw, error=j.error, input_tokens=j.input_tokens, output_tokens=j.output_tokens,
+                        latency_s=0.0, calls=j.calls, reasks=j.reasks)
+        self.stats.add(request.prompt.id, j)
+        return j
+
+    async def _ask_backend(self, request: JudgeRequest, key: str) -> Judgment:
+        base = request.messages()
+        messages = list(base)
+        found: dict = {}
+        calls = reasks = tokens_in = tokens_out = 0
+        problem, text = "no reply", None
+        for attempt in range(self.max_reasks + 1):
+            estimate_in = sum(len(m["content"]) for m in messages) // 4 + 1
+            if self.budget:
+                await self.budget.reserve(estimate_in, self.decoding.max_tokens)
+            used = (0, 0)
+            try:
+                reply = await self.backend.complete(messages, request.schema, request.schema_name, self.decoding,
+                                                    request)
+                used = (reply.input_tokens, reply.output_tokens)
+            finally:
+                if self.budget:
+                    await self.budget.settle(estimate_in, self.decoding.max_tokens, *used)
+            calls += 1
+            tokens_in += reply.input_tokens
+            tokens_out += reply.output_tokens
+            text = reply.text
+            value, problem, missing = self._check(request, reply, found)
+            if problem is None:
+                return Judgment(key, True, value, None, text, calls, reasks, tokens_in, tokens_out, cached=False)
+            if attempt == self.max_reasks:
+                break
+            reasks += 1
+            messages = base + [{"role": "assistant", "content": (text or "")[:MAX_ECHO]},
+                               {"role": "user", "content": _reask(request, problem, missing)}]
+        return Judgment(key, False, None, f"JudgeOutputError: {problem} (after {reasks} re-asks)", text,
+                        calls, reasks, tokens_in, tokens_out, cached=False)
+
+    @staticmethod
+    def _check(request: JudgeRequest, reply, found: dict) -> tuple[Any, str | None, list]:
+        if reply.truncated:
+            return None, "the reply was cut off at the token limit", []
+        try:
+            value = extract_json(reply.text)
+        except ValueError as exc:
+            return None, str(exc), []
+        keyed = request.keyed
+        if keyed is not None:
+            got, _ = keyed.split(value, request.schema)
+            for k, item in got.items():
+                found.setdefault(k, item)
+            missing = [k for k in keyed.expected if k not in found]
+            if missing:
+                return None, f"no valid item for {keyed.key} {', '.join(map(str, missing))}", missing
+            value = keyed.merged(found)
+        errors = schema_errors(value, request.schema)
+        if errors:
+            return None, "; ".join(errors[:5]), []
+        return value, None, []
+
+    async def ask_all(self, requests: Sequence[JudgeRequest], *, on_done=None) -> list[Judgment | Exception]:
+        """Ask every request concurrently (the backend bounds concurrency). Transport failures
+        come back as exceptions in place; configuration errors and budget stops end the run."""
+
+        async def one(i: int, r: JudgeRequest):
+            try:
+                return await self.ask(r)
+            except JudgeTransportError as exc:
+                return exc
+            finally:
+                if on_done is not None:
+                    on_done(i)
+
+        tasks = [asyncio.ensure_future(one(i, r)) for i, r in enumerate(requests)]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except (JudgeConfigError, BudgetExceeded):
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    def run(self, requests: Iterable[JudgeRequest], *, on_done=None) -> list[Judgment | Exception]:
+        """The thin sync wrapper."""
+
+        async def main():
+            try:
+                return await self.ask_all(list(requests), on_done=on_done)
+            finally:
+                await self.backend.aclose()
+
+        return asyncio.run(main())
+
+    def plan(self, requests: Iterable[JudgeRequest]) -> dict:
+        """A dry run: how many calls are still needed, and an estimate of their tokens."""
+        pending = [r for r in requests if not self.is_stored(r)]
+        tokens_in = sum(sum(len(m["content"]) for m in r.messages()) // 4 + 1 for r in pending)
+        return {"calls": len(pending), "estimated_input_tokens": tokens_in,
+                "max_output_tokens": len(pending) * self.decoding.max_tokens}
+
+
+def _reask(request: JudgeRequest, problem: str, missing: list) -> str:
+    if request.keyed is not None and missing:
+        k = request.keyed
+        return (f"Your reply above could not be used: {problem}. Reply again with only a JSON object whose "
+                f"\"{k.field}\" list holds the items for {k.key} {', '.join(map(str, missing))} (the other items "
+                f"are already recorded).")
+    return (f"Your reply above could not be used: {problem}. Reply again with only one JSON object that follows "
+            f"the requested schema.")
+

@@ -1,0 +1,95 @@
+"""The judgment ledger: every judgment stored before any metric reads it (SQLite, WAL).
+
+Key = sha256 of (backend, model, decoding settings, prompt id and hash, schema hash,
+canonical input hash). A rerun finds its judgments and makes no call; a run killed mid-way
+finds the ones that completed; another metric variant reading the same judgments costs
+nothing. Writes are ``INSERT OR IGNORE`` in their own transaction, so concurrent writers
+(several processes, a killed one) can neither corrupt nor duplicate a judgment.
+API keys and headers are never written here.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS judgments (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL, model TEXT NOT NULL, decoding TEXT NOT NULL,
+    prompt_id TEXT NOT NULL, prompt_hash TEXT NOT NULL, schema_hash TEXT NOT NULL, input_hash TEXT NOT NULL,
+    status TEXT NOT NULL,            -- ok | failed (the reply never validated)
+    parsed TEXT, raw TEXT, error TEXT,
+    input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, latency_s REAL NOT NULL,
+    calls INTEGER NOT NULL, reasks INTEGER NOT NULL, created_at REAL NOT NULL
+);
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str
+    status: str
+    parsed: Any
+    raw: str | None
+    error: str | None
+    input_tokens: int
+    output_tokens: int
+    calls: int
+    reasks: int
+    prompt_id: str
+    model: str
+
+
+class Ledger:
+    """A SQLite file of judgments. ``Ledger(":memory:")`` for a throwaway one."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db.executescript(SCHEMA)
+
+    def get(self, key: str) -> Entry | None:
+        row = self._db.execute(
+            "SELECT key, status, parsed, raw, error, input_tokens, output_tokens, calls, reasks, prompt_id, model "
+            "FROM judgments WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        return Entry(row[0], row[1], json.loads(row[2]) if row[2] is not None else None, *row[3:])
+
+    def put(self, *, key: str, backend: str, model: str, decoding: dict, prompt_id: str, prompt_hash: str,
+            schema_hash: str, input_hash: str, status: str, parsed: Any, raw: str | None, error: str | None,
+            input_tokens: int, output_tokens: int, latency_s: float, calls: int, reasks: int) -> None:
+        self._db.execute(
+            "INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (key, backend, model, json.dumps(decoding, sort_keys=True), prompt_id, prompt_hash, schema_hash,
+             input_hash, status, json.dumps(parsed) if parsed is not None else None, raw, error,
+             input_tokens, output_tokens, latency_s, calls, reasks, time.time()))
+
+    def forget_failed(self) -> int:
+        """Drop judgments whose reply never validated, so the next run asks again."""
+        return self._db.execute("DELETE FROM judgments WHERE status = 'failed'").rowcount
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+
+    def keys(self) -> Iterator[str]:
+        for (key,) in self._db.execute("SELECT key FROM judgments"):
+            yield key
+
+    def totals(self) -> dict[str, int]:
+        row = self._db.execute("SELECT COUNT(*), COALESCE(SUM(calls),0), COALESCE(SUM(input_tokens),0), "
+                               "COALESCE(SUM(output_tokens),0) FROM judgments").fetchone()
+        return {"judgments": row[0], "calls": row[1], "input_tokens": row[2], "output_tokens": row[3]}
+
+    def close(self) -> None:
+        self._db.close()
