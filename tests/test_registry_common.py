@@ -47,9 +47,15 @@ def test_every_parameter_round_trips(name):
     spec = REGISTRY[name]
     for pname, param in spec.params.items():
         for value in param.choices or (param.default,):
-            m = make_measure(name, 7, **{pname: value})
+            m = make_measure(name, 7 if spec.accepts_k else None, **{pname: value})
             assert str(parse_measure(str(m))) == str(m)
             assert parse_measure(str(m)).params == m.params
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if not REGISTRY[n].accepts_k])
+def test_judged_metrics_take_no_cutoff(name):
+    with pytest.raises(InvalidParameterError, match="takes no cut-off"):
+        parse_measure(f"{name}@5")
 
 
 def test_unknown_metric_suggests_close_names():

@@ -28,6 +28,8 @@ class Sample:
     - ``context``: chunk ids in the order they reached the prompt; ``None`` means the
       prompt received exactly the retrieved list (see :attr:`context_ids`).
     - ``answerable``: ``False`` marks a question the corpus cannot answer.
+    - ``reference_claims`` / ``answer_claims``: claims written by hand, used instead of
+      asking a judge to split the text.
     """
 
     id: str
@@ -39,6 +41,8 @@ class Sample:
     reference: str | None = None
     answerable: bool = True
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    reference_claims: tuple[str, ...] | None = None  # given claims are used as given (no extraction call)
+    answer_claims: tuple[str, ...] | None = None
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

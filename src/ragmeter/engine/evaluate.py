@@ -6,12 +6,13 @@ The retrieved view is cut at ``k`` unless a measure names its own ``@k``. The co
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ragmeter._version import __version__
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.results import NotComputed, Outcome, Provenance, Score
 from ragmeter.core.sample import Sample
+from ragmeter.engine.judged import score_judged
 from ragmeter.engine.result import EvaluationResult
 from ragmeter.io.dataset import Dataset, from_samples
 from ragmeter.metrics import Measure, make_measure, parse_measure
@@ -57,19 +58,34 @@ def evaluate(
     *,
     k: int | None = 5,
     view: str | None = None,
+    judge: Any = None,
+    embedder: Any = None,
+    on_judged: Any = None,
 ) -> EvaluationResult:
-    """Score every sample with every measure (see :func:`resolve_measures` for k and view)."""
+    """Score every sample with every measure (see :func:`resolve_measures` for k and view).
+
+    Label metrics need only the labels. Judged metrics (faithfulness, context_recall, ...)
+    read one shared claim matrix built through ``judge`` (a :class:`ragmeter.judges.Judge`);
+    without a judge they are NotComputed with the reason.
+    """
     dataset = data if isinstance(data, Dataset) else from_samples(data)
     measures = resolve_measures(metrics, k, view=view)
     samples = dataset.samples
     batches: dict[str, RankedBatch] = {}
     outcomes: dict[str, tuple[Outcome, ...]] = {}
     for m in measures:
+        if m.spec.judged:
+            continue
         if m.view not in batches:
             batches[m.view] = RankedBatch.from_lists([s.ranked_ids(m.view) for s in samples],
                                                      [s.relevance for s in samples])
         outcomes[str(m)] = _outcomes(m, batches[m.view], samples, dataset.fingerprint)
-    return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path)
+    judged, evidence = score_judged([m for m in measures if m.spec.judged], samples, dataset.fingerprint, judge,
+                                    embedder=embedder, on_done=on_judged)
+    outcomes.update(judged)
+    return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
+                            evidence=tuple(evidence) if evidence is not None else None,
+                            judge_stats=judge.stats.as_dict() if judge is not None and judged else None)
 
 
 def _outcomes(m: Measure, batch: RankedBatch, samples: Sequence[Sample], fingerprint: str) -> tuple[Outcome, ...]:

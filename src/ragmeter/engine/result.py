@@ -20,6 +20,8 @@ class EvaluationResult:
     outcomes: Mapping[str, tuple[Outcome, ...]]
     dataset_fingerprint: str
     dataset_path: str | None = None
+    evidence: tuple | None = None  # per-sample claim matrices, when judged metrics ran
+    judge_stats: dict | None = None  # calls, re-asks, cached, tokens, per prompt
 
     @property
     def metric_names(self) -> list[str]:
@@ -58,8 +60,21 @@ class EvaluationResult:
                     cell["error"] = o.error
                 row["metrics"][name] = cell
             samples.append(row)
-        return {"dataset": {"path": self.dataset_path, "fingerprint": self.dataset_fingerprint},
-                "metrics": metrics, "samples": samples}
+        if self.evidence is not None:
+            for row, ev in zip(samples, self.evidence):
+                row["evidence"] = ev.as_dict()
+        out = {"dataset": {"path": self.dataset_path, "fingerprint": self.dataset_fingerprint},
+               "metrics": metrics, "samples": samples}
+        if self.judge_stats is not None:
+            out["judge"] = {**self.judge_stats, "calls_per_sample": self.calls_per_sample}
+        return out
+
+    @property
+    def calls_per_sample(self) -> float | None:
+        """Judge calls made per sample in this run (0 when everything came from the ledger)."""
+        if self.judge_stats is None or not self.samples:
+            return None
+        return self.judge_stats["calls"] / len(self.samples)
 
     def to_dataframe(self, *, long: bool = False):
         """A pandas DataFrame: wide (one row per sample, NaN where not scored) or long (with status)."""

@@ -72,4 +72,6 @@ def _canonical(s: Sample) -> dict:
         "relevance": dict(sorted(s.relevance.items())), "context": list(s.context) if s.context is not None else None,
         "answer": s.answer, "reference": s.reference, "answerable": s.answerable,
         "metadata": dict(s.metadata),
+        "reference_claims": list(s.reference_claims) if s.reference_claims is not None else None,
+        "answer_claims": list(s.answer_claims) if s.answer_claims is not None else None,
     }

@@ -15,7 +15,8 @@ from typing import Any, Mapping
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
 
-FIELDS = ("id", "question", "retrieved", "relevant", "context", "answer", "reference", "answerable", "metadata")
+FIELDS = ("id", "question", "retrieved", "relevant", "context", "answer", "reference", "answerable", "metadata",
+          "reference_claims", "answer_claims")
 
 # Names other tools use for the same fields; one table, so aliases never spread.
 ALIASES = {
@@ -76,6 +77,8 @@ class RowReader:
             reference=_text(row.get("reference"), err.field("reference")),
             answerable=answerable,
             metadata=MappingProxyType({**metadata, **extra}),
+            reference_claims=_claims(row.get("reference_claims"), err.field("reference_claims")),
+            answer_claims=_claims(row.get("answer_claims"), err.field("answer_claims")),
         )
 
     @staticmethod
@@ -177,6 +180,14 @@ def _retrieved(value: Any, err: _ErrorAt) -> tuple[Chunk, ...]:
             raise err(f"item {rank} text must be a string, got {_type_name(text)}")
         chunks.append(Chunk(cid, score, text))
     return tuple(chunks)
+
+
+def _claims(value: Any, err: _ErrorAt) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(c, str) and c.strip() for c in value):
+        raise err("must be a list of non-empty strings (one claim each)", fix='write ["claim one", "claim two"]')
+    return tuple(value)
 
 
 def _relevance(value: Any, err: _ErrorAt) -> dict[str, float]:

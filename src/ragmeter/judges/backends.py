@@ -192,10 +192,11 @@ class ScriptedBackend(Backend):
 
 
 class NoCallBackend(Backend):
-    """A backend that fails if called: proves a code path makes no judge call."""
+    """A backend that fails if called: proves a code path makes no judge call. Give it the
+    name and model of the backend whose ledger entries it should find."""
 
-    name = "no-call"
-    model = "none"
+    def __init__(self, name: str = "no-call", model: str = "none") -> None:
+        self.name, self.model = name, model
 
     async def complete(self, *args, **kwargs) -> Reply:
         raise AssertionError("a judge call was made where none may happen")

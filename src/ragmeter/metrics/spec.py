@@ -71,7 +71,13 @@ class MetricSpec:
     binary: bool = False  # per-sample values are 0 or 1
     rank_aware: bool = True
     accepts_k: bool = True
+    needs: frozenset = frozenset()  # judged evidence the metric reads (claims/evidence.py); empty: labels only
+    needs_fn: Callable[..., frozenset] | None = field(default=None, compare=False, repr=False)  # when params decide
     compute: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def judged(self) -> bool:
+        return bool(self.needs)
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,11 @@ class Measure:
     @property
     def view(self) -> str:
         return self.params.get("view", "retrieved")
+
+    @property
+    def needs(self) -> frozenset:
+        """The judged evidence this measure reads."""
+        return self.spec.needs_fn(self) if self.spec.needs_fn else self.spec.needs
 
     @property
     def binary(self) -> bool:

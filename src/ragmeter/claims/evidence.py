@@ -1,0 +1,280 @@
+"""The shared evidence of every claim metric: decompose once, verify once.
+
+Per sample, at most five judge calls cover every claim metric:
+
+1. ``claims.extract``: the answer and the reference split into claims in one call (given
+   claims are used as given), with, for the answer, whether each statement addresses the
+   question and whether the whole answer declines;
+2. ``claims.verify``, one call per (claim list, source) that some requested metric needs:
+   answer claims against the context and against the reference, reference claims against
+   the context and against the answer. Each claim gets supported / contradicted / not_found
+   with the ids of the passages behind the verdict and a short quote.
+
+Context relevance (``context.relevance``) and the question-generation form of answer
+relevancy (``answer.questions``) add one call each when asked for. What a sample lacks
+(no answer, no reference, empty context) is recorded as ``Unavailable`` without a call;
+a judgment that never validated is ``Unavailable(failed=True)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from ragmeter.claims import schemas
+from ragmeter.claims.sentences import split_sentences
+from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.sample import Sample
+from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
+from ragmeter.judges.prompts import load_prompt
+from ragmeter.judges.replies import Keyed
+
+# What a metric can need. "a@b" is claim list a verified against source b.
+ANSWER_CLAIMS, REFERENCE_CLAIMS = "answer_claims", "reference_claims"
+PAIRS = ("answer@context", "answer@reference", "reference@context", "reference@answer")
+SENTENCES, QUESTIONS = "context_sentences", "answer_questions"
+NOT_NEEDED = "(not needed)"
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    reason: str
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: int
+    text: str
+    addresses_question: bool | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: int
+    verdict: str  # supported | contradicted | not_found
+    sources: tuple[str, ...]
+    combined: bool
+    quote: str
+
+
+@dataclass
+class Evidence:
+    """One sample's claims and verdict matrix (claims x sources)."""
+
+    answer_claims: tuple[Claim, ...] | Unavailable | None = None
+    declines: bool | Unavailable | None = None
+    reference_claims: tuple[Claim, ...] | Unavailable | None = None
+    verdicts: dict[str, tuple[Verdict, ...] | Unavailable] = field(default_factory=dict)
+    sentences: tuple[str, ...] = ()
+    needed_sentences: tuple[int, ...] | Unavailable | None = None
+    questions: tuple[str, ...] | Unavailable | None = None
+    noncommittal: bool | None = None
+    calls: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        def plain(x):
+            if isinstance(x, Unavailable):
+                return {"unavailable": x.reason, "failed": x.failed}
+            if isinstance(x, tuple):
+                return [plain(i) for i in x]
+            if isinstance(x, (Claim, Verdict)):
+                return {k: (list(v) if isinstance(v, tuple) else v) for k, v in x.__dict__.items()}
+            return x
+        return {"answer_claims": plain(self.answer_claims), "declines": plain(self.declines),
+                "reference_claims": plain(self.reference_claims),
+                "verdicts": {k: plain(v) for k, v in self.verdicts.items()},
+                "needed_sentences": plain(self.needed_sentences), "sentences": list(self.sentences),
+                "questions": plain(self.questions), "noncommittal": self.noncommittal, "calls": self.calls}
+
+
+def context_passages(sample: Sample) -> list[tuple[str, str]]:
+    """(chunk id, text) for each chunk that reached the prompt, in prompt order."""
+    texts = {c.id: c.text for c in sample.retrieved}
+    return [(cid, texts.get(cid)) for cid in sample.context_ids]
+
+
+def check_texts(samples: Sequence[Sample], needs: set[str]) -> None:
+    """Before any call: every context chunk a judge must read has a text."""
+    if not needs & {"answer@context", "reference@context", SENTENCES}:
+        return
+    for s in samples:
+        for cid, text in context_passages(s):
+            if text is None:
+                raise InvalidInputError(f'context chunk "{cid}" has no text for the judge to read', record=s.id,
+                                        field="retrieved", fix="give chunk texts in the data or with --corpus")
+
+
+class Planner:
+    """Builds the judge requests a sample needs, and reads the judgments back."""
+
+    def __init__(self, needs: Iterable[str], *, questions: int = 3) -> None:
+        self.needs = set(needs)
+        self.n_questions = questions
+        self.extract = load_prompt("claims.extract")
+        self.verify = load_prompt("claims.verify")
+        self.relevance = load_prompt("context.relevance")
+        self.generate = load_prompt("answer.questions")
+
+    @property
+    def prompt_hashes(self) -> dict[str, str]:
+        return {p.id: p.hash for p in (self.extract, self.verify, self.relevance, self.generate)}
+
+    def _wants_answer(self) -> bool:
+        return bool(self.needs & {ANSWER_CLAIMS, "answer@context", "answer@reference", "reference@answer"})
+
+    def _wants_reference(self) -> bool:
+        return bool(self.needs & {REFERENCE_CLAIMS, "reference@context", "reference@answer", "answer@reference"})
+
+    # Stage 1: extraction, sentences, questions (independent of each other)
+    def first(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:
+        out: dict[str, JudgeRequest] = {}
+        answer_text = reference_text = NOT_NEEDED
+        if self._wants_answer():
+            if s.answer is None or not s.answer.strip():
+                ev.answer_claims = ev.declines = Unavailable("the sample has no answer")
+            elif s.answer_claims is not None:
+                ev.answer_claims = tuple(Claim(i, t) for i, t in enumerate(s.answer_claims, start=1))
+                answer_text = s.answer  # the call still marks relevance and refusal
+            else:
+                answer_text = s.answer
+        if self._wants_reference():
+            if s.reference_claims is not None:
+                ev.reference_claims = tuple(Claim(i, t) for i, t in enumerate(s.reference_claims, start=1))
+            elif s.reference is None or not s.reference.strip():
+                ev.reference_claims = Unavailable("the sample has no reference answer")
+            else:
+                reference_text = s.reference
+        if answer_text != NOT_NEEDED or reference_text != NOT_NEEDED:
+            out["extract"] = JudgeRequest(self.extract, {"question": s.question or "", "answer": answer_text,
+                                                         "reference": reference_text},
+                                          schemas.EXTRACT, "claims")
+        if SENTENCES in self.needs:
+            ev.sentences = tuple(sent for _, text in context_passages(s) for sent in split_sentences(text or ""))
+            if not ev.sentences:
+                ev.needed_sentences = Unavailable("the context is empty")
+            elif not s.question:
+                ev.needed_sentences = Unavailable("the sample has no question")
+            else:
+                listing = "\n".join(f"{i}. {t}" for i, t in enumerate(ev.sentences, start=1))
+                out["sentences"] = JudgeRequest(self.relevance, {"question": s.question, "sentences": listing},
+                                                schemas.NEEDED_SENTENCES, "needed_sentences")
+        if QUESTIONS in self.needs:
+            if s.answer is None or not s.answer.strip():
+                ev.questions = Unavailable("the sample has no answer")
+            else:
+                out["questions"] = JudgeRequest(self.generate, {"answer": s.answer, "n": self.n_questions},
+                                                schemas.QUESTIONS, "questions")
+        return out
+
+    def read_first(self, ev: Evidence, name: str, j: Judgment | Exception) -> None:
+        ev.calls += 0 if isinstance(j, Exception) else j.calls
+        bad = _unavailable(j)
+        if name == "extract":
+            if bad:
+                ev.answer_claims = ev.answer_claims if isinstance(ev.answer_claims, tuple) else bad
+                ev.declines = bad
+                if ev.reference_claims is None:
+                    ev.reference_claims = bad
+                return
+            v = j.value
+            ev.declines = v["declines"]
+            if ev.answer_claims is None:
+                ev.answer_claims = tuple(Claim(i, c["text"], c["addresses_question"])
+                                         for i, c in enumerate(v["claims"], start=1))
+            elif isinstance(ev.answer_claims, tuple) and len(v["claims"]) == len(ev.answer_claims):
+                ev.answer_claims = tuple(Claim(c.id, c.text, x["addresses_question"])
+                                         for c, x in zip(ev.answer_claims, v["claims"]))
+            if ev.reference_claims is None:
+                ev.reference_claims = tuple(Claim(i, c["text"]) for i, c in enumerate(v["reference_claims"], start=1))
+        elif name == "sentences":
+            ev.needed_sentences = bad or tuple(sorted({i for i in j.value["needed"] if 1 <= i <= len(ev.sentences)}))
+        elif name == "questions":
+            if bad:
+                ev.questions = bad
+            else:
+                ev.questions = tuple(q for q in j.value["questions"] if q.strip())[: self.n_questions]
+                ev.noncommittal = j.value["noncommittal"]
+
+    # Stage 2: verification of each needed (claim list, source)
+    def second(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:
+        out: dict[str, JudgeRequest] = {}
+        for pair in PAIRS:
+            if pair not in self.needs:
+                continue
+            listed, source = pair.split("@")
+            claims = ev.answer_claims if listed == "answer" else ev.reference_claims
+            if isinstance(claims, Unavailable) or claims is None:
+                ev.verdicts[pair] = claims or Unavailable("no claims")
+                continue
+            if not claims:
+                ev.verdicts[pair] = ()
+                continue
+            passages = self._source(s, source)
+            if isinstance(passages, Unavailable):
+                ev.verdicts[pair] = passages
+                continue
+            evidence = "\n".join(f"[{pid}] {text}" for pid, text in passages)
+            listing = "\n".join(f"{c.id}. {c.text}" for c in claims)
+            out[pair] = JudgeRequest(self.verify, {"evidence": evidence, "claims": listing}, schemas.VERIFY,
+                                     "verdicts", Keyed("verdicts", "id", tuple(c.id for c in claims)))
+        return out
+
+    @staticmethod
+    def _source(s: Sample, source: str) -> list[tuple[str, str]] | Unavailable:
+        if source == "context":
+            passages = context_passages(s)
+            return passages if passages else Unavailable("the context is empty")
+        text = s.reference if source == "reference" else s.answer
+        if text is None or not text.strip():
+            return Unavailable(f"the sample has no {'reference answer' if source == 'reference' else 'answer'}")
+        return [(source, text)]
+
+    def read_second(self, ev: Evidence, pair: str, j: Judgment | Exception) -> None:
+        ev.calls += 0 if isinstance(j, Exception) else j.calls
+        bad = _unavailable(j)
+        ev.verdicts[pair] = bad or tuple(
+            Verdict(v["id"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"]) for v in j.value["verdicts"])
+
+
+def _unavailable(j: Judgment | Exception) -> Unavailable | None:
+    if isinstance(j, Exception):
+        return Unavailable(f"{type(j).__name__}: {j}", failed=True)
+    if not j.ok:
+        return Unavailable(j.error or "JudgeOutputError", failed=True)
+    return None
+
+
+def gather(samples: Sequence[Sample], needs: set[str], judge: Judge, *, questions: int = 3,
+           on_done=None) -> tuple[list[Evidence], Planner]:
+    """Run stage 1 then stage 2 for every sample through the judge (and its ledger)."""
+    planner = Planner(needs, questions=questions)
+    check_texts(samples, needs)
+    evidence = [Evidence() for _ in samples]
+    for stage, read in ((planner.first, planner.read_first), (planner.second, planner.read_second)):
+        jobs = [(i, name, req) for i, s in enumerate(samples) for name, req in stage(s, evidence[i]).items()]
+        if not jobs:
+            continue
+        results = judge.run([req for _, _, req in jobs], on_done=on_done)
+        for (i, name, _), j in zip(jobs, results):
+            read(evidence[i], name, j)
+    return evidence, planner
+
+
+def plan_calls(samples: Sequence[Sample], needs: set[str], judge: Judge, *, questions: int = 3) -> dict:
+    """A dry run: calls still needed (stage 2 counted as if every claim list were non-empty)."""
+    planner = Planner(needs, questions=questions)
+    check_texts(samples, needs)
+    requests: list[JudgeRequest] = []
+    second = 0
+    for s in samples:
+        requests.extend(planner.first(s, Evidence()).values())
+        for pair in PAIRS:
+            listed, source = pair.split("@")
+            has_list = s.answer if listed == "answer" else (s.reference or s.reference_claims)
+            if pair in needs and has_list and not isinstance(planner._source(s, source), Unavailable):
+                second += 1
+    plan = judge.plan(requests)
+    plan["calls"] += second
+    plan["note"] = "verification calls are counted before extraction; those already stored are not known yet"
+    return plan

@@ -1,0 +1,49 @@
+"""JSON Schemas of the judge's answers (strict: every property required, nothing extra)."""
+
+from __future__ import annotations
+
+VERDICTS = ("supported", "contradicted", "not_found")
+
+EXTRACT = {
+    "type": "object",
+    "properties": {
+        "claims": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"id": {"type": "integer"}, "text": {"type": "string"},
+                           "addresses_question": {"type": "boolean"}},
+            "required": ["id", "text", "addresses_question"], "additionalProperties": False}},
+        "declines": {"type": "boolean"},
+        "reference_claims": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"id": {"type": "integer"}, "text": {"type": "string"}},
+            "required": ["id", "text"], "additionalProperties": False}},
+    },
+    "required": ["claims", "declines", "reference_claims"],
+    "additionalProperties": False,
+}
+
+VERIFY = {
+    "type": "object",
+    "properties": {"verdicts": {"type": "array", "items": {
+        "type": "object",
+        "properties": {"id": {"type": "integer"}, "verdict": {"type": "string", "enum": list(VERDICTS)},
+                       "sources": {"type": "array", "items": {"type": "string"}},
+                       "combined": {"type": "boolean"}, "quote": {"type": "string"}},
+        "required": ["id", "verdict", "sources", "combined", "quote"], "additionalProperties": False}}},
+    "required": ["verdicts"],
+    "additionalProperties": False,
+}
+
+NEEDED_SENTENCES = {
+    "type": "object",
+    "properties": {"needed": {"type": "array", "items": {"type": "integer"}}},
+    "required": ["needed"],
+    "additionalProperties": False,
+}
+
+QUESTIONS = {
+    "type": "object",
+    "properties": {"questions": {"type": "array", "items": {"type": "string"}}, "noncommittal": {"type": "boolean"}},
+    "required": ["questions", "noncommittal"],
+    "additionalProperties": False,
+}

@@ -1,0 +1,3 @@
+"""Judged context metrics. Importing registers them."""
+
+from ragmeter.metrics.context import judged  # noqa: F401

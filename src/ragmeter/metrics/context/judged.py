@@ -1,0 +1,78 @@
+"""Context metrics judged against the reference answer and the question.
+
+- context_recall = reference claims the context supports / reference claims (Ragas 0.4
+  LLMContextRecall, DeepEval ContextualRecall). NotComputed on unanswerable questions.
+- judged_context_precision: a context chunk is relevant when it supports at least one
+  reference claim (same verdicts, no extra call). ``form='rank_weighted'``:
+  sum(P@i * rel_i) / relevant found (Ragas/DeepEval context precision). ``form=
+  'average_precision'``: the same sum / (relevant found + reference claims the context does
+  not support), since each unsupported claim needs at least one chunk that is missing.
+- context_relevance = context sentences needed to answer / all context sentences (Es et al.
+  2023, the Ragas paper), one extra call.
+
+Seed q1: 4 of 5 reference claims supported: recall 0.80; relevant chunks at ranks 2 and 4:
+rank-weighted (1/2 + 2/4) / 2 = 0.5, average precision (1/2 + 2/4) / (2 + 1); three of the
+six context sentences are needed: relevance 3/6.
+
+>>> round((1/2 + 2/4) / (2 + 1), 3), 3 / 6
+(0.333, 0.5)
+"""
+
+from __future__ import annotations
+
+from ragmeter.metrics.judged import by_claim, claims_or_stop, need, supported, undefined
+from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+
+
+def context_recall(ev, sample, measure: Measure, env=None) -> float:
+    if not sample.answerable:
+        raise undefined("the question is marked unanswerable: there is nothing to recall")
+    claims = claims_or_stop(ev.reference_claims, "reference answer")
+    verdicts = by_claim(need(ev.verdicts.get("reference@context"), "no verdicts"))
+    return sum(supported(verdicts, c.id) for c in claims) / len(claims)
+
+
+def judged_context_precision(ev, sample, measure: Measure, env=None) -> float:
+    claims = claims_or_stop(ev.reference_claims, "reference answer")
+    verdicts = need(ev.verdicts.get("reference@context"), "no verdicts")
+    relevant = {src for v in verdicts if v.verdict == "supported" for src in v.sources}
+    found = precision_sum = 0.0
+    for rank, cid in enumerate(sample.context_ids, start=1):
+        if cid in relevant:
+            found += 1
+            precision_sum += found / rank
+    if measure.params["form"] == "rank_weighted":
+        return precision_sum / found if found else 0.0
+    unsupported = sum(not supported(by_claim(verdicts), c.id) for c in claims)
+    return precision_sum / (found + unsupported) if found + unsupported else 0.0
+
+
+def context_relevance(ev, sample, measure: Measure, env=None) -> float:
+    needed = need(ev.needed_sentences, "no sentence judgment")
+    if not ev.sentences:
+        raise undefined("the context is empty")
+    return len(needed) / len(ev.sentences)
+
+
+register(MetricSpec(
+    name="context_recall", version=1, family="context", accepts_k=False, rank_aware=False,
+    needs=frozenset({"reference_claims", "reference@context"}), label="ctx recall", mean_label="context recall",
+    definition="reference claims supported by the context / reference claims",
+    source="Ragas 0.4 LLMContextRecall; DeepEval 4.2.8 ContextualRecall", aliases=("claim_recall",),
+    undefined="no reference claims, or an unanswerable question", compute=context_recall))
+
+register(MetricSpec(
+    name="judged_context_precision", version=1, family="context", accepts_k=False,
+    needs=frozenset({"reference_claims", "reference@context"}), label="judged ctx precision",
+    mean_label="judged context precision",
+    definition="rank_weighted: sum(P@i rel_i) / relevant found; average_precision: / (found + unsupported reference claims)",
+    source="Ragas 0.4 LLMContextPrecisionWithReference, DeepEval ContextualPrecision (rank_weighted)",
+    params={"form": Param(str, "rank_weighted", choices=("rank_weighted", "average_precision"))},
+    undefined="no reference claims", compute=judged_context_precision))
+
+register(MetricSpec(
+    name="context_relevance", version=1, family="context", accepts_k=False, rank_aware=False,
+    needs=frozenset({"context_sentences"}), label="ctx relevance", mean_label="context relevance",
+    definition="context sentences needed to answer / context sentences",
+    source="Es et al. 2023, RAGAS: Automated Evaluation of RAG (context relevance)",
+    undefined="the context is empty", compute=context_relevance))

@@ -1,0 +1,71 @@
+"""Faithfulness: is each claim of the answer backed by the context that reached the prompt?
+
+faithfulness = answer claims that pass / answer claims, read from the shared verdicts of
+answer claims against the context (one judge call; variants cost no call):
+
+- ``unsupported='fail'`` (default): a claim passes only when the context supports it
+  (Ragas paper, Es et al. 2023, F = |V| / |S|; RAGChecker). ``'pass'``: only a
+  contradiction fails (DeepEval 4.2.8's default rule, penalize_ambiguous_claims off).
+- ``evidence='joined'`` (default): support may combine passages. ``'per_chunk'``: a claim
+  needs one passage that supports it alone (RAGChecker).
+
+contradiction_rate = contradicted answer claims / answer claims.
+An answer with no claims (a refusal) is NotComputed, never 0, 1 or NaN.
+
+Seed q1: claims 1-3 supported, 4 ("2 business days") contradicted, 5 ("free shipping") not
+found: 3/5 with ``'fail'``, 4/5 with ``'pass'``, contradiction rate 1/5.
+
+>>> from ragmeter.claims.evidence import Evidence, Claim, Verdict
+>>> ev = Evidence(answer_claims=tuple(Claim(i, f"c{i}") for i in range(1, 6)))
+>>> ev.verdicts["answer@context"] = tuple(Verdict(i, v, (), False, "") for i, v in
+...     enumerate(["supported", "supported", "supported", "contradicted", "not_found"], start=1))
+>>> from ragmeter.metrics.spec import make_measure
+>>> [m.spec.compute(ev, None, m) for m in (make_measure("faithfulness", unsupported=u) for u in ("fail", "pass"))]
+[0.6, 0.8]
+"""
+
+from __future__ import annotations
+
+from ragmeter.metrics.judged import by_claim, claims_or_stop, need
+from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+
+NEEDS = frozenset({"answer_claims", "answer@context"})
+
+
+def faithfulness(ev, sample, measure: Measure, env=None) -> float:
+    claims = claims_or_stop(ev.answer_claims, "answer")
+    verdicts = by_claim(need(ev.verdicts.get("answer@context"), "no verdicts"))
+    unsupported, per_chunk = measure.params["unsupported"], measure.params["evidence"] == "per_chunk"
+
+    def passes(claim_id: int) -> bool:
+        v = verdicts.get(claim_id)
+        if v is None:
+            return False
+        if unsupported == "pass":
+            return v.verdict != "contradicted"
+        return v.verdict == "supported" and not (per_chunk and v.combined)
+
+    return sum(passes(c.id) for c in claims) / len(claims)
+
+
+def contradiction_rate(ev, sample, measure: Measure, env=None) -> float:
+    claims = claims_or_stop(ev.answer_claims, "answer")
+    verdicts = by_claim(need(ev.verdicts.get("answer@context"), "no verdicts"))
+    return sum(verdicts.get(c.id) is not None and verdicts[c.id].verdict == "contradicted" for c in claims) / len(claims)
+
+
+register(MetricSpec(
+    name="faithfulness", version=1, family="generation", accepts_k=False, rank_aware=False, needs=NEEDS,
+    label="faithfulness", mean_label="faithfulness",
+    definition="answer claims supported by the context / answer claims",
+    source="Es et al. 2023 (Ragas paper); RAGChecker (per_chunk); DeepEval 4.2.8 (unsupported='pass')",
+    aliases=("groundedness",),
+    params={"unsupported": Param(str, "fail", choices=("fail", "pass"), doc="does a claim the context does not mention fail?"),
+            "evidence": Param(str, "joined", choices=("joined", "per_chunk"), doc="may support combine passages?")},
+    undefined="the answer has no claims", compute=faithfulness))
+
+register(MetricSpec(
+    name="contradiction_rate", version=1, family="generation", accepts_k=False, rank_aware=False, needs=NEEDS,
+    higher_is_better=False, label="contradicted", mean_label="contradiction rate",
+    definition="answer claims the context contradicts / answer claims", source="ragmeter (from the faithfulness verdicts)",
+    undefined="the answer has no claims", compute=contradiction_rate))
