@@ -56,8 +56,17 @@ def eval_command(
     view: Optional[str] = typer.Option(None, "--view", help="retrieved (default), context (what reached the prompt), or both"),
     only: Optional[str] = typer.Option(None, "--only", help="comma-separated sample ids to score"),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
+    judge: Optional[str] = typer.Option(None, "--judge", help="openai:<model> or anthropic:<model> for claim metrics"),
+    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url",
+                                                 help="the judge server's URL (vLLM, Ollama, llama.cpp, LiteLLM ...)"),
+    ledger: str = typer.Option(".ragmeter/ledger.sqlite", "--ledger", help="where judgments are stored and reused"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print the judge calls and tokens needed, call nothing"),
+    budget_tokens: Optional[int] = typer.Option(None, "--budget", help="stop before judge tokens would pass this cap"),
+    concurrency: int = typer.Option(8, "--concurrency", help="judge requests in flight at most"),
+    max_reasks: int = typer.Option(2, "--max-reasks", help="re-asks for a reply that does not validate"),
+    timeout: float = typer.Option(60.0, "--timeout", help="seconds per judge call"),
 ) -> None:
-    """Score a dataset with label metrics and print the per-query table and the means."""
+    """Score a dataset: label metrics, and claim metrics through a judge; print the table and means."""
     from ragmeter.engine import evaluate
     from ragmeter.io import from_samples, load_dataset
     from ragmeter.report import render_table
@@ -72,11 +81,46 @@ def eval_command(
         if missing:
             raise typer.BadParameter(f"no sample with id {', '.join(map(repr, missing))}", param_hint="--only")
         data = from_samples([s for s in data.samples if s.id in set(wanted)], path=data.path)
-    result = evaluate(data, split_metrics(metrics), k=k or None, view=view)
+    the_judge = None
+    if judge:
+        from ragmeter.judges import Budget, Judge, RetryPolicy, make_backend
+        from ragmeter.ledger import Ledger
+
+        backend = make_backend(judge, base_url=judge_base_url, concurrency=concurrency,
+                               policy=RetryPolicy(timeout=timeout))
+        the_judge = Judge(backend, ledger=Ledger(ledger), max_reasks=max_reasks,
+                          budget=Budget(max_tokens=budget_tokens) if budget_tokens else None)
+    wanted = split_metrics(metrics)
+    if dry_run:
+        typer.echo(json.dumps(dry_run_plan(data, wanted, k or None, view, the_judge), indent=2))
+        return
+    result = evaluate(data, wanted, k=k or None, view=view, judge=the_judge)
     if fmt == "json":
         typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:
         typer.echo(render_table(result))
+        if result.judge_stats is not None:
+            typer.echo(judge_line(judge, result))
+
+
+def dry_run_plan(data, metrics, k, view, judge) -> dict:
+    from ragmeter.claims.evidence import plan_calls
+    from ragmeter.engine import resolve_measures
+
+    measures = [m for m in resolve_measures(metrics, k, view=view) if m.spec.judged]
+    if not measures:
+        return {"calls": 0, "note": "no judged metric requested"}
+    if judge is None:
+        raise typer.BadParameter("a dry run of judged metrics needs --judge", param_hint="--dry-run")
+    needs = set().union(*(m.needs for m in measures))
+    return plan_calls(data.samples, needs, judge)
+
+
+def judge_line(spec: str, result) -> str:
+    st = result.judge_stats
+    return (f"judge {spec}: {st['calls']} calls ({result.calls_per_sample:.1f} per sample), {st['reasks']} re-asks, "
+            f"{st['cached']} from the ledger, {st['failed']} failed, {st['input_tokens']} input + "
+            f"{st['output_tokens']} output tokens")
 
 
 @app.command("trec")
