@@ -19,12 +19,21 @@ def warranty() -> Path:
 
 
 @pytest.fixture
-def cli():
+def runs_dir(tmp_path):
+    return tmp_path / "runs"
+
+
+@pytest.fixture
+def cli(runs_dir):
+    """Invoke the CLI in-process; run directories go to a temporary folder."""
     from ragmeter.cli.main import app
 
     runner = CliRunner()
 
     def invoke(*args: str):
-        return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+        args = [str(a) for a in args]
+        if args and args[0] == "eval" and "--runs-dir" not in args:
+            args += ["--runs-dir", str(runs_dir)]
+        return runner.invoke(app, args, catch_exceptions=False)
 
     return invoke

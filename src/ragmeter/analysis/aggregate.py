@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from ragmeter.analysis.bootstrap import bootstrap_ci
 from ragmeter.core.results import Outcome, Score
 
 
@@ -20,25 +21,43 @@ class MetricSummary:
     not_computed: int
     failed: int
     reasons: dict[str, int] = field(default_factory=dict)
+    ci95: tuple[float, float] | None = None
 
     @property
     def total(self) -> int:
         return self.scored + self.not_computed + self.failed
 
     def as_dict(self) -> dict:
-        return {"mean": self.mean, "scored": self.scored, "not_computed": self.not_computed,
-                "failed": self.failed, "reasons": dict(self.reasons)}
+        return {"mean": self.mean, "ci95": list(self.ci95) if self.ci95 else None, "scored": self.scored,
+                "not_computed": self.not_computed, "failed": self.failed, "reasons": dict(self.reasons)}
 
 
 def summarize(metric: str, outcomes: Sequence[Outcome]) -> MetricSummary:
-    """Mean of the scored values (``math.fsum``: exact, so sample order cannot move it)."""
+    """Mean of the scored values (``math.fsum``: exact, so sample order cannot move it),
+    coverage, and a seeded 95% bootstrap interval."""
     values = [o.value for o in outcomes if isinstance(o, Score)]
-    reasons = Counter(getattr(o, "reason", None) or getattr(o, "error", "") for o in outcomes if not isinstance(o, Score))
+    return summarize_values(metric, values, outcomes)
+
+
+def summarize_values(metric: str, values: Sequence[float], outcomes: Sequence) -> MetricSummary:
+    """The same from plain values and objects with ``status`` and ``reason``/``error``."""
+    reasons = Counter(_why(o) for o in outcomes if _status(o) != "scored")
     return MetricSummary(
         metric=metric,
         mean=math.fsum(values) / len(values) if values else None,
         scored=len(values),
-        not_computed=sum(o.status == "not_computed" for o in outcomes),
-        failed=sum(o.status == "failed" for o in outcomes),
+        not_computed=sum(_status(o) == "not_computed" for o in outcomes),
+        failed=sum(_status(o) == "failed" for o in outcomes),
         reasons=dict(sorted(reasons.items())),
+        ci95=bootstrap_ci(sorted(values)),
     )
+
+
+def _status(o) -> str:
+    return o["status"] if isinstance(o, dict) else o.status
+
+
+def _why(o) -> str:
+    if isinstance(o, dict):
+        return o.get("reason") or o.get("error") or ""
+    return getattr(o, "reason", None) or getattr(o, "error", "")

@@ -247,15 +247,22 @@ def _unavailable(j: Judgment | Exception) -> Unavailable | None:
 
 def gather(samples: Sequence[Sample], needs: set[str], judge: Judge, *, questions: int = 3,
            on_done=None) -> tuple[list[Evidence], Planner]:
-    """Run stage 1 then stage 2 for every sample through the judge (and its ledger)."""
+    """Run stage 1 then stage 2 for every sample through the judge (and its ledger).
+
+    ``on_done``: an optional progress object with ``start(label, total)`` and ``advance(i)``.
+    """
     planner = Planner(needs, questions=questions)
     check_texts(samples, needs)
     evidence = [Evidence() for _ in samples]
-    for stage, read in ((planner.first, planner.read_first), (planner.second, planner.read_second)):
+    stages = (("extracting claims", planner.first, planner.read_first),
+              ("verifying claims", planner.second, planner.read_second))
+    for label, stage, read in stages:
         jobs = [(i, name, req) for i, s in enumerate(samples) for name, req in stage(s, evidence[i]).items()]
         if not jobs:
             continue
-        results = judge.run([req for _, _, req in jobs], on_done=on_done)
+        if on_done is not None:
+            on_done.start(label, len(jobs))
+        results = judge.run([req for _, _, req in jobs], on_done=on_done.advance if on_done is not None else None)
         for (i, name, _), j in zip(jobs, results):
             read(evidence[i], name, j)
     return evidence, planner

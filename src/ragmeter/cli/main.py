@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from typing import Callable, List, Optional
 
 import typer
 
 from ragmeter.core.errors import RagmeterError
+from ragmeter.report import render_table
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Measure every stage of a RAG pipeline: retrieval, context and answers.")
@@ -49,58 +51,118 @@ def split_metrics(values: Optional[List[str]]) -> Optional[List[str]]:
 @app.command("eval")
 @friendly
 def eval_command(
-    dataset: str = typer.Argument(..., help="dataset file (.jsonl or .csv)"),
+    dataset: Optional[str] = typer.Argument(None, help="dataset file (.jsonl or .csv)"),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="chunk id -> text file (.jsonl or .csv)"),
     k: int = typer.Option(5, "--k", "-k", help="cut-off for the retrieved list; 0 = the whole list"),
     metrics: Optional[List[str]] = typer.Option(None, "--metrics", "-m", help="comma-separated measures, e.g. ndcg@10,mrr"),
     view: Optional[str] = typer.Option(None, "--view", help="retrieved (default), context (what reached the prompt), or both"),
     only: Optional[str] = typer.Option(None, "--only", help="comma-separated sample ids to score"),
-    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
     judge: Optional[str] = typer.Option(None, "--judge", help="openai:<model> or anthropic:<model> for claim metrics"),
     judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url",
                                                  help="the judge server's URL (vLLM, Ollama, llama.cpp, LiteLLM ...)"),
-    ledger: str = typer.Option(".ragmeter/ledger.sqlite", "--ledger", help="where judgments are stored and reused"),
+    ledger: Optional[str] = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print the judge calls and tokens needed, call nothing"),
     budget_tokens: Optional[int] = typer.Option(None, "--budget", help="stop before judge tokens would pass this cap"),
     concurrency: int = typer.Option(8, "--concurrency", help="judge requests in flight at most"),
     max_reasks: int = typer.Option(2, "--max-reasks", help="re-asks for a reply that does not validate"),
     timeout: float = typer.Option(60.0, "--timeout", help="seconds per judge call"),
+    runs_dir: str = typer.Option(os.environ.get("RAGMETER_RUNS_DIR", "runs"), "--runs-dir",
+                                 help="where run directories go"),
+    name: str = typer.Option("eval", "--name", help="run name (the directory is <timestamp>-<name>)"),
+    save: bool = typer.Option(True, "--save/--no-save", help="write a run directory"),
+    resume: Optional[str] = typer.Option(None, "--resume", help="finish an interrupted run directory"),
 ) -> None:
     """Score a dataset: label metrics, and claim metrics through a judge; print the table and means."""
-    from ragmeter.engine import evaluate
-    from ragmeter.io import from_samples, load_dataset
-    from ragmeter.report import render_table
+    from pathlib import Path
 
-    if fmt not in ("table", "json"):
-        raise typer.BadParameter("use table or json", param_hint="--format")
-    data = load_dataset(dataset, corpus=corpus)
-    if only:
-        wanted = [x.strip() for x in only.split(",") if x.strip()]
+    from ragmeter.runs import finish_run, load_run, new_run_path, start_run
+
+    if fmt not in ("table", "json", "csv"):
+        raise typer.BadParameter("use table, json or csv", param_hint="--format")
+    if resume:
+        run = load_run(resume)
+        options = run.setup["options"]
+        run_path, setup = run.path, run.setup
+    else:
+        if dataset is None:
+            raise typer.BadParameter("give a dataset file (or --resume RUN)", param_hint="DATASET")
+        options = {"dataset": dataset, "corpus": corpus, "k": k, "metrics": split_metrics(metrics), "view": view,
+                   "only": only, "judge": judge, "judge_base_url": judge_base_url,
+                   "ledger": ledger or str(Path(runs_dir) / "ledger.sqlite"), "max_reasks": max_reasks,
+                   "concurrency": concurrency, "timeout": timeout}
+        run_path = new_run_path(runs_dir, name) if save and not dry_run else None
+        setup = start_run(run_path, options) if run_path else None
+    data = _load(options)
+    the_judge = _make_judge(options, budget_tokens)
+    if dry_run:
+        typer.echo(json.dumps(dry_run_plan(data, options["metrics"], options["k"] or None, options["view"], the_judge),
+                              indent=2))
+        return
+    result = _evaluate(data, options, the_judge)
+    if run_path is not None:
+        finish_run(run_path, setup, result)
+    if fmt == "json":
+        typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+    elif fmt == "csv":
+        typer.echo(results_csv(result), nl=False)
+    else:
+        typer.echo(render_table(result))
+        if result.judge_stats is not None:
+            typer.echo(judge_line(options["judge"], result))
+        if run_path is not None:
+            typer.echo(f"run saved: {run_path}")
+
+
+def _load(options: dict):
+    from ragmeter.io import from_samples, load_dataset
+
+    data = load_dataset(options["dataset"], corpus=options.get("corpus"))
+    if options.get("only"):
+        wanted = [x.strip() for x in options["only"].split(",") if x.strip()]
         known = {s.id for s in data.samples}
         missing = [w for w in wanted if w not in known]
         if missing:
             raise typer.BadParameter(f"no sample with id {', '.join(map(repr, missing))}", param_hint="--only")
         data = from_samples([s for s in data.samples if s.id in set(wanted)], path=data.path)
-    the_judge = None
-    if judge:
-        from ragmeter.judges import Budget, Judge, RetryPolicy, make_backend
-        from ragmeter.ledger import Ledger
+    return data
 
-        backend = make_backend(judge, base_url=judge_base_url, concurrency=concurrency,
-                               policy=RetryPolicy(timeout=timeout))
-        the_judge = Judge(backend, ledger=Ledger(ledger), max_reasks=max_reasks,
-                          budget=Budget(max_tokens=budget_tokens) if budget_tokens else None)
-    wanted = split_metrics(metrics)
-    if dry_run:
-        typer.echo(json.dumps(dry_run_plan(data, wanted, k or None, view, the_judge), indent=2))
-        return
-    result = evaluate(data, wanted, k=k or None, view=view, judge=the_judge)
-    if fmt == "json":
-        typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        typer.echo(render_table(result))
-        if result.judge_stats is not None:
-            typer.echo(judge_line(judge, result))
+
+def _make_judge(options: dict, budget_tokens: int | None):
+    if not options.get("judge"):
+        return None
+    from ragmeter.judges import Budget, Judge, RetryPolicy, make_backend
+    from ragmeter.ledger import Ledger
+
+    backend = make_backend(options["judge"], base_url=options.get("judge_base_url"),
+                           concurrency=options.get("concurrency", 8), policy=RetryPolicy(timeout=options.get("timeout", 60)))
+    return Judge(backend, ledger=Ledger(options["ledger"]), max_reasks=options.get("max_reasks", 2),
+                 budget=Budget(max_tokens=budget_tokens) if budget_tokens else None)
+
+
+def _evaluate(data, options: dict, the_judge):
+    from ragmeter.engine import evaluate
+    from ragmeter.report.progress import JudgeProgress
+
+    kwargs = dict(k=options["k"] or None, view=options["view"], judge=the_judge)
+    if the_judge is None or not sys.stderr.isatty():
+        return evaluate(data, options["metrics"], **kwargs)
+    with JudgeProgress(the_judge) as progress:
+        return evaluate(data, options["metrics"], on_judged=progress, **kwargs)
+
+
+def results_csv(result) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.writer(buf)
+    writer.writerow(["sample_id", "metric", "status", "value", "reason"])
+    for row in result.to_dict()["samples"]:
+        for metric, cell in row["metrics"].items():
+            writer.writerow([row["id"], metric, cell["status"], "" if cell["value"] is None else repr(cell["value"]),
+                             cell.get("reason") or cell.get("error") or ""])
+    return buf.getvalue()
 
 
 def dry_run_plan(data, metrics, k, view, judge) -> dict:
@@ -159,6 +221,43 @@ def trec_command(
         typer.echo(json.dumps(result.to_dict(), indent=2))
     else:
         typer.echo("\n".join(lines(result, per_query=per_query)))
+
+
+@app.command("runs")
+@friendly
+def runs_command(runs_dir: str = typer.Argument(os.environ.get("RAGMETER_RUNS_DIR", "runs"))) -> None:
+    """List runs with their status and headline means."""
+    from ragmeter.report.terminal import runs_table
+    from ragmeter.runs import list_runs
+
+    typer.echo(runs_table(list_runs(runs_dir)))
+
+
+@app.command("show")
+@friendly
+def show_command(run: str = typer.Argument(..., help="a run directory")) -> None:
+    """Print a run's setup and summary: means, 95% intervals and coverage."""
+    from ragmeter.report.terminal import show_run
+    from ragmeter.runs import load_run
+
+    typer.echo(show_run(load_run(run)))
+
+
+@app.command("diagnose")
+@friendly
+def diagnose_command(run: str = typer.Argument(..., help="a run directory"),
+                     fmt: str = typer.Option("table", "--format", "-f", help="table or json")) -> None:
+    """Label each query with the failure points its scores show, with the evidence."""
+    from ragmeter.analysis.diagnosis import count_labels, diagnose
+    from ragmeter.report.terminal import diagnosis_text
+    from ragmeter.runs import load_run
+
+    r = load_run(run)
+    found = diagnose(r.samples(), r.results)
+    if fmt == "json":
+        typer.echo(json.dumps({"queries": [d.as_dict() for d in found], "counts": count_labels(found)}, indent=2))
+    else:
+        typer.echo(diagnosis_text(found))
 
 
 @app.command("metrics")

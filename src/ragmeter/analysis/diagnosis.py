@@ -1,0 +1,192 @@
+"""Failure-point diagnosis: label each query with the faults its scores show, with evidence.
+
+Follows the seed's "How to measure RAG performance from the scores together", with the
+failure-point names of Barnett et al. 2024 ("Seven failure points when engineering a RAG
+system"). Each label needs certain metrics in the run; a label whose metrics are missing is
+reported as not checked, never as passed.
+
+| label | rule (defaults in ``Thresholds``) |
+|---|---|
+| missed_top_ranked | hit rate 0 while the sample has relevant chunks labeled |
+| missing_content | the question is unanswerable (no relevant chunk exists); says whether the answer declined |
+| missing_chunk | a hit, but recall < 1: labeled relevant chunks outside the top k |
+| not_in_context | relevant chunks retrieved but not in the context that reached the prompt |
+| buried | a hit, but reciprocal rank <= 0.5 or nDCG < 0.6 |
+| not_extracted | context recall >= 0.7 and faithfulness < 0.7 (the answer left or altered what the context said) |
+| incomplete | faithfulness >= 0.7 and factual recall < 0.7; says whether each missing claim was in the context |
+| incorrect_specificity | faithfulness >= 0.7 and answer relevancy < 0.7 |
+| wrong_format | the answer fails the ``expected_format`` given in the sample's metadata |
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ragmeter.core.sample import Sample
+
+LABELS = ("missed_top_ranked", "missing_content", "missing_chunk", "not_in_context", "buried", "not_extracted",
+          "incomplete", "incorrect_specificity", "wrong_format")
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    buried_rr: float = 0.5
+    buried_ndcg: float = 0.6
+    high: float = 0.7  # "high" context recall / faithfulness
+    low: float = 0.7  # "low" faithfulness / factual recall / answer relevancy
+
+
+@dataclass
+class Finding:
+    label: str
+    evidence: str
+
+
+@dataclass
+class QueryDiagnosis:
+    id: str
+    findings: list[Finding] = field(default_factory=list)
+    not_checked: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def labels(self) -> list[str]:
+        return [f.label for f in self.findings]
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
+                "not_checked": self.not_checked}
+
+
+def _metric(row: dict, pattern: str) -> float | None | bool:
+    """The value of the first metric whose name matches; False when the run lacks it."""
+    for name, cell in row["metrics"].items():
+        if re.fullmatch(pattern, name):
+            return cell["value"] if cell["status"] == "scored" else None
+    return False
+
+
+def diagnose(samples: Sequence[Sample], rows: Sequence[dict], th: Thresholds = Thresholds()) -> list[QueryDiagnosis]:
+    by_id = {r["id"]: r for r in rows}
+    return [_one(s, by_id[s.id], th) for s in samples if s.id in by_id]
+
+
+def _one(s: Sample, row: dict, th: Thresholds) -> QueryDiagnosis:
+    d = QueryDiagnosis(s.id)
+    hit, rr = _metric(row, r"hit_rate@\d+"), _metric(row, r"reciprocal_rank@\d+")
+    ndcg, recall = _metric(row, r"ndcg@\d+"), _metric(row, r"recall@\d+")
+    k = next((int(n.split("@")[1]) for n in row["metrics"] if re.fullmatch(r"(hit_rate|recall|ndcg)@\d+", n)), None)
+    relevant = [c for c, g in s.relevance.items() if g >= 1]
+    top = s.retrieved_ids[:k] if k else s.retrieved_ids
+    ev = row.get("evidence") or {}
+
+    def skip(label: str, why: str) -> None:
+        d.not_checked[label] = why
+
+    if not s.answerable or (s.relevance and not relevant):
+        declined = ev.get("declines")
+        said = {True: "the answer declined", False: "the answer did not decline"}.get(declined, "refusal not judged")
+        d.findings.append(Finding("missing_content", f"no relevant chunk exists for this question; {said}"))
+    if hit is False:
+        skip("missed_top_ranked", "needs hit_rate@k")
+    elif hit == 0 and relevant:
+        d.findings.append(Finding("missed_top_ranked", f"no relevant chunk in the top {k}; relevant: "
+                                                       f"{', '.join(relevant)}"))
+    if hit == 1 and recall is not False and recall is not None and recall < 1:
+        missing = [c for c in relevant if c not in top]
+        d.findings.append(Finding("missing_chunk", f"recall@{k} {recall:.3f}: {', '.join(missing)} not retrieved"))
+    dropped = [c for c in relevant if c in top and c not in s.context_ids]
+    if dropped:
+        d.findings.append(Finding("not_in_context", f"retrieved but not in the prompt: {', '.join(dropped)}"))
+    if hit is False or (rr is False and ndcg is False):
+        skip("buried", "needs hit_rate@k and reciprocal_rank@k or ndcg@k")
+    elif hit == 1 and ((rr not in (False, None) and rr <= th.buried_rr) or
+                       (ndcg not in (False, None) and ndcg < th.buried_ndcg)):
+        first = next(i for i, c in enumerate(top, start=1) if c in relevant)
+        d.findings.append(Finding("buried", f"first relevant chunk at rank {first}"
+                                            + (f"; nDCG@{k} {ndcg:.3f}" if ndcg not in (False, None) else "")))
+    faith = _metric(row, r"faithfulness")
+    ctx_recall = _metric(row, r"context_recall")
+    fact_recall = _metric(row, r"factual_correctness\(mode='recall'\)")
+    relevancy = _metric(row, r"answer_relevancy")
+    if faith is False or ctx_recall is False:
+        skip("not_extracted", "needs faithfulness and context_recall")
+    elif None not in (faith, ctx_recall) and ctx_recall >= th.high and faith < th.low:
+        d.findings.append(Finding("not_extracted", f"context recall {ctx_recall:.2f}, faithfulness {faith:.2f}: "
+                                                   + _failed_claims(ev)))
+    if faith is False or fact_recall is False:
+        skip("incomplete", "needs faithfulness and factual_correctness(mode='recall')")
+    elif None not in (faith, fact_recall) and faith >= th.high and fact_recall < th.low:
+        d.findings.append(Finding("incomplete", f"faithfulness {faith:.2f}, factual recall {fact_recall:.2f}: "
+                                                + _missing_claims(ev)))
+    if faith is False or relevancy is False:
+        skip("incorrect_specificity", "needs faithfulness and answer_relevancy")
+    elif None not in (faith, relevancy) and faith >= th.high and relevancy < th.low:
+        d.findings.append(Finding("incorrect_specificity", f"faithful ({faith:.2f}) but answer relevancy "
+                                                           f"{relevancy:.2f}"))
+    expected = s.metadata.get("expected_format")
+    if expected is not None:
+        problem = format_problem(s.answer or "", expected)
+        if problem:
+            d.findings.append(Finding("wrong_format", problem))
+    return d
+
+
+def _failed_claims(ev: dict) -> str:
+    claims = {c["id"]: c["text"] for c in ev.get("answer_claims") or [] if isinstance(c, dict)}
+    verdicts = ev.get("verdicts", {}).get("answer@context")
+    if not isinstance(verdicts, list):
+        return "claim verdicts not in the run"
+    parts = []
+    for v in verdicts:
+        if v["verdict"] == "contradicted":
+            parts.append(f"claim {v['claim']} \"{claims.get(v['claim'], '')}\" contradicted by "
+                         f"{', '.join(v['sources']) or 'the context'} (altered fact)")
+        elif v["verdict"] == "not_found":
+            parts.append(f"claim {v['claim']} \"{claims.get(v['claim'], '')}\" not in the context")
+    return "; ".join(parts) or "no failing claim recorded"
+
+
+def _missing_claims(ev: dict) -> str:
+    claims = {c["id"]: c["text"] for c in ev.get("reference_claims") or [] if isinstance(c, dict)}
+    in_answer = ev.get("verdicts", {}).get("reference@answer")
+    in_context = ev.get("verdicts", {}).get("reference@context")
+    if not isinstance(in_answer, list):
+        return "claim verdicts not in the run"
+    ctx = {v["claim"]: v["verdict"] for v in in_context} if isinstance(in_context, list) else {}
+    parts = []
+    for v in in_answer:
+        if v["verdict"] != "supported":
+            where = {"supported": "was in the context (incomplete)",
+                     "contradicted": "the context contradicts it"}.get(ctx.get(v["claim"]),
+                                                                       "was not in the context (a retrieval fault)")
+            parts.append(f"\"{claims.get(v['claim'], v['claim'])}\" missing; it {where}")
+    return "; ".join(parts) or "no missing claim recorded"
+
+
+def format_problem(answer: str, expected: Any) -> str | None:
+    """Check an answer against ``expected_format``: "json", "list", "table" or {"regex": ...}."""
+    if expected == "json":
+        try:
+            json.loads(re.sub(r"^```(?:json)?|```$", "", answer.strip()).strip())
+            return None
+        except json.JSONDecodeError:
+            return "expected JSON, the answer does not parse"
+    if expected == "list":
+        items = [line for line in answer.splitlines() if re.match(r"\s*([-*\u2022]|\d+[.)])\s+", line)]
+        return None if len(items) >= 2 else "expected a list, the answer has fewer than two list items"
+    if expected == "table":
+        lines = answer.splitlines()
+        ok = any("|" in a and re.fullmatch(r"\s*\|?\s*:?-{3,}.*", b or "") for a, b in zip(lines, lines[1:]))
+        return None if ok else "expected a Markdown table, none found"
+    if isinstance(expected, dict) and "regex" in expected:
+        return None if re.search(expected["regex"], answer) else f"the answer does not match {expected['regex']!r}"
+    return f"unknown expected_format {expected!r} (use json, list, table or {{\"regex\": ...}})"
+
+
+def count_labels(diagnoses: Sequence[QueryDiagnosis]) -> dict[str, int]:
+    counts = Counter(label for d in diagnoses for label in d.labels)
+    return {label: counts.get(label, 0) for label in LABELS}

@@ -1,0 +1,37 @@
+"""Writing samples back in the dataset format (a run keeps a copy of what it scored)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterable
+
+from ragmeter.core.sample import Sample
+
+
+def sample_to_row(s: Sample) -> dict:
+    """The JSONL record that ``load_dataset`` reads back into an equal sample."""
+    row: dict = {"id": s.id}
+    if s.question is not None:
+        row["question"] = s.question
+    row["retrieved"] = [{k: v for k, v in (("id", c.id), ("score", c.score), ("text", c.text)) if v is not None}
+                        for c in s.retrieved]
+    row["relevant"] = dict(s.relevance)
+    for name in ("answer", "reference"):
+        if getattr(s, name) is not None:
+            row[name] = getattr(s, name)
+    if s.context is not None:
+        row["context"] = list(s.context)
+    row["answerable"] = s.answerable
+    if s.metadata:
+        row["metadata"] = dict(s.metadata)
+    for name in ("reference_claims", "answer_claims"):
+        if getattr(s, name) is not None:
+            row[name] = list(getattr(s, name))
+    return row
+
+
+def write_jsonl(path: str | Path, rows: Iterable[dict]) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")

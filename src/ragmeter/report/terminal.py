@@ -1,0 +1,65 @@
+"""Terminal views of saved runs: the run list, one run's summary, the diagnosis."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime, timezone
+
+from rich.console import Console
+from rich.table import Table
+
+from ragmeter.analysis.diagnosis import count_labels
+
+
+def _render(table) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=160, color_system=None).print(table)
+    return buf.getvalue().rstrip()
+
+
+def _fmt(x, digits: int = 3) -> str:
+    return "n/c" if x is None else f"{x:.{digits}f}"
+
+
+def runs_table(runs) -> str:
+    if not runs:
+        return "no runs yet (ragmeter eval writes them)"
+    t = Table("run", "status", "samples", "headline means", box=None)
+    for r in runs:
+        means = ", ".join(f"{m} {_fmt(v.get('mean'))}" for m, v in list(r.summary.items())[:4])
+        t.add_row(r.name, r.setup.get("status", "?"), str(len(r.results)), means)
+    return _render(t)
+
+
+def show_run(run) -> str:
+    s = run.setup
+    started = datetime.fromtimestamp(s.get("started", 0), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    lines = [f"run {run.name}: {s.get('status')}, ragmeter {s.get('ragmeter_version')}, started {started}",
+             f"dataset {s.get('dataset', {}).get('path')} (fingerprint {s.get('dataset', {}).get('fingerprint')})"]
+    if s.get("judge"):
+        j = s["judge"]
+        lines.append(f"judge: {j['calls']} calls, {j['cached']} from the ledger, {j['input_tokens']} + "
+                     f"{j['output_tokens']} tokens")
+    t = Table("metric", "mean", "95% CI", "scored", "not computed", "failed", box=None)
+    for name, m in run.summary.items():
+        ci = m.get("ci95")
+        t.add_row(name, _fmt(m["mean"]), f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-", str(m["scored"]),
+                  str(m["not_computed"]), str(m["failed"]))
+    lines.append(_render(t))
+    if not run.complete:
+        lines.append(f"incomplete: finish it with `ragmeter eval --resume {run.path}`")
+    return "\n".join(lines)
+
+
+def diagnosis_text(found) -> str:
+    lines = []
+    for d in found:
+        lines.append(f"{d.id}: {', '.join(d.labels) or 'no failure point found'}")
+        lines.extend(f"    {f.label}: {f.evidence}" for f in d.findings)
+    counts = count_labels(found)
+    lines.append("")
+    lines.append("queries per failure point: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none")
+    unchecked = sorted({f"{k} ({v})" for d in found for k, v in d.not_checked.items()})
+    if unchecked:
+        lines.append("not checked: " + "; ".join(unchecked))
+    return "\n".join(lines)
