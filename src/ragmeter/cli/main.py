@@ -243,6 +243,18 @@ def show_command(run: str = typer.Argument(..., help="a run directory")) -> None
     typer.echo(show_run(load_run(run)))
 
 
+@app.command("report")
+@friendly
+def report_command(run: str = typer.Argument(..., help="a run directory"),
+                   html_path: str = typer.Option(..., "--html", help="where to write the HTML report")) -> None:
+    """Write a self-contained HTML report of a run (no CDN, no network, works from file://)."""
+    from ragmeter.report.html import write_html
+    from ragmeter.runs import load_run
+
+    write_html(load_run(run), html_path)
+    typer.echo(f"report written: {html_path}")
+
+
 @app.command("diagnose")
 @friendly
 def diagnose_command(run: str = typer.Argument(..., help="a run directory"),

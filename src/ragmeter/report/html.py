@@ -1,0 +1,216 @@
+"""A self-contained HTML report of a run: one file, no CDN, no network, works from file://.
+
+Sections: the headline table (mean, 95% interval, coverage), a distribution plot per metric
+(inline SVG), the diagnosis counts, a per-query table that sorts (click a header) and
+filters (type in the box), and a drill-down per query: the ranked list with relevance
+marks, what reached the prompt, the answer's claims with their verdicts and the chunks
+cited, the reference claims and which are missing, and the diagnosis findings.
+
+Every string that comes from the data is escaped with ``html.escape``; the script only
+reads the DOM (no data is embedded as code).
+"""
+
+from __future__ import annotations
+
+import html
+from datetime import datetime, timezone
+from typing import Any
+
+from ragmeter.analysis.diagnosis import count_labels, diagnose
+from ragmeter.core.sample import Sample
+from ragmeter.metrics.spec import get_spec
+
+
+def e(value: Any) -> str:
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+CSS = """
+body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#1d2330;color:#fff;padding:18px 28px}header h1{margin:0 0 4px;font-size:20px}
+header p{margin:2px 0;color:#c9cfdb;font-size:13px}main{padding:20px 28px;max-width:1280px}
+h2{font-size:16px;margin:26px 0 10px}table{border-collapse:collapse;background:#fff;width:100%;
+box-shadow:0 1px 2px rgba(0,0,0,.06)}th,td{padding:6px 10px;border-bottom:1px solid #e6e8ee;text-align:left;
+vertical-align:top}th{background:#eef0f4;font-weight:600;cursor:pointer;white-space:nowrap}td.num{text-align:right;white-space:nowrap;
+font-variant-numeric:tabular-nums}.nc{color:#8a92a6;font-style:italic}.failed{color:#b3261e;font-weight:600}
+.plots{display:flex;flex-wrap:wrap;gap:14px}.plot{background:#fff;padding:8px 10px;box-shadow:0 1px 2px rgba(0,0,0,.06)}
+.plot h3{margin:0 0 4px;font-size:13px}details{background:#fff;margin:8px 0;padding:8px 14px;
+box-shadow:0 1px 2px rgba(0,0,0,.06)}summary{cursor:pointer;font-weight:600}.mark{display:inline-block;width:18px;
+text-align:center;border-radius:3px;font-weight:700}.R{background:#d7f0dd;color:#17692d}.N{background:#eceef2;color:#6b7385}
+.v-supported{color:#17692d;font-weight:600}.v-contradicted{color:#b3261e;font-weight:600}.v-not_found{color:#8a5a00;
+font-weight:600}.tag{display:inline-block;background:#fde7e4;color:#8c1d13;border-radius:10px;padding:1px 9px;
+margin:2px 4px 2px 0;font-size:12px}#filter{padding:6px 10px;width:320px;margin-bottom:8px;border:1px solid #c9cfdb;
+border-radius:4px}.muted{color:#6b7385}
+"""
+
+SCRIPT = """
+window.onerror=function(m){document.body.dataset.errors=(document.body.dataset.errors||'')+m+';'};
+(function(){
+ var table=document.getElementById('queries');
+ var rows=Array.prototype.slice.call(table.tBodies[0].rows);
+ Array.prototype.forEach.call(table.tHead.rows[0].cells,function(th,i){
+  th.addEventListener('click',function(){
+   var asc=th.dataset.sort!=='asc';th.dataset.sort=asc?'asc':'desc';
+   rows.sort(function(a,b){
+    var x=a.cells[i].dataset.value,y=b.cells[i].dataset.value;
+    var nx=parseFloat(x),ny=parseFloat(y);
+    var c=(isNaN(nx)||isNaN(ny))?String(x).localeCompare(String(y)):(nx-ny);
+    return asc?c:-c;});
+   rows.forEach(function(r){table.tBodies[0].appendChild(r)});});});
+ document.getElementById('filter').addEventListener('input',function(ev){
+  var q=ev.target.value.toLowerCase();
+  rows.forEach(function(r){r.style.display=r.textContent.toLowerCase().indexOf(q)>=0?'':'none'});});
+ document.body.dataset.ready='1';
+})();
+"""
+
+
+def _num(v: float | None) -> str:
+    return "n/c" if v is None else f"{v:.3f}"
+
+
+def _histogram(values: list[float], bins: int = 10, width: int = 220, height: int = 80) -> str:
+    counts = [0] * bins
+    for v in values:
+        counts[min(bins - 1, max(0, int(v * bins)))] += 1
+    top = max(counts) or 1
+    bar = width / bins
+    rects = "".join(
+        f'<rect x="{i * bar + 1:.1f}" y="{height - 14 - c / top * (height - 20):.1f}" width="{bar - 2:.1f}" '
+        f'height="{c / top * (height - 20):.1f}" fill="#4c6ef5"><title>{i / bins:.1f}-{(i + 1) / bins:.1f}: {c}</title></rect>'
+        for i, c in enumerate(counts))
+    axis = (f'<text x="0" y="{height - 2}" font-size="10" fill="#6b7385">0</text>'
+            f'<text x="{width - 8}" y="{height - 2}" font-size="10" fill="#6b7385">1</text>')
+    return f'<svg width="{width}" height="{height}" role="img" aria-label="distribution">{rects}{axis}</svg>'
+
+
+def _cell(cell: dict | None) -> str:
+    if cell is None:
+        return '<td class="nc" data-value="">-</td>'
+    if cell["status"] == "scored":
+        return f'<td class="num" data-value="{cell["value"]!r}">{cell["value"]:.3f}</td>'
+    cls = "failed" if cell["status"] == "failed" else "nc"
+    why = cell.get("reason") or cell.get("error") or ""
+    label = "failed" if cell["status"] == "failed" else "n/c"
+    return f'<td class="{cls}" data-value="" title="{e(why)}">{label}</td>'
+
+
+def _ranked(s: Sample) -> str:
+    rows = []
+    for rank, c in enumerate(s.retrieved, start=1):
+        rel = s.relevance.get(c.id, 0) >= 1
+        prompt = "in prompt" if c.id in s.context_ids else "dropped"
+        rows.append(f'<tr><td class="num">{rank}</td><td><span class="mark {"R" if rel else "N"}">'
+                    f'{"R" if rel else "."}</span></td><td>{e(c.id)}</td><td class="muted">{prompt}</td>'
+                    f'<td>{e(c.text)}</td></tr>')
+    missing = [cid for cid, g in s.relevance.items() if g >= 1 and cid not in s.retrieved_ids]
+    extra = f'<p class="muted">relevant but not retrieved: {e(", ".join(missing))}</p>' if missing else ""
+    return ('<table><thead><tr><th>rank</th><th>rel</th><th>chunk</th><th>prompt</th><th>text</th></tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>{extra}')
+
+
+def _claims(title: str, claims: Any, verdicts: dict[str, Any]) -> str:
+    if not isinstance(claims, list):
+        reason = claims.get("unavailable") if isinstance(claims, dict) else None
+        return f'<p class="muted">{e(title)}: {e(reason or "not judged in this run")}</p>'
+    heads = "".join(f"<th>{e(name)}</th>" for name in verdicts)
+    rows = []
+    for c in claims:
+        cells = []
+        for v in verdicts.values():
+            found = next((x for x in v if x["claim"] == c["id"]), None) if isinstance(v, list) else None
+            if found is None:
+                cells.append('<td class="nc">-</td>')
+            else:
+                src = f' <span class="muted">({e(", ".join(found["sources"]))})</span>' if found["sources"] else ""
+                cells.append(f'<td><span class="v-{e(found["verdict"])}">{e(found["verdict"])}</span>{src}</td>')
+        rows.append(f'<tr><td class="num">{e(c["id"])}</td><td>{e(c["text"])}</td>{"".join(cells)}</tr>')
+    return (f'<h4>{e(title)}</h4><table><thead><tr><th>#</th><th>claim</th>{heads}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
+
+
+def render_html(run) -> str:
+    samples = {s.id: s for s in run.samples()}
+    found = diagnose(list(samples.values()), run.results)
+    by_id = {d.id: d for d in found}
+    metrics = list(run.summary)
+    setup = run.setup
+    started = datetime.fromtimestamp(setup.get("started", 0), timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    judge = setup.get("options", {}).get("judge") or "none"
+
+    head_rows = []
+    for name in metrics:
+        m = run.summary[name]
+        ci = m.get("ci95")
+        prov = setup.get("metrics", {}).get(name, {})
+        try:
+            definition = get_spec(prov.get("metric_name", name.split("(")[0].split("@")[0])).definition
+        except Exception:
+            definition = ""
+        head_rows.append(
+            f'<tr><td>{e(name)}</td><td class="num">{_num(m["mean"])}</td>'
+            f'<td class="num">{f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"}</td><td class="num">{m["scored"]}</td>'
+            f'<td class="num">{m["not_computed"]}</td><td class="num">{m["failed"]}</td>'
+            f'<td class="muted">v{e(prov.get("metric_version", "?"))} {e(definition)}</td></tr>')
+    plots = "".join(
+        f'<div class="plot"><h3>{e(name)}</h3>{_histogram([v for v in run.values(name).values() if v is not None])}</div>'
+        for name in metrics)
+    counts = count_labels(found)
+    diag = "".join(f'<span class="tag">{e(k)}: {v}</span>' for k, v in counts.items() if v) or "no failure point found"
+
+    q_rows = []
+    for r in run.results:
+        s = samples.get(r["id"])
+        labels = " ".join(by_id[r["id"]].labels) if r["id"] in by_id else ""
+        q_rows.append(f'<tr><td data-value="{e(r["id"])}"><a href="#q-{e(r["id"])}">{e(r["id"])}</a></td>'
+                      f'<td data-value="{e(s.question if s else "")}">{e((s.question or "")[:90] if s else "")}</td>'
+                      + "".join(_cell(r["metrics"].get(name)) for name in metrics)
+                      + f'<td data-value="{e(labels)}">{e(labels)}</td></tr>')
+    q_head = "".join(f"<th>{e(name)}</th>" for name in ["query", "question", *metrics, "failure points"])
+
+    drill = []
+    for r in run.results:
+        s = samples.get(r["id"])
+        if s is None:
+            continue
+        ev = r.get("evidence") or {}
+        verdicts = ev.get("verdicts") or {}
+        d = by_id.get(r["id"])
+        findings = "".join(f'<li><span class="tag">{e(f.label)}</span> {e(f.evidence)}</li>' for f in d.findings) if d else ""
+        answer = f"<p><b>Answer:</b> {e(s.answer)}</p>" if s.answer else ""
+        reference = f"<p><b>Reference:</b> {e(s.reference)}</p>" if s.reference else ""
+        claims = ""
+        if ev:
+            claims = (_claims("Answer claims", ev.get("answer_claims"),
+                              {k: v for k, v in verdicts.items() if k.startswith("answer@")})
+                      + _claims("Reference claims", ev.get("reference_claims"),
+                                {k: v for k, v in verdicts.items() if k.startswith("reference@")}))
+        drill.append(f'<details id="q-{e(s.id)}"><summary>{e(s.id)}: {e(s.question)}</summary>'
+                     f'<h4>Ranked list</h4>{_ranked(s)}'
+                     f'<p><b>Reached the prompt:</b> {e(", ".join(s.context_ids)) or "nothing"}</p>'
+                     f'{answer}{reference}{claims}'
+                     f'<h4>Diagnosis</h4><ul>{findings or "<li>no failure point found</li>"}</ul></details>')
+
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<title>ragmeter report: {e(run.name)}</title><style>{CSS}</style></head>
+<body><header><h1>ragmeter report: {e(run.name)}</h1>
+<p>dataset {e(setup.get("dataset", {}).get("path"))} &middot; fingerprint {e(setup.get("dataset", {}).get("fingerprint"))}
+&middot; {len(run.results)} samples &middot; judge {e(judge)} &middot; ragmeter {e(setup.get("ragmeter_version"))}
+&middot; {e(setup.get("status"))} &middot; started {e(started)}</p></header>
+<main><h2>Headline</h2><table><thead><tr><th>metric</th><th>mean</th><th>95% CI</th><th>scored</th>
+<th>not computed</th><th>failed</th><th>definition</th></tr></thead><tbody>{"".join(head_rows)}</tbody></table>
+<h2>Distributions</h2><div class="plots">{plots}</div>
+<h2>Diagnosis</h2><p>{diag}</p>
+<h2>Queries</h2><input id="filter" placeholder="filter queries" aria-label="filter queries">
+<table id="queries"><thead><tr>{q_head}</tr></thead><tbody>{"".join(q_rows)}</tbody></table>
+<h2>Drill-down</h2>{"".join(drill)}</main>
+<script>{SCRIPT}</script></body></html>
+"""
+
+
+def write_html(run, path: str) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(render_html(run))
+
