@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+pytest_plugins = ["pytester"]
+
 ROOT = Path(__file__).resolve().parent.parent
 WARRANTY = ROOT / "examples" / "warranty"
 SHARED = ROOT.parent / "shared"

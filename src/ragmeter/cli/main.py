@@ -272,6 +272,81 @@ def diagnose_command(run: str = typer.Argument(..., help="a run directory"),
         typer.echo(diagnosis_text(found))
 
 
+@app.command("compare")
+@friendly
+def compare_command(
+    run_a: str = typer.Argument(..., help="the baseline run directory"),
+    run_b: str = typer.Argument(..., help="the new run directory"),
+    metrics: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="compare only these metrics"),
+    allow_setup_change: bool = typer.Option(False, "--allow-setup-change", help="compare runs whose setups differ"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
+) -> None:
+    """Compare two runs per metric: paired difference, 95% interval, p-value (Holm), movers."""
+    from ragmeter.analysis.compare import compare_runs
+    from ragmeter.report.terminal import comparison_text
+    from ragmeter.runs import load_run
+
+    cmp = compare_runs(load_run(run_a), load_run(run_b), metrics=split_metrics(metrics),
+                       allow_setup_change=allow_setup_change)
+    typer.echo(json.dumps(cmp.as_dict(), indent=2) if fmt == "json" else comparison_text(cmp))
+
+
+@app.command("gate")
+def gate_command(
+    run: str = typer.Argument(..., help="the new run directory"),
+    baseline: str = typer.Option(..., "--baseline", help="the baseline run directory"),
+    max_drop: float = typer.Option(0.02, "--max-drop", help="the largest allowed significant drop"),
+    metrics: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="gate only these metrics"),
+    floors: Optional[List[str]] = typer.Option(None, "--min", help="METRIC=VALUE: a floor the run's mean must reach"),
+    alpha: float = typer.Option(0.05, "--alpha", help="significance level after Holm's correction"),
+    allow_setup_change: bool = typer.Option(False, "--allow-setup-change"),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown"),
+) -> None:
+    """Exit 0 when the run holds up against the baseline, 1 when it does not, 2 on a setup mismatch."""
+    from ragmeter.analysis.gate import gate, markdown
+    from ragmeter.runs import load_run
+
+    try:
+        parsed = {}
+        for item in floors or []:
+            name, sep, value = item.rpartition("=")
+            if not sep or not name:
+                raise typer.BadParameter(f"write METRIC=VALUE, got {item!r}", param_hint="--min")
+            parsed[name] = float(value)
+        result = gate(load_run(run), load_run(baseline), max_drop=max_drop, metrics=split_metrics(metrics),
+                      floors=parsed, alpha=alpha, allow_setup_change=allow_setup_change)
+    except (RagmeterError, typer.BadParameter, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if fmt == "json":
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+    elif fmt == "markdown":
+        typer.echo(markdown(result))
+    else:
+        typer.echo("gate passed" if result.passed else "gate failed:\n  " + "\n  ".join(result.failures))
+    raise typer.Exit(0 if result.passed else 1)
+
+
+@app.command("correlate")
+@friendly
+def correlate_command(run: str = typer.Argument(..., help="a run directory"),
+                      fmt: str = typer.Option("table", "--format", "-f", help="table or json")) -> None:
+    """Spearman correlation between metrics across queries; expected pairs that diverge are flagged."""
+    from ragmeter.analysis.correlate import correlate
+    from ragmeter.runs import load_run
+
+    pairs = correlate(load_run(run))
+    if fmt == "json":
+        typer.echo(json.dumps([{"a": p.a, "b": p.b, "rho": p.rho, "n": p.n, "expected": p.expected,
+                                "diverges": p.diverges} for p in pairs], indent=2))
+        return
+    for p in pairs:
+        rho = "n/a" if p.rho is None else f"{p.rho:+.2f}"
+        flag = f"  DIVERGES (expected > {p.expected}: {p.meaning})" if p.diverges else (
+            f"  (expected > {p.expected})" if p.expected is not None else "")
+        typer.echo(f"{p.a} ~ {p.b}: rho {rho} over {p.n} queries{flag}")
+
+
 @app.command("metrics")
 def metrics_command() -> None:
     """List every registered metric with its definition, parameters and source."""

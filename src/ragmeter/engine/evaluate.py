@@ -84,7 +84,7 @@ def evaluate(
                                     embedder=embedder, on_done=on_judged)
     outcomes.update(judged)
     return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
-                            evidence=tuple(evidence) if evidence is not None else None,
+                            testset_fingerprint=dataset.testset_fingerprint, evidence=tuple(evidence) if evidence is not None else None,
                             judge_stats=judge.stats.as_dict() if judge is not None and judged else None)
 
 

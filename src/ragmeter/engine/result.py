@@ -20,6 +20,7 @@ class EvaluationResult:
     outcomes: Mapping[str, tuple[Outcome, ...]]
     dataset_fingerprint: str
     dataset_path: str | None = None
+    testset_fingerprint: str = ""
     evidence: tuple | None = None  # per-sample claim matrices, when judged metrics ran
     judge_stats: dict | None = None  # calls, re-asks, cached, tokens, per prompt
 
@@ -63,7 +64,8 @@ class EvaluationResult:
         if self.evidence is not None:
             for row, ev in zip(samples, self.evidence):
                 row["evidence"] = ev.as_dict()
-        out = {"dataset": {"path": self.dataset_path, "fingerprint": self.dataset_fingerprint},
+        out = {"dataset": {"path": self.dataset_path, "fingerprint": self.dataset_fingerprint,
+                           "testset_fingerprint": self.testset_fingerprint},
                "metrics": metrics, "samples": samples}
         if self.judge_stats is not None:
             out["judge"] = {**self.judge_stats, "calls_per_sample": self.calls_per_sample}

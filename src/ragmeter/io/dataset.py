@@ -26,6 +26,7 @@ class Dataset:
     samples: tuple[Sample, ...]
     path: str | None
     fingerprint: str
+    testset_fingerprint: str = ""  # questions, labels and references only: equal for two systems' runs
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -53,7 +54,8 @@ def load_dataset(path: str | Path, *, corpus: str | Path | None = None) -> Datas
 
 def from_samples(samples: Iterable[Sample], *, path: str | None = None) -> Dataset:
     samples = tuple(samples)
-    return Dataset(samples=samples, path=path, fingerprint=fingerprint(samples))
+    return Dataset(samples=samples, path=path, fingerprint=fingerprint(samples),
+                   testset_fingerprint=testset_fingerprint(samples))
 
 
 def fingerprint(samples: Iterable[Sample]) -> str:
@@ -61,6 +63,20 @@ def fingerprint(samples: Iterable[Sample]) -> str:
     h = hashlib.sha256()
     for s in samples:
         h.update(json.dumps(_canonical(s), sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode())
+        h.update(b"\n")
+    return h.hexdigest()[:16]
+
+
+TEST_FIELDS = ("id", "question", "relevance", "reference", "answerable", "reference_claims")
+
+
+def testset_fingerprint(samples: Iterable[Sample]) -> str:
+    """Fingerprint of what defines the test (questions, labels, references), not the system's
+    outputs (retrieved lists, context, answers): two systems scored on one test set share it."""
+    h = hashlib.sha256()
+    for s in samples:
+        c = _canonical(s)
+        h.update(json.dumps({k: c[k] for k in TEST_FIELDS}, sort_keys=True, ensure_ascii=False).encode())
         h.update(b"\n")
     return h.hexdigest()[:16]
 

@@ -63,3 +63,20 @@ def diagnosis_text(found) -> str:
     if unchecked:
         lines.append("not checked: " + "; ".join(unchecked))
     return "\n".join(lines)
+
+
+def comparison_text(cmp) -> str:
+    lines = []
+    if cmp.differences:
+        lines.append("SETUP DIFFERS (compared anyway):")
+        lines.extend(f"  {d}" for d in cmp.differences)
+    t = Table("metric", "A", "B", "B - A", "95% CI", "p", "p (Holm)", "up/down/tied", "moved most", box=None)
+    for m in cmp.metrics:
+        ci = f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]" if m.ci95 else "-"
+        movers = ", ".join(f"{i} {d:+.2f}" for i, d in m.movers[:3])
+        t.add_row(m.metric, _fmt(m.mean_a), _fmt(m.mean_b), "-" if m.diff is None else f"{m.diff:+.3f}", ci,
+                  f"{m.p:.4f}", f"{m.p_holm:.4f}", f"{m.improved}/{m.worsened}/{m.tied}", movers)
+    lines.append(_render(t))
+    if cmp.only_a or cmp.only_b:
+        lines.append(f"only in A: {', '.join(cmp.only_a) or '-'}; only in B: {', '.join(cmp.only_b) or '-'}")
+    return "\n".join(lines)

@@ -1,0 +1,158 @@
+"""Run-vs-run comparison with paired significance, and the setup check that guards it.
+
+For each metric both runs scored, over the queries scored in both:
+
+- the means and the paired difference d = mean(B - A), with a 95% paired-bootstrap
+  interval (seeded);
+- a two-sided paired randomization (sign-flip) test: p = share of random sign flips of the
+  per-query differences whose mean is at least as far from 0 as the observed one (exact
+  enumeration up to 2^16 flips, else 20,000 seeded ones; Fisher 1935, Smucker et al. 2007);
+- Holm's step-down correction across the metrics compared (Holm 1979);
+- how many queries improved, worsened or tied, and the queries that moved most.
+
+Two runs are comparable only if every setting that changes a number agrees: metric version
+and parameters, k, view, judge backend/model/decoding, prompt hashes, and the test set
+(questions, labels, references). ``compare`` refuses otherwise and says what differs.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from ragmeter.analysis.bootstrap import SEED, paired_bootstrap_ci
+from ragmeter.core.errors import RagmeterError
+
+EXACT_LIMIT = 16
+PERMUTATIONS = 20_000
+
+
+class SetupMismatch(RagmeterError):
+    """The runs' setups differ in something that changes the numbers."""
+
+    def __init__(self, differences: list[str]) -> None:
+        self.differences = differences
+        super().__init__("the runs are not comparable:\n  " + "\n  ".join(differences)
+                         + "\n(--allow-setup-change compares anyway and prints these above the table)")
+
+
+def randomization_p(diffs: Sequence[float], *, seed: int = SEED) -> float:
+    """Two-sided paired sign-flip test of mean(diffs) == 0."""
+    d = np.asarray(diffs, dtype=np.float64)
+    n = len(d)
+    if n == 0 or np.allclose(d, 0):
+        return 1.0
+    observed = abs(d.mean())
+    if n <= EXACT_LIMIT:
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+    else:
+        signs = np.random.default_rng(seed).choice((1.0, -1.0), size=(PERMUTATIONS, n))
+    means = np.abs((signs * d).mean(axis=1))
+    return float(np.mean(means >= observed - 1e-12))
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-adjusted p-values (monotone, capped at 1)."""
+    m = len(pvalues)
+    order = np.argsort(pvalues)
+    adjusted = np.empty(m)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted.tolist()
+
+
+@dataclass
+class MetricComparison:
+    metric: str
+    n: int
+    mean_a: float | None
+    mean_b: float | None
+    diff: float | None
+    ci95: tuple[float, float] | None
+    p: float
+    p_holm: float = 1.0
+    improved: int = 0
+    worsened: int = 0
+    tied: int = 0
+    movers: list[tuple[str, float]] = field(default_factory=list)
+    higher_is_better: bool = True
+
+    def as_dict(self) -> dict:
+        return {"metric": self.metric, "n": self.n, "mean_a": self.mean_a, "mean_b": self.mean_b, "diff": self.diff,
+                "ci95": list(self.ci95) if self.ci95 else None, "p": self.p, "p_holm": self.p_holm,
+                "improved": self.improved, "worsened": self.worsened, "tied": self.tied,
+                "movers": [{"id": i, "diff": d} for i, d in self.movers], "higher_is_better": self.higher_is_better}
+
+
+@dataclass
+class Comparison:
+    metrics: list[MetricComparison]
+    only_a: list[str]
+    only_b: list[str]
+    differences: list[str]
+
+    def as_dict(self) -> dict:
+        return {"metrics": [m.as_dict() for m in self.metrics], "only_in_a": self.only_a, "only_in_b": self.only_b,
+                "setup_differences": self.differences}
+
+
+NUMBER_FIELDS = ("metric_version", "params", "k", "view", "judge")
+
+
+def setup_differences(a, b) -> list[str]:
+    out = []
+    ta = a.setup.get("dataset", {}).get("testset_fingerprint")
+    tb = b.setup.get("dataset", {}).get("testset_fingerprint")
+    if ta != tb:
+        out.append(f"test set (questions, labels, references): {ta} vs {tb}")
+    ma, mb = a.setup.get("metrics", {}), b.setup.get("metrics", {})
+    for name in sorted(set(ma) & set(mb)):
+        for f in NUMBER_FIELDS:
+            if ma[name].get(f) != mb[name].get(f):
+                out.append(f"{name}: {f} {_short(ma[name].get(f))} vs {_short(mb[name].get(f))}")
+    return out
+
+
+def _short(value) -> str:
+    text = str(value)
+    return text if len(text) < 120 else text[:117] + "..."
+
+
+def compare_runs(a, b, *, metrics: Sequence[str] | None = None, allow_setup_change: bool = False,
+                 movers: int = 5) -> Comparison:
+    from ragmeter.metrics.spec import get_spec
+
+    differences = setup_differences(a, b)
+    if differences and not allow_setup_change:
+        raise SetupMismatch(differences)
+    ids_a = {r["id"] for r in a.results}
+    ids_b = {r["id"] for r in b.results}
+    names = [m for m in (metrics or a.summary) if m in b.summary]
+    out = []
+    for name in names:
+        va, vb = a.values(name), b.values(name)
+        paired = [(i, va[i], vb[i]) for i in sorted(ids_a & ids_b) if va.get(i) is not None and vb.get(i) is not None]
+        diffs = [y - x for _, x, y in paired]
+        prov = a.setup.get("metrics", {}).get(name, {})
+        try:
+            better = get_spec(prov.get("metric_name", name)).higher_is_better
+        except RagmeterError:
+            better = True
+        out.append(MetricComparison(
+            metric=name, n=len(paired),
+            mean_a=float(np.mean([x for _, x, _ in paired])) if paired else None,
+            mean_b=float(np.mean([y for _, _, y in paired])) if paired else None,
+            diff=float(np.mean(diffs)) if diffs else None, ci95=paired_bootstrap_ci(diffs),
+            p=randomization_p(diffs),
+            improved=sum((d > 0) == better and d != 0 for d in diffs),
+            worsened=sum((d < 0) == better and d != 0 for d in diffs), tied=sum(d == 0 for d in diffs),
+            movers=sorted(((i, y - x) for i, x, y in paired if y != x), key=lambda t: -abs(t[1]))[:movers],
+            higher_is_better=better))
+    for m, p in zip(out, holm([m.p for m in out])):
+        m.p_holm = p
+    return Comparison(out, sorted(ids_a - ids_b), sorted(ids_b - ids_a), differences)

@@ -1,0 +1,82 @@
+"""Correlation between metrics across queries (Spearman), with the pairs the seed expects to
+move together flagged where they diverge.
+
+Spearman's rho = Pearson correlation of average ranks (Spearman 1904), over the queries
+both metrics scored.
+
+Expected pairs (seed 004's table): faithfulness + answer relevancy > 0.7 (diverging: the
+model understands but hallucinates); context recall + faithfulness > 0.7 (the context is
+there but the answer is wrong); precision + nDCG > 0.8 (top-1 good, the rest noise);
+context precision + hit rate > 0.5 (found something relevant, mostly noise).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+EXPECTED = [
+    ("faithfulness", "answer_relevancy", 0.7, "the model understands the question but hallucinates"),
+    ("context_recall", "faithfulness", 0.7, "the context is there but the answer is wrong"),
+    ("precision", "ndcg", 0.8, "the top chunk is good but the rest is noise"),
+    ("rank_weighted_precision", "hit_rate", 0.5, "something relevant is retrieved but it is mostly noise"),
+    ("judged_context_precision", "hit_rate", 0.5, "something relevant is retrieved but it is mostly noise"),
+]
+
+
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    order = np.argsort(x, kind="mergesort")
+    ranks = np.empty(len(x))
+    sorted_x = x[order]
+    i = 0
+    while i < len(x):
+        j = i
+        while j + 1 < len(x) and sorted_x[j + 1] == sorted_x[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def spearman(x, y) -> float | None:
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 3:
+        return None
+    rx, ry = average_ranks(x), average_ranks(y)
+    if rx.std() == 0 or ry.std() == 0:
+        return None
+    return float(np.corrcoef(rx, ry)[0, 1])
+
+
+@dataclass
+class Pair:
+    a: str
+    b: str
+    rho: float | None
+    n: int
+    expected: float | None = None
+    meaning: str = ""
+
+    @property
+    def diverges(self) -> bool:
+        return self.expected is not None and self.rho is not None and self.rho < self.expected
+
+
+def _base(name: str) -> str:
+    return re.split(r"[(@]", name, maxsplit=1)[0]
+
+
+def correlate(run) -> list[Pair]:
+    names = list(run.summary)
+    values = {n: run.values(n) for n in names}
+    pairs = []
+    for a, b in itertools.combinations(names, 2):
+        common = [i for i in values[a] if values[a][i] is not None and values[b].get(i) is not None]
+        rho = spearman([values[a][i] for i in common], [values[b][i] for i in common])
+        expected = next(((t, why) for x, y, t, why in EXPECTED if {_base(a), _base(b)} == {x, y}
+                         and "(" not in a + b), (None, ""))
+        pairs.append(Pair(a, b, rho, len(common), expected[0], expected[1]))
+    return pairs

@@ -1,0 +1,70 @@
+"""The release gate: fail when a metric dropped significantly by more than allowed, a floor
+is not met, or coverage fell, against a baseline run.
+
+A drop counts when it is larger than ``max_drop`` and significant after Holm's correction
+(paired randomization test, ``alpha``), so a 0.02 wobble on 30 questions passes while a real
+0.1 drop on 200 fails. "Drop" follows each metric's direction (a rise in hallucination is a
+drop). Coverage fell when a metric has more failed or not-computed samples than the baseline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from ragmeter.analysis.compare import Comparison, compare_runs
+
+
+@dataclass
+class GateResult:
+    passed: bool
+    failures: list[str]
+    comparison: Comparison
+    floors: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"passed": self.passed, "failures": self.failures, "floors": self.floors,
+                "comparison": self.comparison.as_dict()}
+
+
+def gate(run, baseline, *, max_drop: float = 0.02, metrics: Sequence[str] | None = None,
+         floors: Mapping[str, float] | None = None, alpha: float = 0.05,
+         allow_setup_change: bool = False) -> GateResult:
+    comparison = compare_runs(baseline, run, metrics=metrics, allow_setup_change=allow_setup_change)
+    failures = []
+    for m in comparison.metrics:
+        if m.diff is None:
+            continue
+        drop = -m.diff if m.higher_is_better else m.diff
+        if drop > max_drop and m.p_holm < alpha:
+            failures.append(f"{m.metric} dropped {drop:.3f} ({m.mean_a:.3f} -> {m.mean_b:.3f}, p={m.p_holm:.4f} "
+                            f"after Holm), more than the allowed {max_drop}")
+        new, old = run.summary.get(m.metric, {}), baseline.summary.get(m.metric, {})
+        lost = (new.get("failed", 0) + new.get("not_computed", 0)) - (old.get("failed", 0) + old.get("not_computed", 0))
+        if lost > 0:
+            failures.append(f"{m.metric} coverage fell: {lost} more samples failed or not computed than the baseline")
+    for name, floor in (floors or {}).items():
+        mean = run.summary.get(name, {}).get("mean")
+        if mean is None:
+            failures.append(f"{name}: no mean in the run (floor {floor})")
+        elif mean < floor:
+            failures.append(f"{name} {mean:.3f} is below its floor {floor}")
+    return GateResult(not failures, failures, comparison, dict(floors or {}))
+
+
+def markdown(result: GateResult) -> str:
+    """A summary for a CI comment."""
+    head = "**ragmeter gate: passed**" if result.passed else "**ragmeter gate: failed**"
+    lines = [head, ""]
+    lines += [f"- {f}" for f in result.failures]
+    lines += ["", "| metric | baseline | new | diff | 95% CI | p (Holm) | up / down / tied |",
+              "|---|---|---|---|---|---|---|"]
+    for m in result.comparison.metrics:
+        ci = f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]" if m.ci95 else "-"
+        fmt = (lambda x: "-" if x is None else f"{x:.3f}")
+        lines.append(f"| {m.metric} | {fmt(m.mean_a)} | {fmt(m.mean_b)} | "
+                     f"{'-' if m.diff is None else f'{m.diff:+.3f}'} | {ci} | {m.p_holm:.4f} | "
+                     f"{m.improved} / {m.worsened} / {m.tied} |")
+    if result.comparison.differences:
+        lines += ["", "Setup differences (compared anyway):"] + [f"- {d}" for d in result.comparison.differences]
+    return "\n".join(lines)
