@@ -31,7 +31,7 @@ def respond(schema_name: str, user_text: str) -> dict:
     if schema_name == "claims":
         answer = user_text.split("ANSWER:\n", 1)[1].split("\n\nREFERENCE ANSWER:", 1)[0]
         claims = [] if answer == "(not needed)" else [
-            {"id": i, "text": t, "addresses_question": True} for i, t in enumerate(ANSWER_CLAIMS, start=1)]
+            {"id": i, "text": t, "addresses_question": True, "cites": []} for i, t in enumerate(ANSWER_CLAIMS, start=1)]
         return {"claims": claims, "declines": False, "reference_claims": []}
     if schema_name == "verdicts":
         evidence = user_text.split("EVIDENCE", 1)[1]

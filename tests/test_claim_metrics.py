@@ -90,7 +90,7 @@ def _sample(answer="A.", context=("c1", "c2"), answerable=True, reference=None, 
 def judge_with(claims, verdicts, declines=False):
     def respond(prompt_id, inputs, messages):
         if prompt_id == "claims.extract":
-            return {"claims": [{"id": i, "text": t, "addresses_question": True} for i, t in enumerate(claims, 1)],
+            return {"claims": [{"id": i, "text": t, "addresses_question": True, "cites": []} for i, t in enumerate(claims, 1)],
                     "declines": declines, "reference_claims": []}
         return {"verdicts": [{"id": i, "verdict": v, "sources": s, "combined": comb, "quote": ""}
                              for i, (v, s, comb) in enumerate(verdicts, 1)]}
@@ -130,7 +130,7 @@ def test_empty_context_makes_no_verification_call():
 def test_judge_output_failure_is_failed_with_the_reason_not_a_number():
     def respond(prompt_id, inputs, messages):
         if prompt_id == "claims.extract":
-            return {"claims": [{"id": 1, "text": "x", "addresses_question": True}], "declines": False,
+            return {"claims": [{"id": 1, "text": "x", "addresses_question": True, "cites": []}], "declines": False,
                     "reference_claims": []}
         return "I think it's fine"
     judge = Judge(ScriptedBackend(respond), max_reasks=1)

@@ -18,8 +18,7 @@ a judgment that never validated is ``Unavailable(failed=True)``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from ragmeter.claims import schemas
 from ragmeter.claims.sentences import split_sentences
@@ -29,63 +28,9 @@ from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.replies import Keyed
 
-# What a metric can need. "a@b" is claim list a verified against source b.
-ANSWER_CLAIMS, REFERENCE_CLAIMS = "answer_claims", "reference_claims"
-PAIRS = ("answer@context", "answer@reference", "reference@context", "reference@answer")
-SENTENCES, QUESTIONS = "context_sentences", "answer_questions"
-NOT_NEEDED = "(not needed)"
-
-
-@dataclass(frozen=True)
-class Unavailable:
-    reason: str
-    failed: bool = False
-
-
-@dataclass(frozen=True)
-class Claim:
-    id: int
-    text: str
-    addresses_question: bool | None = None
-
-
-@dataclass(frozen=True)
-class Verdict:
-    claim: int
-    verdict: str  # supported | contradicted | not_found
-    sources: tuple[str, ...]
-    combined: bool
-    quote: str
-
-
-@dataclass
-class Evidence:
-    """One sample's claims and verdict matrix (claims x sources)."""
-
-    answer_claims: tuple[Claim, ...] | Unavailable | None = None
-    declines: bool | Unavailable | None = None
-    reference_claims: tuple[Claim, ...] | Unavailable | None = None
-    verdicts: dict[str, tuple[Verdict, ...] | Unavailable] = field(default_factory=dict)
-    sentences: tuple[str, ...] = ()
-    needed_sentences: tuple[int, ...] | Unavailable | None = None
-    questions: tuple[str, ...] | Unavailable | None = None
-    noncommittal: bool | None = None
-    calls: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        def plain(x):
-            if isinstance(x, Unavailable):
-                return {"unavailable": x.reason, "failed": x.failed}
-            if isinstance(x, tuple):
-                return [plain(i) for i in x]
-            if isinstance(x, (Claim, Verdict)):
-                return {k: (list(v) if isinstance(v, tuple) else v) for k, v in x.__dict__.items()}
-            return x
-        return {"answer_claims": plain(self.answer_claims), "declines": plain(self.declines),
-                "reference_claims": plain(self.reference_claims),
-                "verdicts": {k: plain(v) for k, v in self.verdicts.items()},
-                "needed_sentences": plain(self.needed_sentences), "sentences": list(self.sentences),
-                "questions": plain(self.questions), "noncommittal": self.noncommittal, "calls": self.calls}
+from ragmeter.claims.matrix import (  # noqa: F401  (re-exported)
+    ANSWER_CLAIMS, NOT_NEEDED, PAIRS, QUESTIONS, REFERENCE_CLAIMS, RUBRIC, SENTENCES, Claim, Evidence, Unavailable,
+    Verdict)
 
 
 def context_passages(sample: Sample) -> list[tuple[str, str]]:
@@ -108,9 +53,11 @@ def check_texts(samples: Sequence[Sample], needs: set[str]) -> None:
 class Planner:
     """Builds the judge requests a sample needs, and reads the judgments back."""
 
-    def __init__(self, needs: Iterable[str], *, questions: int = 3) -> None:
+    def __init__(self, needs: Iterable[str], *, questions: int = 3, criteria: dict | None = None) -> None:
         self.needs = set(needs)
         self.n_questions = questions
+        self.criteria = criteria or {}
+        self.rubric = load_prompt("rubric.score")
         self.extract = load_prompt("claims.extract")
         self.verify = load_prompt("claims.verify")
         self.relevance = load_prompt("context.relevance")
@@ -118,7 +65,7 @@ class Planner:
 
     @property
     def prompt_hashes(self) -> dict[str, str]:
-        return {p.id: p.hash for p in (self.extract, self.verify, self.relevance, self.generate)}
+        return {p.id: p.hash for p in (self.extract, self.verify, self.relevance, self.generate, self.rubric)}
 
     def _wants_answer(self) -> bool:
         return bool(self.needs & {ANSWER_CLAIMS, "answer@context", "answer@reference", "reference@answer"})
@@ -134,7 +81,9 @@ class Planner:
             if s.answer is None or not s.answer.strip():
                 ev.answer_claims = ev.declines = Unavailable("the sample has no answer")
             elif s.answer_claims is not None:
-                ev.answer_claims = tuple(Claim(i, t) for i, t in enumerate(s.answer_claims, start=1))
+                given = s.metadata.get("citations") or []
+                ev.answer_claims = tuple(Claim(i, t, None, tuple(given[i - 1]) if i - 1 < len(given) else ())
+                                         for i, t in enumerate(s.answer_claims, start=1))
                 answer_text = s.answer  # the call still marks relevance and refusal
             else:
                 answer_text = s.answer
@@ -165,6 +114,16 @@ class Planner:
             else:
                 out["questions"] = JudgeRequest(self.generate, {"answer": s.answer, "n": self.n_questions},
                                                 schemas.QUESTIONS, "questions")
+        for need in sorted(n for n in self.needs if n.startswith(RUBRIC)):
+            name = need[len(RUBRIC):]
+            if s.answer is None or not s.answer.strip():
+                ev.rubric[name] = Unavailable("the sample has no answer")
+                continue
+            c = self.criteria[name]
+            context = "\n".join(f"[{cid}] {text or ''}" for cid, text in context_passages(s)) or "(none)"
+            out[need] = JudgeRequest(self.rubric, {**c.prompt_inputs(), "question": s.question or "",
+                                                   "context": context, "answer": s.answer},
+                                     schemas.RUBRIC, "rubric_score", logprobs=True)
         return out
 
     def read_first(self, ev: Evidence, name: str, j: Judgment | Exception) -> None:
@@ -180,15 +139,25 @@ class Planner:
             v = j.value
             ev.declines = v["declines"]
             if ev.answer_claims is None:
-                ev.answer_claims = tuple(Claim(i, c["text"], c["addresses_question"])
+                ev.answer_claims = tuple(Claim(i, c["text"], c["addresses_question"], tuple(c["cites"]))
                                          for i, c in enumerate(v["claims"], start=1))
             elif isinstance(ev.answer_claims, tuple) and len(v["claims"]) == len(ev.answer_claims):
-                ev.answer_claims = tuple(Claim(c.id, c.text, x["addresses_question"])
+                ev.answer_claims = tuple(Claim(c.id, c.text, x["addresses_question"], c.cites or tuple(x["cites"]))
                                          for c, x in zip(ev.answer_claims, v["claims"]))
             if ev.reference_claims is None:
                 ev.reference_claims = tuple(Claim(i, c["text"]) for i, c in enumerate(v["reference_claims"], start=1))
         elif name == "sentences":
             ev.needed_sentences = bad or tuple(sorted({i for i in j.value["needed"] if 1 <= i <= len(ev.sentences)}))
+        elif name.startswith(RUBRIC):
+            crit = self.criteria[name[len(RUBRIC):]]
+            if bad:
+                ev.rubric[crit.name] = bad
+            elif not crit.low <= j.value["score"] <= crit.high:
+                ev.rubric[crit.name] = Unavailable(f"JudgeOutputError: score {j.value['score']} is outside "
+                                                   f"{crit.low}-{crit.high}", failed=True)
+            else:
+                ev.rubric[crit.name] = {"score": j.value["score"], "reason": j.value["reason"],
+                                        "weighted": weighted_score(j.logprobs, crit.low, crit.high)}
         elif name == "questions":
             if bad:
                 ev.questions = bad
@@ -245,13 +214,36 @@ def _unavailable(j: Judgment | Exception) -> Unavailable | None:
     return None
 
 
+def weighted_score(logprobs: list | None, low: int, high: int) -> float | None:
+    """G-Eval's score: sum(s * p(s)) / sum(p(s)) over the scale's values, read from the
+    top log-probabilities of the token that holds the score (Liu et al. 2023). None when the
+    backend gave no log-probabilities."""
+    import math
+    import re
+
+    if not logprobs:
+        return None
+    text = ""
+    for token in logprobs:
+        if re.search(r'"score"\s*:\s*$', text):
+            weights: dict[int, float] = {}
+            for alt in token.get("top_logprobs") or [token]:
+                t = alt["token"].strip()
+                if t.isdigit() and low <= int(t) <= high:
+                    weights[int(t)] = weights.get(int(t), 0.0) + math.exp(alt["logprob"])
+            total = sum(weights.values())
+            return sum(s * p for s, p in weights.items()) / total if total else None
+        text += token["token"]
+    return None
+
+
 def gather(samples: Sequence[Sample], needs: set[str], judge: Judge, *, questions: int = 3,
-           on_done=None) -> tuple[list[Evidence], Planner]:
+           criteria: dict | None = None, on_done=None) -> tuple[list[Evidence], Planner]:
     """Run stage 1 then stage 2 for every sample through the judge (and its ledger).
 
     ``on_done``: an optional progress object with ``start(label, total)`` and ``advance(i)``.
     """
-    planner = Planner(needs, questions=questions)
+    planner = Planner(needs, questions=questions, criteria=criteria)
     check_texts(samples, needs)
     evidence = [Evidence() for _ in samples]
     stages = (("extracting claims", planner.first, planner.read_first),
@@ -268,9 +260,10 @@ def gather(samples: Sequence[Sample], needs: set[str], judge: Judge, *, question
     return evidence, planner
 
 
-def plan_calls(samples: Sequence[Sample], needs: set[str], judge: Judge, *, questions: int = 3) -> dict:
+def plan_calls(samples: Sequence[Sample], needs: set[str], judge: Judge, *, questions: int = 3,
+               criteria: dict | None = None) -> dict:
     """A dry run: calls still needed (stage 2 counted as if every claim list were non-empty)."""
-    planner = Planner(needs, questions=questions)
+    planner = Planner(needs, questions=questions, criteria=criteria)
     check_texts(samples, needs)
     requests: list[JudgeRequest] = []
     second = 0

@@ -10,8 +10,9 @@ EXTRACT = {
         "claims": {"type": "array", "items": {
             "type": "object",
             "properties": {"id": {"type": "integer"}, "text": {"type": "string"},
-                           "addresses_question": {"type": "boolean"}},
-            "required": ["id", "text", "addresses_question"], "additionalProperties": False}},
+                           "addresses_question": {"type": "boolean"},
+                           "cites": {"type": "array", "items": {"type": "string"}}},
+            "required": ["id", "text", "addresses_question", "cites"], "additionalProperties": False}},
         "declines": {"type": "boolean"},
         "reference_claims": {"type": "array", "items": {
             "type": "object",
@@ -45,5 +46,12 @@ QUESTIONS = {
     "type": "object",
     "properties": {"questions": {"type": "array", "items": {"type": "string"}}, "noncommittal": {"type": "boolean"}},
     "required": ["questions", "noncommittal"],
+    "additionalProperties": False,
+}
+
+RUBRIC = {  # the score's bounds are checked against the criterion's scale after validation
+    "type": "object",
+    "properties": {"score": {"type": "integer"}, "reason": {"type": "string"}},
+    "required": ["score", "reason"],
     "additionalProperties": False,
 }

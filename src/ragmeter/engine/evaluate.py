@@ -60,6 +60,7 @@ def evaluate(
     view: str | None = None,
     judge: Any = None,
     embedder: Any = None,
+    criteria: Any = None,
     on_judged: Any = None,
 ) -> EvaluationResult:
     """Score every sample with every measure (see :func:`resolve_measures` for k and view).
@@ -81,7 +82,7 @@ def evaluate(
                                                      [s.relevance for s in samples])
         outcomes[str(m)] = _outcomes(m, batches[m.view], samples, dataset.fingerprint)
     judged, evidence = score_judged([m for m in measures if m.spec.judged], samples, dataset.fingerprint, judge,
-                                    embedder=embedder, on_done=on_judged)
+                                    embedder=embedder, criteria=criteria, on_done=on_judged)
     outcomes.update(judged)
     return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
                             testset_fingerprint=dataset.testset_fingerprint, evidence=tuple(evidence) if evidence is not None else None,

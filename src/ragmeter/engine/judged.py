@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ragmeter._version import __version__
-from ragmeter.claims.evidence import PAIRS, QUESTIONS, SENTENCES, Evidence, gather
+from ragmeter.claims.matrix import PAIRS, QUESTIONS, SENTENCES, Evidence
 from ragmeter.core.results import Failed, NotComputed, Outcome, Provenance, Score
 from ragmeter.core.sample import Sample
+from ragmeter.metrics.generation.rubric import BUILTIN, check_criteria
 from ragmeter.metrics.judged import Stop
 from ragmeter.metrics.spec import Measure
 
@@ -21,6 +22,7 @@ class Env:
     """What a judged metric may use besides the evidence."""
 
     embedder: Callable[[list[str]], Any] | None = None
+    criteria: dict = field(default_factory=dict)
 
 
 def prompts_for(needs: frozenset, hashes: dict[str, str]) -> dict[str, str]:
@@ -33,13 +35,17 @@ def prompts_for(needs: frozenset, hashes: dict[str, str]) -> dict[str, str]:
         ids.add("context.relevance")
     if QUESTIONS in needs:
         ids.add("answer.questions")
+    if any(n.startswith("rubric:") for n in needs):
+        ids.add("rubric.score")
     return {i: hashes[i] for i in sorted(ids)}
 
 
 def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str, judge,
-                 *, embedder=None, on_done=None) -> tuple[dict[str, tuple[Outcome, ...]], list[Evidence] | None]:
+                 *, embedder=None, criteria=None, on_done=None) -> tuple[dict[str, tuple[Outcome, ...]], list[Evidence] | None]:
     if not measures:
         return {}, None
+    criteria = {**BUILTIN, **(criteria or {})}
+    check_criteria(measures, criteria)
     if judge is None:
         out = {}
         for m in measures:
@@ -48,11 +54,19 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
         return out, None
     needs = frozenset().union(*(m.needs for m in measures))
     questions = max((m.params.get("n", 3) for m in measures if "answer_questions" in m.needs), default=3)
-    evidence, planner = gather(samples, set(needs), judge, questions=questions, on_done=on_done)
-    env = Env(embedder=embedder)
+    from ragmeter.claims.evidence import gather  # judges (httpx, jsonschema) load only when judging
+
+    evidence, planner = gather(samples, set(needs), judge, questions=questions, criteria=criteria, on_done=on_done)
+    env = Env(embedder=embedder, criteria=criteria)
     out = {}
     for m in measures:
         judge_info = {**judge.identity, "prompts": prompts_for(m.needs, planner.prompt_hashes)}
+        if m.name == "rubric":
+            crit = criteria[m.params["criterion"]]
+            judge_info["criterion"] = {"description": crit.description, "scale": [crit.low, crit.high],
+                                       "examples": len(crit.examples)}
+            judge_info["rubric_scoring"] = ("probability-weighted over the scale (token log-probabilities)"
+                                            if judge.backend.supports_logprobs else "plain score")
         prov = _provenance(m, fingerprint, judge_info)
         outcomes: list[Outcome] = []
         for s, ev in zip(samples, evidence):

@@ -26,6 +26,7 @@ class Reply:
     output_tokens: int
     latency_s: float
     truncated: bool = False
+    logprobs: list | None = None  # OpenAI-style per-token logprobs, when asked for and offered
 
 
 @dataclass
@@ -44,6 +45,7 @@ class Backend:
     name = "backend"
     model = ""
     base_url: str | None = None
+    supports_logprobs = False
 
     async def complete(self, messages: list[dict], schema: dict, schema_name: str, decoding: Decoding,
                        request: Any = None) -> Reply:
@@ -90,6 +92,7 @@ class OpenAIBackend(_HTTPBackend):
 
     name = "openai"
     DEFAULT_URL = "https://api.openai.com/v1"
+    supports_logprobs = True
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, **kw: Any) -> None:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or self.DEFAULT_URL
@@ -106,6 +109,8 @@ class OpenAIBackend(_HTTPBackend):
                                    "max_tokens": decoding.max_tokens}
         if decoding.seed is not None:
             payload["seed"] = decoding.seed
+        if request is not None and getattr(request, "logprobs", False):
+            payload["logprobs"], payload["top_logprobs"] = True, 10
         start = time.perf_counter()
         for _ in range(2):
             if self.json_mode:
@@ -129,8 +134,10 @@ class OpenAIBackend(_HTTPBackend):
         except (ValueError, KeyError, IndexError, TypeError):
             return Reply(self._redact(response.text[:2000]), 0, 0, time.perf_counter() - start)
         usage = data.get("usage") or {}
+        logprobs = (choice.get("logprobs") or {}).get("content") if isinstance(choice.get("logprobs"), dict) else None
         return Reply(text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                     time.perf_counter() - start, truncated=choice.get("finish_reason") == "length")
+                     time.perf_counter() - start, truncated=choice.get("finish_reason") == "length",
+                     logprobs=logprobs)
 
 
 class AnthropicBackend(_HTTPBackend):

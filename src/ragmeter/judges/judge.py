@@ -44,6 +44,7 @@ class JudgeRequest:
     schema: dict
     schema_name: str
     keyed: Keyed | None = None
+    logprobs: bool = False  # ask for token log-probabilities where the backend offers them
 
     def messages(self) -> list[dict]:
         system, user = self.prompt.render(self.inputs)
@@ -62,6 +63,7 @@ class Judgment:
     input_tokens: int
     output_tokens: int
     cached: bool
+    logprobs: list | None = None
 
 
 @dataclass
@@ -176,7 +178,7 @@ class Judge:
         entry = self.ledger.get(key)
         if entry is not None:
             j = Judgment(key, entry.status == "ok", entry.parsed, entry.error, entry.raw, 0, 0,
-                         entry.input_tokens, entry.output_tokens, cached=True)
+                         entry.input_tokens, entry.output_tokens, cached=True, logprobs=entry.logprobs)
             self.stats.add(request.prompt.id, j)
             return j
         j = await self._ask_backend(request, key)
@@ -184,7 +186,7 @@ class Judge:
                         prompt_id=request.prompt.id, prompt_hash=request.prompt.hash, schema_hash=digest(request.schema),
                         input_hash=digest(dict(request.inputs)), status="ok" if j.ok else "failed", parsed=j.value,
                         raw=j.raw, error=j.error, input_tokens=j.input_tokens, output_tokens=j.output_tokens,
-                        latency_s=0.0, calls=j.calls, reasks=j.reasks)
+                        latency_s=0.0, calls=j.calls, reasks=j.reasks, logprobs=j.logprobs)
         self.stats.add(request.prompt.id, j)
         return j
 
@@ -212,7 +214,8 @@ class Judge:
             text = reply.text
             value, problem, missing = self._check(request, reply, found)
             if problem is None:
-                return Judgment(key, True, value, None, text, calls, reasks, tokens_in, tokens_out, cached=False)
+                return Judgment(key, True, value, None, text, calls, reasks, tokens_in, tokens_out, cached=False,
+                                logprobs=reply.logprobs)
             if attempt == self.max_reasks:
                 break
             reasks += 1

@@ -25,7 +25,8 @@ CREATE TABLE IF NOT EXISTS judgments (
     status TEXT NOT NULL,            -- ok | failed (the reply never validated)
     parsed TEXT, raw TEXT, error TEXT,
     input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, latency_s REAL NOT NULL,
-    calls INTEGER NOT NULL, reasks INTEGER NOT NULL, created_at REAL NOT NULL
+    calls INTEGER NOT NULL, reasks INTEGER NOT NULL, created_at REAL NOT NULL,
+    logprobs TEXT                    -- token log-probabilities when the backend gave them
 );
 """
 
@@ -43,6 +44,7 @@ class Entry:
     reasks: int
     prompt_id: str
     model: str
+    logprobs: Any = None
 
 
 class Ledger:
@@ -60,20 +62,23 @@ class Ledger:
 
     def get(self, key: str) -> Entry | None:
         row = self._db.execute(
-            "SELECT key, status, parsed, raw, error, input_tokens, output_tokens, calls, reasks, prompt_id, model "
-            "FROM judgments WHERE key = ?", (key,)).fetchone()
+            "SELECT key, status, parsed, raw, error, input_tokens, output_tokens, calls, reasks, prompt_id, model, "
+            "logprobs FROM judgments WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        return Entry(row[0], row[1], json.loads(row[2]) if row[2] is not None else None, *row[3:])
+        return Entry(row[0], row[1], json.loads(row[2]) if row[2] is not None else None, *row[3:11],
+                     json.loads(row[11]) if row[11] is not None else None)
 
     def put(self, *, key: str, backend: str, model: str, decoding: dict, prompt_id: str, prompt_hash: str,
             schema_hash: str, input_hash: str, status: str, parsed: Any, raw: str | None, error: str | None,
-            input_tokens: int, output_tokens: int, latency_s: float, calls: int, reasks: int) -> None:
+            input_tokens: int, output_tokens: int, latency_s: float, calls: int, reasks: int,
+            logprobs: Any = None) -> None:
         self._db.execute(
-            "INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (key, backend, model, json.dumps(decoding, sort_keys=True), prompt_id, prompt_hash, schema_hash,
              input_hash, status, json.dumps(parsed) if parsed is not None else None, raw, error,
-             input_tokens, output_tokens, latency_s, calls, reasks, time.time()))
+             input_tokens, output_tokens, latency_s, calls, reasks, time.time(),
+             json.dumps(logprobs) if logprobs is not None else None))
 
     def forget_failed(self) -> int:
         """Drop judgments whose reply never validated, so the next run asks again."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ragmeter.claims.evidence import Claim, Unavailable, Verdict
+from ragmeter.claims.matrix import Claim, Unavailable, Verdict
 
 
 class Stop(Exception):

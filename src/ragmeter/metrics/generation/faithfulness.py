@@ -15,7 +15,7 @@ An answer with no claims (a refusal) is NotComputed, never 0, 1 or NaN.
 Seed q1: claims 1-3 supported, 4 ("2 business days") contradicted, 5 ("free shipping") not
 found: 3/5 with ``'fail'``, 4/5 with ``'pass'``, contradiction rate 1/5.
 
->>> from ragmeter.claims.evidence import Evidence, Claim, Verdict
+>>> from ragmeter.claims.matrix import Evidence, Claim, Verdict
 >>> ev = Evidence(answer_claims=tuple(Claim(i, f"c{i}") for i in range(1, 6)))
 >>> ev.verdicts["answer@context"] = tuple(Verdict(i, v, (), False, "") for i, v in
 ...     enumerate(["supported", "supported", "supported", "contradicted", "not_found"], start=1))

@@ -1,0 +1,72 @@
+"""The claim matrix: one sample's claims and their verdicts against each source (data only).
+
+``Unavailable`` marks evidence a sample lacks (no answer, no reference, an empty context:
+the metric is NotComputed) or a judgment that never validated (``failed=True``: Failed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# What a metric can need. "a@b" is claim list a verified against source b.
+ANSWER_CLAIMS, REFERENCE_CLAIMS = "answer_claims", "reference_claims"
+PAIRS = ("answer@context", "answer@reference", "reference@context", "reference@answer")
+SENTENCES, QUESTIONS = "context_sentences", "answer_questions"
+RUBRIC = "rubric:"
+NOT_NEEDED = "(not needed)"
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    reason: str
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: int
+    text: str
+    addresses_question: bool | None = None
+    cites: tuple[str, ...] = ()  # citation markers of the sentence the claim comes from
+
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: int
+    verdict: str  # supported | contradicted | not_found
+    sources: tuple[str, ...]
+    combined: bool
+    quote: str
+
+
+@dataclass
+class Evidence:
+    """One sample's claims and verdict matrix (claims x sources)."""
+
+    answer_claims: tuple[Claim, ...] | Unavailable | None = None
+    declines: bool | Unavailable | None = None
+    reference_claims: tuple[Claim, ...] | Unavailable | None = None
+    verdicts: dict[str, tuple[Verdict, ...] | Unavailable] = field(default_factory=dict)
+    sentences: tuple[str, ...] = ()
+    needed_sentences: tuple[int, ...] | Unavailable | None = None
+    questions: tuple[str, ...] | Unavailable | None = None
+    noncommittal: bool | None = None
+    rubric: dict[str, Any] = field(default_factory=dict)  # criterion -> {score, weighted, reason} | Unavailable
+    calls: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        def plain(x):
+            if isinstance(x, Unavailable):
+                return {"unavailable": x.reason, "failed": x.failed}
+            if isinstance(x, tuple):
+                return [plain(i) for i in x]
+            if isinstance(x, (Claim, Verdict)):
+                return {k: (list(v) if isinstance(v, tuple) else v) for k, v in x.__dict__.items()}
+            return x
+        return {"answer_claims": plain(self.answer_claims), "declines": plain(self.declines),
+                "reference_claims": plain(self.reference_claims),
+                "verdicts": {k: plain(v) for k, v in self.verdicts.items()},
+                "needed_sentences": plain(self.needed_sentences), "sentences": list(self.sentences),
+                "questions": plain(self.questions), "noncommittal": self.noncommittal,
+                "rubric": {k: plain(v) for k, v in self.rubric.items()}, "calls": self.calls}

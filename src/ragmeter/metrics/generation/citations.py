@@ -1,0 +1,64 @@
+"""Citation recall and precision (ALCE, Gao et al. 2023), read from the shared claim matrix.
+
+Each answer claim carries the citation markers of its sentence (``[1]`` = the first chunk
+of the context, ``[doc-id]`` = that chunk; or, with hand-written ``answer_claims``, a
+``citations`` list per claim in the sample's metadata). A citation *supports* its claim
+when the claim's verdict against the context is supported and the cited chunk is among
+the passages behind that verdict. No extra judge call: the verification call already says
+which passages support each claim.
+
+- citation_recall = claims with at least one supporting citation / claims;
+- citation_precision = citations that support their claim / citations.
+
+>>> resolve("2", ("a", "b", "c")), resolve("[c]", ("a", "b", "c")), resolve("9", ("a",))
+('b', 'c', None)
+"""
+
+from __future__ import annotations
+
+from ragmeter.metrics.judged import by_claim, claims_or_stop, need, undefined
+from ragmeter.metrics.spec import Measure, MetricSpec, register
+
+NEEDS = frozenset({"answer_claims", "answer@context"})
+
+
+def resolve(marker: str, context_ids: tuple[str, ...]) -> str | None:
+    m = marker.strip().strip("[]").strip()
+    if m in context_ids:
+        return m
+    if m.isdigit() and 1 <= int(m) <= len(context_ids):
+        return context_ids[int(m) - 1]
+    return None
+
+
+def _matches(ev, sample):
+    claims = claims_or_stop(ev.answer_claims, "answer")
+    if not any(c.cites for c in claims):
+        raise undefined("the answer cites nothing")
+    verdicts = by_claim(need(ev.verdicts.get("answer@context"), "no verdicts"))
+    ctx = sample.context_ids
+    out = []
+    for c in claims:
+        v = verdicts.get(c.id)
+        backing = set(v.sources) if v is not None and v.verdict == "supported" else set()
+        out.append([(marker, resolve(marker, ctx) in backing) for marker in c.cites])
+    return out
+
+
+def citation_recall(ev, sample, measure: Measure, env=None) -> float:
+    matches = _matches(ev, sample)
+    return sum(any(ok for _, ok in m) for m in matches) / len(matches)
+
+
+def citation_precision(ev, sample, measure: Measure, env=None) -> float:
+    pairs = [ok for m in _matches(ev, sample) for _, ok in m]
+    return sum(pairs) / len(pairs)
+
+
+_COMMON = dict(family="generation", version=1, accepts_k=False, rank_aware=False, needs=NEEDS,
+               source="Gao et al. 2023, Enabling LLMs to Generate Text with Citations (ALCE)",
+               undefined="the answer cites nothing")
+register(MetricSpec(name="citation_recall", **_COMMON, label="cite recall", mean_label="citation recall",
+                    definition="claims with at least one supporting citation / claims", compute=citation_recall))
+register(MetricSpec(name="citation_precision", **_COMMON, label="cite precision", mean_label="citation precision",
+                    definition="citations that support their claim / citations", compute=citation_precision))
