@@ -65,9 +65,12 @@ class Handler(BaseHTTPRequestHandler):
             text = answer if isinstance(answer, str) else json.dumps(answer)
             truncated = action.get("truncate", False)
             if self.path.endswith("/chat/completions"):
+                choice = {"index": 0, "message": {"role": "assistant", "content": text},
+                          "finish_reason": "length" if truncated else "stop"}
+                if payload.get("logprobs") and "score_probs" in action:
+                    choice["logprobs"] = {"content": _score_logprobs(text, action["score_probs"])}
                 reply = {"id": "x", "object": "chat.completion", "model": payload["model"],
-                         "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                      "finish_reason": "length" if truncated else "stop"}],
+                         "choices": [choice],
                          "usage": {"prompt_tokens": len(json.dumps(payload)) // 4, "completion_tokens": len(text) // 4}}
             elif self.path.endswith("/v1/messages"):
                 tool = payload["tools"][0]["name"]
@@ -95,6 +98,19 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+def _score_logprobs(text: str, probs: dict) -> list:
+    """OpenAI-style token logprobs for a reply holding '"score": N', with alternatives for N."""
+    import math
+    import re
+
+    m = re.search(r'"score"\s*:\s*', text)
+    digit = text[m.end()]
+    top = [{"token": k, "logprob": math.log(v)} for k, v in probs.items()]
+    return [{"token": text[:m.end()], "logprob": 0.0, "top_logprobs": []},
+            {"token": digit, "logprob": math.log(probs.get(digit, 1e-6)), "top_logprobs": top},
+            {"token": text[m.end() + 1:], "logprob": 0.0, "top_logprobs": []}]
 
 
 def start(responder: Callable[[str, dict], Any]) -> tuple[ThreadingHTTPServer, ServerState]:

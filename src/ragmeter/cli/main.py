@@ -72,6 +72,7 @@ def eval_command(
     name: str = typer.Option("eval", "--name", help="run name (the directory is <timestamp>-<name>)"),
     save: bool = typer.Option(True, "--save/--no-save", help="write a run directory"),
     resume: Optional[str] = typer.Option(None, "--resume", help="finish an interrupted run directory"),
+    criteria: Optional[str] = typer.Option(None, "--criteria", help="rubric criteria file (JSON or YAML)"),
 ) -> None:
     """Score a dataset: label metrics, and claim metrics through a judge; print the table and means."""
     from pathlib import Path
@@ -90,7 +91,7 @@ def eval_command(
         options = {"dataset": dataset, "corpus": corpus, "k": k, "metrics": split_metrics(metrics), "view": view,
                    "only": only, "judge": judge, "judge_base_url": judge_base_url,
                    "ledger": ledger or str(Path(runs_dir) / "ledger.sqlite"), "max_reasks": max_reasks,
-                   "concurrency": concurrency, "timeout": timeout}
+                   "concurrency": concurrency, "timeout": timeout, "criteria": criteria}
         run_path = new_run_path(runs_dir, name) if save and not dry_run else None
         setup = start_run(run_path, options) if run_path else None
     data = _load(options)
@@ -144,7 +145,10 @@ def _evaluate(data, options: dict, the_judge):
     from ragmeter.engine import evaluate
     from ragmeter.report.progress import JudgeProgress
 
-    kwargs = dict(k=options["k"] or None, view=options["view"], judge=the_judge)
+    from ragmeter.metrics.generation.rubric import load_criteria
+
+    criteria = load_criteria(options["criteria"]) if options.get("criteria") else None
+    kwargs = dict(k=options["k"] or None, view=options["view"], judge=the_judge, criteria=criteria)
     if the_judge is None or not sys.stderr.isatty():
         return evaluate(data, options["metrics"], **kwargs)
     with JudgeProgress(the_judge) as progress:
@@ -345,6 +349,84 @@ def correlate_command(run: str = typer.Argument(..., help="a run directory"),
         flag = f"  DIVERGES (expected > {p.expected}: {p.meaning})" if p.diverges else (
             f"  (expected > {p.expected})" if p.expected is not None else "")
         typer.echo(f"{p.a} ~ {p.b}: rho {rho} over {p.n} queries{flag}")
+
+
+def _samples(path: str):
+    from pathlib import Path
+
+    from ragmeter.io import load_dataset
+    from ragmeter.runs import load_run
+
+    return load_run(path).samples() if Path(path).is_dir() else load_dataset(path).samples
+
+
+@app.command("pairwise")
+@friendly
+def pairwise_command(
+    a: str = typer.Argument(..., help="run directory or dataset with system A's answers"),
+    b: Optional[str] = typer.Argument(None, help="run directory or dataset with system B's answers"),
+    b_field: Optional[str] = typer.Option(None, "--b-field", help="compare `answer` with metadata[B_FIELD] of A"),
+    judge: str = typer.Option(..., "--judge", help="openai:<model> or anthropic:<model>"),
+    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url"),
+    ledger: str = typer.Option(os.path.join(os.environ.get("RAGMETER_RUNS_DIR", "runs"), "ledger.sqlite"), "--ledger"),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
+) -> None:
+    """Which answer is better, per question, asked in both orders: wins, ties, position and length bias."""
+    import dataclasses
+
+    from ragmeter.analysis.pairwise import pairwise
+
+    samples_a = _samples(a)
+    if b_field:
+        samples_b = [dataclasses.replace(s, answer=s.metadata.get(b_field)) for s in samples_a]
+    elif b:
+        samples_b = _samples(b)
+    else:
+        raise typer.BadParameter("give system B (a run or dataset) or --b-field", param_hint="B")
+    options = {"judge": judge, "judge_base_url": judge_base_url, "ledger": ledger}
+    result = pairwise(samples_a, samples_b, _make_judge(options, None))
+    if fmt == "json":
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    d = result.as_dict()
+    ci = d["win_rate_ci95"]
+    typer.echo(f"B vs A: {d['wins']} wins, {d['ties']} ties, {d['losses']} losses ({d['failed']} failed)")
+    if d["win_rate"] is not None:
+        typer.echo(f"B's win rate {d['win_rate']:.3f} (ties count 1/2), 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]")
+        typer.echo(f"position bias: {d['position_bias_rate']:.3f} of pairs flipped with the order (recorded as ties)")
+        lb = d["length_bias"]
+        typer.echo(f"length bias: the longer answer won {lb['longer_won']} of {lb['decisive_with_length_difference']} "
+                   f"decisive pairs (binomial p={lb['p']:.4f})")
+
+
+@app.command("agreement")
+@friendly
+def agreement_command(
+    run: str = typer.Argument(..., help="a run directory"),
+    labels: str = typer.Option(..., "--labels", help="human labels: JSONL or CSV with id and one column per metric"),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
+) -> None:
+    """Judge vs human labels per metric: kappa, Spearman, Kendall, confusion, and the PPI-corrected mean."""
+    from ragmeter.analysis.agreement import agreement
+    from ragmeter.io.labels import load_labels
+    from ragmeter.runs import load_run
+
+    r = load_run(run)
+    human = load_labels(labels)
+    found = [agreement(r.values(metric), values, metric) for metric, values in human.items() if metric in r.summary]
+    if not found:
+        raise typer.BadParameter(f"no label column matches a metric of the run ({', '.join(r.summary)})",
+                                 param_hint="--labels")
+    if fmt == "json":
+        typer.echo(json.dumps([a.as_dict() for a in found], indent=2))
+        return
+    for a in found:
+        fmt3 = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
+        ppi = f"{fmt3(a.ppi)} [{a.ppi_ci95[0]:.3f}, {a.ppi_ci95[1]:.3f}]" if a.ppi_ci95 else "n/a"
+        typer.echo(f"{a.metric}: {a.n} labeled; judge mean {fmt3(a.judge_mean)}, PPI-corrected {ppi}; "
+                   f"kappa {fmt3(a.kappa)}, Spearman {fmt3(a.spearman)}, Kendall {fmt3(a.kendall)}")
+        if a.confusion:
+            typer.echo("    confusion: " + ", ".join(f"{k} {v}" for k, v in a.confusion.items()))
 
 
 @app.command("metrics")
