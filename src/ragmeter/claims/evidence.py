@@ -29,8 +29,8 @@ from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.replies import Keyed
 
 from ragmeter.claims.matrix import (  # noqa: F401  (re-exported)
-    ANSWER_CLAIMS, NOT_NEEDED, PAIRS, QUESTIONS, REFERENCE_CLAIMS, RUBRIC, SENTENCES, Claim, Evidence, Unavailable,
-    Verdict)
+    ANSWER_CLAIMS, NOT_NEEDED, PAIRS, QUESTIONS, REFERENCE_CLAIMS, RUBRIC, SENTENCES, STANDALONE, Claim, Evidence,
+    Unavailable, Verdict)
 
 
 def context_passages(sample: Sample) -> list[tuple[str, str]]:
@@ -58,6 +58,7 @@ class Planner:
         self.n_questions = questions
         self.criteria = criteria or {}
         self.rubric = load_prompt("rubric.score")
+        self.standalone = load_prompt("turn.standalone")
         self.extract = load_prompt("claims.extract")
         self.verify = load_prompt("claims.verify")
         self.relevance = load_prompt("context.relevance")
@@ -65,7 +66,8 @@ class Planner:
 
     @property
     def prompt_hashes(self) -> dict[str, str]:
-        return {p.id: p.hash for p in (self.extract, self.verify, self.relevance, self.generate, self.rubric)}
+        return {p.id: p.hash for p in (self.extract, self.verify, self.relevance, self.generate, self.rubric,
+                                          self.standalone)}
 
     def _wants_answer(self) -> bool:
         return bool(self.needs & {ANSWER_CLAIMS, "answer@context", "answer@reference", "reference@answer"})
@@ -96,7 +98,8 @@ class Planner:
                 reference_text = s.reference
         if answer_text != NOT_NEEDED or reference_text != NOT_NEEDED:
             out["extract"] = JudgeRequest(self.extract, {"question": s.question or "", "answer": answer_text,
-                                                         "reference": reference_text},
+                                                         "reference": reference_text,
+                                                         "history": s.metadata.get("history", "(none)")},
                                           schemas.EXTRACT, "claims")
         if SENTENCES in self.needs:
             ev.sentences = tuple(sent for _, text in context_passages(s) for sent in split_sentences(text or ""))
@@ -114,6 +117,18 @@ class Planner:
             else:
                 out["questions"] = JudgeRequest(self.generate, {"answer": s.answer, "n": self.n_questions},
                                                 schemas.QUESTIONS, "questions")
+        if STANDALONE in self.needs:
+            turn = s.metadata.get("turn")
+            if "standalone" in s.metadata:
+                ev.standalone = bool(s.metadata["standalone"])  # the data says so: no call
+            elif turn is None:
+                ev.standalone = Unavailable("not a conversation turn")
+            elif turn == 1:
+                ev.standalone = True  # nothing came before it
+            else:
+                out["standalone"] = JudgeRequest(self.standalone, {"history": s.metadata.get("history", ""),
+                                                                   "question": s.question or ""},
+                                                 schemas.STANDALONE, "standalone")
         for need in sorted(n for n in self.needs if n.startswith(RUBRIC)):
             name = need[len(RUBRIC):]
             if s.answer is None or not s.answer.strip():
@@ -148,6 +163,8 @@ class Planner:
                 ev.reference_claims = tuple(Claim(i, c["text"]) for i, c in enumerate(v["reference_claims"], start=1))
         elif name == "sentences":
             ev.needed_sentences = bad or tuple(sorted({i for i in j.value["needed"] if 1 <= i <= len(ev.sentences)}))
+        elif name == "standalone":
+            ev.standalone = bad or j.value["standalone"]
         elif name.startswith(RUBRIC):
             crit = self.criteria[name[len(RUBRIC):]]
             if bad:

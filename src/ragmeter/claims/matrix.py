@@ -14,6 +14,7 @@ ANSWER_CLAIMS, REFERENCE_CLAIMS = "answer_claims", "reference_claims"
 PAIRS = ("answer@context", "answer@reference", "reference@context", "reference@answer")
 SENTENCES, QUESTIONS = "context_sentences", "answer_questions"
 RUBRIC = "rubric:"
+STANDALONE = "turn_standalone"
 NOT_NEEDED = "(not needed)"
 
 
@@ -52,7 +53,8 @@ class Evidence:
     needed_sentences: tuple[int, ...] | Unavailable | None = None
     questions: tuple[str, ...] | Unavailable | None = None
     noncommittal: bool | None = None
-    rubric: dict[str, Any] = field(default_factory=dict)  # criterion -> {score, weighted, reason} | Unavailable
+    rubric: dict[str, Any] = field(default_factory=dict)
+    standalone: bool | Unavailable | None = None  # criterion -> {score, weighted, reason} | Unavailable
     calls: int = 0
 
     def as_dict(self) -> dict[str, Any]:
@@ -69,4 +71,5 @@ class Evidence:
                 "verdicts": {k: plain(v) for k, v in self.verdicts.items()},
                 "needed_sentences": plain(self.needed_sentences), "sentences": list(self.sentences),
                 "questions": plain(self.questions), "noncommittal": self.noncommittal,
-                "rubric": {k: plain(v) for k, v in self.rubric.items()}, "calls": self.calls}
+                "rubric": {k: plain(v) for k, v in self.rubric.items()}, "standalone": plain(self.standalone),
+                "calls": self.calls}

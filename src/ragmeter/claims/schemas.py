@@ -55,3 +55,10 @@ RUBRIC = {  # the score's bounds are checked against the criterion's scale after
     "required": ["score", "reason"],
     "additionalProperties": False,
 }
+
+STANDALONE = {
+    "type": "object",
+    "properties": {"standalone": {"type": "boolean"}},
+    "required": ["standalone"],
+    "additionalProperties": False,
+}

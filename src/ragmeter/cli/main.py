@@ -429,6 +429,32 @@ def agreement_command(
             typer.echo("    confusion: " + ", ".join(f"{k} {v}" for k, v in a.confusion.items()))
 
 
+@app.command("turns")
+@friendly
+def turns_command(run: str = typer.Argument(..., help="a run directory of a conversation dataset"),
+                  svg: Optional[str] = typer.Option(None, "--svg", help="also write a plot of the means by turn"),
+                  fmt: str = typer.Option("text", "--format", "-f", help="text or json")) -> None:
+    """Scores by turn index (1, 2, 3+) and standalone vs non-standalone turns."""
+    from ragmeter.analysis.turns import by_turn, svg_plot
+    from ragmeter.runs import load_run
+
+    r = load_run(run)
+    table = by_turn(r.samples(), r.results)
+    if not table["turns"]:
+        raise typer.BadParameter("the run has no conversation turns", param_hint="RUN")
+    if svg:
+        with open(svg, "w", encoding="utf-8") as f:
+            f.write(svg_plot(table))
+    if fmt == "json":
+        typer.echo(json.dumps(table, indent=2))
+        return
+    for title, groups in (("by turn", table["turns"]), ("by question kind", table["standalone"])):
+        typer.echo(title + ":")
+        for group, metrics in groups.items():
+            cells = ", ".join(f"{m} {v['mean']:.3f} (n={v['n']})" for m, v in metrics.items())
+            typer.echo(f"  {group:<15} {cells}")
+
+
 @app.command("metrics")
 def metrics_command() -> None:
     """List every registered metric with its definition, parameters and source."""

@@ -37,6 +37,8 @@ def prompts_for(needs: frozenset, hashes: dict[str, str]) -> dict[str, str]:
         ids.add("answer.questions")
     if any(n.startswith("rubric:") for n in needs):
         ids.add("rubric.score")
+    if "turn_standalone" in needs:
+        ids.add("turn.standalone")
     return {i: hashes[i] for i in sorted(ids)}
 
 

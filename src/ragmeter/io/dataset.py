@@ -16,6 +16,7 @@ from ragmeter.core.sample import Sample
 from ragmeter.io.corpus import attach_texts, load_corpus
 from ragmeter.io.csv_table import iter_csv
 from ragmeter.io.jsonl import iter_jsonl
+from ragmeter.io.conversations import flatten, is_conversational
 from ragmeter.io.rows import make_samples
 
 
@@ -46,6 +47,8 @@ def load_dataset(path: str | Path, *, corpus: str | Path | None = None) -> Datas
     else:
         raise InvalidInputError(f"unknown dataset format {suffix or '(no extension)'!r}", file=path,
                                 fix="use .jsonl or .csv (TREC files go to `ragmeter trec QRELS RUN`)")
+    if any(is_conversational(r) for _, r in records):
+        records = flatten(records, path)
     samples = make_samples(records, path)
     if corpus is not None:
         samples = attach_texts(samples, load_corpus(corpus))

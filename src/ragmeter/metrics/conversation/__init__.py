@@ -1,0 +1,3 @@
+"""Conversation metrics. Importing registers them."""
+
+from ragmeter.metrics.conversation import standalone  # noqa: F401
