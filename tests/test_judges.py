@@ -218,3 +218,12 @@ def test_no_secret_in_ledger_or_identity(server, tmp_path):
     judge.ledger.close()
     assert KEY.encode() not in (tmp_path / "ledger.sqlite").read_bytes()
     assert KEY not in repr(judge.identity)
+
+
+def test_a_judge_runs_again_in_a_new_event_loop(server):
+    """Each sync run has its own event loop; the limiter must not stay bound to the first."""
+    server.delay = 0.02
+    judge = openai_judge(server, concurrency=2, budget=Budget(max_tokens=10**9))
+    for round_ in range(2):
+        assert all(r.ok for r in judge.run([request(f"round {round_} item {i}") for i in range(8)]))
+    assert server.count == 16 and server.max_in_flight <= 2

@@ -64,6 +64,7 @@ class Judgment:
     output_tokens: int
     cached: bool
     logprobs: list | None = None
+    latency_s: float = 0.0
 
 
 @dataclass
@@ -85,6 +86,13 @@ class Budget:
     reserved_in: int = 0
     reserved_out: int = 0
     _cond: asyncio.Condition | None = field(default=None, repr=False)
+    _loop: Any = field(default=None, repr=False)
+
+    def _condition(self) -> asyncio.Condition:
+        loop = asyncio.get_running_loop()
+        if self._cond is None or self._loop is not loop:  # each sync run has its own event loop
+            self._cond, self._loop = asyncio.Condition(), loop
+        return self._cond
 
     def usd(self, tokens_in: int, tokens_out: int) -> float:
         return ((self.price_in or 0.0) * tokens_in + (self.price_out or 0.0) * tokens_out) / 1e6
@@ -96,26 +104,26 @@ class Budget:
         return self.max_usd is None or self.usd(total_in, total_out) <= self.max_usd
 
     async def reserve(self, est_in: int, est_out: int) -> None:
-        if self._cond is None:
-            self._cond = asyncio.Condition()
-        async with self._cond:
+        cond = self._condition()
+        async with cond:
             while not self._fits(est_in, est_out):
                 if self.reserved_in == 0 and self.reserved_out == 0:
                     cap = f"{self.max_tokens} tokens" if self.max_tokens is not None else f"${self.max_usd:.2f}"
                     raise BudgetExceeded(f"stopping before a call that could pass the budget of {cap} "
                                          f"({self.spent_in + self.spent_out} tokens spent); the judgments so far "
                                          f"are stored: rerun with a larger --budget to resume")
-                await self._cond.wait()
+                await cond.wait()
             self.reserved_in += est_in
             self.reserved_out += est_out
 
     async def settle(self, est_in: int, est_out: int, used_in: int, used_out: int) -> None:
-        async with self._cond:
+        cond = self._condition()
+        async with cond:
             self.reserved_in -= est_in
             self.reserved_out -= est_out
             self.spent_in += used_in
             self.spent_out += used_out
-            self._cond.notify_all()
+            cond.notify_all()
 
 
 @dataclass
@@ -126,6 +134,7 @@ class JudgeStats:
     failed: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    latency_s: float = 0.0  # summed over calls made (not cached)
     by_prompt: dict = field(default_factory=dict)
 
     def add(self, prompt_id: str, j: Judgment) -> None:
@@ -136,6 +145,7 @@ class JudgeStats:
         if not j.cached:
             self.input_tokens += j.input_tokens
             self.output_tokens += j.output_tokens
+            self.latency_s += j.latency_s
         per = self.by_prompt.setdefault(prompt_id, {"calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0})
         per["calls"] += j.calls
         per["cached"] += j.cached
@@ -145,7 +155,8 @@ class JudgeStats:
 
     def as_dict(self) -> dict:
         return {"calls": self.calls, "reasks": self.reasks, "cached": self.cached, "failed": self.failed,
-                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "by_prompt": self.by_prompt}
+                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "latency_s": round(self.latency_s, 6), "by_prompt": self.by_prompt}
 
 
 class Judge:
@@ -186,7 +197,7 @@ class Judge:
                         prompt_id=request.prompt.id, prompt_hash=request.prompt.hash, schema_hash=digest(request.schema),
                         input_hash=digest(dict(request.inputs)), status="ok" if j.ok else "failed", parsed=j.value,
                         raw=j.raw, error=j.error, input_tokens=j.input_tokens, output_tokens=j.output_tokens,
-                        latency_s=0.0, calls=j.calls, reasks=j.reasks, logprobs=j.logprobs)
+                        latency_s=j.latency_s, calls=j.calls, reasks=j.reasks, logprobs=j.logprobs)
         self.stats.add(request.prompt.id, j)
         return j
 
@@ -195,6 +206,7 @@ class Judge:
         messages = list(base)
         found: dict = {}
         calls = reasks = tokens_in = tokens_out = 0
+        latency = 0.0
         problem, text = "no reply", None
         for attempt in range(self.max_reasks + 1):
             estimate_in = sum(len(m["content"]) for m in messages) // 4 + 1
@@ -209,20 +221,21 @@ class Judge:
                 if self.budget:
                     await self.budget.settle(estimate_in, self.decoding.max_tokens, *used)
             calls += 1
+            latency += reply.latency_s
             tokens_in += reply.input_tokens
             tokens_out += reply.output_tokens
             text = reply.text
             value, problem, missing = self._check(request, reply, found)
             if problem is None:
                 return Judgment(key, True, value, None, text, calls, reasks, tokens_in, tokens_out, cached=False,
-                                logprobs=reply.logprobs)
+                                logprobs=reply.logprobs, latency_s=latency)
             if attempt == self.max_reasks:
                 break
             reasks += 1
             messages = base + [{"role": "assistant", "content": (text or "")[:MAX_ECHO]},
                                {"role": "user", "content": _reask(request, problem, missing)}]
         return Judgment(key, False, None, f"JudgeOutputError: {problem} (after {reasks} re-asks)", text,
-                        calls, reasks, tokens_in, tokens_out, cached=False)
+                        calls, reasks, tokens_in, tokens_out, cached=False, latency_s=latency)
 
     @staticmethod
     def _check(request: JudgeRequest, reply, found: dict) -> tuple[Any, str | None, list]:

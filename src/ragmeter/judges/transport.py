@@ -54,21 +54,31 @@ class AdaptiveLimiter:
         self.successes = 0
         self.paused_until = 0.0
         self.throttled = 0
-        self._cond = asyncio.Condition()
+        self._cond: asyncio.Condition | None = None
+        self._loop = None
+
+    def _condition(self) -> asyncio.Condition:
+        """The condition of the running event loop (each sync ``Judge.run`` has its own loop)."""
+        loop = asyncio.get_running_loop()
+        if self._cond is None or self._loop is not loop:
+            self._cond, self._loop, self.active = asyncio.Condition(), loop, 0
+        return self._cond
 
     async def acquire(self) -> None:
-        async with self._cond:
+        cond = self._condition()
+        async with cond:
             while self.active >= self.limit:
-                await self._cond.wait()
+                await cond.wait()
             self.active += 1
         delay = self.paused_until - time.monotonic()
         if delay > 0:
             await asyncio.sleep(delay)
 
     async def release(self) -> None:
-        async with self._cond:
+        cond = self._condition()
+        async with cond:
             self.active -= 1
-            self._cond.notify_all()
+            cond.notify_all()
 
     def on_success(self) -> None:
         self.successes += 1

@@ -1,0 +1,116 @@
+"""``ragmeter.log_request(...)``: the app-side hook that appends one request per line.
+
+Thread-safe, bounded, and it never raises into the app: a full queue drops the record and
+counts it, a record that cannot be written is counted as an error. A background thread
+writes each record as one ``write`` of one line to a file opened in append mode, so
+``ragmeter watch`` never sees half a record (it reads complete lines only).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import queue
+import threading
+import time
+import uuid
+from typing import Any
+
+DEFAULT_PATH_ENV = "RAGMETER_LOG"
+
+
+class RequestLogger:
+    def __init__(self, path: str, *, max_queue: int = 10_000) -> None:
+        self.path = path
+        self.dropped = 0
+        self.errors = 0
+        self.written = 0
+        self._queue: queue.Queue = queue.Queue(maxsize=max_queue)
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._run, name="ragmeter-log-writer", daemon=True)
+        self._thread.start()
+
+    def log(self, question: Any, retrieved: Any = None, answer: Any = None, *, request_id: str | None = None,
+            context: Any = None, **metadata: Any) -> bool:
+        """Queue one request; False (never an exception) when it had to be dropped."""
+        try:
+            record = {"request_id": request_id or uuid.uuid4().hex, "ts": time.time(), "question": question,
+                      "retrieved": _chunks(retrieved), "answer": answer}
+            if context is not None:
+                record["context"] = list(context)
+            if metadata:
+                record["metadata"] = metadata
+            line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+            self._queue.put_nowait(line)
+            return True
+        except queue.Full:
+            with self._lock:
+                self.dropped += 1
+            return False
+        except Exception:  # noqa: BLE001 - the hook must never break the app
+            with self._lock:
+                self.errors += 1
+            return False
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        deadline = time.monotonic() + timeout
+        while self._queue.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return not self._queue.unfinished_tasks
+
+    def _run(self) -> None:
+        while True:
+            line = self._queue.get()
+            try:
+                with open(self.path, "a", encoding="utf-8") as f:
+                    f.write(line)
+                self.written += 1
+            except OSError:
+                with self._lock:
+                    self.errors += 1
+            finally:
+                self._queue.task_done()
+
+
+def _chunks(retrieved: Any) -> list:
+    out = []
+    for item in retrieved or []:
+        if isinstance(item, str):
+            out.append({"id": item})
+        elif isinstance(item, dict):
+            out.append({k: item[k] for k in ("id", "text", "score") if k in item})
+        else:  # LangChain Document / LlamaIndex node, duck-typed
+            node = getattr(item, "node", item)
+            cid = getattr(node, "node_id", None) or getattr(node, "id", None) or (getattr(node, "metadata", {}) or {}).get("id")
+            text = getattr(node, "text", None) or getattr(node, "page_content", None)
+            out.append({"id": str(cid), "text": text})
+    return out
+
+
+_default: RequestLogger | None = None
+_default_lock = threading.Lock()
+
+
+def configure(path: str, *, max_queue: int = 10_000) -> RequestLogger:
+    """Set where ``log_request`` writes (default: $RAGMETER_LOG or ragmeter-requests.jsonl)."""
+    global _default
+    with _default_lock:
+        _default = RequestLogger(path, max_queue=max_queue)
+        atexit.register(_default.flush)
+    return _default
+
+
+def default_logger() -> RequestLogger:
+    with _default_lock:
+        if _default is not None:
+            return _default
+    return configure(os.environ.get(DEFAULT_PATH_ENV, "ragmeter-requests.jsonl"))
+
+
+def log_request(question: Any, retrieved: Any = None, answer: Any = None, **kwargs: Any) -> bool:
+    """Append one production request for ``ragmeter watch``. Never raises."""
+    try:
+        return default_logger().log(question, retrieved, answer, **kwargs)
+    except Exception:  # noqa: BLE001
+        return False

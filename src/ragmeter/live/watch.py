@@ -1,0 +1,223 @@
+"""``ragmeter watch``: score a sample of live traffic and keep rolling windows.
+
+Each poll reads the complete lines appended since the last offset, keeps a deterministic
+sample of them (a request is kept when sha256(request id) maps below the rate, so a restart
+keeps the same ones), scores the reference-free metrics (by default faithfulness and answer
+relevancy) through the judge and its ledger, and appends the results to ``scored.jsonl``
+in the state directory *before* it moves the stored offset. A crash between the two makes
+the restart re-read those lines; their requests are already in ``scored.jsonl`` and are
+skipped (and their judgments are in the ledger), so nothing is scored twice or lost.
+
+Rolling windows: the last N scored requests and the last hour. Exposed for Prometheus on
+an HTTP endpoint bound to 127.0.0.1 by default. Alerts fire once per crossing: a rolling
+mean below its threshold, or a significant drop from a baseline run's mean.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import subprocess
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ragmeter.analysis.compare import randomization_p
+from ragmeter.engine.evaluate import evaluate
+from ragmeter.io.dataset import from_samples
+from ragmeter.live.source import parse, read_new
+
+DEFAULT_METRICS = ("faithfulness", "answer_relevancy")
+HOUR = 3600.0
+
+
+def kept(request_id: str, rate: float) -> bool:
+    h = int.from_bytes(hashlib.sha256(request_id.encode()).digest()[:8], "big")
+    return h / 2 ** 64 < rate
+
+
+@dataclass
+class Alert:
+    metric: str
+    below: float | None = None  # absolute threshold on the last-N mean
+    baseline: list[float] | None = None  # a baseline run's values: drift check
+    max_drop: float = 0.05
+    firing: bool = False
+
+
+@dataclass
+class Watcher:
+    log: str
+    judge: Any
+    state_dir: Path
+    metrics: Sequence[str] = DEFAULT_METRICS
+    sample_rate: float = 1.0
+    window: int = 100
+    alerts: list[Alert] = field(default_factory=list)
+    alert_command: str | None = None
+    registry: Any = None
+    batch: int = 16  # requests scored per poll at most: bounded work, and progress saved often
+
+    def __post_init__(self) -> None:
+        self.state_dir = Path(self.state_dir)
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.offset_file = self.state_dir / "offset.json"
+        self.scored_file = self.state_dir / "scored.jsonl"
+        self.offset = json.loads(self.offset_file.read_text())["offset"] if self.offset_file.exists() else 0
+        self.seen: set[str] = set()
+        self.recent: deque = deque(maxlen=self.window)
+        self.hour: deque = deque()
+        self.counts = {"lines": 0, "malformed": 0, "sampled_out": 0, "scored": 0, "duplicates": 0}
+        self.fired: list[str] = []  # messages of this poll's new alerts
+        self.alerts_total = 0
+        self.pending = False  # complete lines remain after the last poll
+        if self.scored_file.exists():
+            for line in self.scored_file.read_text().splitlines():
+                rec = json.loads(line)
+                self.seen.add(rec["id"])
+                self._remember(rec)
+        self.gauges = _Prometheus(self.registry, self.metrics) if self.registry is not None else None
+
+    def _remember(self, rec: dict) -> None:
+        self.recent.append(rec)
+        self.hour.append(rec)
+
+    def poll(self) -> int:
+        """Read, sample, score and record up to ``batch`` requests; returns how many were scored."""
+        self.fired = []
+        lines, end = read_new(self.log, self.offset)
+        self.pending = False
+        requests = []
+        for start, raw in lines:
+            if len(requests) >= self.batch:
+                end = start  # the rest waits for the next poll
+                self.pending = True
+                break
+            self.counts["lines"] += 1
+            if not raw.strip():
+                continue
+            req = parse(raw)
+            if req is None:
+                self.counts["malformed"] += 1
+            elif req.id in self.seen:
+                self.counts["duplicates"] += 1
+            elif not kept(req.id, self.sample_rate):
+                self.counts["sampled_out"] += 1
+            else:
+                self.seen.add(req.id)
+                requests.append(req)
+        if requests:
+            result = evaluate(from_samples([r.sample for r in requests]), list(self.metrics), judge=self.judge)
+            with open(self.scored_file, "a", encoding="utf-8") as f:
+                for i, r in enumerate(requests):
+                    rec = {"id": r.id, "ts": r.ts or time.time(),
+                           "metrics": {m: {"status": o.status, "value": o.value} for m, os in result.outcomes.items()
+                                       for o in [os[i]]}}
+                    f.write(json.dumps(rec) + "\n")
+                    self._remember(rec)
+            self.counts["scored"] += len(requests)
+        if end != self.offset:
+            tmp = self.offset_file.with_suffix(".tmp")
+            tmp.write_text(json.dumps({"offset": end}))
+            tmp.replace(self.offset_file)  # only after the results above are on disk
+            self.offset = end
+        cutoff = time.time() - HOUR
+        while self.hour and self.hour[0]["ts"] < cutoff:
+            self.hour.popleft()
+        self._check_alerts()
+        if self.gauges:
+            self.gauges.update(self)
+        return len(requests)
+
+    def window_summary(self, which: str = "last_n") -> dict[str, dict]:
+        records = self.recent if which == "last_n" else self.hour
+        out = {}
+        for m in self.metrics:
+            cells = [r["metrics"].get(m) for r in records if m in r["metrics"]]
+            values = [c["value"] for c in cells if c["status"] == "scored"]
+            out[m] = {"mean": float(np.mean(values)) if values else None, "scored": len(values),
+                      "not_computed": sum(c["status"] == "not_computed" for c in cells),
+                      "failed": sum(c["status"] == "failed" for c in cells)}
+        return out
+
+    def _check_alerts(self) -> None:
+        summary = self.window_summary()
+        for a in self.alerts:
+            mean = summary.get(a.metric, {}).get("mean")
+            if mean is None:
+                continue
+            message = None
+            if a.below is not None and mean < a.below:
+                message = f"{a.metric} rolling mean {mean:.3f} is below {a.below}"
+            if a.baseline:
+                values = [r["metrics"][a.metric]["value"] for r in self.recent
+                          if r["metrics"].get(a.metric, {}).get("status") == "scored"]
+                drop = float(np.mean(a.baseline)) - mean
+                if drop > a.max_drop and _two_sample_p(a.baseline, values) < 0.05:
+                    message = (f"{a.metric} rolling mean {mean:.3f} dropped {drop:.3f} from the baseline "
+                               f"{np.mean(a.baseline):.3f} (significant)")
+            if message and not a.firing:
+                a.firing = True
+                self.fired.append(message)
+                self.alerts_total += 1
+                if self.alert_command:
+                    subprocess.run(shlex.split(self.alert_command), env={"RAGMETER_ALERT": message}, check=False,
+                                   timeout=30)
+            elif not message:
+                a.firing = False
+
+
+def _two_sample_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """Permutation test of equal means for two independent samples (seeded)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if len(a) < 2 or len(b) < 2:
+        return 1.0
+    pooled = np.concatenate([a, b])
+    observed = abs(a.mean() - b.mean())
+    rng = np.random.default_rng(0)
+    hits = 0
+    for _ in range(2000):
+        rng.shuffle(pooled)
+        hits += abs(pooled[:len(a)].mean() - pooled[len(a):].mean()) >= observed - 1e-12
+    return hits / 2000
+
+
+class _Prometheus:
+    def __init__(self, registry, metrics) -> None:
+        from prometheus_client import Gauge
+
+        self.mean = Gauge("ragmeter_rolling_mean", "Rolling mean of a metric", ["metric", "window"], registry=registry)
+        self.coverage = Gauge("ragmeter_rolling_samples", "Samples in the rolling window by status",
+                              ["metric", "window", "status"], registry=registry)
+        self.counts = Gauge("ragmeter_log_lines", "Log lines read, by outcome", ["outcome"], registry=registry)
+        self.calls = Gauge("ragmeter_judge_calls", "Judge calls made by this watcher", registry=registry)
+        self.latency = Gauge("ragmeter_judge_latency_seconds_avg", "Mean judge call latency", registry=registry)
+        self.alerts = Gauge("ragmeter_alerts_fired", "Alerts fired since start", registry=registry)
+
+    def update(self, w: "Watcher") -> None:
+        for which in ("last_n", "last_hour"):
+            for m, s in w.window_summary(which).items():
+                if s["mean"] is not None:
+                    self.mean.labels(m, which).set(s["mean"])
+                for status in ("scored", "not_computed", "failed"):
+                    self.coverage.labels(m, which, status).set(s[status])
+        for k, v in w.counts.items():
+            self.counts.labels(k).set(v)
+        stats = getattr(w.judge, "stats", None)
+        if stats is not None:
+            self.calls.set(stats.calls)
+            self.latency.set(stats.latency_s / stats.calls if stats.calls else 0.0)
+        self.alerts.set(w.alerts_total)
+
+
+def serve(registry, host: str = "127.0.0.1", port: int = 9464):
+    """Start the /metrics endpoint (loopback by default); returns the server."""
+    from prometheus_client import start_http_server
+
+    server, _thread = start_http_server(port, addr=host, registry=registry)
+    return server
