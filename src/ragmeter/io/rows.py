@@ -134,7 +134,7 @@ def _text(value: Any, err: _ErrorAt) -> str | None:
 
 def _id_list(value: Any, err: _ErrorAt, what: str) -> tuple[str, ...]:
     if isinstance(value, str):
-        raise err(f"must be a list of chunk ids, got a string", fix='write ["id1", "id2"]')
+        raise err("must be a list of chunk ids, got a string", fix='write ["id1", "id2"]')
     if not isinstance(value, list):
         raise err(f"must be a list of chunk ids, got {_type_name(value)}")
     ids = []

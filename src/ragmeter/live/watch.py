@@ -27,7 +27,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ragmeter.analysis.compare import randomization_p
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.dataset import from_samples
 from ragmeter.live.source import parse, read_new

@@ -18,7 +18,7 @@ import pyarrow as pa
 from ragmeter.core.errors import InvalidInputError, InvalidParameterError
 from ragmeter.metrics.retrieval.batch import RankedBatch
 from ragmeter.metrics.spec import Measure, make_measure, parse_measure
-from ragmeter.trec.measures import MEASURES, Block, Request, parse_request
+from ragmeter.trec.measures import Block, Request, parse_request
 from ragmeter.trec.ranking import Rankings, align, output_order
 from ragmeter.trec.reader import Qrels, Run, read_qrels, read_run
 

@@ -1,0 +1,191 @@
+"""Commands that read runs together: compare, gate, correlate, pairwise, agreement, turns."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import List, Optional
+
+import typer
+
+from ragmeter.cli.main import _make_judge, app, friendly, split_metrics
+from ragmeter.core.errors import RagmeterError
+
+
+@app.command("compare")
+@friendly
+def compare_command(
+    run_a: str = typer.Argument(..., help="the baseline run directory"),
+    run_b: str = typer.Argument(..., help="the new run directory"),
+    metrics: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="compare only these metrics"),
+    allow_setup_change: bool = typer.Option(False, "--allow-setup-change", help="compare runs whose setups differ"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
+) -> None:
+    """Compare two runs per metric: paired difference, 95% interval, p-value (Holm), movers."""
+    from ragmeter.analysis.compare import compare_runs
+    from ragmeter.report.terminal import comparison_text
+    from ragmeter.runs import load_run
+
+    cmp = compare_runs(load_run(run_a), load_run(run_b), metrics=split_metrics(metrics),
+                       allow_setup_change=allow_setup_change)
+    typer.echo(json.dumps(cmp.as_dict(), indent=2) if fmt == "json" else comparison_text(cmp))
+
+
+@app.command("gate")
+def gate_command(
+    run: str = typer.Argument(..., help="the new run directory"),
+    baseline: str = typer.Option(..., "--baseline", help="the baseline run directory"),
+    max_drop: float = typer.Option(0.02, "--max-drop", help="the largest allowed significant drop"),
+    metrics: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="gate only these metrics"),
+    floors: Optional[List[str]] = typer.Option(None, "--min", help="METRIC=VALUE: a floor the run's mean must reach"),
+    alpha: float = typer.Option(0.05, "--alpha", help="significance level after Holm's correction"),
+    allow_setup_change: bool = typer.Option(False, "--allow-setup-change"),
+    fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown"),
+) -> None:
+    """Exit 0 when the run holds up against the baseline, 1 when it does not, 2 on a setup mismatch."""
+    from ragmeter.analysis.gate import gate, markdown
+    from ragmeter.runs import load_run
+
+    try:
+        parsed = {}
+        for item in floors or []:
+            name, sep, value = item.rpartition("=")
+            if not sep or not name:
+                raise typer.BadParameter(f"write METRIC=VALUE, got {item!r}", param_hint="--min")
+            parsed[name] = float(value)
+        result = gate(load_run(run), load_run(baseline), max_drop=max_drop, metrics=split_metrics(metrics),
+                      floors=parsed, alpha=alpha, allow_setup_change=allow_setup_change)
+    except (RagmeterError, typer.BadParameter, ValueError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    if fmt == "json":
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+    elif fmt == "markdown":
+        typer.echo(markdown(result))
+    else:
+        typer.echo("gate passed" if result.passed else "gate failed:\n  " + "\n  ".join(result.failures))
+    raise typer.Exit(0 if result.passed else 1)
+
+
+@app.command("correlate")
+@friendly
+def correlate_command(run: str = typer.Argument(..., help="a run directory"),
+                      fmt: str = typer.Option("table", "--format", "-f", help="table or json")) -> None:
+    """Spearman correlation between metrics across queries; expected pairs that diverge are flagged."""
+    from ragmeter.analysis.correlate import correlate
+    from ragmeter.runs import load_run
+
+    pairs = correlate(load_run(run))
+    if fmt == "json":
+        typer.echo(json.dumps([{"a": p.a, "b": p.b, "rho": p.rho, "n": p.n, "expected": p.expected,
+                                "diverges": p.diverges} for p in pairs], indent=2))
+        return
+    for p in pairs:
+        rho = "n/a" if p.rho is None else f"{p.rho:+.2f}"
+        flag = f"  DIVERGES (expected > {p.expected}: {p.meaning})" if p.diverges else (
+            f"  (expected > {p.expected})" if p.expected is not None else "")
+        typer.echo(f"{p.a} ~ {p.b}: rho {rho} over {p.n} queries{flag}")
+
+
+def _samples(path: str):
+    from pathlib import Path
+
+    from ragmeter.io import load_dataset
+    from ragmeter.runs import load_run
+
+    return load_run(path).samples() if Path(path).is_dir() else load_dataset(path).samples
+
+
+@app.command("pairwise")
+@friendly
+def pairwise_command(
+    a: str = typer.Argument(..., help="run directory or dataset with system A's answers"),
+    b: Optional[str] = typer.Argument(None, help="run directory or dataset with system B's answers"),
+    b_field: Optional[str] = typer.Option(None, "--b-field", help="compare `answer` with metadata[B_FIELD] of A"),
+    judge: str = typer.Option(..., "--judge", help="openai:<model> or anthropic:<model>"),
+    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url"),
+    ledger: str = typer.Option(os.path.join(os.environ.get("RAGMETER_RUNS_DIR", "runs"), "ledger.sqlite"), "--ledger"),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
+) -> None:
+    """Which answer is better, per question, asked in both orders: wins, ties, position and length bias."""
+    import dataclasses
+
+    from ragmeter.analysis.pairwise import pairwise
+
+    samples_a = _samples(a)
+    if b_field:
+        samples_b = [dataclasses.replace(s, answer=s.metadata.get(b_field)) for s in samples_a]
+    elif b:
+        samples_b = _samples(b)
+    else:
+        raise typer.BadParameter("give system B (a run or dataset) or --b-field", param_hint="B")
+    options = {"judge": judge, "judge_base_url": judge_base_url, "ledger": ledger}
+    result = pairwise(samples_a, samples_b, _make_judge(options, None))
+    if fmt == "json":
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    d = result.as_dict()
+    ci = d["win_rate_ci95"]
+    typer.echo(f"B vs A: {d['wins']} wins, {d['ties']} ties, {d['losses']} losses ({d['failed']} failed)")
+    if d["win_rate"] is not None:
+        typer.echo(f"B's win rate {d['win_rate']:.3f} (ties count 1/2), 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]")
+        typer.echo(f"position bias: {d['position_bias_rate']:.3f} of pairs flipped with the order (recorded as ties)")
+        lb = d["length_bias"]
+        typer.echo(f"length bias: the longer answer won {lb['longer_won']} of {lb['decisive_with_length_difference']} "
+                   f"decisive pairs (binomial p={lb['p']:.4f})")
+
+
+@app.command("agreement")
+@friendly
+def agreement_command(
+    run: str = typer.Argument(..., help="a run directory"),
+    labels: str = typer.Option(..., "--labels", help="human labels: JSONL or CSV with id and one column per metric"),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
+) -> None:
+    """Judge vs human labels per metric: kappa, Spearman, Kendall, confusion, and the PPI-corrected mean."""
+    from ragmeter.analysis.agreement import agreement
+    from ragmeter.io.labels import load_labels
+    from ragmeter.runs import load_run
+
+    r = load_run(run)
+    human = load_labels(labels)
+    found = [agreement(r.values(metric), values, metric) for metric, values in human.items() if metric in r.summary]
+    if not found:
+        raise typer.BadParameter(f"no label column matches a metric of the run ({', '.join(r.summary)})",
+                                 param_hint="--labels")
+    if fmt == "json":
+        typer.echo(json.dumps([a.as_dict() for a in found], indent=2))
+        return
+    for a in found:
+        fmt3 = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
+        ppi = f"{fmt3(a.ppi)} [{a.ppi_ci95[0]:.3f}, {a.ppi_ci95[1]:.3f}]" if a.ppi_ci95 else "n/a"
+        typer.echo(f"{a.metric}: {a.n} labeled; judge mean {fmt3(a.judge_mean)}, PPI-corrected {ppi}; "
+                   f"kappa {fmt3(a.kappa)}, Spearman {fmt3(a.spearman)}, Kendall {fmt3(a.kendall)}")
+        if a.confusion:
+            typer.echo("    confusion: " + ", ".join(f"{k} {v}" for k, v in a.confusion.items()))
+
+
+@app.command("turns")
+@friendly
+def turns_command(run: str = typer.Argument(..., help="a run directory of a conversation dataset"),
+                  svg: Optional[str] = typer.Option(None, "--svg", help="also write a plot of the means by turn"),
+                  fmt: str = typer.Option("text", "--format", "-f", help="text or json")) -> None:
+    """Scores by turn index (1, 2, 3+) and standalone vs non-standalone turns."""
+    from ragmeter.analysis.turns import by_turn, svg_plot
+    from ragmeter.runs import load_run
+
+    r = load_run(run)
+    table = by_turn(r.samples(), r.results)
+    if not table["turns"]:
+        raise typer.BadParameter("the run has no conversation turns", param_hint="RUN")
+    if svg:
+        with open(svg, "w", encoding="utf-8") as f:
+            f.write(svg_plot(table))
+    if fmt == "json":
+        typer.echo(json.dumps(table, indent=2))
+        return
+    for title, groups in (("by turn", table["turns"]), ("by question kind", table["standalone"])):
+        typer.echo(title + ":")
+        for group, metrics in groups.items():
+            cells = ", ".join(f"{m} {v['mean']:.3f} (n={v['n']})" for m, v in metrics.items())
+            typer.echo(f"  {group:<15} {cells}")
