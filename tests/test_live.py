@@ -111,7 +111,7 @@ def test_kill_9_mid_run_loses_and_duplicates_nothing(tmp_path):
     state.delay = 0.1
     log = tmp_path / "req.jsonl"
     log.write_text("".join(live_judge.request_line(i) for i in range(60)))
-    cmd = [sys.executable, "-m", "ragmeter.cli.main", "watch", str(log), "--judge", "openai:m", "--judge-base-url",
+    cmd = [sys.executable, "-m", "ragmeter", "watch", str(log), "--judge", "openai:m", "--judge-base-url",
            state.url + "/v1", "--state", str(tmp_path / "state"), "--port", "0", "--interval", "0.05"]
     env = {**os.environ, "OPENAI_API_KEY": "k"}
     try:
@@ -119,6 +119,7 @@ def test_kill_9_mid_run_loses_and_duplicates_nothing(tmp_path):
         scored = tmp_path / "state" / "scored.jsonl"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and (not scored.exists() or len(scored.read_text().splitlines()) < 16):
+            assert proc.poll() is None, "the watcher exited early"
             time.sleep(0.02)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -159,7 +160,7 @@ def test_exit_on_alert_cli(tmp_path, monkeypatch):
     log.write_text(live_judge.request_line(1, answer="bad"))
     srv, state = judge_server.start(live_judge.over_http)
     try:
-        out = subprocess.run([sys.executable, "-m", "ragmeter.cli.main", "watch", str(log), "--judge", "openai:m",
+        out = subprocess.run([sys.executable, "-m", "ragmeter", "watch", str(log), "--judge", "openai:m",
                               "--judge-base-url", state.url + "/v1", "--state", str(tmp_path / "s"), "--port", "0",
                               "--once", "--alert", "faithfulness<0.5", "--exit-on-alert"],
                              env={**os.environ, "OPENAI_API_KEY": "k"}, capture_output=True, text=True, timeout=60)

@@ -264,5 +264,7 @@ def run() -> None:
     app()
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(run())
+if __name__ == "__main__":  # pragma: no cover - `python -m ragmeter` is the supported form
+    from ragmeter.cli.main import run as _run  # the imported module holds every registered command
+
+    _run()
