@@ -25,6 +25,8 @@ def trec_command(
     judged_only: bool = typer.Option(False, "-J", help="drop unjudged documents before evaluating"),
     iprec_rule: str = typer.Option("v10", "--iprec-rule", help="v10 (lround) or v9 (+0.9 truncation) recall cut-offs"),
     fmt: str = typer.Option("trec", "--format", "-f", help="trec (trec_eval's text) or json"),
+    memory_limit: Optional[float] = typer.Option(None, "--memory-limit",
+                                                 help="MB: evaluate a larger run in topic partitions (same numbers)"),
 ) -> None:
     """trec_eval's numbers, exactly, for a TREC run against qrels."""
     from ragmeter.trec import evaluate_trec
@@ -33,7 +35,7 @@ def trec_command(
 
     wanted = measures or ["official"]
     result = evaluate_trec(qrels, run, wanted, level=level, complete=complete, max_docs=max_docs,
-                           judged_only=judged_only, iprec_rule=iprec_rule)
+                           judged_only=judged_only, iprec_rule=iprec_rule, memory_limit_mb=memory_limit)
     if result.missing and not complete:
         typer.echo(f"note: {len(result.missing)} qrels topic(s) have no results and are left out of the "
                    f"averages (use -c to count them as 0): {', '.join(result.missing[:10])}"

@@ -55,10 +55,20 @@ class Ledger:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=30000")
-        self._db.executescript(SCHEMA)
+        # Two processes opening a new ledger at once can both need the lock that switching
+        # to WAL and creating the table take; SQLite may then answer "locked" at once
+        # instead of waiting, so this setup is retried (bounded).
+        for attempt in range(300):
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.executescript(SCHEMA)
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or attempt == 299:
+                    raise
+                time.sleep(0.1)
 
     def get(self, key: str) -> Entry | None:
         row = self._db.execute(

@@ -127,13 +127,22 @@ def _split(measures: Iterable[str]) -> tuple[list[Request], list[Measure]]:
 
 def evaluate_trec(qrels: Any, run: Any, measures: Iterable[str] = ("official",), *, level: int = 1,
                   complete: bool = False, max_docs: int | None = None, judged_only: bool = False,
-                  iprec_rule: str = "v10") -> TrecResult:
+                  iprec_rule: str = "v10", memory_limit_mb: float | None = None) -> TrecResult:
     """trec_eval's numbers for ``run`` against ``qrels`` (files, dicts or DataFrames).
 
     ``level`` (-l), ``complete`` (-c), ``max_docs`` (-M), ``judged_only`` (-J);
     ``iprec_rule='v9'`` uses trec_eval 9's interpolation cut-off rounding. Measures with
     ``@`` or ``(`` are ragmeter measures (e.g. ``mrr@10``), printed with a ``ragmeter:`` prefix.
+    ``memory_limit_mb``: a run file too large for that is evaluated in topic partitions
+    (:mod:`ragmeter.trec.stream`), with the same numbers.
     """
+    if memory_limit_mb is not None and isinstance(run, (str, Path)):
+        from ragmeter.trec.stream import evaluate_trec_streaming, parts_needed
+
+        if parts_needed(run, memory_limit_mb) > 1:
+            return evaluate_trec_streaming(qrels, run, measures, memory_limit_mb=memory_limit_mb, level=level,
+                                           complete=complete, max_docs=max_docs, judged_only=judged_only,
+                                           iprec_rule=iprec_rule)
     if iprec_rule not in ("v9", "v10"):
         raise InvalidParameterError("iprec_rule must be 'v9' or 'v10'")
     if max_docs is not None and max_docs < 1:

@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from ragmeter.core.errors import InvalidParameterError
-from ragmeter.metrics.retrieval.batch import ranks, safe_divide
+from ragmeter.metrics.retrieval.batch import ranks, row_sum, safe_divide
 from ragmeter.metrics.retrieval.ndcg import dcg
 from ragmeter.metrics.retrieval.rank_based import precision_sum
 
@@ -85,7 +85,7 @@ def _bpref(b: Block, _):
     r = b.R[:, None].astype(np.float64)
     penalty = safe_divide(np.minimum(above, r), np.minimum(n[:, None], r))
     terms = np.where(b.rel, np.where(above > 0, 1.0 - penalty, 1.0), 0.0)
-    return [safe_divide(terms.sum(axis=1), b.R)]
+    return [safe_divide(row_sum(terms), b.R)]
 
 
 def _recip_rank(b: Block, _):
@@ -196,7 +196,11 @@ def _count(attr: str):
 
 
 def _avg11(b: Block, levels):
-    return [np.mean(_iprec_values(b, levels), axis=0)]
+    values = _iprec_values(b, levels)
+    total = np.zeros(b.grades.shape[0])
+    for v in reversed(values):  # trec_eval adds from the last cut-off down; elementwise: block-independent
+        total = total + v
+    return [total / len(levels)]
 
 
 MEASURES: dict[str, TrecMeasure] = {m.name: m for m in [

@@ -73,7 +73,7 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
     rt = run.table
     r_topic = _indices(rt["qid"], universe)
     keep = r_topic >= 0
-    if not keep.any():
+    if not keep.any() and not complete:
         raise InvalidInputError("the run and the qrels have no topic in common", file=run_name,
                                 fix="check that both files use the same topic ids")
     if not keep.all():
@@ -89,10 +89,10 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
         if not grouped:
             docno, r_topic = pc.take(docno, pa.array(order.full(len(labels)))), order.apply(r_topic)
             order = None
-    starts = np.flatnonzero(np.r_[True, r_topic[1:] != r_topic[:-1]])
-    counts = np.diff(np.r_[starts, len(r_topic)])
+    starts = np.flatnonzero(np.r_[True, r_topic[1:] != r_topic[:-1]]) if len(r_topic) else np.zeros(0, np.int64)
+    counts = np.diff(np.r_[starts, len(r_topic)]).astype(np.int64)
     stored = r_topic[starts]  # topic index of each stored block, in storage order
-    if max_docs is not None and counts.max() > max_docs:
+    if max_docs is not None and len(counts) and counts.max() > max_docs:
         cut = np.arange(len(labels)) - np.repeat(starts, counts) < max_docs  # by rank, in sorted order
         labels = labels[cut]
         if order is not None:  # docno is still in file order within each topic block

@@ -67,3 +67,12 @@ def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     out = np.zeros(np.broadcast(num, den).shape, dtype=np.float64)
     np.divide(num, den, out=out, where=den > 0)
     return out
+
+
+def row_sum(x: np.ndarray) -> np.ndarray:
+    """Sum along each row in rank order (sequential, as trec_eval adds): unlike numpy's
+    pairwise ``sum``, the result cannot depend on how far a row is padded, so blocking,
+    partitioning or streaming never moves the last bit."""
+    if x.shape[1] == 0:
+        return np.zeros(x.shape[0])
+    return np.cumsum(x, axis=1, dtype=np.float64)[:, -1]

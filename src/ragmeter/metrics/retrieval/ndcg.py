@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.metrics.retrieval.batch import RankedBatch, ranks, safe_divide
+from ragmeter.metrics.retrieval.batch import RankedBatch, ranks, row_sum, safe_divide
 from ragmeter.metrics.retrieval.common import VIEW, Computed
 from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
 
@@ -45,7 +45,7 @@ def discount(width: int, kind: str, base: float = 2.0) -> np.ndarray:
 
 
 def dcg(gains: np.ndarray, kind: str, base: float) -> np.ndarray:
-    return (gains * discount(gains.shape[1], kind, base)).sum(axis=1)
+    return row_sum(gains * discount(gains.shape[1], kind, base))
 
 
 def ndcg(batch: RankedBatch, measure: Measure) -> Computed:

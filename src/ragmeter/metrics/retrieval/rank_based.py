@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.metrics.retrieval.batch import RankedBatch, ranks, safe_divide
+from ragmeter.metrics.retrieval.batch import RankedBatch, ranks, row_sum, safe_divide
 from ragmeter.metrics.retrieval.common import REL, VIEW, Computed
 from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
 
@@ -43,7 +43,7 @@ def reciprocal_rank(batch: RankedBatch, measure: Measure) -> Computed:
     r = batch.num_relevant(measure.params["rel"])
     inverse = rel / ranks(rel.shape[1])
     if measure.params["granular"]:
-        values = safe_divide(inverse.sum(axis=1), rel.sum(axis=1))
+        values = safe_divide(row_sum(inverse), rel.sum(axis=1))
     else:
         values = inverse.max(axis=1, initial=0.0)
     return Computed(values, r == 0)
@@ -51,7 +51,7 @@ def reciprocal_rank(batch: RankedBatch, measure: Measure) -> Computed:
 
 def precision_sum(rel: np.ndarray) -> np.ndarray:
     """sum(P@i * rel_i): the numerator that AP and rank-weighted precision share."""
-    return (np.cumsum(rel, axis=1) / ranks(rel.shape[1]) * rel).sum(axis=1)
+    return row_sum(np.cumsum(rel, axis=1) / ranks(rel.shape[1]) * rel)
 
 
 def average_precision(batch: RankedBatch, measure: Measure) -> Computed:

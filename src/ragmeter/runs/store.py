@@ -1,0 +1,118 @@
+"""Run directories: a durable, self-describing record of one evaluation.
+
+    runs/<UTC timestamp>-<name>/
+        setup.json      what decides every number: ragmeter version, each metric's id,
+                        version and variant, judge backend/model/decoding, prompt hashes,
+                        k, view, dataset path and fingerprint, times, calls and tokens,
+                        and status ("running" until the run completes)
+        samples.jsonl   the samples as scored (a copy, so reports never depend on a file
+                        that may change)
+        results.jsonl   per sample and metric: status, value, reason or error
+        summary.json    per metric: mean, 95% bootstrap interval, coverage
+        ledger.sqlite   every judgment (unless --ledger points elsewhere)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ragmeter._version import __version__
+from ragmeter.core.errors import InvalidInputError
+from ragmeter.engine.result import EvaluationResult
+from ragmeter.io.writer import sample_to_row, write_jsonl
+
+DEFAULT_BASE = "runs"
+
+
+def new_run_path(base: str | Path = DEFAULT_BASE, name: str = "eval") -> Path:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "eval"
+    path = Path(base) / f"{stamp}-{slug}"
+    n = 1
+    while path.exists():
+        n += 1
+        path = Path(base) / f"{stamp}-{slug}-{n}"
+    return path
+
+
+def start_run(path: Path, options: dict[str, Any]) -> dict:
+    """Create the directory and a setup marked running (what --resume needs is in ``options``)."""
+    path.mkdir(parents=True, exist_ok=True)
+    setup = {"status": "running", "ragmeter_version": __version__, "started": time.time(), "options": options}
+    _write_json(path / "setup.json", setup)
+    return setup
+
+
+def finish_run(path: Path, setup: dict, result: EvaluationResult) -> dict:
+    write_jsonl(path / "samples.jsonl", (sample_to_row(s) for s in result.samples))
+    doc = result.to_dict()
+    write_jsonl(path / "results.jsonl", doc["samples"])
+    summary = {name: {k: v for k, v in m.items() if k != "provenance"} for name, m in doc["metrics"].items()}
+    _write_json(path / "summary.json", summary)
+    setup = {**setup, "status": "complete", "finished": time.time(), "ragmeter_version": __version__,
+             "dataset": doc["dataset"], "metrics": {name: m["provenance"] for name, m in doc["metrics"].items()},
+             "judge": doc.get("judge")}
+    _write_json(path / "setup.json", setup)
+    return setup
+
+
+@dataclass
+class Run:
+    path: Path
+    setup: dict
+    results: list[dict]
+    summary: dict
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def complete(self) -> bool:
+        return self.setup.get("status") == "complete"
+
+    def values(self, metric: str) -> dict[str, float | None]:
+        """sample id -> value (None when not scored)."""
+        return {r["id"]: r["metrics"][metric]["value"] for r in self.results if metric in r["metrics"]}
+
+    def outcomes(self, metric: str) -> dict[str, dict]:
+        return {r["id"]: r["metrics"][metric] for r in self.results if metric in r["metrics"]}
+
+    def samples(self):
+        from ragmeter.io.dataset import load_dataset
+
+        return load_dataset(self.path / "samples.jsonl").samples
+
+
+def load_run(path: str | Path) -> Run:
+    path = Path(path)
+    setup_file = path / "setup.json"
+    if not setup_file.is_file():
+        raise InvalidInputError("not a ragmeter run directory (no setup.json)", file=str(path),
+                                fix="give a directory that `ragmeter eval` wrote, e.g. runs/<timestamp>-<name>")
+    setup = json.loads(setup_file.read_text())
+    results, summary = [], {}
+    if (path / "results.jsonl").is_file():
+        results = [json.loads(line) for line in (path / "results.jsonl").read_text().splitlines() if line.strip()]
+    if (path / "summary.json").is_file():
+        summary = json.loads((path / "summary.json").read_text())
+    return Run(path, setup, results, summary)
+
+
+def list_runs(base: str | Path = DEFAULT_BASE) -> list[Run]:
+    base = Path(base)
+    if not base.is_dir():
+        return []
+    return [load_run(p) for p in sorted(base.iterdir()) if (p / "setup.json").is_file()]
+
+
+def _write_json(path: Path, doc: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False))
+    tmp.replace(path)  # atomic: a crash never leaves half a setup

@@ -1,0 +1,46 @@
+"""Streaming TREC evaluation (topic partitions) gives the in-memory numbers, bit for bit."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from ragmeter.trec import evaluate_trec
+from ragmeter.trec.stream import parts_needed
+
+from .conftest import TREC_REF
+from .test_trec_reference import CASES
+
+ALL = ["all_trec", "mrr@10"]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}:{c[1]}:{c[2]}")
+def test_partitions_reproduce_the_reference_cases(case):
+    _, qrels, results, measures, opts = case
+    opts = {k: v for k, v in opts.items() if k != "q"}
+    whole = evaluate_trec(TREC_REF / qrels, TREC_REF / results, measures, **opts)
+    limit = 0.05  # MB: forces several partitions on these small files
+    assert parts_needed(TREC_REF / results, limit) > 1
+    parts = evaluate_trec(TREC_REF / qrels, TREC_REF / results, measures, memory_limit_mb=limit, **opts)
+    assert parts.topics == whole.topics and parts.names == whole.names
+    for name in whole.names:
+        assert parts.mean(name) == whole.mean(name), name
+        if name in whole.per_topic:
+            assert parts.per_topic[name].tolist() == whole.per_topic[name].tolist(), name
+
+
+@pytest.mark.parametrize("opts", [{}, {"complete": True}, {"max_docs": 7, "judged_only": True}, {"level": 2}])
+def test_partitions_on_a_shuffled_run_with_ties(tmp_path, opts):
+    rnd = random.Random(3)
+    qrels = tmp_path / "q"
+    qrels.write_text("".join(f"t{t} 0 d{d} {rnd.choice([-1, 0, 1, 2])}\n" for t in range(30) for d in range(0, 40, 3)))
+    rows = [f"t{t} Q0 d{d} 0 {rnd.choice([0.5, 1.0, rnd.random()])} r\n" for t in range(25) for d in range(40)]
+    rnd.shuffle(rows)
+    run = tmp_path / "r"
+    run.write_text("".join(rows))
+    whole = evaluate_trec(qrels, run, ALL, **opts)
+    parts = evaluate_trec(qrels, run, ALL, memory_limit_mb=0.01, **opts)
+    assert parts.topics == whole.topics
+    for name in whole.names:
+        assert parts.mean(name) == whole.mean(name), name
