@@ -73,6 +73,8 @@ def eval_command(
     save: bool = typer.Option(True, "--save/--no-save", help="write a run directory"),
     resume: Optional[str] = typer.Option(None, "--resume", help="finish an interrupted run directory"),
     criteria: Optional[str] = typer.Option(None, "--criteria", help="rubric criteria file (JSON or YAML)"),
+    block: Optional[int] = typer.Option(None, "--block", help="stream a JSONL dataset larger than memory, N samples "
+                                                              "at a time (prints the means, writes the run)"),
 ) -> None:
     """Score a dataset: label metrics, and claim metrics through a judge; print the table and means."""
     from pathlib import Path
@@ -94,8 +96,11 @@ def eval_command(
                    "concurrency": concurrency, "timeout": timeout, "criteria": criteria}
         run_path = new_run_path(runs_dir, name) if save and not dry_run else None
         setup = start_run(run_path, options) if run_path else None
-    data = _load(options)
     the_judge = _make_judge(options, budget_tokens)
+    if block:
+        _stream(options, block, the_judge, run_path, setup, fmt)
+        return
+    data = _load(options)
     if dry_run:
         typer.echo(json.dumps(dry_run_plan(data, options["metrics"], options["k"] or None, options["view"], the_judge),
                               indent=2))
@@ -113,6 +118,30 @@ def eval_command(
             typer.echo(judge_line(options["judge"], result))
         if run_path is not None:
             typer.echo(f"run saved: {run_path}")
+
+
+def _stream(options: dict, block: int, the_judge, run_path, setup, fmt: str) -> None:
+    from ragmeter.engine import resolve_measures
+    from ragmeter.runs.stream import evaluate_streaming
+
+    if options.get("only") or not options["dataset"].lower().endswith((".jsonl", ".ndjson")):
+        raise typer.BadParameter("--block streams a JSONL dataset (without --only)", param_hint="--block")
+    summary, dataset = evaluate_streaming(options["dataset"], options["metrics"], block=block, run_path=run_path,
+                                          setup=setup, corpus=options.get("corpus"), k=options["k"] or None,
+                                          view=options["view"], judge=the_judge)
+    if fmt == "json":
+        typer.echo(json.dumps({"dataset": dataset, "metrics": summary}, indent=2))
+        return
+    measures = resolve_measures(options["metrics"], options["k"] or None, view=options["view"])
+    parts = [f"{m.mean_label} {'n/c' if summary[str(m)]['mean'] is None else format(summary[str(m)]['mean'], '.3f')}"
+             for m in measures]
+    typer.echo(f"{dataset['samples']} samples, streamed in blocks of {block}")
+    typer.echo("mean   " + " | ".join(parts))
+    for m in measures:
+        s = summary[str(m)]
+        typer.echo(f"{m}: {s['scored']} scored, {s['not_computed']} not computed, {s['failed']} failed")
+    if run_path is not None:
+        typer.echo(f"run saved: {run_path}")
 
 
 def _load(options: dict):

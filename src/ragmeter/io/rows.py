@@ -39,8 +39,9 @@ def _type_name(value: Any) -> str:
 class RowReader:
     """Validates records from one file, remembering ids to refuse duplicates."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, *, track_ids: bool = True) -> None:
         self.file = file
+        self.track_ids = track_ids  # a streaming reader checks duplicate ids in a separate pass
         self.seen: dict[str, int] = {}
 
     def sample(self, row: Mapping[str, Any], line: int) -> Sample:
@@ -52,7 +53,8 @@ class RowReader:
         err = err.record(sid)
         if sid in self.seen:
             raise err(f"duplicate sample id (first seen on line {self.seen[sid]})", field="id", fix="give every sample a unique id")
-        self.seen[sid] = line
+        if self.track_ids:
+            self.seen[sid] = line
 
         retrieved = _retrieved(row.get("retrieved"), err.field("retrieved"))
         relevance = _relevance(row.get("relevant"), err.field("relevant"))

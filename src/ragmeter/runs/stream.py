@@ -1,0 +1,98 @@
+"""Evaluating and recording a run block by block (datasets larger than memory).
+
+Each block is scored like an in-memory dataset and its samples and results are appended to
+the run directory at once; the summary is built from every scored value at the end
+(``math.fsum`` means and the seeded bootstrap interval over the sorted values), so it equals
+the in-memory summary exactly.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ragmeter.analysis.aggregate import MetricSummary
+from ragmeter.analysis.bootstrap import bootstrap_ci
+from ragmeter.engine.evaluate import evaluate
+from ragmeter.io.corpus import load_corpus
+from ragmeter.io.dataset import from_samples
+from ragmeter.io.stream import iter_blocks, scan
+from ragmeter.io.writer import sample_to_row
+from ragmeter.runs.store import _write_json
+
+
+class Accumulator:
+    """Per-metric values and coverage across blocks."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, list[float]] = {}
+        self.status: dict[str, Counter] = {}
+        self.reasons: dict[str, Counter] = {}
+        self.provenance: dict[str, dict] = {}
+
+    def add(self, doc: dict) -> None:
+        for name, m in doc["metrics"].items():
+            self.provenance.setdefault(name, m["provenance"])
+        for row in doc["samples"]:
+            for name, cell in row["metrics"].items():
+                self.status.setdefault(name, Counter())[cell["status"]] += 1
+                if cell["status"] == "scored":
+                    self.values.setdefault(name, []).append(cell["value"])
+                else:
+                    why = cell.get("reason") or cell.get("error") or ""
+                    self.reasons.setdefault(name, Counter())[why] += 1
+
+    def summary(self) -> dict[str, dict]:
+        import math
+
+        out = {}
+        for name in self.status:
+            values = self.values.get(name, [])
+            s = MetricSummary(name, math.fsum(values) / len(values) if values else None, len(values),
+                              self.status[name]["not_computed"], self.status[name]["failed"],
+                              dict(sorted(self.reasons.get(name, Counter()).items())), bootstrap_ci(sorted(values)))
+            out[name] = s.as_dict()
+        return out
+
+
+def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None, setup: dict | None,
+                       corpus: str | None = None, **kwargs: Any) -> tuple[dict, dict]:
+    """Score ``path`` in blocks of ``block`` samples; returns (summary, dataset info)."""
+    texts = load_corpus(corpus) if corpus else None
+    fingerprint, testset, count = scan(path, corpus=texts)  # ids checked before anything is scored
+    acc = Accumulator()
+    files = None
+    if run_path is not None:
+        files = (open(run_path / "samples.jsonl", "w", encoding="utf-8"),
+                 open(run_path / "results.jsonl", "w", encoding="utf-8"))
+    judge_stats = None
+    try:
+        for samples in iter_blocks(path, block, corpus=texts):
+            data = dataclasses.replace(from_samples(samples, path=path), fingerprint=fingerprint,
+                                       testset_fingerprint=testset)
+            result = evaluate(data, metrics, **kwargs)
+            doc = result.to_dict()
+            acc.add(doc)
+            judge_stats = doc.get("judge", judge_stats)
+            if files:
+                files[0].writelines(json.dumps(sample_to_row(s), ensure_ascii=False) + "\n" for s in samples)
+                files[1].writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in doc["samples"])
+                files[0].flush(), files[1].flush()
+    finally:
+        if files:
+            files[0].close(), files[1].close()
+    summary = acc.summary()
+    dataset = {"path": path, "fingerprint": fingerprint, "testset_fingerprint": testset, "samples": count}
+    if run_path is not None:
+        import time
+
+        from ragmeter._version import __version__
+
+        _write_json(run_path / "summary.json", summary)
+        _write_json(run_path / "setup.json", {**setup, "status": "complete", "finished": time.time(),
+                                              "ragmeter_version": __version__, "dataset": dataset,
+                                              "metrics": acc.provenance, "judge": judge_stats})
+    return summary, dataset
