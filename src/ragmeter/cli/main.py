@@ -75,6 +75,8 @@ def eval_command(
     criteria: Optional[str] = typer.Option(None, "--criteria", help="rubric criteria file (JSON or YAML)"),
     block: Optional[int] = typer.Option(None, "--block", help="stream a JSONL dataset larger than memory, N samples "
                                                               "at a time (prints the means, writes the run)"),
+    engine: str = typer.Option("local", "--engine", help="local, or ray (pip install 'ragmeter[ray]')"),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster: auto or HOST:PORT (default: start one)"),
 ) -> None:
     """Score a dataset: label metrics, and claim metrics through a judge; print the table and means."""
     from pathlib import Path
@@ -105,7 +107,18 @@ def eval_command(
         typer.echo(json.dumps(dry_run_plan(data, options["metrics"], options["k"] or None, options["view"], the_judge),
                               indent=2))
         return
-    result = _evaluate(data, options, the_judge)
+    if engine == "ray":
+        from ragmeter.engine.distributed import evaluate_ray
+
+        spec = ({"judge": options["judge"], "base_url": options.get("judge_base_url"),
+                 "concurrency": options.get("concurrency", 8), "timeout": options.get("timeout", 60.0),
+                 "max_reasks": options.get("max_reasks", 2)} if options.get("judge") else None)
+        result = evaluate_ray(data, options["metrics"], k=options["k"] or None, view=options["view"], judge_spec=spec,
+                              ledger=options["ledger"], address=address, concurrency=options.get("concurrency", 8))
+    elif engine == "local":
+        result = _evaluate(data, options, the_judge)
+    else:
+        raise typer.BadParameter("use local or ray", param_hint="--engine")
     if run_path is not None:
         finish_run(run_path, setup, result)
     if fmt == "json":

@@ -1,0 +1,240 @@
+"""The Ray engine: the same plan, sharded over a Ray cluster, with the same numbers.
+
+- Samples are split into shards, each scored by a Ray task with the local engine
+  (label metrics vectorized per shard, judged metrics through the shared claim matrix).
+- Judge calls from every worker go through one limiter actor that holds the backend's
+  concurrency and its back-off, so adding workers never multiplies the load on the judge
+  (a 429 seen by one worker pauses all of them).
+- Each shard writes its judgments to its own ledger file (``ledger-shard-<i>.sqlite`` next
+  to the run's ledger) and reads the run's ledger too; the shards are merged into the run's
+  ledger at the end (``INSERT OR IGNORE``). A task whose worker dies is retried by Ray and
+  finds the judgments its first attempt stored: nothing is lost or asked twice.
+- Outcomes are put back in sample order and aggregated exactly as locally (``math.fsum``
+  means, seeded bootstrap on sorted values), so per-sample results and means are identical.
+
+Ray is an extra: ``pip install 'ragmeter[ray]'``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from ragmeter.core.errors import RagmeterError
+from ragmeter.engine.result import EvaluationResult
+from ragmeter.io.dataset import Dataset
+from ragmeter.ledger.sqlite import Ledger
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise RagmeterError("--engine ray needs Ray: pip install 'ragmeter[ray]' (or use the default local engine)") \
+            from None
+    return ray
+
+
+class LayeredLedger(Ledger):
+    """Writes to its own file; reads its own entries, then the run's ledger."""
+
+    def __init__(self, path: str, fallback: str | None) -> None:
+        super().__init__(path)
+        self.fallback = Ledger(fallback) if fallback and os.path.exists(fallback) else None
+
+    def get(self, key: str):
+        return super().get(key) or (self.fallback.get(key) if self.fallback else None)
+
+
+class RemoteLimiter:
+    """The transport's limiter interface, backed by the cluster-wide limiter actor. Slots are
+    leases: one held by a worker that died is taken back once it is older than ``lease_s``."""
+
+    def __init__(self, actor) -> None:
+        self.actor = actor
+        self.throttled = 0
+        self._tokens: list = []
+
+    async def acquire(self) -> None:
+        token, wait = await self.actor.acquire.remote()
+        self._tokens.append(token)
+        while wait > 0:  # the slot is granted after any cluster-wide pause
+            await asyncio.sleep(wait)
+            wait = await self.actor.pause_left.remote()
+
+    async def release(self) -> None:
+        await self.actor.release.remote(self._tokens.pop(0) if self._tokens else None)
+
+    def on_success(self) -> None:
+        self.actor.on_success.remote()
+
+    def on_throttle(self, wait: float) -> None:
+        self.throttled += 1
+        self.actor.on_throttle.remote(wait)
+
+
+def _limiter_actor(ray):
+    @ray.remote(num_cpus=0)
+    class JudgeLimiter:
+        """One concurrency limit and back-off for the whole cluster (AIMD, as the local one)."""
+
+        def __init__(self, limit: int, lease_s: float) -> None:
+            self.max_limit = self.limit = max(1, limit)
+            self.lease_s = lease_s
+            self.leases: dict[int, float] = {}
+            self.next_token = 0
+            self.successes = 0
+            self.paused_until = 0.0
+            self.peak = 0
+            self._cond = None
+
+        def _reclaim(self) -> None:
+            now = time.monotonic()
+            for token, since in list(self.leases.items()):
+                if now - since > self.lease_s:  # its worker died or hung past the call timeout
+                    del self.leases[token]
+
+        async def acquire(self):
+            if self._cond is None:
+                self._cond = asyncio.Condition()
+            async with self._cond:
+                while len(self.leases) >= self.limit:
+                    self._reclaim()
+                    if len(self.leases) < self.limit:
+                        break
+                    try:
+                        await asyncio.wait_for(self._cond.wait(), timeout=1.0)
+                    except asyncio.TimeoutError:
+                        pass
+                self.next_token += 1
+                self.leases[self.next_token] = time.monotonic()
+                self.peak = max(self.peak, len(self.leases))
+            return self.next_token, max(0.0, self.paused_until - time.monotonic())
+
+        def pause_left(self) -> float:
+            return max(0.0, self.paused_until - time.monotonic())
+
+        async def release(self, token) -> None:
+            async with self._cond:
+                self.leases.pop(token, None)
+                self._cond.notify_all()
+
+        def on_success(self) -> None:
+            self.successes += 1
+            if self.limit < self.max_limit and self.successes >= self.limit:
+                self.limit, self.successes = self.limit + 1, 0
+
+        def on_throttle(self, wait: float) -> None:
+            self.limit, self.successes = max(1, self.limit // 2), 0
+            self.paused_until = max(self.paused_until, time.monotonic() + wait)
+
+        def stats(self) -> dict:
+            return {"limit": self.limit, "peak": self.peak, "active": len(self.leases)}
+
+    return JudgeLimiter
+
+
+def _score_shard(samples, metrics, options: dict, judge_spec: dict | None, limiter, ledger_path: str | None,
+                 main_ledger: str | None, fingerprints: tuple[str, str], heartbeat: str | None):
+    """One shard, scored by the local engine in a Ray worker."""
+    import dataclasses
+
+    from ragmeter.engine.evaluate import evaluate
+    from ragmeter.io.dataset import from_samples
+
+    if heartbeat:
+        Path(heartbeat).write_text(json.dumps({"pid": os.getpid(), "started": time.time()}))
+    judge = None
+    if judge_spec is not None:
+        judge = build_judge(judge_spec, LayeredLedger(ledger_path, main_ledger))
+        if limiter is not None and hasattr(judge.backend, "limiter"):
+            judge.backend.limiter = RemoteLimiter(limiter)
+    data = dataclasses.replace(from_samples(samples), fingerprint=fingerprints[0], testset_fingerprint=fingerprints[1])
+    result = evaluate(data, metrics, judge=judge, **options)
+    return dict(result.outcomes), result.evidence, (judge.stats.as_dict() if judge is not None else None)
+
+
+def build_judge(spec: dict, ledger: Ledger):
+    """A judge from a picklable description (``{"judge": "openai:m", "base_url": ...}`` or
+    ``{"scripted": "module:function"}``); API keys come from the workers' environment."""
+    import importlib
+
+    from ragmeter.judges import Judge, RetryPolicy, ScriptedBackend, make_backend
+
+    if "scripted" in spec:
+        module, _, name = spec["scripted"].partition(":")
+        backend = ScriptedBackend(getattr(importlib.import_module(module), name))
+    else:
+        backend = make_backend(spec["judge"], base_url=spec.get("base_url"), concurrency=spec.get("concurrency", 8),
+                               policy=RetryPolicy(timeout=spec.get("timeout", 60.0)))
+    return Judge(backend, ledger=ledger, max_reasks=spec.get("max_reasks", 2))
+
+
+def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None = 5, view: str | None = None,
+                 judge_spec: dict | None = None, ledger: str | None = None, shards: int | None = None,
+                 address: str | None = None, concurrency: int = 8, max_retries: int = 3,
+                 heartbeat_dir: str | None = None, init_options: dict | None = None) -> EvaluationResult:
+    ray = _ray()
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
+                 **(init_options or {}))
+    samples = list(data.samples)
+    n = shards or max(1, min(len(samples), int(ray.cluster_resources().get("CPU", 1)) * 2))
+    bounds = [round(i * len(samples) / n) for i in range(n + 1)]
+    lease_s = (judge_spec or {}).get("timeout", 60.0) * 2 + 5  # longer than any call with its retry wait
+    limiter = _limiter_actor(ray).remote(concurrency, lease_s) if judge_spec is not None else None
+    ledger_dir = Path(ledger).parent if ledger else None
+    task = ray.remote(_score_shard).options(max_retries=max_retries, retry_exceptions=False)
+    options = {"k": k, "view": view}
+    refs = []
+    for i in range(n):
+        shard_ledger = str(ledger_dir / f"ledger-shard-{i}.sqlite") if ledger_dir else None
+        beat = str(Path(heartbeat_dir) / f"shard-{i}.json") if heartbeat_dir else None
+        refs.append(task.remote(samples[bounds[i]:bounds[i + 1]], list(metrics) if metrics else None, options,
+                                judge_spec, limiter, shard_ledger, ledger, (data.fingerprint, data.testset_fingerprint),
+                                beat))
+    parts = ray.get(refs)
+    if ledger_dir is not None:
+        merge_ledgers(ledger, [str(ledger_dir / f"ledger-shard-{i}.sqlite") for i in range(n)])
+    return _combine(data, metrics, k, view, parts)
+
+
+def merge_ledgers(target: str, shards: list[str]) -> int:
+    """Copy every shard's judgments into ``target`` (INSERT OR IGNORE); returns the rows added."""
+    main = Ledger(target)
+    before = len(main)
+    for path in shards:
+        if os.path.exists(path):
+            main._db.execute("ATTACH DATABASE ? AS shard", (path,))
+            main._db.execute("INSERT OR IGNORE INTO judgments SELECT * FROM shard.judgments")
+            main._db.execute("DETACH DATABASE shard")
+    added = len(main) - before
+    main.close()
+    return added
+
+
+def _combine(data: Dataset, metrics, k, view, parts) -> EvaluationResult:
+    from ragmeter.engine.evaluate import resolve_measures
+
+    measures = resolve_measures(metrics, k, view=view)
+    outcomes = {str(m): tuple(o for part in parts for o in part[0][str(m)]) for m in measures}
+    evidence = None
+    if any(p[1] is not None for p in parts):
+        evidence = tuple(e for p in parts for e in (p[1] or ()))
+    stats = [p[2] for p in parts if p[2] is not None]
+    judge_stats = None
+    if stats:
+        judge_stats = {key: sum(s[key] for s in stats) for key in ("calls", "reasks", "cached", "failed",
+                                                                    "input_tokens", "output_tokens")}
+        judge_stats["latency_s"] = sum(s["latency_s"] for s in stats)
+        judge_stats["by_prompt"] = {}
+    return EvaluationResult(data.samples, measures, outcomes, data.fingerprint, data.path,
+                            testset_fingerprint=data.testset_fingerprint, evidence=evidence, judge_stats=judge_stats)
+
+
+def limiter_stats(actor) -> dict[str, Any]:
+    return _ray().get(actor.stats.remote())
