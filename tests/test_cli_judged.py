@@ -51,3 +51,14 @@ def test_auth_failure_stops_with_one_line(cli, warranty, server, tmp_path):
               "--metrics", "faithfulness", "--judge", "openai:m", "--judge-base-url", server.url + "/v1",
               "--ledger", tmp_path / "l.sqlite")
     assert out.exit_code == 2 and "refused the credentials" in out.output and "Traceback" not in out.output
+
+
+def test_cost_and_dollar_budget(cli, warranty, server, tmp_path):
+    base = ["eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--only", "q1", "--metrics",
+            "faithfulness", "--judge", "openai:m", "--judge-base-url", server.url + "/v1", "--ledger",
+            tmp_path / "l.sqlite"]
+    out = cli(*base, "--price-in", "1.0", "--price-out", "2.0")
+    assert out.exit_code == 0 and ", about $0.00" in out.stdout
+    assert cli(*base, "--budget-usd", "1").exit_code == 2  # prices are needed for a dollar budget
+    tiny = cli(*base[:-1], tmp_path / "l2.sqlite", "--price-in", "1000", "--price-out", "1000", "--budget-usd", "0.001")
+    assert tiny.exit_code == 2 and "budget of $0.00" in tiny.output

@@ -64,6 +64,10 @@ def eval_command(
     ledger: Optional[str] = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print the judge calls and tokens needed, call nothing"),
     budget_tokens: Optional[int] = typer.Option(None, "--budget", help="stop before judge tokens would pass this cap"),
+    budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="stop before the judge's cost would pass this "
+                                                                          "(needs --price-in/--price-out)"),
+    price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per million input tokens (for cost)"),
+    price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per million output tokens (for cost)"),
     concurrency: int = typer.Option(8, "--concurrency", help="judge requests in flight at most"),
     max_reasks: int = typer.Option(2, "--max-reasks", help="re-asks for a reply that does not validate"),
     timeout: float = typer.Option(60.0, "--timeout", help="seconds per judge call"),
@@ -95,10 +99,13 @@ def eval_command(
         options = {"dataset": dataset, "corpus": corpus, "k": k, "metrics": split_metrics(metrics), "view": view,
                    "only": only, "judge": judge, "judge_base_url": judge_base_url,
                    "ledger": ledger or str(Path(runs_dir) / "ledger.sqlite"), "max_reasks": max_reasks,
-                   "concurrency": concurrency, "timeout": timeout, "criteria": criteria}
+                   "concurrency": concurrency, "timeout": timeout, "criteria": criteria,
+                   "price_in": price_in, "price_out": price_out}
         run_path = new_run_path(runs_dir, name) if save and not dry_run else None
         setup = start_run(run_path, options) if run_path else None
-    the_judge = _make_judge(options, budget_tokens)
+    if budget_usd is not None and (options.get("price_in") is None or options.get("price_out") is None):
+        raise typer.BadParameter("a budget in dollars needs --price-in and --price-out", param_hint="--budget-usd")
+    the_judge = _make_judge(options, budget_tokens, budget_usd)
     if block:
         _stream(options, block, the_judge, run_path, setup, fmt)
         return
@@ -128,7 +135,7 @@ def eval_command(
     else:
         typer.echo(render_table(result))
         if result.judge_stats is not None:
-            typer.echo(judge_line(options["judge"], result))
+            typer.echo(judge_line(options["judge"], result, options.get("price_in"), options.get("price_out")))
         if run_path is not None:
             typer.echo(f"run saved: {run_path}")
 
@@ -171,7 +178,7 @@ def _load(options: dict):
     return data
 
 
-def _make_judge(options: dict, budget_tokens: int | None):
+def _make_judge(options: dict, budget_tokens: int | None, budget_usd: float | None = None):
     if not options.get("judge"):
         return None
     from ragmeter.judges import Budget, Judge, RetryPolicy, make_backend
@@ -179,8 +186,11 @@ def _make_judge(options: dict, budget_tokens: int | None):
 
     backend = make_backend(options["judge"], base_url=options.get("judge_base_url"),
                            concurrency=options.get("concurrency", 8), policy=RetryPolicy(timeout=options.get("timeout", 60)))
-    return Judge(backend, ledger=Ledger(options["ledger"]), max_reasks=options.get("max_reasks", 2),
-                 budget=Budget(max_tokens=budget_tokens) if budget_tokens else None)
+    budget = None
+    if budget_tokens or budget_usd is not None:
+        budget = Budget(max_tokens=budget_tokens, max_usd=budget_usd, price_in=options.get("price_in"),
+                        price_out=options.get("price_out"))
+    return Judge(backend, ledger=Ledger(options["ledger"]), max_reasks=options.get("max_reasks", 2), budget=budget)
 
 
 def _evaluate(data, options: dict, the_judge):
@@ -224,11 +234,14 @@ def dry_run_plan(data, metrics, k, view, judge) -> dict:
     return plan_calls(data.samples, needs, judge)
 
 
-def judge_line(spec: str, result) -> str:
+def judge_line(spec: str, result, price_in: float | None = None, price_out: float | None = None) -> str:
     st = result.judge_stats
-    return (f"judge {spec}: {st['calls']} calls ({result.calls_per_sample:.1f} per sample), {st['reasks']} re-asks, "
+    line = (f"judge {spec}: {st['calls']} calls ({result.calls_per_sample:.1f} per sample), {st['reasks']} re-asks, "
             f"{st['cached']} from the ledger, {st['failed']} failed, {st['input_tokens']} input + "
             f"{st['output_tokens']} output tokens")
+    if price_in is not None and price_out is not None:
+        line += f", about ${(st['input_tokens'] * price_in + st['output_tokens'] * price_out) / 1e6:.4f}"
+    return line
 
 
 @app.command("runs")

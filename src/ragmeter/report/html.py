@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ragmeter.analysis.diagnosis import count_labels, diagnose
+from ragmeter.core.errors import RagmeterError
 from ragmeter.core.sample import Sample
 from ragmeter.metrics.spec import get_spec
 
@@ -145,7 +146,7 @@ def render_html(run) -> str:
         prov = setup.get("metrics", {}).get(name, {})
         try:
             definition = get_spec(prov.get("metric_name", name.split("(")[0].split("@")[0])).definition
-        except Exception:
+        except RagmeterError:
             definition = ""
         head_rows.append(
             f'<tr><td>{e(name)}</td><td class="num">{_num(m["mean"])}</td>'
