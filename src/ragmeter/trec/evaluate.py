@@ -83,7 +83,7 @@ def _as_qrels(qrels: Any) -> Qrels:
         raise InvalidInputError("the qrels are empty")
     q, d, r = zip(*rows)
     return Qrels(pa.table({"qid": pa.array(q, pa.string()), "docno": pa.array(d, pa.string()),
-                           "rel": pa.array(r, pa.int64())}))
+                           "rel": pa.array(r, pa.int64())}), "qrels")
 
 
 def _as_run(run: Any) -> Run:

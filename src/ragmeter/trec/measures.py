@@ -89,7 +89,11 @@ def _bpref(b: Block, _):
 
 
 def _recip_rank(b: Block, _):
-    return [(b.rel / ranks(b.rel.shape[1])).max(axis=1, initial=0.0)]
+    if b.rel.shape[1] == 0:
+        return [np.zeros(b.rel.shape[0])]
+    first = b.rel.argmax(axis=1)  # the first relevant rank (0 when none: checked below)
+    found = b.rel[np.arange(len(first)), first]
+    return [np.where(found, 1.0 / (first + 1), 0.0)]
 
 
 def _iprec_values(b: Block, levels: tuple) -> list[np.ndarray]:

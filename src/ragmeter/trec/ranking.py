@@ -69,6 +69,12 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
     q_rel = qt["rel"].to_numpy(zero_copy_only=False).astype(np.float64)
     key_order = np.argsort(q_key, kind="stable")
     q_key_sorted, q_rel_sorted = q_key[key_order], q_rel[key_order]
+    twice = np.flatnonzero(q_key_sorted[1:] == q_key_sorted[:-1])
+    if len(twice):
+        row = int(key_order[twice[0]])
+        raise InvalidInputError(f"document {qt['docno'][row].as_py()!r} is judged twice for topic "
+                                f"{qt['qid'][row].as_py()!r}", file=qrels.source,
+                                fix="keep one judgment per (topic, document)")
 
     rt = run.table
     r_topic = _indices(rt["qid"], universe)
@@ -85,7 +91,7 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
     labels = _labels(docno, r_topic, q_docs, width, q_key_sorted, q_rel_sorted)
     order, grouped = _trec_order(r_topic, score, docno)
     if order is not None:
-        labels = order.apply(labels)
+        labels = order.apply(labels, inplace=True)  # labels is ours: no 80 MB copy for a few ties
         if not grouped:
             docno, r_topic = pc.take(docno, pa.array(order.full(len(labels)))), order.apply(r_topic)
             order = None
@@ -151,11 +157,11 @@ class Reorder:
     rows: np.ndarray | None  # None: every row, i.e. ``sorted = file[source]``
     source: np.ndarray
 
-    def apply(self, values: np.ndarray) -> np.ndarray:
+    def apply(self, values: np.ndarray, *, inplace: bool = False) -> np.ndarray:
         if self.rows is None:
             return values[self.source]
-        out = values.copy()
-        out[self.rows] = values[self.source]
+        out = values if inplace else values.copy()
+        out[self.rows] = values[self.source]  # the right side is gathered first: safe in place
         return out
 
     def unapply(self, values: np.ndarray) -> np.ndarray:

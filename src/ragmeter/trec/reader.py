@@ -30,9 +30,11 @@ _BLOCK = 1 << 24
 
 @dataclass(frozen=True)
 class Qrels:
-    """Judgments as columns: qid, docno (strings), rel (int64)."""
+    """Judgments as columns: qid, docno (strings), rel (int64). A document judged twice for
+    one topic is refused when the qrels are aligned with a run (it costs nothing there)."""
 
     table: pa.Table
+    source: str = "qrels"
 
     @property
     def topics(self) -> list[str]:
@@ -127,8 +129,7 @@ def read_qrels(path: str | Path) -> Qrels:
                           "rel": pa.array(rels, pa.int64())})
     if table.num_rows == 0:
         raise InvalidInputError("the qrels file has no judgments", file=path)
-    _refuse_duplicate_judgments(table, path)
-    return Qrels(table)
+    return Qrels(table, path)
 
 
 def read_run(path: str | Path) -> Run:
@@ -171,13 +172,3 @@ def _slow_run(path: str) -> tuple[pa.Table, str]:
     table = pa.table({"qid": pa.array(qids, pa.string()), "docno": pa.array(docs, pa.string()),
                       "score": pa.array(scores, pa.float64())})
     return table, runid or ""
-
-
-def _refuse_duplicate_judgments(table: pa.Table, path: str) -> None:
-    keys = pc.binary_join_element_wise(table["qid"], table["docno"], "\x00")
-    if pc.count_distinct(keys).as_py() != table.num_rows:
-        counts = pc.value_counts(keys)
-        dup = next(v["values"].as_py() for v in counts if v["counts"].as_py() > 1)
-        qid, doc = dup.split("\x00", 1)
-        raise InvalidInputError(f"document {doc!r} is judged twice for topic {qid!r}", file=path,
-                                fix="keep one judgment per (topic, document)")

@@ -97,7 +97,7 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
         q_index = pc.index_in(q.table["qid"], value_set=universe).to_numpy()
         results: list[TrecResult] = []
         for i, path in enumerate(paths):
-            part_qrels = Qrels(q.table.filter(pa.array(q_index % k == i)))
+            part_qrels = Qrels(q.table.filter(pa.array(q_index % k == i)), q.source)
             if part_qrels.table.num_rows == 0:
                 continue
             table = pa.ipc.open_file(str(path)).read_all()
