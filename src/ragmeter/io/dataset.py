@@ -57,31 +57,43 @@ def load_dataset(path: str | Path, *, corpus: str | Path | None = None) -> Datas
 
 def from_samples(samples: Iterable[Sample], *, path: str | None = None) -> Dataset:
     samples = tuple(samples)
-    return Dataset(samples=samples, path=path, fingerprint=fingerprint(samples),
-                   testset_fingerprint=testset_fingerprint(samples))
-
-
-def fingerprint(samples: Iterable[Sample]) -> str:
-    """SHA-256 (first 16 hex) of the samples' canonical JSON: format- and whitespace-independent."""
-    h = hashlib.sha256()
+    f = Fingerprints()
     for s in samples:
-        h.update(json.dumps(_canonical(s), sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode())
-        h.update(b"\n")
-    return h.hexdigest()[:16]
+        f.add(s)
+    full, test = f.digests()
+    return Dataset(samples=samples, path=path, fingerprint=full, testset_fingerprint=test)
 
 
 TEST_FIELDS = ("id", "question", "relevance", "reference", "answerable", "reference_claims")
 
 
-def testset_fingerprint(samples: Iterable[Sample]) -> str:
-    """Fingerprint of what defines the test (questions, labels, references), not the system's
-    outputs (retrieved lists, context, answers): two systems scored on one test set share it."""
-    h = hashlib.sha256()
-    for s in samples:
+class Fingerprints:
+    """Both fingerprints, fed one sample at a time (so a streamed file gets the same ones).
+
+    - the dataset fingerprint: SHA-256 (first 16 hex) of every sample's canonical JSON,
+      independent of the file format and whitespace;
+    - the test-set fingerprint: the same over what defines the test (questions, labels,
+      references), not the system's outputs, so two systems scored on one test set share it.
+    """
+
+    def __init__(self) -> None:
+        self._full, self._test = hashlib.sha256(), hashlib.sha256()
+
+    def add(self, s: Sample) -> None:
         c = _canonical(s)
-        h.update(json.dumps({k: c[k] for k in TEST_FIELDS}, sort_keys=True, ensure_ascii=False).encode())
-        h.update(b"\n")
-    return h.hexdigest()[:16]
+        self._full.update(json.dumps(c, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+        self._test.update(json.dumps({k: c[k] for k in TEST_FIELDS}, sort_keys=True, ensure_ascii=False).encode()
+                          + b"\n")
+
+    def digests(self) -> tuple[str, str]:
+        return self._full.hexdigest()[:16], self._test.hexdigest()[:16]
+
+
+def fingerprint(samples: Iterable[Sample]) -> str:
+    f = Fingerprints()
+    for s in samples:
+        f.add(s)
+    return f.digests()[0]
 
 
 def _canonical(s: Sample) -> dict:

@@ -17,7 +17,7 @@ import numpy as np
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
 from ragmeter.io.corpus import attach_texts
-from ragmeter.io.dataset import TEST_FIELDS, _canonical
+from ragmeter.io.dataset import Fingerprints
 from ragmeter.io.rows import RowReader
 
 
@@ -56,14 +56,12 @@ def scan(path: str | Path, *, corpus: dict | None = None) -> tuple[str, str, int
 
     Equal to ``load_dataset(path).fingerprint`` and ``.testset_fingerprint``."""
     path = str(path)
-    full, test = hashlib.sha256(), hashlib.sha256()
+    prints = Fingerprints()
     ids: list[int] = []
     count = 0
     for samples in iter_blocks(path, 10_000, corpus=corpus):
         for s in samples:
-            c = _canonical(s)
-            full.update(json.dumps(c, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-            test.update(json.dumps({k: c[k] for k in TEST_FIELDS}, sort_keys=True, ensure_ascii=False).encode() + b"\n")
+            prints.add(s)
             ids.append(int.from_bytes(hashlib.blake2b(s.id.encode(), digest_size=8).digest(), "big", signed=True))
             count += 1
     if count == 0:
@@ -72,7 +70,7 @@ def scan(path: str | Path, *, corpus: dict | None = None) -> tuple[str, str, int
     dup = hashes[1:][hashes[1:] == hashes[:-1]]
     if len(dup):
         _name_duplicate(path, set(dup.tolist()))
-    return full.hexdigest()[:16], test.hexdigest()[:16], count
+    return (*prints.digests(), count)
 
 
 def _name_duplicate(path: str, suspects: set[int]) -> None:
