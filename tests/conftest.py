@@ -39,3 +39,13 @@ def cli(runs_dir):
         return runner.invoke(app, args, catch_exceptions=False)
 
     return invoke
+
+
+@pytest.fixture
+def seed_server():
+    """The HTTP test judge answering like the seed article's q1."""
+    from . import judge_server, seed_judge
+
+    srv, state = judge_server.start(seed_judge.over_http)
+    yield state
+    srv.shutdown()

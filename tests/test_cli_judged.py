@@ -6,16 +6,13 @@ import json
 
 import pytest
 
-from . import judge_server, seed_judge
 
 METRICS = "faithfulness,context_recall,factual_correctness,answer_relevancy,context_relevance,recall@5"
 
 
 @pytest.fixture
-def server():
-    srv, state = judge_server.start(seed_judge.over_http)
-    yield state
-    srv.shutdown()
+def server(seed_server):
+    return seed_server
 
 
 def test_eval_with_an_openai_compatible_judge(cli, warranty, server, tmp_path, monkeypatch):

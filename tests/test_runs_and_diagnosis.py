@@ -13,17 +13,15 @@ from ragmeter.core.sample import Chunk, Sample
 from ragmeter.judges import Judge, ScriptedBackend
 from ragmeter.runs import list_runs, load_run, start_run
 
-from . import judge_server, seed_judge
+from . import seed_judge
 
 LABEL_METRICS = "hit_rate,reciprocal_rank,ndcg,recall"
 JUDGED = "faithfulness,context_recall,factual_correctness(mode='recall'),answer_relevancy,negative_rejection"
 
 
 @pytest.fixture
-def server():
-    srv, state = judge_server.start(seed_judge.over_http)
-    yield state
-    srv.shutdown()
+def server(seed_server):
+    return seed_server
 
 
 def test_eval_writes_a_self_describing_run(cli, warranty, runs_dir):

@@ -167,3 +167,12 @@ def test_line_order_and_depth_cut_are_consistent(tmp_path, seed):
     truncated = evaluate_trec(qrels, _write_run(tmp_path / "c", top), names)
     for name in ordered.names:
         assert ordered.query(name) == shuffled.query(name) == truncated.query(name), name
+
+
+def test_comment_lines_that_look_like_records_are_skipped(tmp_path):
+    """A '#' line with four fields is a comment to trec_eval 10, not a judgment for topic '#'."""
+    q = write(tmp_path, "q", "q1 0 a 1\n# x b 1\nq1 0 b 0\n")
+    r = write(tmp_path, "r", "q1 Q0 b 1 2.0 run\n# Q0 a 2 1.0 run\nq1 Q0 a 3 1.0 run\n")
+    result = evaluate_trec(q, r, ["num_q", "num_ret", "num_rel", "map"])
+    assert (result.mean("num_q"), result.mean("num_ret"), result.mean("num_rel")) == (1, 2, 1)
+    assert result.mean("map") == 0.5

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from ragmeter.analysis.bootstrap import bootstrap_ci
 from ragmeter.core.results import Outcome, Score
@@ -42,12 +42,19 @@ def summarize(metric: str, outcomes: Sequence[Outcome]) -> MetricSummary:
 def summarize_values(metric: str, values: Sequence[float], outcomes: Sequence) -> MetricSummary:
     """The same from plain values and objects with ``status`` and ``reason``/``error``."""
     reasons = Counter(_why(o) for o in outcomes if _status(o) != "scored")
+    return summary_from(metric, values, sum(_status(o) == "not_computed" for o in outcomes),
+                        sum(_status(o) == "failed" for o in outcomes), reasons)
+
+
+def summary_from(metric: str, values: Sequence[float], not_computed: int, failed: int,
+                 reasons: Mapping[str, int]) -> MetricSummary:
+    """The one place a summary is built (in-memory and streamed runs alike)."""
     return MetricSummary(
         metric=metric,
         mean=math.fsum(values) / len(values) if values else None,
         scored=len(values),
-        not_computed=sum(_status(o) == "not_computed" for o in outcomes),
-        failed=sum(_status(o) == "failed" for o in outcomes),
+        not_computed=not_computed,
+        failed=failed,
         reasons=dict(sorted(reasons.items())),
         ci95=bootstrap_ci(sorted(values)),
     )

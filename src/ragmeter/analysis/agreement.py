@@ -20,7 +20,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ragmeter.analysis.correlate import average_ranks, spearman
+from ragmeter.analysis.correlate import spearman
 
 Z95 = 1.959963984540054
 
@@ -102,4 +102,4 @@ def agreement(judge_values: Mapping[str, float | None], human: Mapping[str, floa
     return out
 
 
-__all__ = ["agreement", "cohen_kappa", "kendall_tau_b", "ppi_mean", "average_ranks", "Agreement"]
+__all__ = ["agreement", "cohen_kappa", "kendall_tau_b", "ppi_mean", "Agreement"]

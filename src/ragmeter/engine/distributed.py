@@ -22,7 +22,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from ragmeter.core.errors import RagmeterError
 from ragmeter.engine.result import EvaluationResult
@@ -231,10 +231,13 @@ def _combine(data: Dataset, metrics, k, view, parts) -> EvaluationResult:
         judge_stats = {key: sum(s[key] for s in stats) for key in ("calls", "reasks", "cached", "failed",
                                                                     "input_tokens", "output_tokens")}
         judge_stats["latency_s"] = sum(s["latency_s"] for s in stats)
-        judge_stats["by_prompt"] = {}
+        by_prompt: dict[str, dict] = {}
+        for st in stats:
+            for prompt, counts in st["by_prompt"].items():
+                merged = by_prompt.setdefault(prompt, dict.fromkeys(counts, 0))
+                for key, value in counts.items():
+                    merged[key] += value
+        judge_stats["by_prompt"] = by_prompt
     return EvaluationResult(data.samples, measures, outcomes, data.fingerprint, data.path,
                             testset_fingerprint=data.testset_fingerprint, evidence=evidence, judge_stats=judge_stats)
 
-
-def limiter_stats(actor) -> dict[str, Any]:
-    return _ray().get(actor.stats.remote())

@@ -27,7 +27,7 @@ from ragmeter.core.errors import RagmeterError
 from ragmeter.judges.backends import Backend, Decoding
 from ragmeter.judges.prompts import Prompt
 from ragmeter.judges.replies import Keyed, digest, extract_json, schema_errors
-from ragmeter.judges.transport import JudgeConfigError, JudgeTransportError
+from ragmeter.judges.transport import JudgeConfigError, JudgeTransportError, LoopCondition
 from ragmeter.ledger.sqlite import Ledger
 
 MAX_ECHO = 4000  # characters of a bad reply shown back to the judge in a re-ask
@@ -85,14 +85,10 @@ class Budget:
     spent_out: int = 0
     reserved_in: int = 0
     reserved_out: int = 0
-    _cond: asyncio.Condition | None = field(default=None, repr=False)
-    _loop: Any = field(default=None, repr=False)
+    _loop_cond: LoopCondition = field(default_factory=LoopCondition, repr=False)
 
     def _condition(self) -> asyncio.Condition:
-        loop = asyncio.get_running_loop()
-        if self._cond is None or self._loop is not loop:  # each sync run has its own event loop
-            self._cond, self._loop = asyncio.Condition(), loop
-        return self._cond
+        return self._loop_cond.get()[0]
 
     def usd(self, tokens_in: int, tokens_out: int) -> float:
         return ((self.price_in or 0.0) * tokens_in + (self.price_out or 0.0) * tokens_out) / 1e6

@@ -44,6 +44,23 @@ class RetryPolicy:
         return random.uniform(0, min(self.max_delay, self.base_delay * 2 ** attempt))
 
 
+class LoopCondition:
+    """An ``asyncio.Condition`` for the running event loop. Each sync ``Judge.run`` has its own
+    loop, and a condition made in one loop cannot be awaited in another."""
+
+    def __init__(self) -> None:
+        self._cond: asyncio.Condition | None = None
+        self._loop = None
+
+    def get(self) -> tuple[asyncio.Condition, bool]:
+        """(the condition, whether it is new for this loop)."""
+        loop = asyncio.get_running_loop()
+        if self._cond is None or self._loop is not loop:
+            self._cond, self._loop = asyncio.Condition(), loop
+            return self._cond, True
+        return self._cond, False
+
+
 class AdaptiveLimiter:
     """Concurrency limit that halves on throttling and grows back slowly."""
 
@@ -54,15 +71,13 @@ class AdaptiveLimiter:
         self.successes = 0
         self.paused_until = 0.0
         self.throttled = 0
-        self._cond: asyncio.Condition | None = None
-        self._loop = None
+        self._loop_cond = LoopCondition()
 
     def _condition(self) -> asyncio.Condition:
-        """The condition of the running event loop (each sync ``Judge.run`` has its own loop)."""
-        loop = asyncio.get_running_loop()
-        if self._cond is None or self._loop is not loop:
-            self._cond, self._loop, self.active = asyncio.Condition(), loop, 0
-        return self._cond
+        cond, new = self._loop_cond.get()
+        if new:
+            self.active = 0  # nothing from an earlier run's loop is still in flight
+        return cond
 
     async def acquire(self) -> None:
         cond = self._condition()

@@ -14,8 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ragmeter.analysis.aggregate import MetricSummary
-from ragmeter.analysis.bootstrap import bootstrap_ci
+from ragmeter.analysis.aggregate import summary_from
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.corpus import load_corpus
 from ragmeter.io.dataset import from_samples
@@ -46,16 +45,9 @@ class Accumulator:
                     self.reasons.setdefault(name, Counter())[why] += 1
 
     def summary(self) -> dict[str, dict]:
-        import math
-
-        out = {}
-        for name in self.status:
-            values = self.values.get(name, [])
-            s = MetricSummary(name, math.fsum(values) / len(values) if values else None, len(values),
-                              self.status[name]["not_computed"], self.status[name]["failed"],
-                              dict(sorted(self.reasons.get(name, Counter()).items())), bootstrap_ci(sorted(values)))
-            out[name] = s.as_dict()
-        return out
+        return {name: summary_from(name, self.values.get(name, []), self.status[name]["not_computed"],
+                                   self.status[name]["failed"], self.reasons.get(name, Counter())).as_dict()
+                for name in self.status}
 
 
 def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None, setup: dict | None,
