@@ -152,5 +152,11 @@ def test_questions_form_of_answer_relevancy_uses_the_embedder(q1):
         return [[t.lower().count("warranty") + 1e-9, t.lower().count("replacement")] for t in texts]
     r = ragmeter.evaluate(q1, ["answer_relevancy(form='questions')"], judge=scripted_judge(), embedder=embed)
     assert 0.0 < r.values("answer_relevancy(form='questions')")[0] <= 1.0
-    nc = ragmeter.evaluate(q1, ["answer_relevancy(form='questions')"], judge=scripted_judge())
+    default = ragmeter.evaluate(q1, ["answer_relevancy(form='questions')"], judge=scripted_judge())
+    o = default["answer_relevancy(form='questions')"][0]  # the bundled MiniLM, named in the provenance
+    assert 0.3 < o.value <= 1.0 and o.provenance.judge["embedder"]["model"].startswith("all-MiniLM-L6-v2")
+    with pytest.MonkeyPatch.context() as mp:  # no embedding runtime: not computed, with the reason
+        mp.setattr("ragmeter.embeddings.minilm.MiniLM._runtime", property(lambda self: (_ for _ in ()).throw(
+            ragmeter.embeddings.EmbedderUnavailable("the bundled embedding model needs onnxruntime"))))
+        nc = ragmeter.evaluate(q1, ["answer_relevancy(form='questions')"], judge=scripted_judge())
     assert "embedding model" in nc["answer_relevancy(form='questions')"][0].reason

@@ -203,7 +203,8 @@ class Planner:
             evidence = "\n".join(f"[{pid}] {text}" for pid, text in passages)
             listing = "\n".join(f"{c.id}. {c.text}" for c in claims)
             out[pair] = JudgeRequest(self.verify, {"evidence": evidence, "claims": listing}, schemas.VERIFY,
-                                     "verdicts", Keyed("verdicts", "id", tuple(c.id for c in claims)))
+                                     "verdicts", Keyed("verdicts", "id", tuple(c.id for c in claims)),
+                                     parts={"passages": list(passages), "claims": [(c.id, c.text) for c in claims]})
         return out
 
     @staticmethod

@@ -58,9 +58,11 @@ def eval_command(
     view: Optional[str] = typer.Option(None, "--view", help="retrieved (default), context (what reached the prompt), or both"),
     only: Optional[str] = typer.Option(None, "--only", help="comma-separated sample ids to score"),
     fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
-    judge: Optional[str] = typer.Option(None, "--judge", help="openai:<model> or anthropic:<model> for claim metrics"),
+    judge: Optional[str] = typer.Option(None, "--judge", help="openai:<model>, anthropic:<model>, local (bundled offline model) or local:<file.gguf>"),
     judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url",
                                                  help="the judge server's URL (vLLM, Ollama, llama.cpp, LiteLLM ...)"),
+    embedder: str = typer.Option("minilm", "--embedder", help="embedding model: minilm (bundled, offline), "
+                                                             "sentence-transformers:<model> or openai:<model>"),
     ledger: Optional[str] = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="print the judge calls and tokens needed, call nothing"),
     budget_tokens: Optional[int] = typer.Option(None, "--budget", help="stop before judge tokens would pass this cap"),
@@ -100,7 +102,7 @@ def eval_command(
                    "only": only, "judge": judge, "judge_base_url": judge_base_url,
                    "ledger": ledger or str(Path(runs_dir) / "ledger.sqlite"), "max_reasks": max_reasks,
                    "concurrency": concurrency, "timeout": timeout, "criteria": criteria,
-                   "price_in": price_in, "price_out": price_out}
+                   "price_in": price_in, "price_out": price_out, "embedder": embedder}
         run_path = new_run_path(runs_dir, name) if save and not dry_run else None
         setup = start_run(run_path, options) if run_path else None
     if budget_usd is not None and (options.get("price_in") is None or options.get("price_out") is None):
@@ -193,6 +195,15 @@ def _make_judge(options: dict, budget_tokens: int | None, budget_usd: float | No
     return Judge(backend, ledger=Ledger(options["ledger"]), max_reasks=options.get("max_reasks", 2), budget=budget)
 
 
+def _make_embedder(options: dict):
+    spec = options.get("embedder") or "minilm"
+    if spec == "minilm":
+        return None  # the engine loads the bundled model only when a metric needs it
+    from ragmeter.embeddings import make_embedder
+
+    return make_embedder(spec)
+
+
 def _evaluate(data, options: dict, the_judge):
     from ragmeter.engine import evaluate
     from ragmeter.report.progress import JudgeProgress
@@ -200,7 +211,8 @@ def _evaluate(data, options: dict, the_judge):
     from ragmeter.metrics.generation.rubric import load_criteria
 
     criteria = load_criteria(options["criteria"]) if options.get("criteria") else None
-    kwargs = dict(k=options["k"] or None, view=options["view"], judge=the_judge, criteria=criteria)
+    kwargs = dict(k=options["k"] or None, view=options["view"], judge=the_judge, criteria=criteria,
+                  embedder=_make_embedder(options))
     if the_judge is None or not sys.stderr.isatty():
         return evaluate(data, options["metrics"], **kwargs)
     with JudgeProgress(the_judge) as progress:
@@ -311,7 +323,7 @@ def metrics_command() -> None:
 
 
 # The other commands live in their own modules; importing them registers them on ``app``.
-from ragmeter.cli import analysis_cmd, trec_cmd, watch_cmd  # noqa: E402,F401
+from ragmeter.cli import analysis_cmd, judge_cmd, trec_cmd, watch_cmd  # noqa: E402,F401
 
 
 def run() -> None:

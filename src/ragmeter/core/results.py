@@ -23,6 +23,7 @@ class Provenance:
     ragmeter_version: str
     dataset_fingerprint: str | None = None
     judge: Mapping[str, Any] | None = None
+    embedder: Mapping[str, Any] | None = None  # the embedding model of an embedding metric
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +36,7 @@ class Provenance:
             "ragmeter_version": self.ragmeter_version,
             "dataset_fingerprint": self.dataset_fingerprint,
             "judge": dict(self.judge) if self.judge else None,
+            **({"embedder": dict(self.embedder)} if self.embedder else {}),
         }
 
 

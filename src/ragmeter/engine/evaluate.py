@@ -12,6 +12,7 @@ from ragmeter._version import __version__
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.results import NotComputed, Outcome, Provenance, Score
 from ragmeter.core.sample import Sample
+from ragmeter.engine.embedded import score_embedded
 from ragmeter.engine.judged import score_judged
 from ragmeter.engine.result import EvaluationResult
 from ragmeter.io.dataset import Dataset, from_samples
@@ -75,7 +76,7 @@ def evaluate(
     batches: dict[str, RankedBatch] = {}
     outcomes: dict[str, tuple[Outcome, ...]] = {}
     for m in measures:
-        if m.spec.judged:
+        if m.spec.judged or m.spec.embedded:
             continue
         if m.view not in batches:
             batches[m.view] = RankedBatch.from_lists([s.ranked_ids(m.view) for s in samples],
@@ -84,6 +85,7 @@ def evaluate(
     judged, evidence = score_judged([m for m in measures if m.spec.judged], samples, dataset.fingerprint, judge,
                                     embedder=embedder, criteria=criteria, on_done=on_judged)
     outcomes.update(judged)
+    outcomes.update(score_embedded([m for m in measures if m.spec.embedded], samples, dataset.fingerprint, embedder))
     return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
                             testset_fingerprint=dataset.testset_fingerprint, evidence=tuple(evidence) if evidence is not None else None,
                             judge_stats=judge.stats.as_dict() if judge is not None and judged else None)

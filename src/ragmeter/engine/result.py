@@ -31,6 +31,13 @@ class EvaluationResult:
     def __getitem__(self, metric: str) -> tuple[Outcome, ...]:
         return self.outcomes[metric]
 
+    def outcome(self, metric: str, sample_id: str) -> Outcome:
+        """One sample's outcome: ``result.outcome("faithfulness", "q1").value``."""
+        for s, o in zip(self.samples, self.outcomes[metric]):
+            if s.id == sample_id:
+                return o
+        raise KeyError(f"no sample with id {sample_id!r}")
+
     def summary(self, metric: str) -> MetricSummary:
         return summarize(metric, self.outcomes[metric])
 

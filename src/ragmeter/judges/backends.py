@@ -15,7 +15,6 @@ from typing import Any, Callable
 
 import httpx
 
-from ragmeter.core.errors import JudgeUnavailableError
 from ragmeter.judges.transport import AdaptiveLimiter, JudgeConfigError, RetryPolicy, send
 
 
@@ -46,6 +45,12 @@ class Backend:
     model = ""
     base_url: str | None = None
     supports_logprobs = False
+    key_extra: dict | None = None  # backend setup that changes replies (model file hash, recipe): in the ledger key
+    description: dict = {}  # more of the backend's setup for provenance
+
+    def rescore(self, request: Any, value: Any, logprobs: list | None) -> Any:
+        """A stored judgment's value as this backend would decide it now (default: as stored)."""
+        return value
 
     async def complete(self, messages: list[dict], schema: dict, schema_name: str, decoding: Decoding,
                        request: Any = None) -> Reply:
@@ -226,14 +231,14 @@ def _with_schema_hint(messages: list[dict], schema: dict) -> list[dict]:
 
 def make_backend(spec: str, *, base_url: str | None = None, api_key: str | None = None,
                  concurrency: int = 8, policy: RetryPolicy | None = None) -> Backend:
-    """``openai:<model>``, ``anthropic:<model>`` or ``local[:path.gguf]``."""
+    """``openai:<model>``, ``anthropic:<model>`` or ``local[:path.gguf]`` (in-process llama.cpp)."""
     kind, _, model = spec.partition(":")
     if kind == "openai" and model:
         return OpenAIBackend(model, base_url, api_key, concurrency=concurrency, policy=policy)
     if kind == "anthropic" and model:
         return AnthropicBackend(model, base_url, api_key, concurrency=concurrency, policy=policy)
     if kind == "local":
-        raise JudgeUnavailableError("the bundled local judge needs the 'local' extra, which this version of "
-                                    "ragmeter does not ship yet; use openai:<model> with --judge-base-url "
-                                    "pointing at a local server (vLLM, Ollama, llama.cpp, LM Studio)")
-    raise JudgeConfigError(f"unknown judge {spec!r}: use openai:<model>, anthropic:<model> or local")
+        from ragmeter.judges.local import LocalBackend
+
+        return LocalBackend(model or None)
+    raise JudgeConfigError(f"unknown judge {spec!r}: use openai:<model>, anthropic:<model>, local or local:<file.gguf>")

@@ -45,6 +45,7 @@ class JudgeRequest:
     schema_name: str
     keyed: Keyed | None = None
     logprobs: bool = False  # ask for token log-probabilities where the backend offers them
+    parts: Mapping[str, Any] | None = field(default=None, compare=False)  # the inputs, structured (local judge)
 
     def messages(self) -> list[dict]:
         system, user = self.prompt.render(self.inputs)
@@ -170,12 +171,16 @@ class Judge:
     @property
     def identity(self) -> dict:
         """What goes into provenance: never a key or a URL with credentials."""
-        return {"backend": self.backend.name, "model": self.backend.model, "decoding": self.decoding.as_dict()}
+        return {"backend": self.backend.name, "model": self.backend.model, "decoding": self.decoding.as_dict(),
+                **self.backend.description}
 
     def key(self, request: JudgeRequest) -> str:
-        return digest({"backend": self.backend.name, "model": self.backend.model, "decoding": self.decoding.as_dict(),
-                       "prompt": request.prompt.id, "prompt_hash": request.prompt.hash,
-                       "schema": digest(request.schema), "inputs": digest(dict(request.inputs))})
+        key = {"backend": self.backend.name, "model": self.backend.model, "decoding": self.decoding.as_dict(),
+               "prompt": request.prompt.id, "prompt_hash": request.prompt.hash,
+               "schema": digest(request.schema), "inputs": digest(dict(request.inputs))}
+        if self.backend.key_extra:
+            key["backend_setup"] = self.backend.key_extra
+        return digest(key)
 
     def is_stored(self, request: JudgeRequest) -> bool:
         return self.ledger.get(self.key(request)) is not None
@@ -184,7 +189,8 @@ class Judge:
         key = self.key(request)
         entry = self.ledger.get(key)
         if entry is not None:
-            j = Judgment(key, entry.status == "ok", entry.parsed, entry.error, entry.raw, 0, 0,
+            value = self.backend.rescore(request, entry.parsed, entry.logprobs) if entry.status == "ok" else None
+            j = Judgment(key, entry.status == "ok", value, entry.error, entry.raw, 0, 0,
                          entry.input_tokens, entry.output_tokens, cached=True, logprobs=entry.logprobs)
             self.stats.add(request.prompt.id, j)
             return j

@@ -72,6 +72,7 @@ class MetricSpec:
     rank_aware: bool = True
     accepts_k: bool = True
     needs: frozenset = frozenset()  # judged evidence the metric reads (claims/evidence.py); empty: labels only
+    embedded: bool = False  # reads texts through an embedding model (compute(sample, measure, embedder))
     needs_fn: Callable[..., frozenset] | None = field(default=None, compare=False, repr=False)  # when params decide
     compute: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 

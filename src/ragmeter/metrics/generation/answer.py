@@ -5,7 +5,7 @@ refusal behaviour (negative rejection, false refusals).
   answer statements (DeepEval AnswerRelevancyMetric), from the extraction call.
 - answer_relevancy(form='questions'): mean cosine between the question and ``n`` questions
   generated from the answer, 0 when the answer is noncommittal (Ragas ResponseRelevancy);
-  needs an embedding model (``evaluate(..., embedder=...)``).
+  embeds with the bundled MiniLM unless ``evaluate(..., embedder=...)`` names another.
 - factual_correctness: precision = answer claims the reference supports / answer claims;
   recall = reference claims the answer supports / reference claims; F1 their harmonic mean
   (Ragas FactualCorrectness, claim-level; ``mode`` picks which one is reported).
@@ -21,8 +21,6 @@ Seed q1: statements 5/5 = 1.00; factual precision 3/5, recall 3/5, F1 0.60.
 
 from __future__ import annotations
 
-import math
-
 from ragmeter.metrics.judged import by_claim, claims_or_stop, need, supported, undefined
 from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
 
@@ -37,19 +35,12 @@ def answer_relevancy(ev, sample, measure: Measure, env=None) -> float:
     if ev.noncommittal:
         return 0.0
     embedder = getattr(env, "embedder", None)
-    if embedder is None:
-        raise undefined("the questions form needs an embedding model (pass embedder=...)")
+    if embedder is None or isinstance(embedder, str):
+        raise undefined(embedder or "the questions form needs an embedding model (pass embedder=...)")
     if not questions or not sample.question:
         raise undefined("no question to compare with")
-    vectors = embedder([sample.question, *questions])
-    q, rest = vectors[0], vectors[1:]
-    return sum(_cosine(q, v) for v in rest) / len(rest)
-
-
-def _cosine(a, b) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
+    vectors = embedder.encode([sample.question, *questions])  # unit rows: a dot product is the cosine
+    return float((vectors[1:] @ vectors[0]).mean())
 
 
 def factual_correctness(ev, sample, measure: Measure, env=None) -> float:

