@@ -76,15 +76,14 @@ def test_missing_part_package_says_how_to_install(monkeypatch, tmp_path):
         local_model.bundled_model()
 
 
-def test_rule_pools_passages_and_applies_offsets():
-    rows = [{"claim": 1, "passage": "a", "supported": 0.2, "contradicted": 0.5, "unmentioned": 0.3},
-            {"claim": 1, "passage": "b", "supported": 0.45, "contradicted": 0.1, "unmentioned": 0.45}]
-    # s = max(.2, .45) = .45, c = max(.5, .1) = .5, n = min(.3, .45) = .3
-    assert VerdictRule().decide(rows) == ("contradicted", ["a"])
-    # log .45 + b_s > log .5  <=>  b_s > log(.5/.45) = 0.105
-    assert VerdictRule(bias_supported=0.11).decide(rows) == ("supported", ["b"])
-    assert VerdictRule(bias_supported=0.10).decide(rows)[0] == "contradicted"
-    assert VerdictRule(bias_contradicted=-2.0).decide(rows)[0] == "supported"
+def test_rule_pools_passages_and_applies_the_fitted_offset_and_threshold():
+    rows = [{"claim": 1, "passage": "a", "supported": 0.2, "contradicted": 0.4, "unmentioned": 0.4, "yes": 0.3},
+            {"claim": 1, "passage": "b", "supported": 0.1, "contradicted": 0.1, "unmentioned": 0.8, "yes": 0.45}]
+    # s = max(.2, .1) = .2, c = max(.4, .1) = .4, n = min(.4, .8) = .4, y = max(.3, .45) = .45
+    # log n + b_n > max(log s, log c)  <=>  b_n > log(.4 / .4) = 0
+    assert VerdictRule(bias_unmentioned=0.01).decide(rows) == ("not_found", [])
+    assert VerdictRule(bias_unmentioned=0.0, yes_threshold=0.45).decide(rows) == ("supported", ["b"])
+    assert VerdictRule(bias_unmentioned=0.0, yes_threshold=0.46).decide(rows) == ("contradicted", ["a"])
 
 
 class _Probs(LocalBackend):
@@ -92,9 +91,18 @@ class _Probs(LocalBackend):
 
     calls = 0
 
+    def _complete(self, messages, schema, decoding, request):
+        if request.prompt.id == "claims.extract":  # a fixed split instead of generation
+            from ragmeter.judges.backends import Reply
+
+            value = {"claims": [{"id": 1, "text": "The R2 has a 24-month warranty.", "addresses_question": True,
+                                 "cites": []}], "declines": False, "reference_claims": []}
+            return Reply(json.dumps(value), 1, 1, 0.0)
+        return super()._complete(messages, schema, decoding, request)
+
     def _verdict_probs(self, parts, usage):
         type(self).calls += 1
-        return [{"claim": cid, "passage": pid, "supported": 0.4, "contradicted": 0.35, "unmentioned": 0.25}
+        return [{"claim": cid, "passage": pid, "supported": 0.4, "contradicted": 0.35, "unmentioned": 0.25, "yes": 0.6}
                 for pid, _ in parts["passages"] for cid, _ in parts["claims"]]
 
 
@@ -111,14 +119,14 @@ def test_stored_probabilities_are_re_decided_by_a_new_rule_without_calls(dummy_g
     case = load_set("tune")[:1]
     first = check(Judge(_Probs(dummy_gguf), ledger=ledger), case)
     assert _Probs.calls == 1 and first.confusion["supported"]["supported"] == 2  # everything "supported"
-    strict = _Probs(dummy_gguf, rule=VerdictRule(bias_supported=-1.0))
+    strict = _Probs(dummy_gguf, rule=VerdictRule(yes_threshold=0.7))
     again = check(Judge(strict, ledger=ledger), case)
     assert _Probs.calls == 1  # no new call: the probabilities came from the ledger
     assert again.confusion["supported"]["contradicted"] == 2  # ... and were decided by the new rule
 
 
 def test_ledger_key_names_the_model_file_and_mode(dummy_gguf, tmp_path):
-    joined, per_chunk = _Probs(dummy_gguf), _Probs(dummy_gguf, mode="per_chunk")
+    joined, per_chunk = _Probs(dummy_gguf, mode="joined"), _Probs(dummy_gguf)
     request = verify_request(load_set("tune")[0])
     assert Judge(joined).key(request) != Judge(per_chunk).key(request)
     other = tmp_path / "other.gguf"
@@ -148,3 +156,23 @@ def test_without_a_judge_claim_metrics_say_how_to_enable_one(warranty):
     o = r.outcome("faithfulness", "q1")
     assert o.status == "not_computed" and "--judge local" in o.reason
     assert r.outcome("semantic_similarity", "q1").status == "scored"
+
+
+def test_a_users_own_model_is_marked_not_measured(dummy_gguf):
+    assert Judge(_Probs(dummy_gguf)).identity["agreement"].startswith("not measured")
+
+
+def test_cli_uses_the_local_judge_by_default_when_installed_and_none_turns_it_off(cli, warranty, monkeypatch,
+                                                                                  dummy_gguf, tmp_path):
+    import ragmeter.judges as judges
+    import ragmeter.judges.local_model as lm
+
+    monkeypatch.setattr(lm, "local_available", lambda: True)
+    monkeypatch.setattr(judges, "make_backend", lambda spec, **kw: _Probs(dummy_gguf) if spec == "local" else None)
+    args = ("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
+            "--only", "q1", "--no-save", "--ledger", tmp_path / "l.sqlite")
+    picked = cli(*args, "--format", "json")
+    assert picked.exit_code == 0 and "using the bundled local judge" in picked.output, picked.output
+    assert '"backend": "local"' in picked.output
+    off = cli(*args, "--judge", "none")
+    assert off.exit_code == 0 and "using the bundled local judge" not in off.output and "n/c" in off.output

@@ -16,7 +16,7 @@ def judge_check_command(
     judge: str = typer.Option("local", "--judge", help="openai:<model>, anthropic:<model>, local or local:<file.gguf>"),
     judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url"),
     split: str = typer.Option("heldout", "--split", help="heldout (not used to fit the local rule), tune, or all"),
-    mode: Optional[str] = typer.Option(None, "--mode", help="local judge: joined (default) or per_chunk"),
+    mode: Optional[str] = typer.Option(None, "--mode", help="local judge: per_chunk (default) or joined"),
     ledger: str = typer.Option(":memory:", "--ledger", help="judgment store (default: none kept)"),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
 ) -> None:

@@ -58,7 +58,8 @@ def eval_command(
     view: Optional[str] = typer.Option(None, "--view", help="retrieved (default), context (what reached the prompt), or both"),
     only: Optional[str] = typer.Option(None, "--only", help="comma-separated sample ids to score"),
     fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
-    judge: Optional[str] = typer.Option(None, "--judge", help="openai:<model>, anthropic:<model>, local (bundled offline model) or local:<file.gguf>"),
+    judge: Optional[str] = typer.Option(None, "--judge", help="openai:<model>, anthropic:<model>, local (bundled offline model; the default when "
+                                                          "ragmeter[local] is installed), local:<file.gguf>, or none"),
     judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url",
                                                  help="the judge server's URL (vLLM, Ollama, llama.cpp, LiteLLM ...)"),
     embedder: str = typer.Option("minilm", "--embedder", help="embedding model: minilm (bundled, offline), "
@@ -103,6 +104,14 @@ def eval_command(
                    "ledger": ledger or str(Path(runs_dir) / "ledger.sqlite"), "max_reasks": max_reasks,
                    "concurrency": concurrency, "timeout": timeout, "criteria": criteria,
                    "price_in": price_in, "price_out": price_out, "embedder": embedder}
+        if judge == "none":
+            options["judge"] = None  # explicitly no judge: judged metrics are not computed
+        elif not judge and _wants_judge(options):
+            from ragmeter.judges.local_model import local_available
+
+            if local_available():  # offline by default: the bundled judge, when its extra is installed
+                options["judge"] = "local"
+                typer.echo("no --judge given: using the bundled local judge (offline)", err=True)
         run_path = new_run_path(runs_dir, name) if save and not dry_run else None
         setup = start_run(run_path, options) if run_path else None
     if budget_usd is not None and (options.get("price_in") is None or options.get("price_out") is None):
@@ -178,6 +187,12 @@ def _load(options: dict):
             raise typer.BadParameter(f"no sample with id {', '.join(map(repr, missing))}", param_hint="--only")
         data = from_samples([s for s in data.samples if s.id in set(wanted)], path=data.path)
     return data
+
+
+def _wants_judge(options: dict) -> bool:
+    from ragmeter.engine.evaluate import resolve_measures
+
+    return any(m.spec.judged for m in resolve_measures(options["metrics"], options["k"] or None, view=options["view"]))
 
 
 def _make_judge(options: dict, budget_tokens: int | None, budget_usd: float | None = None):

@@ -1,12 +1,15 @@
 """``--judge local`` and ``--judge local:/path/model.gguf``: the judge protocol served in-process
 by llama.cpp, with no network at all.
 
-- ``claims.verify`` is answered by typed verdicts (``local_llm.LocalLLM.verdicts``), per
-  context passage by default (``mode='joined'`` reads the passages together), then decided by
-  the calibrated rule in ``verdict_rule``. The probabilities of every (claim, passage) pair go
+- ``claims.verify`` is answered by two typed questions per (claim, passage)
+  (``local_llm.THREE_WAY`` and ``local_llm.YES_NO``), per context passage by default
+  (``mode='joined'`` reads the passages together), then decided by the rule fitted in
+  ``verdict_rule``. The probabilities of every (claim, passage) pair go
   into the ledger with the judgment, so a change of the rule re-scores without a call.
-- Every other prompt (claim extraction, context relevance, questions, rubric, pairwise,
-  standalone) is generated greedily under a grammar built from its JSON Schema.
+- ``claims.extract`` is answered in small steps (``local_extract``): generated claim lists,
+  typed yes/no questions for relevance and refusal, citation markers read from the text.
+- Every other prompt (context relevance, questions, rubric, pairwise, standalone) is
+  generated greedily under a grammar built from its JSON Schema.
 
 The model file, the verdict recipe and the mode are part of each judgment's ledger key
 (``key_extra``); the decision rule is not (it is applied when a judgment is read) and goes
@@ -26,15 +29,16 @@ from ragmeter.core.errors import JudgeUnavailableError
 from ragmeter.judges.backends import Backend, Decoding, Reply
 from ragmeter.judges.replies import digest
 from ragmeter.judges.transport import JudgeConfigError
+from ragmeter.judges.local_model import BUNDLED_SHA256
 from ragmeter.judges.verdict_rule import RULES, VerdictRule
 
-VERIFY = "claims.verify"
+VERIFY, EXTRACT = "claims.verify", "claims.extract"
 
 
 class LocalBackend(Backend):
     name = "local"
 
-    def __init__(self, path: str | Path | None = None, *, mode: str = "joined", rule: VerdictRule | None = None,
+    def __init__(self, path: str | Path | None = None, *, mode: str = "per_chunk", rule: VerdictRule | None = None,
                  threads: int | None = None, n_ctx: int = 4096) -> None:
         from ragmeter.judges import local_model
 
@@ -68,14 +72,21 @@ class LocalBackend(Backend):
     def key_extra(self) -> dict:
         from ragmeter.judges import local_llm
 
-        recipe = {"system": local_llm.VERDICT_SYSTEM, "question": local_llm.VERDICT_QUESTION, "words": local_llm.WORDS}
-        return {"sha256": self.sha256, "verdicts": digest(recipe), "mode": self.mode}
+        from ragmeter.judges.local_extract import RECIPE
+
+        recipe = [(q.system, q.template, q.words) for q in local_llm.QUESTIONS]
+        return {"sha256": self.sha256, "verdicts": digest(recipe), "extract": digest(RECIPE), "mode": self.mode}
 
     @property
     def description(self) -> dict:
         """What goes into provenance besides backend and model."""
+        from ragmeter.judges.verdict_rule import MEASURED
+
+        bundled = self.sha256 == BUNDLED_SHA256 and self.rule == RULES[self.mode]
+        agreement = (MEASURED[self.mode] if bundled
+                     else "not measured for this model and rule: run ragmeter judge-check --judge local:<file>")
         return {"sha256": self.sha256, "verdicts": f"typed next-token probabilities, {self.mode}",
-                "rule": self.rule.as_dict()}
+                "rule": self.rule.as_dict(), "agreement": agreement}
 
     async def complete(self, messages: list[dict], schema: dict, schema_name: str, decoding: Decoding,
                        request: Any = None) -> Reply:
@@ -90,19 +101,33 @@ class LocalBackend(Backend):
                 probs = self._verdict_probs(request.parts, usage)
                 value = self.rule.verdicts(probs, [cid for cid, _ in request.parts["claims"]])
                 return Reply(json.dumps(value), usage.prompt_tokens, 0, usage.seconds, logprobs=probs)
+            if request is not None and request.prompt.id == EXTRACT:
+                from ragmeter.judges.local_extract import extract
+
+                value, cut = extract(self.llm, dict(request.inputs), max_tokens=decoding.max_tokens,
+                                     seed=decoding.seed, usage=usage)
+                return Reply(json.dumps(value), usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
             text, cut = self.llm.generate_json(messages, schema, max_tokens=decoding.max_tokens, seed=decoding.seed,
                                                usage=usage)
         return Reply(text, usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
 
     def _verdict_probs(self, parts: dict, usage) -> list[dict]:
+        """One row per (claim, passage): P(supported), P(contradicted), P(unmentioned) from the
+        three-way question and P(yes) from the yes/no question."""
+        from ragmeter.judges.local_llm import THREE_WAY, YES_NO
+
         claims = parts["claims"]
+        texts = [t for _, t in claims]
         passages = parts["passages"]
         if self.mode == "joined":
             passages = [("+".join(pid for pid, _ in passages), "\n\n".join(text for _, text in passages))]
         out = []
         for pid, text in passages:
-            for (cid, _), p in zip(claims, self.llm.verdicts(text, [t for _, t in claims], usage)):
-                out.append({"claim": cid, "passage": pid, **{k: round(v, 6) for k, v in p.items()}})
+            three = self.llm.ask(THREE_WAY, text, texts, usage)
+            yes = self.llm.ask(YES_NO, text, texts, usage)
+            for (cid, _), p, y in zip(claims, three, yes):
+                out.append({"claim": cid, "passage": pid, **{k: round(v, 6) for k, v in p.items()},
+                            "yes": round(y["yes"], 6)})
         return out
 
     def rescore(self, request: Any, value: Any, logprobs: list | None) -> Any:

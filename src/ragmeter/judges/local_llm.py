@@ -2,12 +2,12 @@
 
 Two ways of asking it:
 
-- ``verdicts(passage, claims)``: typed next-token decisions. The prompt ends where the
-  model would write one word (supported / contradicted / unmentioned); the answer is the
-  softmax mass on each word's first tokens (both cases, with and without a leading space),
-  renormalised over the three. Words, not letters: letters gave near-uniform probabilities
-  on the 1.5B model. The passage comes first and the claim last, so the passage's tokens
-  are evaluated once and their KV cache reused for every claim (prefix reuse).
+- ``ask(question, passage, claims)``: typed next-token decisions. The prompt ends where the
+  model would write one word (supported / contradicted / unmentioned, or yes / no); the
+  answer is the softmax mass on each word's first tokens (both cases, with and without a
+  leading space), renormalised over the answers. Words, not letters: letters gave
+  near-uniform probabilities on the 1.5B model. The passage comes first and the claim last,
+  so the passage's tokens are evaluated once and their KV cache reused for every claim.
 - ``generate_json(messages, schema)``: greedy generation constrained by a grammar built
   from the JSON Schema, so the reply always parses.
 
@@ -26,15 +26,41 @@ import numpy as np
 
 from ragmeter.core.errors import JudgeUnavailableError
 
-LABELS = ("supported", "contradicted", "unmentioned")
-VERDICT_SYSTEM = ("You check a claim against a context. Answer supported if the context states the claim or it follows "
-                  "from the context (simple arithmetic included), contradicted if the context states something "
-                  "different (another number, date, name or the opposite), and unmentioned if the context does not say.")
-VERDICT_QUESTION = ("Does the context support the claim, contradict it, or not mention it? "
-                    "Answer with one word: supported, contradicted or unmentioned.")
-WORDS = {"supported": ("supported", "Supported", "support", "Support", "supports", "Supports"),
-         "contradicted": ("contradicted", "Contradicted", "contradicts", "Contradicts", "contradict", "Contradict"),
-         "unmentioned": ("unmentioned", "Unmentioned", "not", "Not")}
+@dataclass(frozen=True)
+class TypedQuestion:
+    """A question answered by the next token: the probability mass on each answer word's first
+    tokens, renormalised over the answers. The context comes first and the claim last, so the
+    KV cache of (system, context) is reused across claims."""
+
+    name: str
+    system: str
+    template: str  # with {context} and {claim}
+    words: dict  # answer -> spellings whose first token counts for it
+
+    def messages(self, passage: str, claim: str) -> list[dict]:
+        return [{"role": "system", "content": self.system},
+                {"role": "user", "content": self.template.format(context=passage, claim=claim)}]
+
+
+THREE_WAY = TypedQuestion(
+    "three_way",
+    "You check a claim against a context. Answer supported if the context states the claim or it follows from the "
+    "context (simple arithmetic included), contradicted if the context states something different (another number, "
+    "date, name or the opposite), and unmentioned if the context does not say.",
+    "CONTEXT:\n{context}\n\nCLAIM: {claim}\n\nDoes the context support the claim, contradict it, or not mention it? "
+    "Answer with one word: supported, contradicted or unmentioned.",
+    {"supported": ("supported", "Supported", "support", "Support", "supports", "Supports"),
+     "contradicted": ("contradicted", "Contradicted", "contradicts", "Contradicts", "contradict", "Contradict"),
+     "unmentioned": ("unmentioned", "Unmentioned", "not", "Not")})
+
+YES_NO = TypedQuestion(
+    "yes_no",
+    "You check a claim against a context. The claim is true if the context states it or it follows from the context "
+    "(simple arithmetic included).",
+    "CONTEXT:\n{context}\n\nCLAIM: {claim}\n\nIs the claim true according to the context? Answer yes or no.",
+    {"yes": ("yes", "Yes", "YES"), "no": ("no", "No", "NO")})
+
+QUESTIONS = (THREE_WAY, YES_NO)
 
 
 @dataclass
@@ -63,12 +89,12 @@ class LocalLLM:
                                         f"instruction-tuned (chat) GGUF")
         eos = self.llm.detokenize([self.llm.token_eos()]).decode("utf-8", "ignore")
         self.formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token="")
-        self.first_tokens = self._first_tokens()
+        self.first_tokens = {q.name: self._first_tokens(q) for q in QUESTIONS}
         self.n_ctx = n_ctx
 
-    def _first_tokens(self) -> dict[str, np.ndarray]:
+    def _first_tokens(self, question: TypedQuestion) -> dict[str, np.ndarray]:
         out = {}
-        for label, words in WORDS.items():
+        for label, words in question.words.items():
             ids = {self.llm.tokenize(v.encode(), add_bos=False)[0] for w in words for v in (w, " " + w)}
             out[label] = np.array(sorted(ids))
         seen: set = set()
@@ -102,19 +128,19 @@ class LocalLLM:
         p = np.exp(logits - logits.max())
         return p / p.sum()
 
-    def verdict_messages(self, passage: str, claim: str) -> list[dict]:
-        return [{"role": "system", "content": VERDICT_SYSTEM},
-                {"role": "user", "content": f"CONTEXT:\n{passage}\n\nCLAIM: {claim}\n\n{VERDICT_QUESTION}"}]
-
-    def verdicts(self, passage: str, claims: Sequence[str], usage: Usage | None = None) -> list[dict[str, float]]:
-        """For each claim, P(supported), P(contradicted), P(unmentioned) given the passage."""
+    def ask(self, question: TypedQuestion, passage: str, claims: Sequence[str],
+            usage: Usage | None = None) -> list[dict[str, float]]:
+        """For each claim, the probability of each of the question's answers given the passage."""
         usage = usage if usage is not None else Usage()
         start = time.perf_counter()
         out = []
+        if question.name not in self.first_tokens:
+            self.first_tokens[question.name] = self._first_tokens(question)
+        first = self.first_tokens[question.name]
         for claim in claims:
-            self._eval_reusing(self._prompt_tokens(self.verdict_messages(passage, claim)), usage)
+            self._eval_reusing(self._prompt_tokens(question.messages(passage, claim)), usage)
             p = self._next_token_probs()
-            mass = {label: float(p[ids].sum()) for label, ids in self.first_tokens.items()}
+            mass = {label: float(p[ids].sum()) for label, ids in first.items()}
             total = sum(mass.values()) or 1.0
             out.append({label: m / total for label, m in mass.items()})
         usage.seconds += time.perf_counter() - start

