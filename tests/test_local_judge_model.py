@@ -66,7 +66,8 @@ def test_seed_q1_with_the_seeds_claims_scores_faithfulness_0_60(local_judge, q1,
 
 
 def test_seed_q1_end_to_end_with_the_models_own_claims(local_judge, q1, no_network):
-    r = ragmeter.evaluate([q1], ["faithfulness", "context_recall", "semantic_similarity"], judge=local_judge)
+    r = ragmeter.evaluate([q1], ["faithfulness", "context_recall", "answer_relevancy", "semantic_similarity"],
+                          judge=local_judge)
     claims = [c.text for c in r.evidence[0].answer_claims]
     verdicts = [v.verdict for v in r.evidence[0].verdicts["answer@context"]]
     # Known difference from the seed, recorded rather than hidden: the model also extracts the
@@ -77,6 +78,9 @@ def test_seed_q1_end_to_end_with_the_models_own_claims(local_judge, q1, no_netwo
     assert r.outcome("faithfulness", "q1").value == pytest.approx(4 / 6)
     assert r.outcome("context_recall", "q1").value == pytest.approx(4 / 5)  # the seed's 0.80
     assert r.outcome("semantic_similarity", "q1").status == "scored"
+    # Known miss, recorded: "Shipping is free." is marked as not addressing the question (seed: 5/5)
+    assert [c.addresses_question for c in r.evidence[0].answer_claims] == [True] * 5 + [False]
+    assert r.outcome("answer_relevancy", "q1").value == pytest.approx(5 / 6)
 
 
 def test_a_rerun_makes_no_model_call(local_judge, q1):
