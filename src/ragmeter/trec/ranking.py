@@ -49,12 +49,23 @@ def output_order(topics: list[str]) -> np.ndarray:
     return np.array(sorted(range(len(topics)), key=lambda i: topics[i].encode()), dtype=np.int64)
 
 
+_SPLIT = 1 << 20  # columns longer than this are looked up on two threads
+
+
 def _indices(values: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
-    """Position of each value in ``universe`` (-1 when absent), as int32."""
-    idx = pc.fill_null(pc.index_in(values, value_set=universe), -1)
-    if isinstance(idx, pa.ChunkedArray):
-        idx = idx.combine_chunks()
-    return idx.to_numpy()
+    """Position of each value in ``universe`` (-1 when absent), as int32. Arrow's kernel is
+    single-threaded and releases the GIL, so a long column is looked up in two halves at once."""
+
+    def lookup(part) -> np.ndarray:
+        idx = pc.fill_null(pc.index_in(part, value_set=universe), -1)
+        return (idx.combine_chunks() if isinstance(idx, pa.ChunkedArray) else idx).to_numpy()
+
+    n = len(values)
+    if n <= _SPLIT:
+        return lookup(values)
+    half = n // 2
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return np.concatenate(list(pool.map(lookup, [values.slice(0, half), values.slice(half)])))
 
 
 def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: bool = False,

@@ -63,7 +63,7 @@ def _delimiter(path: str) -> str | None:
     if not head.strip():
         return None
     first = head.split(b"\n", 1)[0]
-    if first.lstrip().startswith(b"#") or _contains(path, b"\n#"):
+    if first.lstrip().startswith(b"#") or (_contains(path, b"#") and _contains(path, b"\n#")):
         return None  # comment lines (trec_eval 10): the exact reader skips them; Arrow would read "#" as a topic
     return "\t" if b"\t" in first else " "
 
@@ -93,6 +93,8 @@ def _fast(path: str, names: list[str], keep: list[str], types: dict) -> pa.Table
 
 
 def _contains(path: str, needle: bytes) -> bool:
+    """Whether the file holds ``needle`` (a one-byte needle is a memchr scan: ~0.03 s for 350 MB,
+    ten times faster than a two-byte one, so callers look for the rare byte first)."""
     with open(path, "rb") as f:
         try:
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
