@@ -111,3 +111,26 @@ def test_held_out_agreement_meets_the_quality_target(local_judge):
     assert report.accuracy >= 0.70, report.as_dict()
     # recorded value (this machine): 27/36; another CPU's float rounding may move a close call
     assert abs(report.accuracy - MEASURED["per_chunk"]["accuracy"]) <= 2 / 36, report.as_dict()
+
+
+def test_whole_pipeline_runs_in_a_network_namespace_with_no_network(tmp_path, warranty):
+    """``unshare -n``: no interface but a downed loopback, so any connect from any layer (Python,
+    llama.cpp, onnxruntime) fails. The run must not notice."""
+    import json
+    import subprocess
+    import sys
+
+    if subprocess.run(["unshare", "-n", "true"], capture_output=True).returncode != 0:
+        pytest.skip("unshare -n is not permitted here (the socket-guard tests above still run)")
+    rows = [json.loads(line) for line in (warranty / "dataset.jsonl").read_text().splitlines()]
+    q1 = {**next(r for r in rows if r["id"] == "q1"), "answer_claims": list(SEED_CLAIMS)}
+    data = tmp_path / "q1.jsonl"
+    data.write_text(json.dumps(q1) + "\n")
+    cmd = ["unshare", "-n", sys.executable, "-m", "ragmeter", "eval", str(data), "--corpus",
+           str(warranty / "corpus.jsonl"), "--judge", "local", "-m", "ndcg,faithfulness,semantic_similarity",
+           "--ledger", str(tmp_path / "ledger.sqlite"), "--no-save", "--format", "json"]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    sample = json.loads(out.stdout)["samples"][0]["metrics"]
+    assert sample["faithfulness"]["value"] == pytest.approx(3 / 5)
+    assert sample["semantic_similarity"]["status"] == "scored"
