@@ -134,3 +134,18 @@ def test_whole_pipeline_runs_in_a_network_namespace_with_no_network(tmp_path, wa
     sample = json.loads(out.stdout)["samples"][0]["metrics"]
     assert sample["faithfulness"]["value"] == pytest.approx(3 / 5)
     assert sample["semantic_similarity"]["status"] == "scored"
+
+
+def test_a_prompt_longer_than_the_context_window_fails_that_item_only():
+    from ragmeter.core.sample import Chunk, Sample
+    from ragmeter.judges import Judge
+    from ragmeter.judges.local import LocalBackend
+
+    long = Sample(id="long", question="q?", retrieved=(Chunk("c1", text="word " * 400),), answer="x",
+                  answer_claims=("The sky is blue.",))
+    short = Sample(id="short", question="q?", retrieved=(Chunk("c1", text="The sky is blue."),), answer="x",
+                   answer_claims=("The sky is blue.",))
+    r = ragmeter.evaluate([long, short], ["faithfulness"], judge=Judge(LocalBackend(n_ctx=256)))
+    failed = r.outcome("faithfulness", "long")
+    assert failed.status == "failed" and "does not fit the context window of 256" in failed.error
+    assert r.outcome("faithfulness", "short").value == 1.0

@@ -39,7 +39,7 @@ class LocalBackend(Backend):
     name = "local"
 
     def __init__(self, path: str | Path | None = None, *, mode: str = "per_chunk", rule: VerdictRule | None = None,
-                 threads: int | None = None, n_ctx: int = 4096) -> None:
+                 threads: int | None = None, n_ctx: int = 8192) -> None:
         from ragmeter.judges import local_model
 
         if path is None:

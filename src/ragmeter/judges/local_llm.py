@@ -25,6 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from ragmeter.core.errors import JudgeUnavailableError
+from ragmeter.judges.transport import JudgeTransportError
 
 @dataclass(frozen=True)
 class TypedQuestion:
@@ -63,6 +64,10 @@ YES_NO = TypedQuestion(
 QUESTIONS = (THREE_WAY, YES_NO)
 
 
+class PromptTooLong(JudgeTransportError):
+    """A prompt longer than the model's context window: this item fails, the run goes on."""
+
+
 @dataclass
 class Usage:
     prompt_tokens: int = 0  # tokens actually evaluated (a reused prefix is not counted)
@@ -71,7 +76,7 @@ class Usage:
 
 
 class LocalLLM:
-    def __init__(self, path: Path, *, n_ctx: int = 4096, threads: int | None = None) -> None:
+    def __init__(self, path: Path, *, n_ctx: int = 8192, threads: int | None = None) -> None:
         try:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -112,7 +117,8 @@ class LocalLLM:
     def _eval_reusing(self, tokens: list[int], usage: Usage) -> None:
         """Evaluate ``tokens``, keeping the KV cache of the longest prefix already evaluated."""
         if len(tokens) >= self.n_ctx:
-            raise ValueError(f"the prompt has {len(tokens)} tokens, more than the context window ({self.n_ctx})")
+            raise PromptTooLong(f"local judge: a prompt of {len(tokens)} tokens does not fit the context window of "
+                                f"{self.n_ctx}; split long chunks, or use per_chunk mode")
         llm = self.llm
         done = llm.input_ids[: llm.n_tokens]
         same = 0
@@ -151,8 +157,11 @@ class LocalLLM:
         """Greedy, grammar-constrained JSON. Returns (text, cut off at max_tokens)."""
         usage = usage if usage is not None else Usage()
         start = time.perf_counter()
-        reply = self.llm.create_chat_completion(messages=messages, temperature=0.0, max_tokens=max_tokens,
-                                                seed=seed, response_format={"type": "json_object", "schema": schema})
+        try:
+            reply = self.llm.create_chat_completion(messages=messages, temperature=0.0, max_tokens=max_tokens,
+                                                    seed=seed, response_format={"type": "json_object", "schema": schema})
+        except ValueError as exc:  # llama-cpp-python: "Requested tokens (...) exceed context window of ..."
+            raise PromptTooLong(f"local judge: {exc}") from None
         u = reply.get("usage") or {}
         usage.prompt_tokens += int(u.get("prompt_tokens") or 0)
         usage.output_tokens += int(u.get("completion_tokens") or 0)
