@@ -99,7 +99,11 @@ def test_missing_runtime_makes_embedding_metrics_not_computed(monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_onnx)
-    r = ragmeter.evaluate([_sample("a", "b")], ["semantic_similarity"])
+    minilm_module.bundled.cache_clear()  # the shared instance may already be loaded
+    try:
+        r = ragmeter.evaluate([_sample("a", "b")], ["semantic_similarity"])
+    finally:
+        minilm_module.bundled.cache_clear()
     o = r.outcome("semantic_similarity", "s")
     assert o.status == "not_computed" and "pip install onnxruntime" in o.reason
 

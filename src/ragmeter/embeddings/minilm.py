@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Sequence
 
@@ -87,6 +87,12 @@ class MiniLM(Embedder):
         special = np.array(enc[0].special_tokens_mask, dtype=bool)
         keep = mask[0].astype(bool) & ~special
         return unit_rows(hidden[0][keep])
+
+
+@lru_cache(maxsize=1)
+def bundled() -> MiniLM:
+    """One shared instance of the bundled embedder: loaded (and its file hashed) once per process."""
+    return MiniLM()
 
 
 def _sha256(path: Path) -> str:

@@ -18,9 +18,9 @@ def resolve_embedder(embedder: Any) -> Embedder | str:
     """The caller's embedder, else the bundled one; a string says why none could be loaded."""
     if embedder is not None:
         return as_embedder(embedder)
-    from ragmeter.embeddings.minilm import MiniLM
+    from ragmeter.embeddings.minilm import bundled
 
-    default = MiniLM()
+    default = bundled()
     try:
         default._runtime  # load now, so a missing package is one reason, not one error per sample
     except RagmeterError as exc:
