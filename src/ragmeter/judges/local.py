@@ -121,14 +121,12 @@ class LocalBackend(Backend):
         passages = parts["passages"]
         if self.mode == "joined":
             passages = [("+".join(pid for pid, _ in passages), "\n\n".join(text for _, text in passages))]
-        out = []
-        for pid, text in passages:
-            three = self.llm.ask(THREE_WAY, text, texts, usage)
-            yes = self.llm.ask(YES_NO, text, texts, usage)
-            for (cid, _), p, y in zip(claims, three, yes):
-                out.append({"claim": cid, "passage": pid, **{k: round(v, 6) for k, v in p.items()},
-                            "yes": round(y["yes"], 6)})
-        return out
+        # One question over every passage, then the other: consecutive prompts then share the
+        # system prompt as well as the passage, and the KV cache keeps both.
+        three = [self.llm.ask(THREE_WAY, text, texts, usage) for _, text in passages]
+        yes = [self.llm.ask(YES_NO, text, texts, usage) for _, text in passages]
+        return [{"claim": cid, "passage": pid, **{k: round(v, 6) for k, v in p.items()}, "yes": round(y["yes"], 6)}
+                for (pid, _), ps, ys in zip(passages, three, yes) for (cid, _), p, y in zip(claims, ps, ys)]
 
     def rescore(self, request: Any, value: Any, logprobs: list | None) -> Any:
         """Re-decide stored verdicts with the current rule (no call)."""
