@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -116,6 +117,9 @@ def test_unknown_embedder_spec_is_a_clear_error():
 def test_cli_embedder_option(cli, warranty):
     out = cli("eval", warranty / "dataset.jsonl", "-m", "semantic_similarity", "--no-save", "--format", "json")
     assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    assert doc["samples"][0]["metrics"]["semantic_similarity"]["status"] == "scored"
+    assert doc["metrics"]["semantic_similarity"]["provenance"]["embedder"]["backend"] == "onnx"
     bad = cli("eval", warranty / "dataset.jsonl", "-m", "semantic_similarity", "--no-save", "--embedder", "glove")
     assert bad.exit_code == 2 and "unknown embedder" in bad.output
 

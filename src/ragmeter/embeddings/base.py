@@ -27,9 +27,6 @@ class Embedder:
     def has_tokens(self) -> bool:
         return type(self).token_vectors is not Embedder.token_vectors
 
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        return self.encode(texts)
-
 
 class CallableEmbedder(Embedder):
     """Wraps a user's ``f(list[str]) -> vectors`` (any array-like of rows)."""

@@ -29,10 +29,13 @@ from ragmeter.core.errors import JudgeUnavailableError
 from ragmeter.judges.backends import Backend, Decoding, Reply
 from ragmeter.judges.replies import digest
 from ragmeter.judges.transport import JudgeConfigError
-from ragmeter.judges.local_model import BUNDLED_SHA256
-from ragmeter.judges.verdict_rule import RULES, VerdictRule
+from ragmeter.judges import local_extract, local_llm, local_model
+from ragmeter.judges.verdict_rule import MEASURED, RULES, VerdictRule
 
 VERIFY, EXTRACT = "claims.verify", "claims.extract"
+# What the local judge asks, hashed once: part of every ledger key, like a prompt hash.
+RECIPE_HASHES = {"verdicts": digest([(q.system, q.template, q.words) for q in local_llm.QUESTIONS]),
+                 "extract": digest(local_extract.RECIPE)}
 
 
 class LocalBackend(Backend):
@@ -40,8 +43,6 @@ class LocalBackend(Backend):
 
     def __init__(self, path: str | Path | None = None, *, mode: str = "per_chunk", rule: VerdictRule | None = None,
                  threads: int | None = None, n_ctx: int = 8192) -> None:
-        from ragmeter.judges import local_model
-
         if path is None:
             self.path = local_model.bundled_model()
             self.sha256 = local_model.BUNDLED_SHA256
@@ -64,25 +65,16 @@ class LocalBackend(Backend):
 
     @cached_property
     def llm(self):
-        from ragmeter.judges.local_llm import LocalLLM
-
-        return LocalLLM(self.path, n_ctx=self.n_ctx, threads=self.threads)
+        return local_llm.LocalLLM(self.path, n_ctx=self.n_ctx, threads=self.threads)
 
     @property
     def key_extra(self) -> dict:
-        from ragmeter.judges import local_llm
-
-        from ragmeter.judges.local_extract import RECIPE
-
-        recipe = [(q.system, q.template, q.words) for q in local_llm.QUESTIONS]
-        return {"sha256": self.sha256, "verdicts": digest(recipe), "extract": digest(RECIPE), "mode": self.mode}
+        return {"sha256": self.sha256, **RECIPE_HASHES, "mode": self.mode}
 
     @property
     def description(self) -> dict:
         """What goes into provenance besides backend and model."""
-        from ragmeter.judges.verdict_rule import MEASURED
-
-        bundled = self.sha256 == BUNDLED_SHA256 and self.rule == RULES[self.mode]
+        bundled = self.sha256 == local_model.BUNDLED_SHA256 and self.rule == RULES[self.mode]
         agreement = (MEASURED[self.mode] if bundled
                      else "not measured for this model and rule: run ragmeter judge-check --judge local:<file>")
         return {"sha256": self.sha256, "verdicts": f"typed next-token probabilities, {self.mode}",
@@ -93,18 +85,14 @@ class LocalBackend(Backend):
         return await asyncio.to_thread(self._complete, messages, schema, decoding, request)
 
     def _complete(self, messages, schema, decoding, request) -> Reply:
-        from ragmeter.judges.local_llm import Usage
-
-        usage = Usage()
+        usage = local_llm.Usage()
         with self._lock:
             if request is not None and request.prompt.id == VERIFY and request.parts is not None:
                 probs = self._verdict_probs(request.parts, usage)
                 value = self.rule.verdicts(probs, [cid for cid, _ in request.parts["claims"]])
                 return Reply(json.dumps(value), usage.prompt_tokens, 0, usage.seconds, logprobs=probs)
             if request is not None and request.prompt.id == EXTRACT:
-                from ragmeter.judges.local_extract import extract
-
-                value, cut = extract(self.llm, dict(request.inputs), max_tokens=decoding.max_tokens,
+                value, cut = local_extract.extract(self.llm, dict(request.inputs), max_tokens=decoding.max_tokens,
                                      seed=decoding.seed, usage=usage)
                 return Reply(json.dumps(value), usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
             text, cut = self.llm.generate_json(messages, schema, max_tokens=decoding.max_tokens, seed=decoding.seed,
@@ -114,8 +102,6 @@ class LocalBackend(Backend):
     def _verdict_probs(self, parts: dict, usage) -> list[dict]:
         """One row per (claim, passage): P(supported), P(contradicted), P(unmentioned) from the
         three-way question and P(yes) from the yes/no question."""
-        from ragmeter.judges.local_llm import THREE_WAY, YES_NO
-
         claims = parts["claims"]
         texts = [t for _, t in claims]
         passages = parts["passages"]
@@ -123,8 +109,8 @@ class LocalBackend(Backend):
             passages = [("+".join(pid for pid, _ in passages), "\n\n".join(text for _, text in passages))]
         # One question over every passage, then the other: consecutive prompts then share the
         # system prompt as well as the passage, and the KV cache keeps both.
-        three = [self.llm.ask(THREE_WAY, text, texts, usage) for _, text in passages]
-        yes = [self.llm.ask(YES_NO, text, texts, usage) for _, text in passages]
+        three = [self.llm.ask(local_llm.THREE_WAY, text, texts, usage) for _, text in passages]
+        yes = [self.llm.ask(local_llm.YES_NO, text, texts, usage) for _, text in passages]
         return [{"claim": cid, "passage": pid, **{k: round(v, 6) for k, v in p.items()}, "yes": round(y["yes"], 6)}
                 for (pid, _), ps, ys in zip(passages, three, yes) for (cid, _), p, y in zip(claims, ps, ys)]
 

@@ -21,7 +21,7 @@ import json
 import re
 
 from ragmeter.claims.sentences import split_sentences
-from ragmeter.judges.local_llm import LocalLLM, TypedQuestion, Usage
+from ragmeter.judges.local_llm import YES_NO_WORDS, LocalLLM, TypedQuestion, Usage
 
 SPLIT_SYSTEM = (
     "You split a text into short atomic claims for fact checking. Each claim states one fact and stands alone: "
@@ -37,12 +37,12 @@ CLAIM_LIST = {"type": "object", "properties": {"claims": {"type": "array", "item
 ADDRESSES = TypedQuestion(
     "addresses", "You judge whether a statement helps answer a question.",
     "QUESTION: {context}\n\nSTATEMENT: {claim}\n\nDoes the statement help answer the question? Answer yes or no.",
-    {"yes": ("yes", "Yes", "YES"), "no": ("no", "No", "NO")})
+    YES_NO_WORDS)
 DECLINES = TypedQuestion(
     "declines", "You judge whether an answer declines to answer.",
     "QUESTION: {context}\n\nANSWER: {claim}\n\nDoes the answer decline to answer, saying it does not know, cannot "
     "answer, or that the information is not available? Answer yes or no.",
-    {"yes": ("yes", "Yes", "YES"), "no": ("no", "No", "NO")})
+    YES_NO_WORDS)
 RECIPE = {"split": [SPLIT_SYSTEM, SPLIT_USER], "addresses": [ADDRESSES.system, ADDRESSES.template],
           "declines": [DECLINES.system, DECLINES.template]}
 

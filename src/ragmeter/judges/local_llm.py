@@ -54,12 +54,14 @@ THREE_WAY = TypedQuestion(
      "contradicted": ("contradicted", "Contradicted", "contradicts", "Contradicts", "contradict", "Contradict"),
      "unmentioned": ("unmentioned", "Unmentioned", "not", "Not")})
 
+YES_NO_WORDS = {"yes": ("yes", "Yes", "YES"), "no": ("no", "No", "NO")}
+
 YES_NO = TypedQuestion(
     "yes_no",
     "You check a claim against a context. The claim is true if the context states it or it follows from the context "
     "(simple arithmetic included).",
     "CONTEXT:\n{context}\n\nCLAIM: {claim}\n\nIs the claim true according to the context? Answer yes or no.",
-    {"yes": ("yes", "Yes", "YES"), "no": ("no", "No", "NO")})
+    YES_NO_WORDS)
 
 QUESTIONS = (THREE_WAY, YES_NO)
 

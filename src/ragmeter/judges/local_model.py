@@ -61,7 +61,7 @@ def part_paths() -> list[Path]:
 def bundled_model() -> Path:
     """The verified bundled GGUF, assembling it into the cache on first use."""
     target = cache_dir() / "models" / BUNDLED_NAME
-    if target.exists() and _stamp_ok(target, BUNDLED_SHA256):
+    if target.exists() and file_digest(target) == BUNDLED_SHA256:
         return target
     parts = part_paths()
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -114,13 +114,6 @@ def _read_stamp(path: Path) -> str | None:
     if stamp.get("size") == st.st_size and stamp.get("mtime_ns") == st.st_mtime_ns:
         return stamp.get("sha256")
     return None
-
-
-def _stamp_ok(path: Path, expected: str) -> bool:
-    digest = _read_stamp(path)
-    if digest is None:
-        digest = file_digest(path)
-    return digest == expected
 
 
 def _write_stamp(path: Path, digest: str) -> None:
