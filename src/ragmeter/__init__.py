@@ -3,19 +3,51 @@
 >>> import ragmeter
 >>> data = ragmeter.load_dataset("examples/warranty/dataset.jsonl")  # doctest: +SKIP
 >>> ragmeter.evaluate(data, ["ndcg@5", "mrr@5"]).means()  # doctest: +SKIP
+
+The public names are imported on first use (PEP 562), so ``ragmeter trec`` and other
+light entry points do not pay for the engine, the judges and the embedders.
 """
 
-from ragmeter._version import __version__
-from ragmeter.core import Chunk, Failed, NotComputed, Provenance, Sample, Score
-from ragmeter.core.errors import InvalidInputError, InvalidParameterError, RagmeterError
-from ragmeter.engine import EvaluationResult, evaluate
-from ragmeter.engine.live import evaluate_retriever
-from ragmeter.io import Dataset, load_corpus, load_dataset
-from ragmeter.live.logger import log_request
-from ragmeter.metrics import REGISTRY, make_measure, parse_measure
+from __future__ import annotations
 
-__all__ = [
-    "__version__", "Chunk", "Sample", "Score", "NotComputed", "Failed", "Provenance", "Dataset",
-    "load_dataset", "load_corpus", "evaluate", "evaluate_retriever", "log_request", "EvaluationResult",
-    "parse_measure", "make_measure", "REGISTRY", "RagmeterError", "InvalidInputError", "InvalidParameterError",
-]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ragmeter._version import __version__
+
+_HOMES = {
+    "Chunk": "ragmeter.core", "Failed": "ragmeter.core", "NotComputed": "ragmeter.core",
+    "Provenance": "ragmeter.core", "Sample": "ragmeter.core", "Score": "ragmeter.core",
+    "InvalidInputError": "ragmeter.core.errors", "InvalidParameterError": "ragmeter.core.errors",
+    "RagmeterError": "ragmeter.core.errors",
+    "EvaluationResult": "ragmeter.engine", "evaluate": "ragmeter.engine",
+    "evaluate_retriever": "ragmeter.engine.live",
+    "Dataset": "ragmeter.io", "load_corpus": "ragmeter.io", "load_dataset": "ragmeter.io",
+    "log_request": "ragmeter.live.logger",
+    "REGISTRY": "ragmeter.metrics", "make_measure": "ragmeter.metrics", "parse_measure": "ragmeter.metrics",
+}
+
+__all__ = ["__version__", *_HOMES]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'ragmeter' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
+    from ragmeter.core import Chunk, Failed, NotComputed, Provenance, Sample, Score
+    from ragmeter.core.errors import InvalidInputError, InvalidParameterError, RagmeterError
+    from ragmeter.engine import EvaluationResult, evaluate
+    from ragmeter.engine.live import evaluate_retriever
+    from ragmeter.io import Dataset, load_corpus, load_dataset
+    from ragmeter.live.logger import log_request
+    from ragmeter.metrics import REGISTRY, make_measure, parse_measure

@@ -1,8 +1,8 @@
-"""The installed ragmeter version, stamped into every score's provenance."""
+"""The ragmeter version, stamped into every score's provenance.
 
-from importlib.metadata import PackageNotFoundError, version
+A literal (pyproject.toml reads it from here), not ``importlib.metadata``: that import
+alone costs 60 ms at every start. tests/test_version.py checks it against the installed
+package's metadata.
+"""
 
-try:
-    __version__ = version("ragmeter")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
+__version__ = "0.1.0"

@@ -23,7 +23,7 @@ from ragmeter.trec.ranking import Rankings, align, output_order
 from ragmeter.trec.reader import Qrels, Run, read_qrels, read_run
 
 MIN_GEO_MEAN = 0.00001  # trec_eval's floor before taking logs for gm_* measures
-BLOCK_CELLS = 1 << 23  # at most ~8M ranked cells per block (bounds peak memory)
+BLOCK_CELLS = 1 << 20  # at most ~1M ranked cells per block: 8 MB arrays stay in cache and reuse freed memory
 RAGMETER_PREFIX = "ragmeter:"
 
 

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.trec.duplicates import refuse_duplicates
 from ragmeter.trec.reader import Qrels, Run
 
 
@@ -52,20 +53,56 @@ def output_order(topics: list[str]) -> np.ndarray:
 _SPLIT = 1 << 20  # columns longer than this are looked up on two threads
 
 
-def _indices(values: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
-    """Position of each value in ``universe`` (-1 when absent), as int32. Arrow's kernel is
-    single-threaded and releases the GIL, so a long column is looked up in two halves at once."""
+def _halves(values: pa.ChunkedArray | pa.Array, lookup) -> list:
+    """``lookup`` on each half of a long column at once (Arrow's kernels are single-threaded
+    and release the GIL), or on the whole of a short one."""
+    n = len(values)
+    if n <= _SPLIT:
+        return [lookup(values, 0)]
+    half = n // 2
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lookup, [values.slice(0, half), values.slice(half)], [0, half]))
 
-    def lookup(part) -> np.ndarray:
+
+def _indices(values: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
+    """Position of each value in ``universe`` (-1 when absent), as int32."""
+
+    def lookup(part, _):
         idx = pc.fill_null(pc.index_in(part, value_set=universe), -1)
         return (idx.combine_chunks() if isinstance(idx, pa.ChunkedArray) else idx).to_numpy()
 
-    n = len(values)
-    if n <= _SPLIT:
-        return lookup(values)
-    half = n // 2
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return np.concatenate(list(pool.map(lookup, [values.slice(0, half), values.slice(half)])))
+    return np.concatenate(_halves(values, lookup))
+
+
+def _members(values: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
+    """Rows whose value is in ``universe``, ascending (int64). Only a bitmap and the matching
+    rows are allocated: most of a run's documents are not in the qrels."""
+
+    def lookup(part, base):
+        return pc.indices_nonzero(pc.is_in(part, value_set=universe)).to_numpy().astype(np.int64) + base
+
+    return np.concatenate(_halves(values, lookup))
+
+
+def _topic_indices(qid: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
+    """Each run row's topic (its index in ``universe``, -1 when not a qrels topic), int32.
+
+    Runs list a topic's rows together, so the ids are run-length encoded first (one pass of
+    neighbour comparisons) and only the distinct runs are looked up: 10,000 hash look-ups
+    instead of 10 million.
+    """
+    encoded = pc.run_end_encode(qid)
+    chunks = [c for c in (encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]) if len(c)]
+    if not chunks:
+        return np.zeros(0, np.int32)
+    if sum(len(c.values) for c in chunks) * 4 > len(qid):  # interleaved topics: look every row up
+        return _indices(qid, universe)
+    lengths, values = [], []
+    for chunk in chunks:
+        lengths.append(np.diff(chunk.run_ends.to_numpy(), prepend=0))
+        values.append(chunk.values)
+    runs = pc.fill_null(pc.index_in(pa.concat_arrays(values), value_set=universe), -1).to_numpy()
+    return np.repeat(runs.astype(np.int32), np.concatenate(lengths))
 
 
 def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: bool = False,
@@ -88,7 +125,7 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
                                 fix="keep one judgment per (topic, document)")
 
     rt = run.table
-    r_topic = _indices(rt["qid"], universe)
+    r_topic = _topic_indices(rt["qid"], universe)
     keep = r_topic >= 0
     if not keep.any() and not complete:
         raise InvalidInputError("the run and the qrels have no topic in common", file=run_name,
@@ -117,7 +154,7 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
         docno = docno.filter(pa.array(cut))
         counts = np.minimum(counts, max_docs)
         starts = np.r_[0, np.cumsum(counts)[:-1]]
-    _refuse_duplicates(docno, starts, counts, stored, topics, run_name)  # a set check: order-free
+    refuse_duplicates(docno, starts, counts, stored, topics, run_name)  # a set check: order-free
 
     if judged_only:  # -J: drop unjudged documents, keep the (possibly empty) topic
         judged = ~np.isnan(labels)
@@ -151,10 +188,10 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
 def _labels(docno, topic, q_docs, width, q_key_sorted, q_rel_sorted) -> np.ndarray:
     """Each row's qrels grade; NaN when not in the qrels or judged with a negative grade."""
     labels = np.full(len(topic), np.nan)
-    r_doc = _indices(docno, q_docs)
-    judged_doc = np.flatnonzero(r_doc >= 0)
+    judged_doc = _members(docno, q_docs)
     if len(judged_doc):
-        keys = topic[judged_doc].astype(np.int64) * width + r_doc[judged_doc]
+        r_doc = _indices(docno.take(pa.array(judged_doc)), q_docs)
+        keys = topic[judged_doc].astype(np.int64) * width + r_doc
         pos = np.minimum(np.searchsorted(q_key_sorted, keys), len(q_key_sorted) - 1)
         found = np.where(q_key_sorted[pos] == keys, q_rel_sorted[pos], np.nan)
         labels[judged_doc] = np.where(found >= 0, found, np.nan)  # negative grade: in pool, unjudged
@@ -227,26 +264,3 @@ def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) ->
         return Reorder(rows, rows[within]), grouped
     order[rows] = file_rows[within]
     return Reorder(None, order), grouped
-
-
-def _refuse_duplicates(docno, starts, counts, block_topic, topics, run_name) -> None:
-    """trec_eval refuses a document listed twice for one topic; so do we, naming both."""
-    docno = docno.combine_chunks() if isinstance(docno, pa.ChunkedArray) else docno
-    spans = list(zip(starts.tolist(), counts.tolist()))
-
-    def first_bad(part_spans):  # Arrow releases the GIL: topic slices are checked on two threads
-        for start, count in part_spans:
-            if pc.count_distinct(docno.slice(start, count)).as_py() != count:
-                return start, count
-        return None
-
-    half = len(spans) // 2
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        found = [f for f in pool.map(first_bad, [spans[:half], spans[half:]]) if f is not None]
-    if found:
-        start, count = found[0]
-        block = int(np.searchsorted(starts, start))
-        values = pc.value_counts(docno.slice(start, count))
-        dup = next(v["values"].as_py() for v in values if v["counts"].as_py() > 1)
-        raise InvalidInputError(f"document {dup!r} appears twice for topic {topics[block_topic[block]]!r}",
-                                file=run_name, fix="give each document one line per topic (trec_eval refuses duplicates too)")

@@ -1,0 +1,31 @@
+"""The version literal is the one the package was installed with, and the top level is lazy."""
+
+import subprocess
+import sys
+from importlib.metadata import version
+
+import ragmeter
+
+
+def test_version_literal_matches_the_installed_metadata():
+    assert ragmeter.__version__ == version("ragmeter")
+
+
+def test_public_names_resolve_and_unknown_names_fail():
+    for name in ragmeter.__all__:
+        assert getattr(ragmeter, name) is not None
+    assert ragmeter.evaluate is ragmeter.engine.evaluate
+    try:
+        ragmeter.no_such_name
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("an unknown attribute resolved")
+
+
+def test_trec_entry_point_does_not_import_the_engine_or_embedders():
+    code = ("import sys, ragmeter.trec.evaluate; "
+            "print(sorted(m for m in sys.modules if m.startswith(('ragmeter.engine', 'ragmeter.embeddings', "
+            "'ragmeter.judges', 'onnxruntime', 'httpx'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
