@@ -95,3 +95,35 @@ def test_a_real_fingerprint_equal_to_the_padding_value_is_still_compared(monkeyp
     must not hide among the padding."""
     monkeypatch.setattr(_Words, "fingerprints", lambda self, a, b: np.full(b - a, 2**32 - 1, np.uint32))
     assert "'z' appears twice for topic 't0'" in check(["z", "z", "a"], [2, 1])
+
+
+@given(st.lists(st.lists(docnos, max_size=6), min_size=1, max_size=5), st.lists(st.integers(1, 4), min_size=1))
+def test_a_column_in_several_chunks_gives_the_same_fingerprints(pieces, topic_sizes):
+    values = [d for p in pieces for d in p]
+    chunked = pa.chunked_array([pa.array(p, pa.string()) for p in pieces], pa.string())
+    assert (_Words(chunked).fingerprints(0, len(values)) == _Words(pa.array(values, pa.string())).fingerprints(
+        0, len(values))).all()
+    counts, left = [], len(values)
+    for size in topic_sizes:  # topics that straddle chunk boundaries
+        counts.append(min(size, left))
+        left -= counts[-1]
+    counts[-1] += left
+    starts = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
+    expected = check(values, counts)
+    try:
+        refuse_duplicates(chunked, starts, np.asarray(counts), np.arange(len(counts)),
+                          [f"t{i}" for i in range(len(counts))], "run")
+        got = None
+    except InvalidInputError as exc:
+        got = str(exc)
+    assert (got is None) == (expected is None)
+
+
+@given(st.lists(st.lists(st.integers(0, 99).map(str), max_size=5), min_size=1, max_size=5), st.data())
+def test_take_by_chunks_equals_take(pieces, data):
+    from ragmeter.trec.ranking import _take
+
+    chunked = pa.chunked_array([pa.array(p, pa.string()) for p in pieces], pa.string())
+    n = len(chunked)
+    rows = np.array(data.draw(st.lists(st.integers(0, max(n - 1, 0)), max_size=8 if n else 0)), dtype=np.int64)
+    assert _take(chunked, rows).to_pylist() == [chunked[int(i)].as_py() for i in rows]

@@ -31,7 +31,6 @@ def refuse_duplicates(docno: pa.Array | pa.ChunkedArray, starts: np.ndarray, cou
                       block_topic: np.ndarray, topics: list[str], run_name: str) -> None:
     """Raise naming the first document that appears twice within one topic's span
     ``docno[starts[i]:starts[i] + counts[i]]`` (spans in storage order, any row order inside)."""
-    docno = docno.combine_chunks() if isinstance(docno, pa.ChunkedArray) else docno
     if pa.types.is_large_string(docno.type) or len(docno) == 0:
         words = None  # 64-bit offsets: only from the Python API, small; check exactly
     else:
@@ -76,7 +75,25 @@ def _chunks(counts: np.ndarray) -> list[tuple[int, int]]:
 
 
 class _Words:
-    """Unaligned little-endian 8-byte reads from a string array's data buffer, zero-copy."""
+    """Fingerprints of a string column, read from each chunk's own buffers (no concatenation)."""
+
+    def __init__(self, docno: pa.Array | pa.ChunkedArray) -> None:
+        chunks = docno.chunks if isinstance(docno, pa.ChunkedArray) else [docno]
+        self.parts = [_Buffer(c) for c in chunks]
+        self.bounds = np.cumsum([0] + [len(c) for c in chunks])
+
+    def fingerprints(self, first: int, last: int) -> np.ndarray:
+        out = [np.zeros(0, np.uint32)]
+        i = int(np.searchsorted(self.bounds, first, side="right")) - 1
+        while first < last:
+            stop = min(last, int(self.bounds[i + 1]))
+            out.append(self.parts[i].fingerprints(first - int(self.bounds[i]), stop - int(self.bounds[i])))
+            first, i = stop, i + 1
+        return out[1] if len(out) == 2 else np.concatenate(out)
+
+
+class _Buffer:
+    """Unaligned little-endian 8-byte reads from one string array's data buffer, zero-copy."""
 
     def __init__(self, docno: pa.StringArray) -> None:
         _, offsets, data = docno.buffers()

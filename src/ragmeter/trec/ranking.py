@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.trec.arrow import from_numpy, to_numpy
 from ragmeter.trec.duplicates import refuse_duplicates
 from ragmeter.trec.reader import Qrels, Run
 
@@ -68,8 +69,7 @@ def _indices(values: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarr
     """Position of each value in ``universe`` (-1 when absent), as int32."""
 
     def lookup(part, _):
-        idx = pc.fill_null(pc.index_in(part, value_set=universe), -1)
-        return (idx.combine_chunks() if isinstance(idx, pa.ChunkedArray) else idx).to_numpy()
+        return to_numpy(pc.index_in(part, value_set=universe), null=-1).astype(np.int32, copy=False)
 
     return np.concatenate(_halves(values, lookup))
 
@@ -79,9 +79,30 @@ def _members(values: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarr
     rows are allocated: most of a run's documents are not in the qrels."""
 
     def lookup(part, base):
-        return pc.indices_nonzero(pc.is_in(part, value_set=universe)).to_numpy().astype(np.int64) + base
+        return to_numpy(pc.indices_nonzero(pc.is_in(part, value_set=universe))).astype(np.int64) + base
 
     return np.concatenate(_halves(values, lookup))
+
+
+def _take(values: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Array:
+    """``values[rows]``, taken chunk by chunk: Arrow's take on a chunked column first copies
+    the whole column into one (140 MB of fresh memory for 10M docnos, to take a few rows)."""
+    if not isinstance(values, pa.ChunkedArray):
+        return values.take(from_numpy(rows))
+    back = None
+    if len(rows) > 1 and (rows[1:] < rows[:-1]).any():
+        back = np.argsort(rows, kind="stable")
+        rows = rows[back]
+    bounds = np.cumsum([0] + [len(c) for c in values.chunks])
+    cuts = np.searchsorted(rows, bounds)
+    parts = [chunk.take(from_numpy(rows[cuts[i]:cuts[i + 1]] - bounds[i]))
+             for i, chunk in enumerate(values.chunks) if cuts[i + 1] > cuts[i]]
+    taken = pa.concat_arrays(parts) if parts else values.slice(0, 0).combine_chunks()
+    if back is None:
+        return taken
+    position = np.empty_like(back)
+    position[back] = np.arange(len(back))
+    return taken.take(from_numpy(position))
 
 
 def _topic_indices(qid: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
@@ -99,22 +120,22 @@ def _topic_indices(qid: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.nd
         return _indices(qid, universe)
     lengths, values = [], []
     for chunk in chunks:
-        lengths.append(np.diff(chunk.run_ends.to_numpy(), prepend=0))
+        lengths.append(np.diff(to_numpy(chunk.run_ends), prepend=0))
         values.append(chunk.values)
-    runs = pc.fill_null(pc.index_in(pa.concat_arrays(values), value_set=universe), -1).to_numpy()
+    runs = to_numpy(pc.index_in(pa.concat_arrays(values), value_set=universe), null=-1)
     return np.repeat(runs.astype(np.int32), np.concatenate(lengths))
 
 
 def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: bool = False,
           complete: bool = False, run_name: str = "run") -> Rankings:
-    topics = qrels.topics
-    universe = pa.array(topics, pa.string())
+    universe = qrels.topic_array  # an Arrow array, not pa.array(list): that imports pandas (0.3 s) when installed
+    topics = universe.to_pylist()
     qt = qrels.table
     q_topic = _indices(qt["qid"], universe).astype(np.int64)
     q_docs = pc.unique(qt["docno"])
     width = max(len(q_docs), 1)
     q_key = q_topic * width + _indices(qt["docno"], q_docs)
-    q_rel = qt["rel"].to_numpy(zero_copy_only=False).astype(np.float64)
+    q_rel = to_numpy(qt["rel"]).astype(np.float64)
     key_order = np.argsort(q_key, kind="stable")
     q_key_sorted, q_rel_sorted = q_key[key_order], q_rel[key_order]
     twice = np.flatnonzero(q_key_sorted[1:] == q_key_sorted[:-1])
@@ -131,8 +152,8 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
         raise InvalidInputError("the run and the qrels have no topic in common", file=run_name,
                                 fix="check that both files use the same topic ids")
     if not keep.all():
-        rt, r_topic = rt.filter(pa.array(keep)), r_topic[keep]
-    score = rt["score"].to_numpy(zero_copy_only=False)
+        rt, r_topic = rt.filter(from_numpy(keep)), r_topic[keep]
+    score = to_numpy(rt["score"])
     docno = rt["docno"]
     # Labels are looked up in file order; only numeric arrays follow the sort order, and
     # the docno strings are reordered only when topics are interleaved in the file.
@@ -141,7 +162,7 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
     if order is not None:
         labels = order.apply(labels, inplace=True)  # labels is ours: no 80 MB copy for a few ties
         if not grouped:
-            docno, r_topic = pc.take(docno, pa.array(order.full(len(labels)))), order.apply(r_topic)
+            docno, r_topic = pc.take(docno, from_numpy(order.full(len(labels)))), order.apply(r_topic)
             order = None
     starts = np.flatnonzero(np.r_[True, r_topic[1:] != r_topic[:-1]]) if len(r_topic) else np.zeros(0, np.int64)
     counts = np.diff(np.r_[starts, len(r_topic)]).astype(np.int64)
@@ -151,7 +172,7 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
         labels = labels[cut]
         if order is not None:  # docno is still in file order within each topic block
             cut = order.unapply(cut)
-        docno = docno.filter(pa.array(cut))
+        docno = docno.filter(from_numpy(cut))
         counts = np.minimum(counts, max_docs)
         starts = np.r_[0, np.cumsum(counts)[:-1]]
     refuse_duplicates(docno, starts, counts, stored, topics, run_name)  # a set check: order-free
@@ -190,7 +211,7 @@ def _labels(docno, topic, q_docs, width, q_key_sorted, q_rel_sorted) -> np.ndarr
     labels = np.full(len(topic), np.nan)
     judged_doc = _members(docno, q_docs)
     if len(judged_doc):
-        r_doc = _indices(docno.take(pa.array(judged_doc)), q_docs)
+        r_doc = _indices(_take(docno, judged_doc), q_docs)
         keys = topic[judged_doc].astype(np.int64) * width + r_doc
         pos = np.minimum(np.searchsorted(q_key_sorted, keys), len(q_key_sorted) - 1)
         found = np.where(q_key_sorted[pos] == keys, q_rel_sorted[pos], np.nan)
@@ -258,8 +279,8 @@ def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) ->
     rows = np.flatnonzero(in_tie)
     group = np.cumsum(np.r_[True, ~tied[rows[:-1]] | (np.diff(rows) != 1)])
     file_rows = rows if order is None else order[rows]
-    sub = pa.table({"g": group, "d": pc.take(docno, pa.array(file_rows))})
-    within = pc.sort_indices(sub, sort_keys=[("g", "ascending"), ("d", "descending")]).to_numpy()
+    sub = pa.Table.from_arrays([from_numpy(group), _take(docno, file_rows)], names=["g", "d"])
+    within = to_numpy(pc.sort_indices(sub, sort_keys=[("g", "ascending"), ("d", "descending")]))
     if order is None:
         return Reorder(rows, rows[within]), grouped
     order[rows] = file_rows[within]

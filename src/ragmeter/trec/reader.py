@@ -37,9 +37,14 @@ class Qrels:
     source: str = "qrels"
 
     @property
+    def topic_array(self) -> pa.Array:
+        """Qrels topics in byte order (trec_eval's output order; Arrow compares strings as bytes)."""
+        unique = pc.unique(self.table["qid"])
+        return unique.take(pc.array_sort_indices(unique))
+
+    @property
     def topics(self) -> list[str]:
-        """Qrels topics in byte order (trec_eval's output order)."""
-        return sorted(pc.unique(self.table["qid"]).to_pylist(), key=lambda q: q.encode())
+        return self.topic_array.to_pylist()
 
 
 @dataclass(frozen=True)
