@@ -189,9 +189,20 @@ def _blocks(rk: Rankings, level: float, iprec_rule: str):
             if stop > start and widest_next * (stop - start + 1) > BLOCK_CELLS:
                 break
             widest, stop = widest_next, stop + 1
-        yield Block(_padded(rk.labels, rk.offsets, start, stop, np.nan), lengths[start:stop],
+        yield Block(_graded(rk, start, stop), lengths[start:stop],
                     _padded(rk.judged, rk.judged_offsets, start, stop, -np.inf), level, iprec_rule)
         start = stop
+
+
+def _graded(rk: Rankings, a: int, b: int) -> np.ndarray:
+    """Topics [a, b) as a (topics x longest) grade matrix: NaN where unjudged or past the end."""
+    lo, hi = rk.offsets[a], rk.offsets[b]
+    out = np.full((b - a, int(np.diff(rk.offsets[a:b + 1]).max(initial=0))), np.nan)
+    first, last = np.searchsorted(rk.graded_at, [lo, hi])
+    at = rk.graded_at[first:last]
+    row = np.searchsorted(rk.offsets[a:b + 1], at, side="right") - 1
+    out[row, at - rk.offsets[a:b][row]] = rk.grades[first:last]
+    return out
 
 
 def _padded(flat: np.ndarray, offsets: np.ndarray, a: int, b: int, fill: float) -> np.ndarray:

@@ -35,8 +35,9 @@ class Rankings:
     """
 
     topics: list[str]
-    labels: np.ndarray  # float64, NaN = not judged (non-pool or negative grade)
     offsets: np.ndarray  # int64, len(topics) + 1
+    graded_at: np.ndarray  # int64, ascending: the ranked positions that have a qrels grade >= 0
+    grades: np.ndarray  # float64, their grades (every other position is unjudged: NaN)
     judged: np.ndarray  # float64 qrels grades >= 0, each topic's sorted descending
     judged_offsets: np.ndarray
     missing: list[str]  # qrels topics the run does not answer
@@ -44,6 +45,13 @@ class Rankings:
     @property
     def lengths(self) -> np.ndarray:
         return np.diff(self.offsets)
+
+    @property
+    def labels(self) -> np.ndarray:
+        """Every ranked position's grade, NaN when unjudged (dense; for inspection and tests)."""
+        dense = np.full(int(self.offsets[-1]), np.nan)
+        dense[self.graded_at] = self.grades
+        return dense
 
 
 def output_order(topics: list[str]) -> np.ndarray:
@@ -155,32 +163,36 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
         rt, r_topic = rt.filter(from_numpy(keep)), r_topic[keep]
     score = to_numpy(rt["score"])
     docno = rt["docno"]
-    # Labels are looked up in file order; only numeric arrays follow the sort order, and
-    # the docno strings are reordered only when topics are interleaved in the file.
-    labels = _labels(docno, r_topic, q_docs, width, q_key_sorted, q_rel_sorted)
+    # Grades are looked up in file order and kept sparse (the few graded rows and where they
+    # land in ranked order); the docno strings are reordered only when topics are interleaved.
+    rows, grades = _graded_rows(docno, r_topic, q_docs, width, q_key_sorted, q_rel_sorted)
+    n = len(r_topic)
     order, grouped = _trec_order(r_topic, score, docno)
-    if order is not None:
-        labels = order.apply(labels, inplace=True)  # labels is ours: no 80 MB copy for a few ties
-        if not grouped:
-            docno, r_topic = pc.take(docno, from_numpy(order.full(len(labels)))), order.apply(r_topic)
-            order = None
-    starts = np.flatnonzero(np.r_[True, r_topic[1:] != r_topic[:-1]]) if len(r_topic) else np.zeros(0, np.int64)
-    counts = np.diff(np.r_[starts, len(r_topic)]).astype(np.int64)
+    at = rows if order is None else order.positions(rows)
+    if order is not None and not grouped:
+        docno, r_topic = pc.take(docno, from_numpy(order.full(n))), order.apply(r_topic)
+        order = None
+    by_rank = np.argsort(at, kind="stable")
+    at, grades = at[by_rank], grades[by_rank]
+    starts = np.flatnonzero(np.r_[True, r_topic[1:] != r_topic[:-1]]) if n else np.zeros(0, np.int64)
+    counts = np.diff(np.r_[starts, n]).astype(np.int64)
     stored = r_topic[starts]  # topic index of each stored block, in storage order
     if max_docs is not None and len(counts) and counts.max() > max_docs:
-        cut = np.arange(len(labels)) - np.repeat(starts, counts) < max_docs  # by rank, in sorted order
-        labels = labels[cut]
+        cut = np.arange(n) - np.repeat(starts, counts) < max_docs  # by rank, in sorted order
         if order is not None:  # docno is still in file order within each topic block
             cut = order.unapply(cut)
         docno = docno.filter(from_numpy(cut))
+        block = np.searchsorted(starts, at, side="right") - 1
+        rank = at - starts[block]
         counts = np.minimum(counts, max_docs)
-        starts = np.r_[0, np.cumsum(counts)[:-1]]
+        starts = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
+        within = rank < max_docs
+        at, grades = (starts[block] + rank)[within], grades[within]
     refuse_duplicates(docno, starts, counts, stored, topics, run_name)  # a set check: order-free
 
     if judged_only:  # -J: drop unjudged documents, keep the (possibly empty) topic
-        judged = ~np.isnan(labels)
-        counts = np.bincount(np.repeat(np.arange(len(stored)), counts)[judged], minlength=len(stored))
-        labels = labels[judged]
+        counts = np.bincount(np.searchsorted(starts, at, side="right") - 1, minlength=len(stored))
+        at = np.arange(len(at))
 
     missing_mask = np.ones(len(topics), dtype=bool)
     missing_mask[stored] = False
@@ -200,23 +212,24 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
     gather = np.repeat(j_starts[stored] - np.r_[0, np.cumsum(sizes)[:-1]], sizes) + np.arange(sizes.sum())
     return Rankings(
         topics=[topics[i] for i in stored.tolist()],
-        labels=labels, offsets=np.r_[0, np.cumsum(counts)],
+        offsets=np.r_[0, np.cumsum(counts)].astype(np.int64), graded_at=at.astype(np.int64), grades=grades,
         judged=j_rel[gather], judged_offsets=np.r_[0, np.cumsum(sizes)],
         missing=[topics[i] for i in missing.tolist()],
     )
 
 
-def _labels(docno, topic, q_docs, width, q_key_sorted, q_rel_sorted) -> np.ndarray:
-    """Each row's qrels grade; NaN when not in the qrels or judged with a negative grade."""
-    labels = np.full(len(topic), np.nan)
-    judged_doc = _members(docno, q_docs)
-    if len(judged_doc):
-        r_doc = _indices(_take(docno, judged_doc), q_docs)
-        keys = topic[judged_doc].astype(np.int64) * width + r_doc
-        pos = np.minimum(np.searchsorted(q_key_sorted, keys), len(q_key_sorted) - 1)
-        found = np.where(q_key_sorted[pos] == keys, q_rel_sorted[pos], np.nan)
-        labels[judged_doc] = np.where(found >= 0, found, np.nan)  # negative grade: in pool, unjudged
-    return labels
+def _graded_rows(docno, topic, q_docs, width, q_key_sorted, q_rel_sorted) -> tuple[np.ndarray, np.ndarray]:
+    """The file rows whose (topic, docno) has a qrels grade >= 0 (ascending), and that grade.
+    Every other row is unjudged: not in the qrels, or judged with a negative grade (in the
+    pool, unjudged)."""
+    candidates = _members(docno, q_docs)
+    if not len(candidates):
+        return candidates, np.zeros(0)
+    keys = topic[candidates].astype(np.int64) * width + _indices(_take(docno, candidates), q_docs)
+    pos = np.minimum(np.searchsorted(q_key_sorted, keys), len(q_key_sorted) - 1)
+    grade = np.where(q_key_sorted[pos] == keys, q_rel_sorted[pos], -1.0)
+    graded = grade >= 0
+    return candidates[graded], grade[graded]
 
 
 @dataclass(frozen=True)
@@ -244,6 +257,20 @@ class Reorder:
 
     def full(self, n: int) -> np.ndarray:
         return self.apply(np.arange(n))
+
+    def positions(self, file_rows: np.ndarray) -> np.ndarray:
+        """Where each of ``file_rows`` lands in sorted order."""
+        if self.rows is None:
+            inverse = np.empty_like(self.source)
+            inverse[self.source] = np.arange(len(self.source))
+            return inverse[file_rows]
+        out = file_rows.copy()
+        if len(self.source):
+            by_source = np.argsort(self.source)
+            i = np.minimum(np.searchsorted(self.source[by_source], file_rows), len(self.source) - 1)
+            moved = self.source[by_source[i]] == file_rows
+            out[moved] = self.rows[by_source[i[moved]]]
+        return out
 
 
 def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) -> tuple[Reorder | None, bool]:
