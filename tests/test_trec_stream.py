@@ -44,3 +44,22 @@ def test_partitions_on_a_shuffled_run_with_ties(tmp_path, opts):
     assert parts.topics == whole.topics
     for name in whole.names:
         assert parts.mean(name) == whole.mean(name), name
+
+
+@pytest.mark.parametrize("after_docno,at_end", [("", " extra-field"), ("\tz", "")])
+def test_a_line_the_fast_reader_cannot_take_late_in_the_file_is_not_written_twice(tmp_path, after_docno, at_end):
+    """Arrow's streaming reader fails on a later block (a seventh field; a tab among spaces,
+    which trec_eval splits on): the partition starts again with the exact reader instead of
+    appending the same rows a second time (found as 'appears twice' before)."""
+    qrels = tmp_path / "q"
+    qrels.write_text("".join(f"q{t} 0 d{d} {d % 2}\n" for t in range(50) for d in range(5)))
+    run = tmp_path / "r"
+    def line(t, d):
+        mid, end = (after_docno, at_end) if (t, d) == (45, 3) else ("", "")
+        return f"q{t} Q0 d{d}{mid} {d + 1} {1000 - d} r{end}\n"
+
+    run.write_text("".join(line(t, d) for t in range(50) for d in range(200)))
+    whole = evaluate_trec(qrels, run, ["map", "num_ret"])
+    parts = evaluate_trec(qrels, run, ["map", "num_ret"], memory_limit_mb=0.2)
+    assert parts_needed(run, 0.2) > 1
+    assert (parts.mean("map"), parts.mean("num_ret")) == (whole.mean("map"), whole.mean("num_ret"))

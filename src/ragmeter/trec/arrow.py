@@ -37,7 +37,8 @@ def from_numpy(values: np.ndarray) -> pa.Array:
     """A one-dimensional numeric or boolean numpy array as an Arrow array (no nulls)."""
     values = np.ascontiguousarray(values)
     if values.dtype == np.bool_:
-        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(np.packbits(values, bitorder="little"))])
+        bits = np.packbits(values, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
 
 

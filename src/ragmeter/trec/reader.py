@@ -25,7 +25,7 @@ import pyarrow.csv as pcsv
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.io.text import read_text
 
-_BLOCK = 1 << 24
+_BLOCK = 1 << 22  # 4 MB: measured faster than 1, 2, 8 and 16 MB on a 350 MB run (less fresh memory in flight)
 
 
 @dataclass(frozen=True)
@@ -61,20 +61,22 @@ def _existing(path: str | Path) -> str:
     return str(path)
 
 
-def _delimiter(path: str) -> str | None:
-    """The single separator a clean file uses, or None when the fast path cannot apply."""
+def _delimiter(path: str, found: dict[bytes, bool] | None = None) -> str | None:
+    """The single separator a clean file uses, or None when the fast path cannot apply.
+    ``found``: :func:`_contains` of the file for ``b"\\n#"``, when the caller has it."""
     with open(path, "rb") as f:
         head = f.read(1 << 16)
     if not head.strip():
         return None
     first = head.split(b"\n", 1)[0]
-    if first.lstrip().startswith(b"#") or (_contains(path, b"#") and _contains(path, b"\n#")):
+    if first.lstrip().startswith(b"#") or (found or _contains(path, (b"\n#",)))[b"\n#"]:
         return None  # comment lines (trec_eval 10): the exact reader skips them; Arrow would read "#" as a topic
     return "\t" if b"\t" in first else " "
 
 
 def _fast(path: str, names: list[str], keep: list[str], types: dict) -> pa.Table | None:
-    delim = _delimiter(path)
+    found = _contains(path, (b"\t", b"\n#"))
+    delim = _delimiter(path, found)
     if delim is None:
         return None
     try:
@@ -89,7 +91,7 @@ def _fast(path: str, names: list[str], keep: list[str], types: dict) -> pa.Table
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
         return None  # not a clean file: the exact path below reports the precise line
     other = " " if delim == "\t" else "\t"
-    if other == "\t" and not _contains(path, b"\t"):
+    if other == "\t" and not found[b"\t"]:
         return table
     for name in ("qid", "docno"):  # trec_eval splits on any whitespace: a field holding the other one is not clean
         if pc.any(pc.match_substring(table[name], other)).as_py():
@@ -97,15 +99,21 @@ def _fast(path: str, names: list[str], keep: list[str], types: dict) -> pa.Table
     return table
 
 
-def _contains(path: str, needle: bytes) -> bool:
-    """Whether the file holds ``needle`` (a one-byte needle is a memchr scan: ~0.03 s for 350 MB,
-    ten times faster than a two-byte one, so callers look for the rare byte first)."""
+def _contains(path: str, needles: tuple[bytes, ...]) -> dict[bytes, bool]:
+    """Which of ``needles`` the file holds, on one memory map. A needle's rare first byte is
+    looked for first: a one-byte search is a memchr scan (~0.03 s for 350 MB), ten times
+    faster than a two-byte one."""
+    found = dict.fromkeys(needles, False)
     with open(path, "rb") as f:
         try:
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                return mm.find(needle) >= 0
+            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except ValueError:  # an empty file cannot be mapped
-            return False
+            return found
+        with mm:
+            for needle in needles:
+                rare = needle[-1:] if needle.startswith(b"\n") else needle[:1]
+                found[needle] = mm.find(rare) >= 0 and (len(needle) == 1 or mm.find(needle) >= 0)
+    return found
 
 
 def _lines(path: str):

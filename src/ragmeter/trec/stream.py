@@ -23,7 +23,7 @@ import pyarrow.csv as pcsv
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.trec.evaluate import TrecResult, evaluate_trec
-from ragmeter.trec.reader import Qrels, Run, _delimiter, _lines, read_qrels
+from ragmeter.trec.reader import Qrels, Run, _contains, _delimiter, _lines, read_qrels
 
 EXPANSION = 3.0  # peak memory of the in-memory path / run file size, measured (342 MB -> ~1 GB)
 SCHEMA = pa.schema([("qid", pa.string()), ("docno", pa.string()), ("score", pa.float64())])
@@ -33,22 +33,28 @@ def parts_needed(run_path: str | Path, memory_limit_mb: float) -> int:
     return max(1, math.ceil(os.path.getsize(run_path) * EXPANSION / (memory_limit_mb * 2 ** 20)))
 
 
-def _batches(path: str, block_bytes: int) -> Iterable[pa.RecordBatch]:
-    delim = _delimiter(path)
-    if delim is not None:
-        try:
-            reader = pcsv.open_csv(
-                path, read_options=pcsv.ReadOptions(column_names=["qid", "q0", "docno", "rank", "score", "runid"],
-                                                    block_size=block_bytes),
-                parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, escape_char=False),
-                convert_options=pcsv.ConvertOptions(column_types={"qid": pa.string(), "docno": pa.string(),
-                                                                  "score": pa.float64()},
-                                                    include_columns=["qid", "docno", "score"]))
-            for batch in reader:
-                yield batch
-            return
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            pass  # not clean after all: the exact reader below (parts already written are redone)
+def _fast_batches(path: str, block_bytes: int) -> Iterable[pa.RecordBatch]:
+    """Arrow's streaming reader on a clean file; raises ``pa.ArrowInvalid`` at the first
+    block it cannot read as trec_eval would (the caller then starts again, exactly)."""
+    found = _contains(path, (b"\t", b"\n#"))
+    delim = _delimiter(path, found)
+    if delim is None or (delim == " " and found[b"\t"]):
+        raise pa.ArrowInvalid("not a clean file")  # comments, or tabs among spaces
+    reader = pcsv.open_csv(
+        path, read_options=pcsv.ReadOptions(column_names=["qid", "q0", "docno", "rank", "score", "runid"],
+                                            block_size=block_bytes),
+        parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, escape_char=False),
+        convert_options=pcsv.ConvertOptions(column_types={"qid": pa.string(), "docno": pa.string(),
+                                                          "score": pa.float64()},
+                                            include_columns=["qid", "docno", "score"]))
+    for batch in reader:
+        if delim == "\t" and any(pc.any(pc.match_substring(batch.column(c), " ")).as_py() for c in ("qid", "docno")):
+            raise pa.ArrowInvalid("a field holds a space")  # trec_eval would split it
+        yield batch
+
+
+def _exact_batches(path: str, block_bytes: int) -> Iterable[pa.RecordBatch]:
+    """The line-by-line reader: any whitespace, comments, fields past the sixth."""
     rows: list[tuple] = []
     for number, parts in _lines(path):
         if len(parts) < 6:
@@ -66,6 +72,33 @@ def _batches(path: str, block_bytes: int) -> Iterable[pa.RecordBatch]:
         yield pa.RecordBatch.from_arrays([pa.array(c) for c in zip(*rows)], schema=SCHEMA)
 
 
+def _partition(run_path: str, paths: list[Path], universe: pa.Array, block: int) -> None:
+    """Write each run row to part (topic index mod K). A file that turns out not to be clean
+    part-way through is partitioned again from the start by the exact reader (the parts are
+    rewritten, so no row is written twice)."""
+    k = len(paths)
+    for batches in (_fast_batches, _exact_batches):
+        writers = [pa.ipc.new_file(str(p), SCHEMA) for p in paths]
+        try:
+            for batch in batches(run_path, block):
+                if pc.any(pc.is_nan(batch.column("score"))).as_py():
+                    raise InvalidInputError("a score is NaN", file=run_path, field="score",
+                                            fix="give every document a real score")
+                index = pc.fill_null(pc.index_in(batch.column("qid"), value_set=universe), -1).to_numpy()
+                for i in range(k):
+                    mask = (index >= 0) & (index % k == i)
+                    if mask.any():
+                        writers[i].write_batch(batch.filter(pa.array(mask)))
+            return
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            if batches is _exact_batches:
+                raise
+            # not clean after all: again, with the exact reader
+        finally:
+            for w in writers:
+                w.close()
+
+
 def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",), *, memory_limit_mb: float,
                             tmpdir: str | None = None, **options) -> TrecResult:
     """``evaluate_trec`` with peak memory bounded by about ``memory_limit_mb``."""
@@ -80,20 +113,7 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
     runid = first[5] if len(first) > 5 else ""
     with tempfile.TemporaryDirectory(dir=tmpdir, prefix="ragmeter-trec-") as tmp:
         paths = [Path(tmp) / f"part-{i}.arrow" for i in range(k)]
-        writers = [pa.ipc.new_file(str(p), SCHEMA) for p in paths]
-        try:
-            for batch in _batches(run_path, block):
-                if pc.any(pc.is_nan(batch.column("score"))).as_py():
-                    raise InvalidInputError("a score is NaN", file=run_path, field="score",
-                                            fix="give every document a real score")
-                index = pc.fill_null(pc.index_in(batch.column("qid"), value_set=universe), -1).to_numpy()
-                for i in range(k):
-                    mask = (index >= 0) & (index % k == i)
-                    if mask.any():
-                        writers[i].write_batch(batch.filter(pa.array(mask)))
-        finally:
-            for w in writers:
-                w.close()
+        _partition(str(run_path), paths, universe, block)
         q_index = pc.index_in(q.table["qid"], value_set=universe).to_numpy()
         results: list[TrecResult] = []
         for i, path in enumerate(paths):
