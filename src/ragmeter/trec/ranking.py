@@ -113,25 +113,48 @@ def _take(values: pa.ChunkedArray | pa.Array, rows: np.ndarray) -> pa.Array:
     return taken.take(from_numpy(position))
 
 
-def _topic_indices(qid: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
-    """Each run row's topic (its index in ``universe``, -1 when not a qrels topic), int32.
+@dataclass(frozen=True)
+class TopicRuns:
+    """Maximal runs of consecutive rows with one topic: first row, length, topic index
+    (-1: not a qrels topic). A run file written topic by topic has one run per topic."""
 
-    Runs list a topic's rows together, so the ids are run-length encoded first (one pass of
-    neighbour comparisons) and only the distinct runs are looked up: 10,000 hash look-ups
-    instead of 10 million.
-    """
+    starts: np.ndarray  # int64
+    lengths: np.ndarray  # int64
+    topic: np.ndarray  # int64
+
+    @classmethod
+    def of(cls, topic: np.ndarray, lengths: np.ndarray) -> "TopicRuns":
+        """Runs from (topic, length) pieces, merging neighbours with the same topic."""
+        topic, lengths = np.asarray(topic, np.int64), np.asarray(lengths, np.int64)
+        if len(topic) > 1:
+            first = np.flatnonzero(np.r_[True, topic[1:] != topic[:-1]])
+            if len(first) < len(topic):
+                topic, lengths = topic[first], np.add.reduceat(lengths, first)
+        return cls(np.r_[0, np.cumsum(lengths)[:-1]].astype(np.int64) if len(lengths) else lengths, lengths, topic)
+
+    @property
+    def grouped(self) -> bool:
+        """Whether each topic's rows are all together."""
+        return len(np.unique(self.topic)) == len(self.topic)
+
+    def topic_of(self, rows: np.ndarray) -> np.ndarray:
+        return self.topic[np.searchsorted(self.starts, rows, side="right") - 1]
+
+    def per_row(self) -> np.ndarray:
+        return np.repeat(self.topic.astype(np.int32), self.lengths)
+
+
+def _topic_runs(qid: pa.ChunkedArray | pa.Array, universe: pa.Array) -> TopicRuns:
+    """The run's topic runs. The ids are run-length encoded (one pass of neighbour
+    comparisons) and only the distinct runs are looked up: for a file written topic by
+    topic, 10,000 hash look-ups instead of 10 million, and no per-row topic column."""
     encoded = pc.run_end_encode(qid)
     chunks = [c for c in (encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]) if len(c)]
     if not chunks:
-        return np.zeros(0, np.int32)
-    if sum(len(c.values) for c in chunks) * 4 > len(qid):  # interleaved topics: look every row up
-        return _indices(qid, universe)
-    lengths, values = [], []
-    for chunk in chunks:
-        lengths.append(np.diff(to_numpy(chunk.run_ends), prepend=0))
-        values.append(chunk.values)
-    runs = to_numpy(pc.index_in(pa.concat_arrays(values), value_set=universe), null=-1)
-    return np.repeat(runs.astype(np.int32), np.concatenate(lengths))
+        return TopicRuns.of(np.zeros(0), np.zeros(0))
+    lengths = np.concatenate([np.diff(to_numpy(c.run_ends), prepend=0) for c in chunks])
+    topic = to_numpy(pc.index_in(pa.concat_arrays([c.values for c in chunks]), value_set=universe), null=-1)
+    return TopicRuns.of(topic, lengths)
 
 
 def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: bool = False,
@@ -154,29 +177,34 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
                                 fix="keep one judgment per (topic, document)")
 
     rt = run.table
-    r_topic = _topic_indices(rt["qid"], universe)
-    keep = r_topic >= 0
-    if not keep.any() and not complete:
+    runs = _topic_runs(rt["qid"], universe)
+    known = runs.topic >= 0
+    if not known.any() and not complete:
         raise InvalidInputError("the run and the qrels have no topic in common", file=run_name,
                                 fix="check that both files use the same topic ids")
-    if not keep.all():
-        rt, r_topic = rt.filter(from_numpy(keep)), r_topic[keep]
-    score = to_numpy(rt["score"])
+    if not known.all():
+        rt = rt.filter(from_numpy(np.repeat(known, runs.lengths)))
+        runs = TopicRuns.of(runs.topic[known], runs.lengths[known])
     docno = rt["docno"]
+    n = rt.num_rows
     # Grades are looked up in file order and kept sparse (the few graded rows and where they
-    # land in ranked order); the docno strings are reordered only when topics are interleaved.
-    rows, grades = _graded_rows(docno, r_topic, q_docs, width, q_key_sorted, q_rel_sorted)
-    n = len(r_topic)
-    order, grouped = _trec_order(r_topic, score, docno)
+    # land in ranked order). A file written topic by topic in rank order, the usual case, is
+    # checked chunk by chunk and only its tied rows move; anything else is sorted in full.
+    rows, grades = _graded_rows(docno, runs, q_docs, width, q_key_sorted, q_rel_sorted)
+    tie_left = _ties_if_descending(rt["score"], runs.starts) if runs.grouped else None
+    if tie_left is not None:
+        order, grouped = _break_ties(tie_left, None, docno), True
+    else:
+        order, grouped = _trec_order(runs.per_row(), to_numpy(rt["score"]), docno)
     at = rows if order is None else order.positions(rows)
-    if order is not None and not grouped:
-        docno, r_topic = pc.take(docno, from_numpy(order.full(n))), order.apply(r_topic)
-        order = None
+    if order is not None and not grouped:  # sorted by topic index: one run per topic
+        docno = pc.take(docno, from_numpy(order.full(n)))
+        sizes = np.bincount(runs.topic, weights=runs.lengths, minlength=len(topics)).astype(np.int64)
+        present = np.flatnonzero(sizes)
+        runs, order = TopicRuns.of(present, sizes[present]), None
     by_rank = np.argsort(at, kind="stable")
     at, grades = at[by_rank], grades[by_rank]
-    starts = np.flatnonzero(np.r_[True, r_topic[1:] != r_topic[:-1]]) if n else np.zeros(0, np.int64)
-    counts = np.diff(np.r_[starts, n]).astype(np.int64)
-    stored = r_topic[starts]  # topic index of each stored block, in storage order
+    starts, counts, stored = runs.starts, runs.lengths, runs.topic  # stored: each block's topic, in storage order
     if max_docs is not None and len(counts) and counts.max() > max_docs:
         cut = np.arange(n) - np.repeat(starts, counts) < max_docs  # by rank, in sorted order
         if order is not None:  # docno is still in file order within each topic block
@@ -218,14 +246,14 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
     )
 
 
-def _graded_rows(docno, topic, q_docs, width, q_key_sorted, q_rel_sorted) -> tuple[np.ndarray, np.ndarray]:
+def _graded_rows(docno, runs: TopicRuns, q_docs, width, q_key_sorted, q_rel_sorted) -> tuple[np.ndarray, np.ndarray]:
     """The file rows whose (topic, docno) has a qrels grade >= 0 (ascending), and that grade.
     Every other row is unjudged: not in the qrels, or judged with a negative grade (in the
     pool, unjudged)."""
     candidates = _members(docno, q_docs)
     if not len(candidates):
         return candidates, np.zeros(0)
-    keys = topic[candidates].astype(np.int64) * width + _indices(_take(docno, candidates), q_docs)
+    keys = runs.topic_of(candidates) * width + _indices(_take(docno, candidates), q_docs)
     pos = np.minimum(np.searchsorted(q_key_sorted, keys), len(q_key_sorted) - 1)
     grade = np.where(q_key_sorted[pos] == keys, q_rel_sorted[pos], -1.0)
     graded = grade >= 0
@@ -276,12 +304,9 @@ class Reorder:
 def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) -> tuple[Reorder | None, bool]:
     """The permutation that puts each topic's rows together, by score descending and ties by
     docno descending (None when the rows already are), and whether the file already had each
-    topic's rows together (then only rows within a topic move).
-
-    Runs are usually written topic by topic in rank order: that is checked in O(n), topic
-    blocks keep their file order, and only tied rows are re-sorted. An interleaved or
-    unsorted run is sorted in full.
-    """
+    topic's rows together (then topic blocks keep their place and only rows within one move).
+    On per-row columns: the path for files not written topic by topic in rank order (see
+    :func:`_ties_if_descending` for those)."""
     n = len(topic)
     if n < 2:
         return None, True
@@ -296,19 +321,43 @@ def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) ->
         order = np.lexsort((-score, topic))
     t = topic if order is None else topic[order]
     s = score if order is None else score[order]
-    tied = (t[1:] == t[:-1]) & (s[1:] == s[:-1])
-    if not tied.any():
-        return (None if order is None else Reorder(None, order)), grouped
-    # Break score ties by docno descending, sorting only the tied rows.
-    in_tie = np.zeros(n, dtype=bool)
-    in_tie[1:] |= tied
-    in_tie[:-1] |= tied
-    rows = np.flatnonzero(in_tie)
-    group = np.cumsum(np.r_[True, ~tied[rows[:-1]] | (np.diff(rows) != 1)])
+    return _break_ties(np.flatnonzero((t[1:] == t[:-1]) & (s[1:] == s[:-1])), order, docno), grouped
+
+
+def _ties_if_descending(score: pa.ChunkedArray | pa.Array, run_starts: np.ndarray) -> np.ndarray | None:
+    """For a file whose topics are each together: the rows i whose score equals row i+1's in
+    the same topic, or None when some topic is not in descending score order. Chunk by
+    chunk (no 80 MB score column, no per-row topic column)."""
+    ties, previous, lo = [], None, 0
+    for chunk in (score.chunks if isinstance(score, pa.ChunkedArray) else [score]):
+        s = to_numpy(chunk)
+        if not len(s):
+            continue
+        if previous is not None:
+            s = np.r_[previous, s]  # the pair across the chunk boundary
+            lo -= 1
+        rise, tie = s[1:] > s[:-1], s[1:] == s[:-1]  # pair j: rows lo + j, lo + j + 1
+        new_topic = run_starts[np.searchsorted(run_starts, lo + 1):np.searchsorted(run_starts, lo + len(s))] - lo - 1
+        rise[new_topic] = tie[new_topic] = False
+        if rise.any():
+            return None
+        ties.append(np.flatnonzero(tie) + lo)
+        previous, lo = s[-1], lo + len(s)
+    return np.concatenate(ties) if ties else np.zeros(0, np.int64)
+
+
+def _break_ties(tie_left: np.ndarray, order: np.ndarray | None, docno) -> Reorder | None:
+    """Sort each stretch of tied rows by docno descending. ``tie_left``: the rows i (in
+    ``order``, or file order) whose score ties with row i+1's in the same topic."""
+    if not len(tie_left):
+        return None if order is None else Reorder(None, order)
+    rows = np.union1d(tie_left, tie_left + 1)
+    linked = np.isin(rows[:-1], tie_left) & (np.diff(rows) == 1)
+    group = np.cumsum(np.r_[True, ~linked])
     file_rows = rows if order is None else order[rows]
     sub = pa.Table.from_arrays([from_numpy(group), _take(docno, file_rows)], names=["g", "d"])
     within = to_numpy(pc.sort_indices(sub, sort_keys=[("g", "ascending"), ("d", "descending")]))
     if order is None:
-        return Reorder(rows, rows[within]), grouped
+        return Reorder(rows, rows[within])
     order[rows] = file_rows[within]
-    return Reorder(None, order), grouped
+    return Reorder(None, order)
