@@ -4,6 +4,8 @@ import subprocess
 import sys
 from importlib.metadata import version
 
+import pytest
+
 import ragmeter
 
 
@@ -23,8 +25,9 @@ def test_public_names_resolve_and_unknown_names_fail():
         raise AssertionError("an unknown attribute resolved")
 
 
-def test_trec_entry_point_does_not_import_the_engine_or_embedders():
-    code = ("import sys, ragmeter.trec.evaluate; "
+@pytest.mark.parametrize("entry", ["ragmeter.trec.evaluate", "ragmeter.cli.main"])
+def test_trec_entry_points_do_not_import_the_engine_or_embedders(entry):
+    code = (f"import sys, {entry}; "
             "print(sorted(m for m in sys.modules if m.startswith(('ragmeter.engine', 'ragmeter.embeddings', "
             "'ragmeter.judges', 'onnxruntime', 'httpx'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

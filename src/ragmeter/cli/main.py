@@ -11,7 +11,6 @@ from typing import Callable, List, Optional
 import typer
 
 from ragmeter.core.errors import RagmeterError
-from ragmeter.report import render_table
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Measure every stage of a RAG pipeline: retrieval, context and answers.")
@@ -144,6 +143,8 @@ def eval_command(
     elif fmt == "csv":
         typer.echo(results_csv(result), nl=False)
     else:
+        from ragmeter.report import render_table  # here, not at the top: ``ragmeter trec`` need not load the engine
+
         typer.echo(render_table(result))
         if result.judge_stats is not None:
             typer.echo(judge_line(options["judge"], result, options.get("price_in"), options.get("price_out")))
