@@ -1,8 +1,9 @@
 """Benchmark: TREC evaluation from files to numbers, each tool in a fresh process.
 
 Generates (once, cached under bench/.data/) a run of 10,000 queries x 1,000 documents
-(10M lines, about 5 graded relevant documents per query) and times ragmeter, pytrec_eval,
-ranx and ir_measures (and the trec_eval binary when one is on PATH), each computing
+(10M lines, about 5 graded relevant documents per query) and times ragmeter (its Python API,
+and ``ragmeter trec`` as typed, start-up and printing included), pytrec_eval, ranx and
+ir_measures (and the trec_eval binary when one is on PATH), each computing
 ndcg_cut_10, map_cut_100, recall_100, recip_rank and P_10 from the two files. Prints the
 median and the best wall time of the repeats (kernel time for page faults varies a lot from
 run to run on shared machines), the ratios to ragmeter, peak memory (max RSS of that
@@ -88,7 +89,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=10_000)
     ap.add_argument("--docs", type=int, default=1_000)
     ap.add_argument("--repeat", type=int, default=1, help="runs per tool (median reported)")
-    ap.add_argument("--tools", default="ragmeter,pytrec_eval,ranx,ir_measures,trec_eval")
+    ap.add_argument("--tools", default="ragmeter,ragmeter_cli,pytrec_eval,ranx,ir_measures,trec_eval")
     ap.add_argument("--worker", nargs=3, metavar=("TOOL", "QRELS", "RUN"), help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
@@ -111,6 +112,9 @@ def main() -> None:
                 continue
             cmd = [binary, "-m", "ndcg_cut.10", "-m", "map_cut.100", "-m", "recall.100", "-m", "recip_rank",
                    "-m", "P.10", str(qrels), str(run)]
+        elif tool == "ragmeter_cli":  # the command a user types, start-up and printing included
+            cmd = [str(Path(sys.executable).parent / "ragmeter"), "trec", "-m", "ndcg_cut.10", "-m", "map_cut.100",
+                   "-m", "recall.100", "-m", "recip_rank", "-m", "P.10", str(qrels), str(run)]
         else:
             cmd = [sys.executable, __file__, "--worker", tool, str(qrels), str(run)]
         try:
@@ -121,18 +125,18 @@ def main() -> None:
         seconds = statistics.median(r[0] for r in runs)
         best = min(r[0] for r in runs)
         rss = max(r[1] for r in runs)
-        values = trec_eval_values(runs[0][2]) if tool == "trec_eval" else json.loads(runs[0][2])
+        values = trec_eval_values(runs[0][2]) if tool in ("trec_eval", "ragmeter_cli") else json.loads(runs[0][2])
         if tool == "ragmeter":
             reference = values
         diff = max(abs(values[n] - reference[n]) for n in NAMES) if reference else float("nan")
         rows.append((tool, seconds, best, rss, diff, values))
     base = next((r for r in rows if r[0] == "ragmeter"), None)
-    print(f"{'tool':<12} {'median s':>9} {'x ragmeter':>11} {'best s':>7} {'x ragmeter':>11} {'peak MB':>8}  "
+    print(f"{'tool':<13} {'median s':>9} {'x ragmeter':>11} {'best s':>7} {'x ragmeter':>11} {'peak MB':>8}  "
           f"max |diff| vs ragmeter")
     for tool, seconds, best, rss, diff, _ in rows:
         ratio = f"{seconds / base[1]:.1f}x" if base else "-"
         best_ratio = f"{best / base[2]:.1f}x" if base else "-"
-        print(f"{tool:<12} {seconds:>9.2f} {ratio:>11} {best:>7.2f} {best_ratio:>11} {rss:>8.0f}  {diff:.1e}")
+        print(f"{tool:<13} {seconds:>9.2f} {ratio:>11} {best:>7.2f} {best_ratio:>11} {rss:>8.0f}  {diff:.1e}")
     if rows:
         print("\nragmeter: " + ", ".join(f"{n}={v:.6f}" for n, v in rows[0][5].items()))
 

@@ -176,3 +176,15 @@ def test_comment_lines_that_look_like_records_are_skipped(tmp_path):
     result = evaluate_trec(q, r, ["num_q", "num_ret", "num_rel", "map"])
     assert (result.mean("num_q"), result.mean("num_ret"), result.mean("num_rel")) == (1, 2, 1)
     assert result.mean("map") == 0.5
+
+
+@pytest.mark.parametrize("pos", [0, 4094, 4095, 4096, 8191, 9000])
+def test_the_file_scan_sees_a_needle_across_its_window_boundaries(tmp_path, monkeypatch, pos):
+    from ragmeter.trec import reader
+
+    monkeypatch.setattr(reader, "_WINDOW", 4096)  # the smallest window mmap allows
+    data = bytearray(b"q1 Q0 d 1 1.0 r\n" * 700)
+    data[pos:pos + 2] = b"\n#"
+    path = write(tmp_path, "r", data.decode())
+    assert reader._contains(str(path), (b"\t", b"\n#")) == {b"\t": False, b"\n#": True}
+    assert reader._contains(str(write(tmp_path, "e", "")), (b"\t",)) == {b"\t": False}

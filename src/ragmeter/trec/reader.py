@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import mmap
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,20 +100,26 @@ def _fast(path: str, names: list[str], keep: list[str], types: dict) -> pa.Table
     return table
 
 
+_WINDOW = 1 << 26  # bytes mapped at a time: the scan adds at most this much to resident memory
+
+
 def _contains(path: str, needles: tuple[bytes, ...]) -> dict[bytes, bool]:
-    """Which of ``needles`` the file holds, on one memory map. A needle's rare first byte is
-    looked for first: a one-byte search is a memchr scan (~0.03 s for 350 MB), ten times
-    faster than a two-byte one."""
+    """Which of ``needles`` the file holds, scanning memory-mapped windows. A needle's rare
+    byte is looked for first: a one-byte search is a memchr scan (~0.03 s for 350 MB), ten
+    times faster than a two-byte one."""
     found = dict.fromkeys(needles, False)
+    size = os.path.getsize(path)
+    overlap = max(len(n) for n in needles) - 1  # a needle across a window boundary is still seen
     with open(path, "rb") as f:
-        try:
-            mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # an empty file cannot be mapped
-            return found
-        with mm:
-            for needle in needles:
-                rare = needle[-1:] if needle.startswith(b"\n") else needle[:1]
-                found[needle] = mm.find(rare) >= 0 and (len(needle) == 1 or mm.find(needle) >= 0)
+        for start in range(0, size, _WINDOW):
+            length = min(_WINDOW + overlap, size - start)
+            with mmap.mmap(f.fileno(), length, access=mmap.ACCESS_READ, offset=start) as mm:
+                for needle in needles:
+                    if not found[needle]:
+                        rare = needle[-1:] if needle.startswith(b"\n") else needle[:1]
+                        found[needle] = mm.find(rare) >= 0 and (len(needle) == 1 or mm.find(needle) >= 0)
+            if all(found.values()):
+                break
     return found
 
 
