@@ -20,7 +20,7 @@ def test_partitions_reproduce_the_reference_cases(case):
     _, qrels, results, measures, opts = case
     opts = {k: v for k, v in opts.items() if k != "q"}
     whole = evaluate_trec(TREC_REF / qrels, TREC_REF / results, measures, **opts)
-    limit = 0.05  # MB: forces several partitions on these small files
+    limit = 0.02  # MB: forces several partitions on these small files
     assert parts_needed(TREC_REF / results, limit) > 1
     parts = evaluate_trec(TREC_REF / qrels, TREC_REF / results, measures, memory_limit_mb=limit, **opts)
     assert parts.topics == whole.topics and parts.names == whole.names
