@@ -1,13 +1,14 @@
 """Refuse a document listed twice for one topic, as trec_eval does, without hashing 10M strings.
 
-Each docno gets a 63-bit fingerprint from its length and its first and last eight bytes,
-read straight from Arrow's string buffers (a docno of up to 16 bytes is covered whole).
+Each docno gets a 32-bit fingerprint from its first eight bytes (masked to its length) and,
+when longer, its last eight, read straight from Arrow's string buffers (a docno of up to 16
+bytes is covered whole).
 Fingerprints are sorted within each topic (rows of a padded block; numpy's SIMD sort is
 fast on short rows) and two equal neighbours make that topic a *candidate*. Only
 candidates are checked exactly, on the strings, so a fingerprint collision costs a little
 time and never a wrong answer.
 
-Measured on 10,000 topics x 1,000 documents (2 cores): 0.1 s, where Arrow's exact
+Measured on 10,000 topics x 1,000 documents (2 cores): 0.11 s, where Arrow's exact
 ``count_distinct`` per topic took 0.37 s and a hash of the whole column 2 s.
 """
 
