@@ -1,5 +1,5 @@
-"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions and Anthropic
-Messages wire protocols, for judge tests. It answers with ``responder(payload)`` unless an
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions and embeddings and
+the Anthropic Messages wire protocols, for judge and embedder tests. It answers with ``responder(payload)`` unless an
 action queued in ``state.actions`` says otherwise (status, Retry-After, delay, raw body,
 reply content, truncation). It records every request and the most requests in flight."""
 
@@ -61,6 +61,11 @@ class Handler(BaseHTTPRequestHandler):
                 return self._send(action["status"], {"error": {"message": "scripted failure"}}, action.get("headers"))
             if "body" in action:
                 return self._send(200, action["body"])
+            if self.path.endswith("/embeddings"):  # letter counts; each batch answered in reverse order
+                data = [{"object": "embedding", "index": i, "embedding": _letters(text)}
+                        for i, text in enumerate(payload["input"])][::-1]
+                return self._send(200, {"object": "list", "data": data, "model": payload["model"],
+                                        "usage": {"prompt_tokens": 1, "total_tokens": 1}})
             answer = action["content"] if "content" in action else st.responder(_user_text(payload), payload)
             text = answer if isinstance(answer, str) else json.dumps(answer)
             truncated = action.get("truncate", False)
@@ -98,6 +103,11 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+def _letters(text: str) -> list[float]:
+    """A deterministic stand-in embedding model: letter counts (texts sharing letters are similar)."""
+    return [float(text.lower().count(c)) + 0.01 for c in "abcdefghijklmnopqrstuvwxyz"]
 
 
 def _score_logprobs(text: str, probs: dict) -> list:

@@ -62,6 +62,34 @@ def test_identical_to_the_local_engine_on_the_bundled_sample(cluster, warranty):
     assert remote.to_dict() == local.to_dict()
 
 
+def test_embedder_and_criteria_reach_the_workers(cluster, warranty, tmp_path):
+    """An embedder spec is built in each worker (its base URL sent, its key not: workers have
+    their own) and custom rubric criteria travel with the shard: same scores as locally."""
+    from ragmeter.embeddings import make_embedder
+    from ragmeter.metrics.generation.rubric import load_criteria
+
+    srv, state = judge_server.start(lambda text, payload: {"score": 9 if "CRITERION: tone" in text else 2,
+                                                          "reason": "scripted"})
+    try:
+        crit_file = tmp_path / "criteria.json"
+        crit_file.write_text(json.dumps({"criteria": [{"name": "tone", "description": "Polite?", "scale": [0, 10]}]}))
+        criteria = load_criteria(crit_file)
+        data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
+        metrics = ["semantic_similarity", "rubric(criterion='tone')"]
+        url = state.url + "/v1"
+        local = ragmeter.evaluate(data, metrics, embedder=make_embedder("openai:letters", base_url=url, api_key="k"),
+                                  criteria=criteria, judge=Judge(ScriptedBackend(
+                                      lambda prompt_id, inputs, messages: {"score": 9, "reason": "scripted"})))
+        remote = evaluate_ray(data, metrics, shards=2, embedder="openai:letters", embedder_base_url=url,
+                              criteria=criteria, judge_spec={"judge": "openai:m", "base_url": url},
+                              ledger=str(tmp_path / "ledger.sqlite"))
+    finally:
+        srv.shutdown()
+    for m in metrics:
+        assert [o.value for o in remote.outcomes[m]] == [o.value for o in local.outcomes[m]], m
+    assert remote.to_dict()["metrics"]["semantic_similarity"]["provenance"]["embedder"]["backend"] == "openai"
+
+
 def test_identical_on_5000_samples_with_a_scripted_judge(cluster, tmp_path):
     data = dataset(5000)
     metrics = ["ndcg@5", "recall@5", *JUDGED]

@@ -131,7 +131,8 @@ def eval_command(
                  "concurrency": options.get("concurrency", 8), "timeout": options.get("timeout", 60.0),
                  "max_reasks": options.get("max_reasks", 2)} if options.get("judge") else None)
         result = evaluate_ray(data, options["metrics"], k=options["k"] or None, view=options["view"], judge_spec=spec,
-                              ledger=options["ledger"], address=address, concurrency=options.get("concurrency", 8))
+                              ledger=options["ledger"], address=address, concurrency=options.get("concurrency", 8),
+                              embedder=options.get("embedder"), criteria=_criteria(options))
     elif engine == "local":
         result = _evaluate(data, options, the_judge)
     else:
@@ -160,7 +161,8 @@ def _stream(options: dict, block: int, the_judge, run_path, setup, fmt: str) -> 
         raise typer.BadParameter("--block streams a JSONL dataset (without --only)", param_hint="--block")
     summary, dataset = evaluate_streaming(options["dataset"], options["metrics"], block=block, run_path=run_path,
                                           setup=setup, corpus=options.get("corpus"), k=options["k"] or None,
-                                          view=options["view"], judge=the_judge)
+                                          view=options["view"], judge=the_judge, criteria=_criteria(options),
+                                          embedder=_make_embedder(options))
     if fmt == "json":
         typer.echo(json.dumps({"dataset": dataset, "metrics": summary}, indent=2))
         return
@@ -220,14 +222,17 @@ def _make_embedder(options: dict):
     return make_embedder(spec)
 
 
+def _criteria(options: dict):
+    from ragmeter.metrics.generation.rubric import load_criteria
+
+    return load_criteria(options["criteria"]) if options.get("criteria") else None
+
+
 def _evaluate(data, options: dict, the_judge):
     from ragmeter.engine import evaluate
     from ragmeter.report.progress import JudgeProgress
 
-    from ragmeter.metrics.generation.rubric import load_criteria
-
-    criteria = load_criteria(options["criteria"]) if options.get("criteria") else None
-    kwargs = dict(k=options["k"] or None, view=options["view"], judge=the_judge, criteria=criteria,
+    kwargs = dict(k=options["k"] or None, view=options["view"], judge=the_judge, criteria=_criteria(options),
                   embedder=_make_embedder(options))
     if the_judge is None or not sys.stderr.isatty():
         return evaluate(data, options["metrics"], **kwargs)

@@ -153,6 +153,12 @@ def _score_shard(samples, metrics, options: dict, judge_spec: dict | None, limit
         judge = build_judge(judge_spec, LayeredLedger(ledger_path, main_ledger))
         if limiter is not None and hasattr(judge.backend, "limiter"):
             judge.backend.limiter = RemoteLimiter(limiter)
+    options = dict(options)
+    spec = options.pop("embedder", None)
+    if spec is not None:  # built here, in the worker: a client is not sent over the wire, nor is a key
+        from ragmeter.embeddings import make_embedder
+
+        options["embedder"] = make_embedder(spec["spec"], base_url=spec.get("base_url"))
     data = dataclasses.replace(from_samples(samples), fingerprint=fingerprints[0], testset_fingerprint=fingerprints[1])
     result = evaluate(data, metrics, judge=judge, **options)
     return dict(result.outcomes), result.evidence, (judge.stats.as_dict() if judge is not None else None)
@@ -177,7 +183,11 @@ def build_judge(spec: dict, ledger: Ledger):
 def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None = 5, view: str | None = None,
                  judge_spec: dict | None = None, ledger: str | None = None, shards: int | None = None,
                  address: str | None = None, concurrency: int = 8, max_retries: int = 3,
-                 heartbeat_dir: str | None = None, init_options: dict | None = None) -> EvaluationResult:
+                 heartbeat_dir: str | None = None, init_options: dict | None = None, embedder: str | None = None,
+                 embedder_base_url: str | None = None, criteria: dict | None = None) -> EvaluationResult:
+    """The local engine's results, scored in shards on a Ray cluster. ``embedder``: a
+    :func:`ragmeter.embeddings.make_embedder` spec, built in each worker (API keys come from
+    the workers' environment); ``criteria``: rubric criteria, as for ``evaluate``."""
     ray = _ray()
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
@@ -189,7 +199,9 @@ def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None 
     limiter = _limiter_actor(ray).remote(concurrency, lease_s) if judge_spec is not None else None
     ledger_dir = Path(ledger).parent if ledger else None
     task = ray.remote(_score_shard).options(max_retries=max_retries, retry_exceptions=False)
-    options = {"k": k, "view": view}
+    options = {"k": k, "view": view, "criteria": criteria}
+    if embedder not in (None, "minilm"):
+        options["embedder"] = {"spec": embedder, "base_url": embedder_base_url or os.environ.get("OPENAI_BASE_URL")}
     refs = []
     for i in range(n):
         shard_ledger = str(ledger_dir / f"ledger-shard-{i}.sqlite") if ledger_dir else None
