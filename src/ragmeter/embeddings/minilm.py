@@ -40,6 +40,11 @@ class MiniLM(Embedder):
         self.identity = {"backend": "onnx", "model": "all-MiniLM-L6-v2 (int8 ONNX)", "package": MODEL_PACKAGE,
                          "sha256": MODEL_SHA256, "pooling": "mean", "max_tokens": MAX_TOKENS}
 
+    def load(self) -> "MiniLM":
+        """Load (and hash-check) the model now; raises :class:`EmbedderUnavailable` with the fix."""
+        self._runtime
+        return self
+
     @cached_property
     def _runtime(self):
         try:

@@ -20,12 +20,10 @@ def resolve_embedder(embedder: Any) -> Embedder | str:
         return as_embedder(embedder)
     from ragmeter.embeddings.minilm import bundled
 
-    default = bundled()
     try:
-        default._runtime  # load now, so a missing package is one reason, not one error per sample
+        return bundled().load()  # now, so a missing package is one reason, not one error per sample
     except RagmeterError as exc:
         return f"no embedding model: {exc}"
-    return default
 
 
 def score_embedded(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str,
