@@ -67,3 +67,19 @@ def test_rankings_equal_the_per_topic_oracle(case):
     assert got.keys() == expected.keys()
     for t in got:
         assert np.array_equal(np.array(got[t]), np.array(expected[t]), equal_nan=True), t
+
+
+@given(st.lists(st.lists(st.sampled_from([0.5, 1.0, 2.0, -1.0, float("inf"), -float("inf")]), min_size=1,
+                         max_size=9), min_size=1, max_size=12), st.sampled_from([1, 4, 16, 1 << 16]))
+def test_sorting_within_blocks_orders_every_block_by_score_descending(blocks, cells):
+    from ragmeter.trec.ranking import _by_score_within
+
+    score = np.array([x for b in blocks for x in b])
+    counts = np.array([len(b) for b in blocks])
+    starts = np.r_[0, np.cumsum(counts)[:-1]]
+    order = _by_score_within(score, starts, counts, cells=cells)
+    assert sorted(order.tolist()) == list(range(len(score)))  # a permutation
+    for a, c in zip(starts, counts):
+        block = order[a:a + c]
+        assert ((block >= a) & (block < a + c)).all()  # rows stay in their block
+        assert (np.diff(score[block]) <= 0).all()  # descending, infinities included

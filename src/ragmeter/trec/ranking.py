@@ -121,6 +121,26 @@ class TopicRuns:
     starts: np.ndarray  # int64
     lengths: np.ndarray  # int64
     topic: np.ndarray  # int64
+    rows: np.ndarray | None = None  # int32 per-row topics, kept instead of runs for an interleaved file
+
+    @classmethod
+    def interleaved(cls, per_row: np.ndarray) -> "TopicRuns":
+        """A file whose topics change almost every line: no run arrays (they would be as long
+        as the file, three times over), only each row's topic."""
+        empty = np.zeros(0, np.int64)
+        return cls(empty, empty, empty, per_row)
+
+    def filtered(self, keep_topic: np.ndarray) -> tuple["TopicRuns", np.ndarray]:
+        """Without the rows of topics not in ``keep_topic`` (by topic index), and the row mask."""
+        if self.rows is not None:
+            mask = keep_topic[self.rows] if len(self.rows) else np.zeros(0, bool)
+            return TopicRuns.interleaved(self.rows[mask]), mask
+        keep = keep_topic[self.topic] if len(self.topic) else np.zeros(0, bool)
+        return TopicRuns.of(self.topic[keep], self.lengths[keep]), np.repeat(keep, self.lengths)
+
+    def known(self) -> np.ndarray:
+        """Each distinct topic index present (-1 included when some rows have no qrels topic)."""
+        return np.unique(self.rows if self.rows is not None else self.topic)
 
     @classmethod
     def of(cls, topic: np.ndarray, lengths: np.ndarray) -> "TopicRuns":
@@ -134,14 +154,19 @@ class TopicRuns:
 
     @property
     def grouped(self) -> bool:
-        """Whether each topic's rows are all together."""
-        return len(np.unique(self.topic)) == len(self.topic)
+        """Whether each topic's rows are all together (an interleaved file says no without looking)."""
+        return self.rows is None and len(np.unique(self.topic)) == len(self.topic)
 
     def topic_of(self, rows: np.ndarray) -> np.ndarray:
+        if self.rows is not None:
+            return self.rows[rows].astype(np.int64)
         return self.topic[np.searchsorted(self.starts, rows, side="right") - 1]
 
     def per_row(self) -> np.ndarray:
-        return np.repeat(self.topic.astype(np.int32), self.lengths)
+        return self.rows if self.rows is not None else np.repeat(self.topic.astype(np.int32), self.lengths)
+
+    def as_runs(self) -> "TopicRuns":
+        return TopicRuns.of(self.rows, np.ones(len(self.rows), np.int64)) if self.rows is not None else self
 
 
 def _topic_runs(qid: pa.ChunkedArray | pa.Array, universe: pa.Array) -> TopicRuns:
@@ -152,6 +177,9 @@ def _topic_runs(qid: pa.ChunkedArray | pa.Array, universe: pa.Array) -> TopicRun
     chunks = [c for c in (encoded.chunks if isinstance(encoded, pa.ChunkedArray) else [encoded]) if len(c)]
     if not chunks:
         return TopicRuns.of(np.zeros(0), np.zeros(0))
+    if sum(len(c.values) for c in chunks) * 4 > len(qid):  # topics interleaved: look each row up
+        del encoded, chunks
+        return TopicRuns.interleaved(_indices(qid, universe))
     lengths = np.concatenate([np.diff(to_numpy(c.run_ends), prepend=0) for c in chunks])
     topic = to_numpy(pc.index_in(pa.concat_arrays([c.values for c in chunks]), value_set=universe), null=-1)
     return TopicRuns.of(topic, lengths)
@@ -178,13 +206,15 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
 
     rt = run.table
     runs = _topic_runs(rt["qid"], universe)
-    known = runs.topic >= 0
-    if not known.any() and not complete:
+    present = runs.known()
+    if not (present >= 0).any() and not complete:
         raise InvalidInputError("the run and the qrels have no topic in common", file=run_name,
                                 fix="check that both files use the same topic ids")
-    if not known.all():
-        rt = rt.filter(from_numpy(np.repeat(known, runs.lengths)))
-        runs = TopicRuns.of(runs.topic[known], runs.lengths[known])
+    if len(present) and present[0] < 0:  # rows of topics without qrels: dropped, as trec_eval does
+        keep_topic = np.ones(len(topics) + 1, bool)
+        keep_topic[-1] = False  # index -1
+        runs, mask = runs.filtered(keep_topic)
+        rt = rt.filter(from_numpy(mask))
     docno = rt["docno"]
     n = rt.num_rows
     # Grades are looked up in file order and kept sparse (the few graded rows and where they
@@ -199,9 +229,10 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
     at = rows if order is None else order.positions(rows)
     if order is not None and not grouped:  # sorted by topic index: one run per topic
         docno = pc.take(docno, from_numpy(order.full(n)))
-        sizes = np.bincount(runs.topic, weights=runs.lengths, minlength=len(topics)).astype(np.int64)
+        sizes = np.bincount(runs.per_row(), minlength=len(topics)).astype(np.int64)
         present = np.flatnonzero(sizes)
         runs, order = TopicRuns.of(present, sizes[present]), None
+    runs = runs.as_runs()  # an "interleaved" file that was grouped after all (one or two lines a topic)
     by_rank = np.argsort(at, kind="stable")
     at, grades = at[by_rank], grades[by_rank]
     starts, counts, stored = runs.starts, runs.lengths, runs.topic  # stored: each block's topic, in storage order
@@ -306,7 +337,11 @@ def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) ->
     docno descending (None when the rows already are), and whether the file already had each
     topic's rows together (then topic blocks keep their place and only rows within one move).
     On per-row columns: the path for files not written topic by topic in rank order (see
-    :func:`_ties_if_descending` for those)."""
+    :func:`_ties_if_descending` for those).
+
+    Topics first (a stable sort of small integers: radix), then scores within each topic
+    (:func:`_by_score_within`): 1.1 s for 10M shuffled lines, where one ``np.lexsort`` on
+    (topic, score) took 4.1 s."""
     n = len(topic)
     if n < 2:
         return None, True
@@ -316,12 +351,46 @@ def _trec_order(topic: np.ndarray, score: np.ndarray, docno: pa.ChunkedArray) ->
     if grouped and not np.any(same & (score[1:] > score[:-1])):
         order = None
     elif grouped:
-        order = np.lexsort((-score, np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, n]))))
+        order = _by_score_within(score, starts, np.diff(np.r_[starts, n]))
     else:
-        order = np.lexsort((-score, topic))
+        small = topic.astype(np.int16) if topic.max(initial=0) < 2**15 else topic  # int16 sorts by radix
+        by_topic = np.argsort(small, kind="stable")
+        sizes = np.bincount(topic, minlength=int(topic.max(initial=0)) + 1)
+        sizes = sizes[sizes > 0]
+        order = by_topic[_by_score_within(score[by_topic], np.r_[0, np.cumsum(sizes)[:-1]], sizes)]
     t = topic if order is None else topic[order]
     s = score if order is None else score[order]
     return _break_ties(np.flatnonzero((t[1:] == t[:-1]) & (s[1:] == s[:-1])), order, docno), grouped
+
+
+def _by_score_within(score: np.ndarray, starts: np.ndarray, counts: np.ndarray, cells: int = 1 << 16) -> np.ndarray:
+    """The permutation that sorts each block ``score[starts[i]:starts[i] + counts[i]]`` by
+    score descending (blocks tile the array in order; ties in any order: they are broken by
+    docno afterwards). Blocks are sorted as rows of padded matrices of about ``cells``
+    entries (NaN padding sorts last), on two threads."""
+    out = np.empty(len(score), dtype=np.int64)
+    groups, a = [], 0
+    while a < len(counts):  # consecutive blocks whose padded matrix stays near ``cells``
+        b, widest = a + 1, int(counts[a])
+        while b < len(counts) and max(widest, int(counts[b])) * (b - a + 1) <= cells:
+            widest, b = max(widest, int(counts[b])), b + 1
+        groups.append((a, b, widest))
+        a = b
+
+    def sort(part):
+        for a, b, width in part:
+            first, last = int(starts[a]), int(starts[b - 1] + counts[b - 1])
+            filled = np.arange(width)[None, :] < counts[a:b, None]
+            matrix = np.full((b - a, width), np.nan)
+            matrix[filled] = score[first:last]
+            matrix *= -1  # descending; NaN stays NaN and sorts last
+            ranked = np.argsort(matrix, axis=1)
+            out[first:last] = (ranked + starts[a:b, None])[filled]
+
+    half = len(groups) // 2
+    with ThreadPoolExecutor(max_workers=2) as pool:  # numpy's sorts release the GIL
+        list(pool.map(sort, [groups[:half], groups[half:]]))
+    return out
 
 
 def _ties_if_descending(score: pa.ChunkedArray | pa.Array, run_starts: np.ndarray) -> np.ndarray | None:
