@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.trec.blocks import padded_groups
 
 CHUNK_CELLS = 1 << 14  # fingerprints sorted at once: small enough to stay in cache
 _ALL = np.uint64(2**64 - 1)
@@ -36,7 +37,7 @@ def refuse_duplicates(docno: pa.Array | pa.ChunkedArray, starts: np.ndarray, cou
         words = None  # 64-bit offsets: only from the Python API, small; check exactly
     else:
         words = _Words(docno)
-    chunks = _chunks(counts)
+    chunks = padded_groups(counts, CHUNK_CELLS)
     half = len(chunks) // 2
 
     def candidates(part: list[tuple[int, int]]) -> list[int]:
@@ -58,21 +59,6 @@ def refuse_duplicates(docno: pa.Array | pa.ChunkedArray, starts: np.ndarray, cou
             raise InvalidInputError(f"document {dup!r} appears twice for topic {topics[block_topic[i]]!r}",
                                     file=run_name,
                                     fix="give each document one line per topic (trec_eval refuses duplicates too)")
-
-
-def _chunks(counts: np.ndarray) -> list[tuple[int, int]]:
-    """Consecutive topic ranges [a, b) whose padded block (topics x widest) stays near CHUNK_CELLS."""
-    out, a, n = [], 0, len(counts)
-    while a < n:
-        b, widest = a, 0
-        while b < n:
-            wider = max(widest, int(counts[b]))
-            if b > a and wider * (b - a + 1) > CHUNK_CELLS:
-                break
-            widest, b = wider, b + 1
-        out.append((a, b))
-        a = b
-    return out
 
 
 class _Words:

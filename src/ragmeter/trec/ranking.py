@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.trec.arrow import from_numpy, to_numpy
+from ragmeter.trec.blocks import padded_groups
 from ragmeter.trec.duplicates import refuse_duplicates
 from ragmeter.trec.reader import Qrels, Run
 
@@ -369,17 +370,11 @@ def _by_score_within(score: np.ndarray, starts: np.ndarray, counts: np.ndarray, 
     docno afterwards). Blocks are sorted as rows of padded matrices of about ``cells``
     entries (NaN padding sorts last), on two threads."""
     out = np.empty(len(score), dtype=np.int64)
-    groups, a = [], 0
-    while a < len(counts):  # consecutive blocks whose padded matrix stays near ``cells``
-        b, widest = a + 1, int(counts[a])
-        while b < len(counts) and max(widest, int(counts[b])) * (b - a + 1) <= cells:
-            widest, b = max(widest, int(counts[b])), b + 1
-        groups.append((a, b, widest))
-        a = b
+    groups = padded_groups(counts, cells)
 
     def sort(part):
-        for a, b, width in part:
-            first, last = int(starts[a]), int(starts[b - 1] + counts[b - 1])
+        for a, b in part:
+            first, last, width = int(starts[a]), int(starts[b - 1] + counts[b - 1]), int(counts[a:b].max())
             filled = np.arange(width)[None, :] < counts[a:b, None]
             matrix = np.full((b - a, width), np.nan)
             matrix[filled] = score[first:last]
