@@ -368,7 +368,8 @@ def _by_score_within(score: np.ndarray, starts: np.ndarray, counts: np.ndarray, 
     """The permutation that sorts each block ``score[starts[i]:starts[i] + counts[i]]`` by
     score descending (blocks tile the array in order; ties in any order: they are broken by
     docno afterwards). Blocks are sorted as rows of padded matrices of about ``cells``
-    entries (NaN padding sorts last), on two threads."""
+    entries (NaN padding sorts last), on two threads; 2^16 to 2^18 cells measured fastest
+    (2^12: 2x, 2^20: 1.5x slower on 10M lines)."""
     out = np.empty(len(score), dtype=np.int64)
     groups = padded_groups(counts, cells)
 
