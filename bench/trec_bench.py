@@ -10,7 +10,7 @@ run to run on shared machines), the ratios to ragmeter, peak memory (max RSS of 
 process) and the largest difference from ragmeter's numbers.
 
     pip install -e '.[bench]'
-    python bench/trec_bench.py [--queries 10000] [--docs 1000] [--repeat 3]
+    python bench/trec_bench.py [--queries 10000] [--docs 1000] [--repeat 3] [--layout ranked|sorted|shuffled]
 
 A benchmark, not a test: nothing here asserts a time.
 """
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -76,6 +77,27 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
     return seconds, usage.ru_maxrss / 1024, out
 
 
+def relaid(run: Path, layout: str) -> Path:
+    """The run with its lines in another order (made once, cached next to it, in a child
+    process: a child's peak memory counts what its parent held when it was forked)."""
+    if layout == "ranked":
+        return run
+    out = run.with_name(f"run.{layout}.txt")
+    if not out.exists():
+        print(f"writing the {layout} run ...", file=sys.stderr)
+        subprocess.run([sys.executable, __file__, "--relayout", str(run), layout, str(out)], check=True)
+    return out
+
+
+def relayout(run: str, layout: str, out: str) -> None:
+    lines = Path(run).read_bytes().splitlines(keepends=True)
+    if layout == "sorted":
+        lines.sort()
+    else:
+        random.Random(0).shuffle(lines)
+    Path(out).write_bytes(b"".join(lines))
+
+
 def trec_eval_values(text: str) -> dict:
     values = {}
     for line in text.splitlines():
@@ -90,8 +112,15 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=1_000)
     ap.add_argument("--repeat", type=int, default=1, help="runs per tool (median reported)")
     ap.add_argument("--tools", default="ragmeter,ragmeter_cli,pytrec_eval,ranx,ir_measures,trec_eval")
+    ap.add_argument("--layout", choices=["ranked", "sorted", "shuffled"], default="ranked",
+                    help="line order: topic by topic in rank order (as systems write runs), the lines sorted as "
+                         "text (topics together, ranks scrambled), or shuffled")
     ap.add_argument("--worker", nargs=3, metavar=("TOOL", "QRELS", "RUN"), help=argparse.SUPPRESS)
+    ap.add_argument("--relayout", nargs=3, metavar=("RUN", "LAYOUT", "OUT"), help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.relayout:
+        relayout(*a.relayout)
+        return
     if a.worker:
         print(json.dumps(worker(*a.worker)))
         return
@@ -101,8 +130,9 @@ def main() -> None:
     if not run.exists():
         print(f"generating {a.queries} x {a.docs} ...", file=sys.stderr)
         generate(a.queries, a.docs, data)
+    run = relaid(run, a.layout)
     print(f"{a.queries} queries x {a.docs} docs = {a.queries * a.docs:,} run lines "
-          f"({run.stat().st_size / 2**20:.0f} MiB); median of {a.repeat}; each tool in a fresh process\n")
+          f"({run.stat().st_size / 2**20:.0f} MiB, {a.layout}); median of {a.repeat}; each tool in a fresh process\n")
     rows, reference = [], None
     for tool in a.tools.split(","):
         if tool == "trec_eval":
