@@ -77,8 +77,11 @@ def test_sorting_within_blocks_orders_every_block_by_score_descending(blocks, ce
     score = np.array([x for b in blocks for x in b])
     counts = np.array([len(b) for b in blocks])
     starts = np.r_[0, np.cumsum(counts)[:-1]]
-    order = _by_score_within(score, starts, counts, cells=cells)
+    order, ties = _by_score_within(score, starts, counts, cells=cells)
     assert sorted(order.tolist()) == list(range(len(score)))  # a permutation
+    ranked, block_of = score[order], np.repeat(np.arange(len(counts)), counts)
+    expected = [i for i in range(len(score) - 1) if block_of[i] == block_of[i + 1] and ranked[i] == ranked[i + 1]]
+    assert sorted(ties.tolist()) == expected  # tied neighbours within a block, never across blocks
     for a, c in zip(starts, counts):
         block = order[a:a + c]
         assert ((block >= a) & (block < a + c)).all()  # rows stay in their block
