@@ -49,9 +49,10 @@ def test_from_numpy_round_trips_booleans_and_numbers(bits):
     assert from_numpy(numbers[::2]).to_pylist() == numbers[::2].tolist()  # not contiguous
 
 
-def test_the_trec_path_does_not_import_pandas():
+@pytest.mark.parametrize("limit", [None, 0.02])  # in memory, and in topic partitions
+def test_the_trec_path_does_not_import_pandas(limit):
     code = ("import sys; from ragmeter.trec import evaluate_trec; "
             f"r = evaluate_trec({str(TREC_REF / 'qrels.test')!r}, {str(TREC_REF / 'results.test')!r}, "
-            "['all_trec', 'ndcg_cut.10']); print('pandas' in sys.modules, r.mean('map') > 0)")
+            f"['all_trec', 'ndcg_cut.10'], memory_limit_mb={limit}); print('pandas' in sys.modules, r.mean('map') > 0)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]

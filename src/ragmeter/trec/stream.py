@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.trec.arrow import from_numpy, to_numpy
 from ragmeter.trec.evaluate import TrecResult, evaluate_trec
 from ragmeter.trec.reader import Qrels, Run, _contains, _delimiter, _lines, read_qrels
 
@@ -84,11 +85,11 @@ def _partition(run_path: str, paths: list[Path], universe: pa.Array, block: int)
                 if pc.any(pc.is_nan(batch.column("score"))).as_py():
                     raise InvalidInputError("a score is NaN", file=run_path, field="score",
                                             fix="give every document a real score")
-                index = pc.fill_null(pc.index_in(batch.column("qid"), value_set=universe), -1).to_numpy()
+                index = to_numpy(pc.index_in(batch.column("qid"), value_set=universe), null=-1)
                 for i in range(k):
                     mask = (index >= 0) & (index % k == i)
                     if mask.any():
-                        writers[i].write_batch(batch.filter(pa.array(mask)))
+                        writers[i].write_batch(batch.filter(from_numpy(mask)))
             return
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             if batches is _exact_batches:
@@ -104,8 +105,7 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
     """``evaluate_trec`` with peak memory bounded by about ``memory_limit_mb``."""
     run_path = str(run_path)
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
-    topics = q.topics
-    universe = pa.array(topics, pa.string())
+    universe = q.topic_array
     k = parts_needed(run_path, memory_limit_mb)
     block = max(1 << 16, min(1 << 22, int(memory_limit_mb * 2 ** 20 / (4 * EXPANSION))))
     with open(run_path, "rb") as f:
@@ -115,10 +115,10 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
         paths = [Path(tmp) / f"part-{i}.arrow" for i in range(k)]
         _partition(str(run_path), paths, universe, block)
         pa.default_memory_pool().release_unused()  # hand the reader's freed blocks back before the parts
-        q_index = pc.index_in(q.table["qid"], value_set=universe).to_numpy()
+        q_index = to_numpy(pc.index_in(q.table["qid"], value_set=universe))
         results: list[TrecResult] = []
         for i, path in enumerate(paths):
-            part_qrels = Qrels(q.table.filter(pa.array(q_index % k == i)), q.source)
+            part_qrels = Qrels(q.table.filter(from_numpy(q_index % k == i)), q.source)
             if part_qrels.table.num_rows == 0:
                 continue
             table = pa.ipc.open_file(str(path)).read_all()
