@@ -220,7 +220,8 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
     n = rt.num_rows
     # Grades are looked up in file order and kept sparse (the few graded rows and where they
     # land in ranked order). A file written topic by topic in rank order, the usual case, is
-    # checked chunk by chunk and only its tied rows move; anything else is sorted in full.
+    # checked chunk by chunk and only its tied rows move; topics together but out of rank
+    # order are sorted within each topic; an interleaved file is sorted by topic first.
     rows, grades = _graded_rows(docno, runs, q_docs, width, q_key_sorted, q_rel_sorted)
     tie_left = _ties_if_descending(rt["score"], runs.starts) if runs.grouped else None
     if tie_left is not None:
@@ -234,8 +235,8 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
     if order is not None and not grouped:  # sorted by topic index: one run per topic
         docno = pc.take(docno, from_numpy(order.full(n)))
         sizes = np.bincount(runs.per_row(), minlength=len(topics)).astype(np.int64)
-        present = np.flatnonzero(sizes)
-        runs, order = TopicRuns.of(present, sizes[present]), None
+        answered = np.flatnonzero(sizes)
+        runs, order = TopicRuns.of(answered, sizes[answered]), None
     runs = runs.as_runs()  # an "interleaved" file that was grouped after all (one or two lines a topic)
     by_rank = np.argsort(at, kind="stable")
     at, grades = at[by_rank], grades[by_rank]
