@@ -131,16 +131,16 @@ class TopicRuns:
         empty = np.zeros(0, np.int64)
         return cls(empty, empty, empty, per_row)
 
-    def filtered(self, keep_topic: np.ndarray) -> tuple["TopicRuns", np.ndarray]:
-        """Without the rows of topics not in ``keep_topic`` (by topic index), and the row mask."""
+    def without_unknown(self) -> tuple["TopicRuns", np.ndarray]:
+        """Without the rows whose topic has no qrels (index -1), and the mask of rows kept."""
         if self.rows is not None:
-            mask = keep_topic[self.rows] if len(self.rows) else np.zeros(0, bool)
+            mask = self.rows >= 0
             return TopicRuns.interleaved(self.rows[mask]), mask
-        keep = keep_topic[self.topic] if len(self.topic) else np.zeros(0, bool)
+        keep = self.topic >= 0
         return TopicRuns.of(self.topic[keep], self.lengths[keep]), np.repeat(keep, self.lengths)
 
-    def known(self) -> np.ndarray:
-        """Each distinct topic index present (-1 included when some rows have no qrels topic)."""
+    def distinct(self) -> np.ndarray:
+        """Each distinct topic index, ascending (-1 first when some rows have no qrels topic)."""
         return np.unique(self.rows if self.rows is not None else self.topic)
 
     @classmethod
@@ -207,14 +207,12 @@ def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: b
 
     rt = run.table
     runs = _topic_runs(rt["qid"], universe)
-    present = runs.known()
+    present = runs.distinct()
     if not (present >= 0).any() and not complete:
         raise InvalidInputError("the run and the qrels have no topic in common", file=run_name,
                                 fix="check that both files use the same topic ids")
     if len(present) and present[0] < 0:  # rows of topics without qrels: dropped, as trec_eval does
-        keep_topic = np.ones(len(topics) + 1, bool)
-        keep_topic[-1] = False  # index -1
-        runs, mask = runs.filtered(keep_topic)
+        runs, mask = runs.without_unknown()
         rt = rt.filter(from_numpy(mask))
     docno = rt["docno"]
     n = rt.num_rows
