@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from ragmeter.claims import schemas
-from ragmeter.claims.sentences import split_sentences
+from ragmeter.judges import schemas
+from ragmeter.judges.sentences import split_sentences
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragmeter.claims import schemas
+from ragmeter.judges import schemas
 from ragmeter.judges.judge import Judge, JudgeRequest
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.replies import Keyed

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 
-from ragmeter.claims.sentences import split_sentences
+from ragmeter.judges.sentences import split_sentences
 from ragmeter.judges.local_llm import YES_NO_WORDS, LocalLLM, TypedQuestion, Usage
 
 SPLIT_SYSTEM = (

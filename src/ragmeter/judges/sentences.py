@@ -1,4 +1,5 @@
-"""A deterministic sentence splitter for context relevance (no model, no download).
+"""A deterministic sentence splitter (no model, no download): how texts are cut into the numbered
+sentences a judge is shown (context relevance) and read back (the local judge's citation markers).
 
 Splits after ``.``, ``!`` or ``?`` followed by whitespace and an upper-case letter, a digit
 or a quote, and never inside common abbreviations or decimal numbers.

@@ -1,4 +1,8 @@
-"""JSON Schemas of the judge's answers (strict: every property required, nothing extra)."""
+"""JSON Schemas of the judge's answers to the shipped prompts (strict: every property required, nothing extra).
+
+They live with the prompts (``ragmeter/prompts/``): the planner that builds requests and the
+local judge that answers them both read them here.
+"""
 
 from __future__ import annotations
 
