@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragmeter.analysis.aggregate import summarize_values
+from ragmeter.core.summary import summarize_values
 from ragmeter.analysis.compare import SetupMismatch, compare_runs, holm, randomization_p
 from ragmeter.analysis.correlate import correlate, spearman
 from ragmeter.analysis.gate import gate

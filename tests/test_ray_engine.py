@@ -31,8 +31,10 @@ JUDGED = ["faithfulness", "answer_relevancy", "faithfulness(unsupported='pass')"
 
 @pytest.fixture(scope="module")
 def cluster():
+    # the workers import the same ragmeter as this process (the driver's PYTHONPATH is kept)
+    path = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
     ray.init(num_cpus=4, include_dashboard=False, object_store_memory=100 * 2 ** 20, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": ROOT, "OPENAI_API_KEY": "k"}})
+             runtime_env={"env_vars": {"PYTHONPATH": path, "OPENAI_API_KEY": "k"}})
     yield
     ray.shutdown()
 

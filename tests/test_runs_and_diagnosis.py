@@ -7,7 +7,7 @@ import json
 import pytest
 
 import ragmeter
-from ragmeter.analysis.bootstrap import bootstrap_ci
+from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.analysis.diagnosis import count_labels, diagnose, format_problem
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.judges import Judge, ScriptedBackend
@@ -66,7 +66,7 @@ def test_bootstrap_interval_is_seeded_and_order_free():
     values = [0.1, 0.9, 0.5, 0.7, 0.3, 1.0, 0.0]
     a = bootstrap_ci(values)
     assert a == bootstrap_ci(values) and a[0] < sum(values) / len(values) < a[1]
-    from ragmeter.analysis.aggregate import summarize_values
+    from ragmeter.core.summary import summarize_values
     assert summarize_values("m", values, []).ci95 == summarize_values("m", values[::-1], []).ci95
 
 

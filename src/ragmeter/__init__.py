@@ -20,8 +20,8 @@ _HOMES = {
     "Provenance": "ragmeter.core", "Sample": "ragmeter.core", "Score": "ragmeter.core",
     "InvalidInputError": "ragmeter.core.errors", "InvalidParameterError": "ragmeter.core.errors",
     "RagmeterError": "ragmeter.core.errors",
-    "EvaluationResult": "ragmeter.engine", "evaluate": "ragmeter.engine",
-    "evaluate_retriever": "ragmeter.engine.live",
+    "EvaluationResult": "ragmeter.core.evaluation", "Measure": "ragmeter.core.measure",
+    "evaluate": "ragmeter.engine", "evaluate_retriever": "ragmeter.engine.retriever",
     "Dataset": "ragmeter.io", "load_corpus": "ragmeter.io", "load_dataset": "ragmeter.io",
     "log_request": "ragmeter.live.logger",
     "REGISTRY": "ragmeter.metrics", "make_measure": "ragmeter.metrics", "parse_measure": "ragmeter.metrics",
@@ -46,8 +46,10 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from ragmeter.core import Chunk, Failed, NotComputed, Provenance, Sample, Score
     from ragmeter.core.errors import InvalidInputError, InvalidParameterError, RagmeterError
-    from ragmeter.engine import EvaluationResult, evaluate
-    from ragmeter.engine.live import evaluate_retriever
+    from ragmeter.core.evaluation import EvaluationResult
+    from ragmeter.core.measure import Measure
+    from ragmeter.engine import evaluate
+    from ragmeter.engine.retriever import evaluate_retriever
     from ragmeter.io import Dataset, load_corpus, load_dataset
     from ragmeter.live.logger import log_request
     from ragmeter.metrics import REGISTRY, make_measure, parse_measure

@@ -1,5 +1,10 @@
-"""Reading scores together: aggregation with coverage."""
+"""Reading scores together: run comparison with paired tests, the release gate, correlation,
+failure-point diagnosis, judge-vs-human agreement, pairwise preference, turns.
 
-from ragmeter.analysis.aggregate import MetricSummary, summarize
+The per-metric summary (mean, coverage, bootstrap interval) is ``ragmeter.core.summary``;
+its names are re-exported here for code that imported them from this package.
+"""
+
+from ragmeter.core.summary import MetricSummary, summarize
 
 __all__ = ["MetricSummary", "summarize"]

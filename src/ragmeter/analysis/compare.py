@@ -23,8 +23,10 @@ from typing import Sequence
 
 import numpy as np
 
-from ragmeter.analysis.bootstrap import SEED, paired_bootstrap_ci
+from ragmeter.core.bootstrap import SEED, paired_bootstrap_ci
 from ragmeter.core.errors import RagmeterError
+from ragmeter.core.measure import MeasureNotFound
+from ragmeter.metrics import get_spec, resolve_key
 
 EXACT_LIMIT = 16
 PERMUTATIONS = 20_000
@@ -123,16 +125,36 @@ def _short(value) -> str:
     return text if len(text) < 120 else text[:117] + "..."
 
 
+def compared_names(a, b, metrics: Sequence[str] | None) -> list[str]:
+    """The measures to compare, as the runs name them: each of ``metrics`` resolved through the
+    parser (aliases, default parameters, the one cut-off held) and held by both runs; without
+    ``metrics``, every measure both runs hold. A name either run lacks is an error."""
+    if not metrics:
+        return [m for m in a.summary if m in b.summary]
+    out = []
+    for name in metrics:
+        key = resolve_key(name, a.summary, holder=f"run A ({_run_name(a)})")
+        if key not in b.summary:
+            raise MeasureNotFound(f"run B ({_run_name(b)}) has no measure {key!r} (asked for as {name!r}); "
+                                  f"it holds: {', '.join(b.summary) or 'no measures'}")
+        if key not in out:
+            out.append(key)
+    return out
+
+
+def _run_name(run) -> str:
+    return str(getattr(run, "name", "") or "unnamed")
+
+
 def compare_runs(a, b, *, metrics: Sequence[str] | None = None, allow_setup_change: bool = False,
                  movers: int = 5) -> Comparison:
-    from ragmeter.metrics.spec import get_spec
-
+    """Compare run B with run A, per measure (see :func:`compared_names` for ``metrics``)."""
     differences = setup_differences(a, b)
     if differences and not allow_setup_change:
         raise SetupMismatch(differences)
     ids_a = {r["id"] for r in a.results}
     ids_b = {r["id"] for r in b.results}
-    names = [m for m in (metrics or a.summary) if m in b.summary]
+    names = compared_names(a, b, metrics)
     out = []
     for name in names:
         va, vb = a.values(name), b.values(name)

@@ -5,6 +5,9 @@ A drop counts when it is larger than ``max_drop`` and significant after Holm's c
 (paired randomization test, ``alpha``), so a 0.02 wobble on 30 questions passes while a real
 0.1 drop on 200 fails. "Drop" follows each metric's direction (a rise in hallucination is a
 drop). Coverage fell when a metric has more failed or not-computed samples than the baseline.
+
+Floors and ``metrics`` name measures as everywhere (``--min mrr@5=0.5`` is the floor of
+``reciprocal_rank@5``); a name the run does not hold is a usage error (exit 2), not a pass.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from ragmeter.analysis.compare import Comparison, compare_runs
+from ragmeter.metrics import resolve_key
 
 
 @dataclass
@@ -30,6 +34,8 @@ class GateResult:
 def gate(run, baseline, *, max_drop: float = 0.02, metrics: Sequence[str] | None = None,
          floors: Mapping[str, float] | None = None, alpha: float = 0.05,
          allow_setup_change: bool = False) -> GateResult:
+    resolved = {resolve_key(name, run.summary, holder=f"the run ({getattr(run, 'name', '')})"): floor
+                for name, floor in (floors or {}).items()}
     comparison = compare_runs(baseline, run, metrics=metrics, allow_setup_change=allow_setup_change)
     failures = []
     for m in comparison.metrics:
@@ -43,13 +49,13 @@ def gate(run, baseline, *, max_drop: float = 0.02, metrics: Sequence[str] | None
         lost = (new.get("failed", 0) + new.get("not_computed", 0)) - (old.get("failed", 0) + old.get("not_computed", 0))
         if lost > 0:
             failures.append(f"{m.metric} coverage fell: {lost} more samples failed or not computed than the baseline")
-    for name, floor in (floors or {}).items():
-        mean = run.summary.get(name, {}).get("mean")
+    for name, floor in resolved.items():
+        mean = run.summary[name].get("mean")
         if mean is None:
             failures.append(f"{name}: no mean in the run (floor {floor})")
         elif mean < floor:
             failures.append(f"{name} {mean:.3f} is below its floor {floor}")
-    return GateResult(not failures, failures, comparison, dict(floors or {}))
+    return GateResult(not failures, failures, comparison, resolved)
 
 
 def markdown(result: GateResult) -> str:

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ragmeter.analysis.bootstrap import bootstrap_ci
+from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.core.sample import Sample
 from ragmeter.judges.judge import Judge, JudgeRequest
 from ragmeter.judges.prompts import load_prompt

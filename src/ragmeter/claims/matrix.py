@@ -1,4 +1,5 @@
-"""The claim matrix: one sample's claims and their verdicts against each source (data only).
+"""The claim matrix: one sample's claims and their verdicts against each source (data only),
+and the names of its parts that metrics declare as their evidence.
 
 ``Unavailable`` marks evidence a sample lacks (no answer, no reference, an empty context:
 the metric is NotComputed) or a judgment that never validated (``failed=True``: Failed).
@@ -9,13 +10,46 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-# What a metric can need. "a@b" is claim list a verified against source b.
+# What a metric can need (its evidence). "a@b" is claim list a verified against source b. A need
+# may carry one argument after a colon: "rubric:<criterion>", "answer_questions:<how many>".
 ANSWER_CLAIMS, REFERENCE_CLAIMS = "answer_claims", "reference_claims"
 PAIRS = ("answer@context", "answer@reference", "reference@context", "reference@answer")
 SENTENCES, QUESTIONS = "context_sentences", "answer_questions"
-RUBRIC = "rubric:"
+RUBRIC = "rubric"
 STANDALONE = "turn_standalone"
 NOT_NEEDED = "(not needed)"
+
+# The prompts whose judgments fill each part of the matrix (a pair's claims are extracted first).
+PROMPTS = {
+    ANSWER_CLAIMS: ("claims.extract",), REFERENCE_CLAIMS: ("claims.extract",),
+    **{pair: ("claims.extract", "claims.verify") for pair in PAIRS},
+    SENTENCES: ("context.relevance",), QUESTIONS: ("answer.questions",), RUBRIC: ("rubric.score",),
+    STANDALONE: ("turn.standalone",),
+}
+
+
+def need_kind(need: str) -> str:
+    """``"rubric:tone"`` -> ``"rubric"``; a need without an argument is its own kind."""
+    return need.partition(":")[0]
+
+
+def need_argument(need: str) -> str:
+    """``"rubric:tone"`` -> ``"tone"`` (empty when the need has none)."""
+    return need.partition(":")[2]
+
+
+def with_argument(kind: str, argument: object) -> str:
+    """``with_argument(RUBRIC, "tone")`` -> ``"rubric:tone"``."""
+    return f"{kind}:{argument}"
+
+
+def prompts_for(needs: frozenset[str]) -> tuple[str, ...]:
+    """The prompt ids whose judgments the needs read, sorted.
+
+    >>> prompts_for(frozenset({"answer@context", "rubric:tone"}))
+    ('claims.extract', 'claims.verify', 'rubric.score')
+    """
+    return tuple(sorted({p for need in needs for p in PROMPTS[need_kind(need)]}))
 
 
 @dataclass(frozen=True)

@@ -194,8 +194,10 @@ def _load(options: dict):
 
 def _wants_judge(options: dict) -> bool:
     from ragmeter.engine.evaluate import resolve_measures
+    from ragmeter.metrics import JudgedSpec
 
-    return any(m.spec.judged for m in resolve_measures(options["metrics"], options["k"] or None, view=options["view"]))
+    return any(isinstance(m.spec, JudgedSpec)
+               for m in resolve_measures(options["metrics"], options["k"] or None, view=options["view"]))
 
 
 def _make_judge(options: dict, budget_tokens: int | None, budget_usd: float | None = None):
@@ -237,7 +239,7 @@ def _evaluate(data, options: dict, the_judge):
     if the_judge is None or not sys.stderr.isatty():
         return evaluate(data, options["metrics"], **kwargs)
     with JudgeProgress(the_judge) as progress:
-        return evaluate(data, options["metrics"], on_judged=progress, **kwargs)
+        return evaluate(data, options["metrics"], progress=progress, **kwargs)
 
 
 def results_csv(result) -> str:
@@ -255,15 +257,16 @@ def results_csv(result) -> str:
 
 
 def dry_run_plan(data, metrics, k, view, judge) -> dict:
-    from ragmeter.claims.evidence import plan_calls
     from ragmeter.engine import resolve_measures
+    from ragmeter.engine.planner import plan_calls
+    from ragmeter.metrics import JudgedSpec
 
-    measures = [m for m in resolve_measures(metrics, k, view=view) if m.spec.judged]
+    measures = [m for m in resolve_measures(metrics, k, view=view) if isinstance(m.spec, JudgedSpec)]
     if not measures:
         return {"calls": 0, "note": "no judged metric requested"}
     if judge is None:
         raise typer.BadParameter("a dry run of judged metrics needs --judge", param_hint="--dry-run")
-    needs = set().union(*(m.needs for m in measures))
+    needs = set().union(*(m.spec.needs(m) for m in measures if isinstance(m.spec, JudgedSpec)))
     return plan_calls(data.samples, needs, judge)
 
 

@@ -4,7 +4,9 @@ The hierarchy mirrors what a caller can do about it:
 
 - ``InvalidInputError``: the data is wrong (a file, a row, a field). Fix the data.
 - ``InvalidParameterError``: a metric name or option is wrong. Fix the call.
-- ``JudgeUnavailableError`` / ``JudgeOutputError``: reserved for judge backends.
+- ``JudgeUnavailableError``: a judge backend cannot be reached or is not configured.
+- ``JudgeOutputError``: a judge's reply never validated; the judge records that item as
+  failed (with the reply) and the run goes on.
 """
 
 from __future__ import annotations
@@ -58,4 +60,9 @@ class JudgeUnavailableError(RagmeterError):
 
 
 class JudgeOutputError(RagmeterError):
-    """A judge reply that did not validate against its schema after the allowed re-asks."""
+    """A judge reply that did not validate against its schema after the allowed re-asks.
+    ``raw``: the last reply, kept for the record."""
+
+    def __init__(self, message: str, *, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw

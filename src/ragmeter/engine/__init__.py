@@ -1,6 +1,7 @@
-"""Planning and running evaluations."""
+"""Planning and running evaluations: measures resolved, evidence planned and gathered through
+the judge, each kind of metric scored; locally, or sharded on Ray (``engine.distributed``)."""
 
+from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.engine.evaluate import DEFAULT_METRICS, evaluate, resolve_measures
-from ragmeter.engine.result import EvaluationResult
 
 __all__ = ["evaluate", "resolve_measures", "EvaluationResult", "DEFAULT_METRICS"]

@@ -6,8 +6,8 @@
   concurrency and its back-off, so adding workers never multiplies the load on the judge
   (a 429 seen by one worker pauses all of them).
 - Each shard writes its judgments to its own ledger file (``ledger-shard-<i>.sqlite`` next
-  to the run's ledger) and reads the run's ledger too; the shards are merged into the run's
-  ledger at the end (``INSERT OR IGNORE``). A task whose worker dies is retried by Ray and
+  to the run's ledger) and reads the run's ledger too (``LayeredLedger``); the shards are
+  merged into the run's ledger at the end (``Ledger.merge_from``, ``INSERT OR IGNORE``). A task whose worker dies is retried by Ray and
   finds the judgments its first attempt stored: nothing is lost or asked twice.
 - Outcomes are put back in sample order and aggregated exactly as locally (``math.fsum``
   means, seeded bootstrap on sorted values), so per-sample results and means are identical.
@@ -18,16 +18,23 @@ Ray is an extra: ``pip install 'ragmeter[ray]'``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import importlib
 import json
 import os
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from ragmeter.core.errors import RagmeterError
-from ragmeter.engine.result import EvaluationResult
-from ragmeter.io.dataset import Dataset
-from ragmeter.ledger.sqlite import Ledger
+from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.results import Outcome
+from ragmeter.core.sample import Sample
+from ragmeter.embeddings import make_embedder
+from ragmeter.engine.evaluate import evaluate, resolve_measures
+from ragmeter.io.dataset import Dataset, from_samples
+from ragmeter.judges import Backend, Judge, Limiter, RetryPolicy, ScriptedBackend, make_backend
+from ragmeter.ledger import LayeredLedger, Ledger
 
 
 def _ray():
@@ -37,17 +44,6 @@ def _ray():
         raise RagmeterError("--engine ray needs Ray: pip install 'ragmeter[ray]' (or use the default local engine)") \
             from None
     return ray
-
-
-class LayeredLedger(Ledger):
-    """Writes to its own file; reads its own entries, then the run's ledger."""
-
-    def __init__(self, path: str, fallback: str | None) -> None:
-        super().__init__(path)
-        self.fallback = Ledger(fallback) if fallback and os.path.exists(fallback) else None
-
-    def get(self, key: str):
-        return super().get(key) or (self.fallback.get(key) if self.fallback else None)
 
 
 class RemoteLimiter:
@@ -77,106 +73,100 @@ class RemoteLimiter:
         self.actor.on_throttle.remote(wait)
 
 
-def _limiter_actor(ray):
-    @ray.remote(num_cpus=0)
-    class JudgeLimiter:
-        """One concurrency limit and back-off for the whole cluster (AIMD, as the local one)."""
+class JudgeLimiter:
+    """One concurrency limit and back-off for the whole cluster (AIMD, as the local one), run
+    as a Ray actor (:func:`_limiter_actor`)."""
 
-        def __init__(self, limit: int, lease_s: float) -> None:
-            self.max_limit = self.limit = max(1, limit)
-            self.lease_s = lease_s
-            self.leases: dict[int, float] = {}
-            self.next_token = 0
-            self.successes = 0
-            self.paused_until = 0.0
-            self.peak = 0
-            self._cond = None
+    def __init__(self, limit: int, lease_s: float) -> None:
+        self.max_limit = self.limit = max(1, limit)
+        self.lease_s = lease_s
+        self.leases: dict[int, float] = {}
+        self.next_token = 0
+        self.successes = 0
+        self.paused_until = 0.0
+        self.peak = 0
+        self._cond = None
 
-        def _reclaim(self) -> None:
-            now = time.monotonic()
-            for token, since in list(self.leases.items()):
-                if now - since > self.lease_s:  # its worker died or hung past the call timeout
-                    del self.leases[token]
+    def _reclaim(self) -> None:
+        now = time.monotonic()
+        for token, since in list(self.leases.items()):
+            if now - since > self.lease_s:  # its worker died or hung past the call timeout
+                del self.leases[token]
 
-        async def acquire(self):
-            if self._cond is None:
-                self._cond = asyncio.Condition()
-            async with self._cond:
-                while len(self.leases) >= self.limit:
-                    self._reclaim()
-                    if len(self.leases) < self.limit:
-                        break
-                    try:
-                        await asyncio.wait_for(self._cond.wait(), timeout=1.0)
-                    except asyncio.TimeoutError:
-                        pass
-                self.next_token += 1
-                self.leases[self.next_token] = time.monotonic()
-                self.peak = max(self.peak, len(self.leases))
-            return self.next_token, max(0.0, self.paused_until - time.monotonic())
+    async def acquire(self):
+        if self._cond is None:
+            self._cond = asyncio.Condition()
+        async with self._cond:
+            while len(self.leases) >= self.limit:
+                self._reclaim()
+                if len(self.leases) < self.limit:
+                    break
+                try:
+                    await asyncio.wait_for(self._cond.wait(), timeout=1.0)
+                except asyncio.TimeoutError:
+                    pass
+            self.next_token += 1
+            self.leases[self.next_token] = time.monotonic()
+            self.peak = max(self.peak, len(self.leases))
+        return self.next_token, max(0.0, self.paused_until - time.monotonic())
 
-        def pause_left(self) -> float:
-            return max(0.0, self.paused_until - time.monotonic())
+    def pause_left(self) -> float:
+        return max(0.0, self.paused_until - time.monotonic())
 
-        async def release(self, token) -> None:
-            async with self._cond:
-                self.leases.pop(token, None)
-                self._cond.notify_all()
+    async def release(self, token) -> None:
+        async with self._cond:
+            self.leases.pop(token, None)
+            self._cond.notify_all()
 
-        def on_success(self) -> None:
-            self.successes += 1
-            if self.limit < self.max_limit and self.successes >= self.limit:
-                self.limit, self.successes = self.limit + 1, 0
+    def on_success(self) -> None:
+        self.successes += 1
+        if self.limit < self.max_limit and self.successes >= self.limit:
+            self.limit, self.successes = self.limit + 1, 0
 
-        def on_throttle(self, wait: float) -> None:
-            self.limit, self.successes = max(1, self.limit // 2), 0
-            self.paused_until = max(self.paused_until, time.monotonic() + wait)
+    def on_throttle(self, wait: float) -> None:
+        self.limit, self.successes = max(1, self.limit // 2), 0
+        self.paused_until = max(self.paused_until, time.monotonic() + wait)
 
-        def stats(self) -> dict:
-            return {"limit": self.limit, "peak": self.peak, "active": len(self.leases)}
-
-    return JudgeLimiter
+    def stats(self) -> dict:
+        return {"limit": self.limit, "peak": self.peak, "active": len(self.leases)}
 
 
-def _score_shard(samples, metrics, options: dict, judge_spec: dict | None, limiter, ledger_path: str | None,
-                 main_ledger: str | None, fingerprints: tuple[str, str], heartbeat: str | None):
+def _limiter_actor(ray: Any) -> Any:
+    """``JudgeLimiter`` as a Ray actor class (one CPU-free actor per run)."""
+    return ray.remote(num_cpus=0)(JudgeLimiter)
+
+
+def _score_shard(samples: list[Sample], metrics: list[str] | None, options: dict[str, Any],
+                 judge_spec: dict[str, Any] | None, limiter: Any, ledger_path: str | None, main_ledger: str | None,
+                 fingerprints: tuple[str, str], heartbeat: str | None
+                 ) -> tuple[dict[str, tuple[Outcome, ...]], tuple[Any, ...] | None, dict[str, Any] | None]:
     """One shard, scored by the local engine in a Ray worker."""
-    import dataclasses
-
-    from ragmeter.engine.evaluate import evaluate
-    from ragmeter.io.dataset import from_samples
-
     if heartbeat:
         Path(heartbeat).write_text(json.dumps({"pid": os.getpid(), "started": time.time()}))
     judge = None
     if judge_spec is not None:
-        judge = build_judge(judge_spec, LayeredLedger(ledger_path, main_ledger))
-        if limiter is not None and hasattr(judge.backend, "limiter"):
-            judge.backend.limiter = RemoteLimiter(limiter)
+        judge = build_judge(judge_spec, LayeredLedger(ledger_path or ":memory:", main_ledger),
+                            limiter=RemoteLimiter(limiter) if limiter is not None else None)
     options = dict(options)
     spec = options.pop("embedder", None)
     if spec is not None:  # built here, in the worker: a client is not sent over the wire, nor is a key
-        from ragmeter.embeddings import make_embedder
-
         options["embedder"] = make_embedder(spec["spec"], base_url=spec.get("base_url"))
     data = dataclasses.replace(from_samples(samples), fingerprint=fingerprints[0], testset_fingerprint=fingerprints[1])
     result = evaluate(data, metrics, judge=judge, **options)
-    return dict(result.outcomes), result.evidence, (judge.stats.as_dict() if judge is not None else None)
+    outcomes = {str(m): outcome for m, outcome in result.outcomes.items()}  # names travel, not spec objects
+    return outcomes, result.evidence, (judge.stats.as_dict() if judge is not None else None)
 
 
-def build_judge(spec: dict, ledger: Ledger):
+def build_judge(spec: dict[str, Any], ledger: Ledger, *, limiter: Limiter | None = None) -> Judge:
     """A judge from a picklable description (``{"judge": "openai:m", "base_url": ...}`` or
-    ``{"scripted": "module:function"}``); API keys come from the workers' environment."""
-    import importlib
-
-    from ragmeter.judges import Judge, RetryPolicy, ScriptedBackend, make_backend
-
+    ``{"scripted": "module:function"}``); API keys come from the workers' environment.
+    ``limiter``: the cluster-wide limit an HTTP backend uses instead of its own."""
     if "scripted" in spec:
         module, _, name = spec["scripted"].partition(":")
-        backend = ScriptedBackend(getattr(importlib.import_module(module), name))
+        backend: Backend = ScriptedBackend(getattr(importlib.import_module(module), name))
     else:
         backend = make_backend(spec["judge"], base_url=spec.get("base_url"), concurrency=spec.get("concurrency", 8),
-                               policy=RetryPolicy(timeout=spec.get("timeout", 60.0)))
+                               policy=RetryPolicy(timeout=spec.get("timeout", 60.0)), limiter=limiter)
     return Judge(backend, ledger=ledger, max_reasks=spec.get("max_reasks", 2))
 
 
@@ -218,22 +208,17 @@ def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None 
 def merge_ledgers(target: str, shards: list[str]) -> int:
     """Copy every shard's judgments into ``target`` (INSERT OR IGNORE); returns the rows added."""
     main = Ledger(target)
-    before = len(main)
-    for path in shards:
-        if os.path.exists(path):
-            main._db.execute("ATTACH DATABASE ? AS shard", (path,))
-            main._db.execute("INSERT OR IGNORE INTO judgments SELECT * FROM shard.judgments")
-            main._db.execute("DETACH DATABASE shard")
-    added = len(main) - before
-    main.close()
-    return added
+    try:
+        return sum(main.merge_from(path) for path in shards)
+    finally:
+        main.close()
 
 
-def _combine(data: Dataset, metrics, k, view, parts) -> EvaluationResult:
-    from ragmeter.engine.evaluate import resolve_measures
-
+def _combine(data: Dataset, metrics: Sequence[str] | None, k: int | None, view: str | None,
+             parts: list[tuple[dict[str, tuple[Outcome, ...]], tuple[Any, ...] | None, dict[str, Any] | None]]
+             ) -> EvaluationResult:
     measures = resolve_measures(metrics, k, view=view)
-    outcomes = {str(m): tuple(o for part in parts for o in part[0][str(m)]) for m in measures}
+    outcomes = {m: tuple(o for part in parts for o in part[0][str(m)]) for m in measures}
     evidence = None
     if any(p[1] is not None for p in parts):
         evidence = tuple(e for p in parts for e in (p[1] or ()))

@@ -5,8 +5,8 @@ from ragmeter.judges.backends import (AnthropicBackend, Backend, Decoding, NoCal
 from ragmeter.judges.judge import Budget, BudgetExceeded, Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import Prompt, load_prompt
 from ragmeter.judges.replies import Keyed
-from ragmeter.judges.transport import JudgeConfigError, JudgeTransportError, RetryPolicy
+from ragmeter.judges.transport import AdaptiveLimiter, JudgeConfigError, JudgeTransportError, Limiter, RetryPolicy
 
 __all__ = ["Backend", "OpenAIBackend", "AnthropicBackend", "ScriptedBackend", "NoCallBackend", "Decoding", "Reply",
            "make_backend", "Judge", "JudgeRequest", "Judgment", "Budget", "BudgetExceeded", "Prompt", "load_prompt",
-           "Keyed", "JudgeConfigError", "JudgeTransportError", "RetryPolicy"]
+           "Keyed", "JudgeConfigError", "JudgeTransportError", "RetryPolicy", "Limiter", "AdaptiveLimiter"]

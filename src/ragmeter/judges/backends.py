@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import httpx
 
-from ragmeter.judges.transport import AdaptiveLimiter, JudgeConfigError, RetryPolicy, send
+from ragmeter.judges.transport import AdaptiveLimiter, JudgeConfigError, Limiter, RetryPolicy, send
 
 
 @dataclass(frozen=True)
@@ -62,11 +62,14 @@ class Backend:
 
 
 class _HTTPBackend(Backend):
+    """An HTTP backend. ``limiter``: a shared concurrency limit and back-off (e.g. one for a
+    whole cluster); by default the backend's own ``AdaptiveLimiter(concurrency)``."""
+
     def __init__(self, model: str, base_url: str, api_key: str | None, *, concurrency: int = 8,
-                 policy: RetryPolicy | None = None) -> None:
+                 policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> None:
         self.model, self.base_url, self._key = model, base_url.rstrip("/"), api_key
         self.policy = policy or RetryPolicy()
-        self.limiter = AdaptiveLimiter(concurrency)
+        self.limiter: Limiter = limiter if limiter is not None else AdaptiveLimiter(concurrency)
         self.stats: dict[str, int] = {}
         self._client: httpx.AsyncClient | None = None
 
@@ -230,13 +233,16 @@ def _with_schema_hint(messages: list[dict], schema: dict) -> list[dict]:
 
 
 def make_backend(spec: str, *, base_url: str | None = None, api_key: str | None = None,
-                 concurrency: int = 8, policy: RetryPolicy | None = None) -> Backend:
-    """``openai:<model>``, ``anthropic:<model>`` or ``local[:path.gguf]`` (in-process llama.cpp)."""
+                 concurrency: int = 8, policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> Backend:
+    """``openai:<model>``, ``anthropic:<model>`` or ``local[:path.gguf]`` (in-process llama.cpp).
+
+    ``limiter``: a concurrency limit shared with other backends (the HTTP backends use it
+    instead of their own; the in-process local judge runs one call at a time anyway)."""
     kind, _, model = spec.partition(":")
     if kind == "openai" and model:
-        return OpenAIBackend(model, base_url, api_key, concurrency=concurrency, policy=policy)
+        return OpenAIBackend(model, base_url, api_key, concurrency=concurrency, policy=policy, limiter=limiter)
     if kind == "anthropic" and model:
-        return AnthropicBackend(model, base_url, api_key, concurrency=concurrency, policy=policy)
+        return AnthropicBackend(model, base_url, api_key, concurrency=concurrency, policy=policy, limiter=limiter)
     if kind == "local":
         from ragmeter.judges.local import LocalBackend
 

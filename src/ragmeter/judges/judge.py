@@ -10,7 +10,8 @@
    the errors; for keyed lists (one verdict per claim) only the missing items are asked for,
    and the valid ones are kept;
 4. the outcome is written to the ledger before it is returned: the validated object, or a
-   failure with the raw reply kept. Never a NaN and never a guessed default.
+   failure with the raw reply kept (``JudgeOutputError``: that item fails, the run goes on).
+   Never a NaN and never a guessed default.
 
 Transport failures (timeouts, 5xx after retries) are not stored: a rerun tries them again.
 Configuration failures (401/403/404, no key) stop the whole run. ``Budget`` stops a run
@@ -23,8 +24,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from ragmeter.core.errors import RagmeterError
-from ragmeter.judges.backends import Backend, Decoding
+from ragmeter.core.errors import JudgeOutputError, RagmeterError
+from ragmeter.core.progress import Progress
+from ragmeter.judges.backends import Backend, Decoding, Reply
 from ragmeter.judges.prompts import Prompt
 from ragmeter.judges.replies import Keyed, digest, extract_json, schema_errors
 from ragmeter.judges.transport import JudgeConfigError, JudgeTransportError, LoopCondition
@@ -124,6 +126,23 @@ class Budget:
 
 
 @dataclass
+class _Tally:
+    """What the attempts at one request spent, counted as they happen (kept when none validates)."""
+
+    calls: int = 0
+    reasks: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency: float = 0.0
+
+    def add(self, reply: Reply) -> None:
+        self.calls += 1
+        self.latency += reply.latency_s
+        self.tokens_in += reply.input_tokens
+        self.tokens_out += reply.output_tokens
+
+
+@dataclass
 class JudgeStats:
     calls: int = 0
     reasks: int = 0
@@ -194,7 +213,14 @@ class Judge:
                          entry.input_tokens, entry.output_tokens, cached=True, logprobs=entry.logprobs)
             self.stats.add(request.prompt.id, j)
             return j
-        j = await self._ask_backend(request, key)
+        tally = _Tally()
+        try:
+            value, text, logprobs = await self._ask_until_valid(request, tally)
+            j = Judgment(key, True, value, None, text, tally.calls, tally.reasks, tally.tokens_in, tally.tokens_out,
+                         cached=False, logprobs=logprobs, latency_s=tally.latency)
+        except JudgeOutputError as exc:  # stored as failed, with the reply kept: this item only
+            j = Judgment(key, False, None, f"{type(exc).__name__}: {exc}", exc.raw, tally.calls, tally.reasks,
+                         tally.tokens_in, tally.tokens_out, cached=False, latency_s=tally.latency)
         self.ledger.put(key=key, backend=self.backend.name, model=self.backend.model, decoding=self.decoding.as_dict(),
                         prompt_id=request.prompt.id, prompt_hash=request.prompt.hash, schema_hash=digest(request.schema),
                         input_hash=digest(dict(request.inputs)), status="ok" if j.ok else "failed", parsed=j.value,
@@ -203,12 +229,14 @@ class Judge:
         self.stats.add(request.prompt.id, j)
         return j
 
-    async def _ask_backend(self, request: JudgeRequest, key: str) -> Judgment:
+    async def _ask_until_valid(self, request: JudgeRequest, tally: _Tally) -> tuple[Any, str, list | None]:
+        """(value, reply text, log-probabilities) of the first reply that validates, re-asking at
+        most ``max_reasks`` times; ``tally`` counts calls and tokens as they are spent.
+
+        Raises ``JudgeOutputError`` (with the last reply) when no reply validates."""
         base = request.messages()
         messages = list(base)
         found: dict = {}
-        calls = reasks = tokens_in = tokens_out = 0
-        latency = 0.0
         problem, text = "no reply", None
         for attempt in range(self.max_reasks + 1):
             estimate_in = sum(len(m["content"]) for m in messages) // 4 + 1
@@ -222,22 +250,17 @@ class Judge:
             finally:
                 if self.budget:
                     await self.budget.settle(estimate_in, self.decoding.max_tokens, *used)
-            calls += 1
-            latency += reply.latency_s
-            tokens_in += reply.input_tokens
-            tokens_out += reply.output_tokens
+            tally.add(reply)
             text = reply.text
             value, problem, missing = self._check(request, reply, found)
             if problem is None:
-                return Judgment(key, True, value, None, text, calls, reasks, tokens_in, tokens_out, cached=False,
-                                logprobs=reply.logprobs, latency_s=latency)
+                return value, text, reply.logprobs
             if attempt == self.max_reasks:
                 break
-            reasks += 1
+            tally.reasks += 1
             messages = base + [{"role": "assistant", "content": (text or "")[:MAX_ECHO]},
                                {"role": "user", "content": _reask(request, problem, missing)}]
-        return Judgment(key, False, None, f"JudgeOutputError: {problem} (after {reasks} re-asks)", text,
-                        calls, reasks, tokens_in, tokens_out, cached=False, latency_s=latency)
+        raise JudgeOutputError(f"{problem} (after {tally.reasks} re-asks)", raw=text)
 
     @staticmethod
     def _check(request: JudgeRequest, reply, found: dict) -> tuple[Any, str | None, list]:
@@ -261,20 +284,22 @@ class Judge:
             return None, "; ".join(errors[:5]), []
         return value, None, []
 
-    async def ask_all(self, requests: Sequence[JudgeRequest], *, on_done=None) -> list[Judgment | Exception]:
+    async def ask_all(self, requests: Sequence[JudgeRequest], *, progress: Progress | None = None
+                      ) -> list[Judgment | Exception]:
         """Ask every request concurrently (the backend bounds concurrency). Transport failures
-        come back as exceptions in place; configuration errors and budget stops end the run."""
+        come back as exceptions in place; configuration errors and budget stops end the run.
+        ``progress.advance(i)`` is called as request ``i`` settles."""
 
-        async def one(i: int, r: JudgeRequest):
+        async def ask_one(i: int, r: JudgeRequest) -> Judgment | Exception:
             try:
                 return await self.ask(r)
             except JudgeTransportError as exc:
                 return exc
             finally:
-                if on_done is not None:
-                    on_done(i)
+                if progress is not None:
+                    progress.advance(i)
 
-        tasks = [asyncio.ensure_future(one(i, r)) for i, r in enumerate(requests)]
+        tasks = [asyncio.ensure_future(ask_one(i, r)) for i, r in enumerate(requests)]
         try:
             return list(await asyncio.gather(*tasks))
         except (JudgeConfigError, BudgetExceeded):
@@ -283,12 +308,13 @@ class Judge:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
 
-    def run(self, requests: Iterable[JudgeRequest], *, on_done=None) -> list[Judgment | Exception]:
-        """The thin sync wrapper."""
+    def run(self, requests: Iterable[JudgeRequest], *, progress: Progress | None = None
+            ) -> list[Judgment | Exception]:
+        """The thin sync wrapper of :meth:`ask_all`."""
 
-        async def main():
+        async def main() -> list[Judgment | Exception]:
             try:
-                return await self.ask_all(list(requests), on_done=on_done)
+                return await self.ask_all(list(requests), progress=progress)
             finally:
                 await self.backend.aclose()
 

@@ -16,7 +16,7 @@ import asyncio
 import random
 import time
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Protocol
 
 import httpx
 
@@ -59,6 +59,18 @@ class LoopCondition:
             self._cond, self._loop = asyncio.Condition(), loop
             return self._cond, True
         return self._cond, False
+
+
+class Limiter(Protocol):
+    """What ``send`` needs of a concurrency limit: a slot per request, and news of each outcome."""
+
+    async def acquire(self) -> None: ...
+
+    async def release(self) -> None: ...
+
+    def on_success(self) -> None: ...
+
+    def on_throttle(self, wait: float) -> None: ...
 
 
 class AdaptiveLimiter:
@@ -121,7 +133,7 @@ def retry_after(response: httpx.Response) -> float | None:
 async def send(
     request: Callable[[], Awaitable[httpx.Response]],
     *,
-    limiter: AdaptiveLimiter,
+    limiter: Limiter,
     policy: RetryPolicy,
     backend: str,
     stats: dict,

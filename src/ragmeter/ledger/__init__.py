@@ -1,5 +1,5 @@
 """The judgment store."""
 
-from ragmeter.ledger.sqlite import Entry, Ledger
+from ragmeter.ledger.sqlite import Entry, LayeredLedger, Ledger
 
-__all__ = ["Ledger", "Entry"]
+__all__ = ["Ledger", "LayeredLedger", "Entry"]

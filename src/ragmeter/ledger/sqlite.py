@@ -90,10 +90,6 @@ class Ledger:
              input_tokens, output_tokens, latency_s, calls, reasks, time.time(),
              json.dumps(logprobs) if logprobs is not None else None))
 
-    def forget_failed(self) -> int:
-        """Drop judgments whose reply never validated, so the next run asks again."""
-        return self._db.execute("DELETE FROM judgments WHERE status = 'failed'").rowcount
-
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
 
@@ -101,10 +97,36 @@ class Ledger:
         for (key,) in self._db.execute("SELECT key FROM judgments"):
             yield key
 
-    def totals(self) -> dict[str, int]:
-        row = self._db.execute("SELECT COUNT(*), COALESCE(SUM(calls),0), COALESCE(SUM(input_tokens),0), "
-                               "COALESCE(SUM(output_tokens),0) FROM judgments").fetchone()
-        return {"judgments": row[0], "calls": row[1], "input_tokens": row[2], "output_tokens": row[3]}
+    def merge_from(self, path: str | Path) -> int:
+        """Copy every judgment of the ledger file at ``path`` into this one (``INSERT OR IGNORE``:
+        a key already here is kept); returns how many were added. A missing file adds none."""
+        if not Path(path).exists():
+            return 0
+        before = len(self)
+        self._db.execute("ATTACH DATABASE ? AS other", (str(path),))
+        try:
+            self._db.execute("INSERT OR IGNORE INTO judgments SELECT * FROM other.judgments")
+        finally:
+            self._db.execute("DETACH DATABASE other")
+        return len(self) - before
 
     def close(self) -> None:
         self._db.close()
+
+
+class LayeredLedger(Ledger):
+    """Writes to its own file; reads its own entries, then those of a ``fallback`` ledger file
+    (when it exists), which it never writes. A Ray shard stores its judgments apart and still
+    finds the run's; :meth:`Ledger.merge_from` brings them together afterwards."""
+
+    def __init__(self, path: str | Path, fallback: str | Path | None) -> None:
+        super().__init__(path)
+        self.fallback = Ledger(fallback) if fallback is not None and Path(fallback).exists() else None
+
+    def get(self, key: str) -> Entry | None:
+        return super().get(key) or (self.fallback.get(key) if self.fallback is not None else None)
+
+    def close(self) -> None:
+        super().close()
+        if self.fallback is not None:
+            self.fallback.close()

@@ -8,6 +8,9 @@ in the state directory *before* it moves the stored offset. A crash between the 
 the restart re-read those lines; their requests are already in ``scored.jsonl`` and are
 skipped (and their judgments are in the ledger), so nothing is scored twice or lost.
 
+Metric names (``--metrics``, ``--alert``) resolve through the parser as everywhere
+(``groundedness`` is ``faithfulness``); the records, windows and gauges use canonical names.
+
 Rolling windows: the last N scored requests and the last hour. Exposed for Prometheus on
 an HTTP endpoint bound to 127.0.0.1 by default. Alerts fire once per crossing: a rolling
 mean below its threshold, or a significant drop from a baseline run's mean.
@@ -27,7 +30,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ragmeter.engine.evaluate import evaluate
+from ragmeter.core.measure import resolve_measure
+from ragmeter.engine.evaluate import evaluate, resolve_measures
 from ragmeter.io.dataset import from_samples
 from ragmeter.live.source import parse, read_new
 
@@ -63,6 +67,11 @@ class Watcher:
     batch: int = 16  # requests scored per poll at most: bounded work, and progress saved often
 
     def __post_init__(self) -> None:
+        # Names resolve once, through the parser: records, windows and alerts use canonical names.
+        self.measures = resolve_measures(list(self.metrics), k=5)
+        self.names = [str(m) for m in self.measures]
+        for a in self.alerts:
+            a.metric = str(resolve_measure(a.metric, self.measures, holder="the watched metrics"))
         self.state_dir = Path(self.state_dir)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.offset_file = self.state_dir / "offset.json"
@@ -80,7 +89,7 @@ class Watcher:
                 rec = json.loads(line)
                 self.seen.add(rec["id"])
                 self._remember(rec)
-        self.gauges = _Prometheus(self.registry, self.metrics) if self.registry is not None else None
+        self.gauges = _Prometheus(self.registry) if self.registry is not None else None
 
     def _remember(self, rec: dict) -> None:
         self.recent.append(rec)
@@ -111,12 +120,12 @@ class Watcher:
                 self.seen.add(req.id)
                 requests.append(req)
         if requests:
-            result = evaluate(from_samples([r.sample for r in requests]), list(self.metrics), judge=self.judge)
+            result = evaluate(from_samples([r.sample for r in requests]), self.measures, judge=self.judge)
             with open(self.scored_file, "a", encoding="utf-8") as f:
                 for i, r in enumerate(requests):
                     rec = {"id": r.id, "ts": r.ts or time.time(),
-                           "metrics": {m: {"status": o.status, "value": o.value} for m, os in result.outcomes.items()
-                                       for o in [os[i]]}}
+                           "metrics": {str(m): {"status": o.status, "value": o.value}
+                                       for m, o in ((m, result.outcomes[m][i]) for m in result.measures)}}
                     f.write(json.dumps(rec) + "\n")
                     self._remember(rec)
             self.counts["scored"] += len(requests)
@@ -136,7 +145,7 @@ class Watcher:
     def window_summary(self, which: str = "last_n") -> dict[str, dict]:
         records = self.recent if which == "last_n" else self.hour
         out = {}
-        for m in self.metrics:
+        for m in self.names:
             cells = [r["metrics"].get(m) for r in records if m in r["metrics"]]
             values = [c["value"] for c in cells if c["status"] == "scored"]
             out[m] = {"mean": float(np.mean(values)) if values else None, "scored": len(values),
@@ -187,7 +196,7 @@ def _two_sample_p(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 class _Prometheus:
-    def __init__(self, registry, metrics) -> None:
+    def __init__(self, registry) -> None:
         from prometheus_client import Gauge
 
         self.mean = Gauge("ragmeter_rolling_mean", "Rolling mean of a metric", ["metric", "window"], registry=registry)

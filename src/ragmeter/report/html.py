@@ -19,7 +19,7 @@ from typing import Any
 from ragmeter.analysis.diagnosis import count_labels, diagnose
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.sample import Sample
-from ragmeter.metrics.spec import get_spec
+from ragmeter.metrics import get_spec
 
 
 def e(value: Any) -> str:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from ragmeter.core.results import Score
 from ragmeter.core.sample import Sample
-from ragmeter.engine.result import EvaluationResult
-from ragmeter.metrics.spec import Measure
+from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.measure import Measure
 
 
 def rank_pattern(sample: Sample, view: str, k: int | None) -> str:

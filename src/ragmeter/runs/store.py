@@ -24,8 +24,9 @@ from typing import Any
 
 from ragmeter._version import __version__
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.engine.result import EvaluationResult
+from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.io.writer import sample_to_row, write_jsonl
+from ragmeter.metrics import resolve_key
 
 DEFAULT_BASE = "runs"
 
@@ -77,12 +78,21 @@ class Run:
     def complete(self) -> bool:
         return self.setup.get("status") == "complete"
 
+    def key(self, metric: str) -> str:
+        """The name this run records ``metric`` under: the name itself, or what it resolves to
+        through the parser (``mrr`` -> ``reciprocal_rank@5`` when the run holds that one)."""
+        names = self.summary or {name: None for r in self.results[:1] for name in r["metrics"]}
+        return resolve_key(metric, names, holder=f"run {self.name}")
+
     def values(self, metric: str) -> dict[str, float | None]:
         """sample id -> value (None when not scored)."""
-        return {r["id"]: r["metrics"][metric]["value"] for r in self.results if metric in r["metrics"]}
+        key = self.key(metric)
+        return {r["id"]: r["metrics"][key]["value"] for r in self.results if key in r["metrics"]}
 
     def outcomes(self, metric: str) -> dict[str, dict]:
-        return {r["id"]: r["metrics"][metric] for r in self.results if metric in r["metrics"]}
+        """sample id -> the stored cell: status, value, reason or error."""
+        key = self.key(metric)
+        return {r["id"]: r["metrics"][key] for r in self.results if key in r["metrics"]}
 
     def samples(self):
         from ragmeter.io.dataset import load_dataset

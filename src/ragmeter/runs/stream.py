@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ragmeter.analysis.aggregate import summary_from
+from ragmeter.core.summary import summary_from
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.corpus import load_corpus
 from ragmeter.io.dataset import from_samples

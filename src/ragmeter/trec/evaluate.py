@@ -16,8 +16,10 @@ import numpy as np
 import pyarrow as pa
 
 from ragmeter.core.errors import InvalidInputError, InvalidParameterError
-from ragmeter.metrics.retrieval.batch import RankedBatch
-from ragmeter.metrics.spec import Measure, make_measure, parse_measure
+from ragmeter.core.measure import Measure
+from ragmeter.metrics.batch import RankedBatch
+from ragmeter.metrics.kinds import LabelSpec, label_kernel
+from ragmeter.metrics.registry import make_measure, parse_measure
 from ragmeter.trec.measures import Block, Request, parse_request
 from ragmeter.trec.ranking import Rankings, align, output_order
 from ragmeter.trec.reader import Qrels, Run, read_qrels, read_run
@@ -118,7 +120,11 @@ def _split(measures: Iterable[str]) -> tuple[list[Request], list[Measure]]:
     ours: list[Measure] = []
     for text in measures:
         if "@" in text or "(" in text:
-            ours.append(parse_measure(text))
+            measure = parse_measure(text)
+            if not isinstance(measure.spec, LabelSpec):
+                raise InvalidParameterError(f"{text}: a TREC run has relevance labels only; {measure.name} needs "
+                                            f"answers and a judge or an embedder (use ragmeter eval)")
+            ours.append(measure)
             continue
         for req in parse_request(text):
             trec[req.measure.name] = req  # a later request for the same measure replaces its parameters
@@ -170,7 +176,7 @@ def evaluate_trec(qrels: Any, run: Any, measures: Iterable[str] = ("official",),
         if ours:
             batch = RankedBatch(block.grades, block.lengths, block.judged, np.ones(len(block.lengths), bool))
             for m in ours:
-                chunks[RAGMETER_PREFIX + str(m)].append(m.spec.compute(batch, m).values)
+                chunks[RAGMETER_PREFIX + str(m)].append(label_kernel(m)(batch, m).values)
     order = output_order(rankings.topics)
     per_topic = {n: (np.concatenate(v) if v else np.zeros(0))[order] for n, v in chunks.items()}
     topics = [rankings.topics[i] for i in order.tolist()]

@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 
 from ragmeter.core.errors import InvalidParameterError
-from ragmeter.metrics.retrieval.batch import ranks, row_sum, safe_divide
+from ragmeter.metrics.batch import ranks, row_sum, safe_divide
 from ragmeter.metrics.retrieval.ndcg import dcg
 from ragmeter.metrics.retrieval.rank_based import precision_sum
 

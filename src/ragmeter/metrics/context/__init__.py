@@ -1,3 +1,3 @@
 """Judged context metrics. Importing registers them."""
 
-from ragmeter.metrics.context import judged  # noqa: F401
+from ragmeter.metrics.context import judged_context  # noqa: F401

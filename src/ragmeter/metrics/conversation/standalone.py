@@ -10,17 +10,21 @@ definition; otherwise one judge call per turn (``turn.standalone``).
 
 from __future__ import annotations
 
-from ragmeter.metrics.judged import need
-from ragmeter.metrics.spec import Measure, MetricSpec, register
+from ragmeter.claims.matrix import STANDALONE, Evidence
+from ragmeter.core.measure import Display, Measure
+from ragmeter.core.sample import Sample
+from ragmeter.metrics.claim_reading import require
+from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
+from ragmeter.metrics.registry import register
 
 
-def standalone_question(ev, sample, measure: Measure, env=None) -> float:
-    return float(bool(need(ev.standalone, "not judged")))
+def standalone_question(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    return float(bool(require(ev.standalone, "not judged")))
 
 
-register(MetricSpec(
-    name="standalone_question", version=1, family="conversation", accepts_k=False, rank_aware=False, binary=True,
-    needs=frozenset({"turn_standalone"}), label="standalone", mean_label="standalone questions",
+register(JudgedSpec(
+    name="standalone_question", version=1, family="conversation", binary=True,
+    evidence=frozenset({STANDALONE}), display=Display("standalone", "standalone questions"),
     definition="1 if the question is understandable without the earlier turns, else 0",
     source="Katsis et al. 2025, MTRAG (non-standalone questions)", aliases=("standalone",),
     undefined="not a conversation turn", compute=standalone_question))

@@ -16,8 +16,12 @@ which passages support each claim.
 
 from __future__ import annotations
 
-from ragmeter.metrics.judged import by_claim, claims_or_stop, need, undefined
-from ragmeter.metrics.spec import Measure, MetricSpec, register
+from ragmeter.claims.matrix import Evidence
+from ragmeter.core.measure import Display, Measure
+from ragmeter.core.sample import Sample
+from ragmeter.metrics.claim_reading import by_claim, require, require_claims
+from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
+from ragmeter.metrics.registry import register
 
 NEEDS = frozenset({"answer_claims", "answer@context"})
 
@@ -31,13 +35,13 @@ def resolve(marker: str, context_ids: tuple[str, ...]) -> str | None:
     return None
 
 
-def _matches(ev, sample):
-    claims = claims_or_stop(ev.answer_claims, "answer")
+def _matches(ev: Evidence, sample: Sample) -> list[list[tuple[str, bool]]]:
+    claims = require_claims(ev.answer_claims, "answer")
     if not any(c.cites for c in claims):
-        raise undefined("the answer cites nothing")
-    verdicts = by_claim(need(ev.verdicts.get("answer@context"), "no verdicts"))
+        raise Unscorable("the answer cites nothing")
+    verdicts = by_claim(require(ev.verdicts.get("answer@context"), "no verdicts"))
     ctx = sample.context_ids
-    out = []
+    out: list[list[tuple[str, bool]]] = []
     for c in claims:
         v = verdicts.get(c.id)
         backing = set(v.sources) if v is not None and v.verdict == "supported" else set()
@@ -45,20 +49,20 @@ def _matches(ev, sample):
     return out
 
 
-def citation_recall(ev, sample, measure: Measure, env=None) -> float:
+def citation_recall(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
     matches = _matches(ev, sample)
     return sum(any(ok for _, ok in m) for m in matches) / len(matches)
 
 
-def citation_precision(ev, sample, measure: Measure, env=None) -> float:
+def citation_precision(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
     pairs = [ok for m in _matches(ev, sample) for _, ok in m]
     return sum(pairs) / len(pairs)
 
 
-_COMMON = dict(family="generation", version=1, accepts_k=False, rank_aware=False, needs=NEEDS,
-               source="Gao et al. 2023, Enabling LLMs to Generate Text with Citations (ALCE)",
-               undefined="the answer cites nothing")
-register(MetricSpec(name="citation_recall", **_COMMON, label="cite recall", mean_label="citation recall",
+ALCE = "Gao et al. 2023, Enabling LLMs to Generate Text with Citations (ALCE)"
+register(JudgedSpec(name="citation_recall", version=1, family="generation", evidence=NEEDS, source=ALCE,
+                    undefined="the answer cites nothing", display=Display("cite recall", "citation recall"),
                     definition="claims with at least one supporting citation / claims", compute=citation_recall))
-register(MetricSpec(name="citation_precision", **_COMMON, label="cite precision", mean_label="citation precision",
+register(JudgedSpec(name="citation_precision", version=1, family="generation", evidence=NEEDS, source=ALCE,
+                    undefined="the answer cites nothing", display=Display("cite precision", "citation precision"),
                     definition="citations that support their claim / citations", compute=citation_precision))

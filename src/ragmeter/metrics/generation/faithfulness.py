@@ -16,25 +16,31 @@ Seed q1: claims 1-3 supported, 4 ("2 business days") contradicted, 5 ("free ship
 found: 3/5 with ``'fail'``, 4/5 with ``'pass'``, contradiction rate 1/5.
 
 >>> from ragmeter.claims.matrix import Evidence, Claim, Verdict
+>>> from ragmeter.core.sample import Sample
+>>> from ragmeter.metrics import JudgedContext, make_measure
 >>> ev = Evidence(answer_claims=tuple(Claim(i, f"c{i}") for i in range(1, 6)))
 >>> ev.verdicts["answer@context"] = tuple(Verdict(i, v, (), False, "") for i, v in
 ...     enumerate(["supported", "supported", "supported", "contradicted", "not_found"], start=1))
->>> from ragmeter.metrics.spec import make_measure
->>> [m.spec.compute(ev, None, m) for m in (make_measure("faithfulness", unsupported=u) for u in ("fail", "pass"))]
+>>> [faithfulness(ev, Sample("q1"), m, JudgedContext()) for m in (make_measure("faithfulness", unsupported=u)
+...                                                                for u in ("fail", "pass"))]
 [0.6, 0.8]
 """
 
 from __future__ import annotations
 
-from ragmeter.metrics.judged import by_claim, claims_or_stop, need
-from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+from ragmeter.claims.matrix import Evidence
+from ragmeter.core.measure import Display, Measure, Param
+from ragmeter.core.sample import Sample
+from ragmeter.metrics.claim_reading import by_claim, require, require_claims
+from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
+from ragmeter.metrics.registry import register
 
 NEEDS = frozenset({"answer_claims", "answer@context"})
 
 
-def faithfulness(ev, sample, measure: Measure, env=None) -> float:
-    claims = claims_or_stop(ev.answer_claims, "answer")
-    verdicts = by_claim(need(ev.verdicts.get("answer@context"), "no verdicts"))
+def faithfulness(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    claims = require_claims(ev.answer_claims, "answer")
+    verdicts = by_claim(require(ev.verdicts.get("answer@context"), "no verdicts"))
     unsupported, per_chunk = measure.params["unsupported"], measure.params["evidence"] == "per_chunk"
 
     def passes(claim_id: int) -> bool:
@@ -48,15 +54,15 @@ def faithfulness(ev, sample, measure: Measure, env=None) -> float:
     return sum(passes(c.id) for c in claims) / len(claims)
 
 
-def contradiction_rate(ev, sample, measure: Measure, env=None) -> float:
-    claims = claims_or_stop(ev.answer_claims, "answer")
-    verdicts = by_claim(need(ev.verdicts.get("answer@context"), "no verdicts"))
+def contradiction_rate(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    claims = require_claims(ev.answer_claims, "answer")
+    verdicts = by_claim(require(ev.verdicts.get("answer@context"), "no verdicts"))
     return sum(verdicts.get(c.id) is not None and verdicts[c.id].verdict == "contradicted" for c in claims) / len(claims)
 
 
-register(MetricSpec(
-    name="faithfulness", version=1, family="generation", accepts_k=False, rank_aware=False, needs=NEEDS,
-    label="faithfulness", mean_label="faithfulness",
+register(JudgedSpec(
+    name="faithfulness", version=1, family="generation", evidence=NEEDS,
+    display=Display("faithfulness", "faithfulness"),
     definition="answer claims supported by the context / answer claims",
     source="Es et al. 2023 (Ragas paper); RAGChecker (per_chunk); DeepEval 4.2.8 (unsupported='pass')",
     aliases=("groundedness",),
@@ -64,8 +70,8 @@ register(MetricSpec(
             "evidence": Param(str, "joined", choices=("joined", "per_chunk"), doc="may support combine passages?")},
     undefined="the answer has no claims", compute=faithfulness))
 
-register(MetricSpec(
-    name="contradiction_rate", version=1, family="generation", accepts_k=False, rank_aware=False, needs=NEEDS,
-    higher_is_better=False, label="contradicted", mean_label="contradiction rate",
+register(JudgedSpec(
+    name="contradiction_rate", version=1, family="generation", evidence=NEEDS,
+    higher_is_better=False, display=Display("contradicted", "contradiction rate"),
     definition="answer claims the context contradicts / answer claims", source="ragmeter (from the faithfulness verdicts)",
     undefined="the answer has no claims", compute=contradiction_rate))

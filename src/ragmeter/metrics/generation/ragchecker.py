@@ -20,36 +20,40 @@ none: hallucination 2/5; every correct claim is in the context: self-knowledge 0
 
 from __future__ import annotations
 
-from ragmeter.metrics.judged import by_claim, claims_or_stop, need, supported, undefined
-from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+from ragmeter.claims.matrix import Claim, Evidence, Verdict
+from ragmeter.core.measure import Display, Measure, Param
+from ragmeter.core.sample import Sample
+from ragmeter.metrics.claim_reading import by_claim, require, require_claims, supported
+from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
+from ragmeter.metrics.registry import register
 
 ANSWER_SIDE = frozenset({"answer_claims", "reference_claims", "answer@context", "answer@reference",
                          "reference@context"})
 
 
-def _sides(ev):
-    claims = claims_or_stop(ev.answer_claims, "answer")
-    correct = by_claim(need(ev.verdicts.get("answer@reference"), "no verdicts"))
-    in_context = by_claim(need(ev.verdicts.get("answer@context"), "no verdicts"))
+def _sides(ev: Evidence) -> tuple[tuple[Claim, ...], dict[int, Verdict], dict[int, Verdict]]:
+    claims = require_claims(ev.answer_claims, "answer")
+    correct = by_claim(require(ev.verdicts.get("answer@reference"), "no verdicts"))
+    in_context = by_claim(require(ev.verdicts.get("answer@context"), "no verdicts"))
     return claims, correct, in_context
 
 
-def relevant_chunks(ev) -> set[str]:
-    verdicts = need(ev.verdicts.get("reference@context"), "no verdicts")
+def relevant_chunks(ev: Evidence) -> set[str]:
+    verdicts = require(ev.verdicts.get("reference@context"), "no verdicts")
     return {src for v in verdicts if v.verdict == "supported" for src in v.sources}
 
 
-def hallucination(ev, sample, measure: Measure, env=None) -> float:
+def hallucination(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
     claims, correct, ctx = _sides(ev)
     return sum(not supported(correct, c.id) and not supported(ctx, c.id) for c in claims) / len(claims)
 
 
-def self_knowledge(ev, sample, measure: Measure, env=None) -> float:
+def self_knowledge(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
     claims, correct, ctx = _sides(ev)
     return sum(supported(correct, c.id) and not supported(ctx, c.id) for c in claims) / len(claims)
 
 
-def noise_sensitivity(ev, sample, measure: Measure, env=None) -> float:
+def noise_sensitivity(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
     claims, correct, ctx = _sides(ev)
     relevant = relevant_chunks(ev)
     want_relevant = measure.params["chunks"] == "relevant"
@@ -63,34 +67,33 @@ def noise_sensitivity(ev, sample, measure: Measure, env=None) -> float:
     return sum(counts(c.id) for c in claims) / len(claims)
 
 
-def context_utilization(ev, sample, measure: Measure, env=None) -> float:
-    ref = claims_or_stop(ev.reference_claims, "reference answer")
-    in_context = by_claim(need(ev.verdicts.get("reference@context"), "no verdicts"))
-    in_answer = by_claim(need(ev.verdicts.get("reference@answer"), "no verdicts"))
+def context_utilization(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    ref = require_claims(ev.reference_claims, "reference answer")
+    in_context = by_claim(require(ev.verdicts.get("reference@context"), "no verdicts"))
+    in_answer = by_claim(require(ev.verdicts.get("reference@answer"), "no verdicts"))
     available = [c for c in ref if supported(in_context, c.id)]
     if not available:
-        raise undefined("the context supports no reference claim")
+        raise Unscorable("the context supports no reference claim")
     return sum(supported(in_answer, c.id) for c in available) / len(available)
 
 
-_COMMON = dict(family="generation", version=1, accepts_k=False, rank_aware=False,
-               source="Ru et al. 2024, RAGChecker (NeurIPS Datasets and Benchmarks)")
+RAGCHECKER = "Ru et al. 2024, RAGChecker (NeurIPS Datasets and Benchmarks)"
 
-register(MetricSpec(name="hallucination", **_COMMON, needs=ANSWER_SIDE, higher_is_better=False,
-                    label="halluc.", mean_label="hallucination",
+register(JudgedSpec(name="hallucination", version=1, family="generation", source=RAGCHECKER, evidence=ANSWER_SIDE,
+                    higher_is_better=False, display=Display("halluc.", "hallucination"),
                     definition="incorrect answer claims no context chunk supports / answer claims",
                     undefined="the answer has no claims", compute=hallucination))
-register(MetricSpec(name="self_knowledge", **_COMMON, needs=ANSWER_SIDE, label="self-know.",
-                    mean_label="self-knowledge",
+register(JudgedSpec(name="self_knowledge", version=1, family="generation", source=RAGCHECKER, evidence=ANSWER_SIDE,
+                    display=Display("self-know.", "self-knowledge"),
                     definition="correct answer claims no context chunk supports / answer claims",
                     undefined="the answer has no claims", compute=self_knowledge))
-register(MetricSpec(name="noise_sensitivity", **_COMMON, needs=ANSWER_SIDE, higher_is_better=False,
-                    label="noise sens.", mean_label="noise sensitivity",
+register(JudgedSpec(name="noise_sensitivity", version=1, family="generation", source=RAGCHECKER, evidence=ANSWER_SIDE,
+                    higher_is_better=False, display=Display("noise sens.", "noise sensitivity"),
                     definition="incorrect answer claims that a relevant (or irrelevant) chunk supports / answer claims",
                     params={"chunks": Param(str, "relevant", choices=("relevant", "irrelevant"))},
                     undefined="the answer has no claims", compute=noise_sensitivity))
-register(MetricSpec(name="context_utilization", **_COMMON,
-                    needs=frozenset({"reference_claims", "reference@context", "reference@answer"}),
-                    label="utilization", mean_label="context utilization",
+register(JudgedSpec(name="context_utilization", version=1, family="generation", source=RAGCHECKER,
+                    evidence=frozenset({"reference_claims", "reference@context", "reference@answer"}),
+                    display=Display("utilization", "context utilization"),
                     definition="reference claims in the context that the answer states / reference claims in the context",
                     undefined="the context supports no reference claim", compute=context_utilization))

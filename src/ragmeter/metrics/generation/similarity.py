@@ -20,19 +20,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.metrics.judged import undefined
-from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+from typing import TYPE_CHECKING
+
+from ragmeter.core.measure import Display, Measure, Param
+from ragmeter.core.sample import Sample
+from ragmeter.metrics.kinds import EmbeddingSpec, Unscorable
+from ragmeter.metrics.registry import register
+
+if TYPE_CHECKING:
+    from ragmeter.embeddings.base import Embedder
 
 
-def _texts(sample) -> tuple[str, str]:
+def _texts(sample: Sample) -> tuple[str, str]:
     if sample.answer is None or not sample.answer.strip():
-        raise undefined("the sample has no answer")
+        raise Unscorable("the sample has no answer")
     if sample.reference is None or not sample.reference.strip():
-        raise undefined("the sample has no reference answer")
+        raise Unscorable("the sample has no reference answer")
     return sample.answer, sample.reference
 
 
-def semantic_similarity(sample, measure: Measure, embedder) -> float:
+def semantic_similarity(sample: Sample, measure: Measure, embedder: Embedder) -> float:
     answer, reference = _texts(sample)
     a, r = embedder.encode([answer, reference])
     return float(np.dot(a, r))
@@ -45,27 +52,28 @@ def precision_recall_f1(x: np.ndarray, y: np.ndarray) -> tuple[float, float, flo
     return p, r, (0.0 if p + r <= 0 else 2 * p * r / (p + r))
 
 
-def token_match(sample, measure: Measure, embedder) -> float:
+def token_match(sample: Sample, measure: Measure, embedder: Embedder) -> float:
     answer, reference = _texts(sample)
     if not embedder.has_tokens:
-        raise undefined(f"the embedder {embedder.identity.get('model')} gives no token vectors")
+        raise Unscorable(f"the embedder {embedder.identity.get('model')} gives no token vectors")
     x, y = embedder.token_vectors(answer), embedder.token_vectors(reference)
     if len(x) == 0 or len(y) == 0:
-        raise undefined("the answer or the reference has no tokens")
+        raise Unscorable("the answer or the reference has no tokens")
     p, r, f = precision_recall_f1(x, y)
-    return {"precision": p, "recall": r, "f1": f}[measure.params["mode"]]
+    scores: dict[str, float] = {"precision": p, "recall": r, "f1": f}
+    return scores[measure.params["mode"]]
 
 
-register(MetricSpec(
-    name="semantic_similarity", version=1, family="embedding", accepts_k=False, rank_aware=False, embedded=True,
-    label="sem sim", mean_label="semantic similarity", range=(-1.0, 1.0), aliases=("answer_similarity",),
+register(EmbeddingSpec(
+    name="semantic_similarity", version=1, family="embedding",
+    display=Display("sem sim", "semantic similarity"), range=(-1.0, 1.0), aliases=("answer_similarity",),
     definition="cosine of the sentence embeddings of the answer and the reference answer",
     source="Ragas 0.4 SemanticSimilarity (no threshold); embedder named in the provenance",
     undefined="the sample has no answer or no reference answer", compute=semantic_similarity))
 
-register(MetricSpec(
-    name="token_match", version=1, family="embedding", accepts_k=False, rank_aware=False, embedded=True,
-    label="tok match", mean_label="token match", range=(-1.0, 1.0), aliases=("bertscore_style",),
+register(EmbeddingSpec(
+    name="token_match", version=1, family="embedding",
+    display=Display("tok match", "token match"), range=(-1.0, 1.0), aliases=("bertscore_style",),
     definition="greedy max-cosine matching of contextual token vectors, answer vs reference: P, R or F1",
     source="Zhang et al. 2020 BERTScore (eq. 1-2), without idf or baseline rescaling, on the configured embedder",
     params={"mode": Param(str, "f1", choices=("f1", "precision", "recall"))},

@@ -16,8 +16,8 @@ Seed q1 (binary, relevant at 2 and 4, R = 3, k = 5):
 >>> jk_value = (1 + 1/math.log2(4)) / (1 + 1 + 1/math.log2(3))
 >>> round(log2_value, 3), round(jk_value, 3)
 (0.498, 0.57)
->>> from ragmeter.metrics.retrieval.batch import RankedBatch
->>> from ragmeter.metrics.spec import parse_measure
+>>> from ragmeter.metrics.batch import RankedBatch
+>>> from ragmeter.metrics import parse_measure
 >>> b = RankedBatch.from_lists([["a", "r1", "b", "r2", "c"]], [{"r1": 1, "r2": 1, "r3": 1}])
 >>> [round(float(m.spec.compute(b, m).values[0]), 3) for m in map(parse_measure, ["ndcg@5", "ndcg(discount='jk2002')@5"])]
 [0.498, 0.57]
@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.metrics.retrieval.batch import RankedBatch, ranks, row_sum, safe_divide
-from ragmeter.metrics.retrieval.common import VIEW, Computed
-from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+from ragmeter.metrics.batch import Computed, RankedBatch, ranks, row_sum, safe_divide
+from ragmeter.metrics.retrieval.common import VIEW
+from ragmeter.core.measure import Display, Measure, Param
+from ragmeter.metrics.kinds import LabelSpec
+from ragmeter.metrics.registry import register
 
 
 def gain(grades: np.ndarray, kind: str) -> np.ndarray:
@@ -60,8 +62,8 @@ def _cut_labels(label_grades: np.ndarray, k: int) -> np.ndarray:
     return label_grades[:, :k]
 
 
-register(MetricSpec(
-    name="ndcg", version=1, family="retrieval", label="nDCG@{k}", mean_label="nDCG@{k}",
+register(LabelSpec(
+    name="ndcg", version=1, family="retrieval", display=Display("nDCG@{k}", "nDCG@{k}"),
     definition="sum(gain(g_i) * discount(i), i <= k) / ideal DCG@k",
     source="Jarvelin & Kekalainen 2002; Burges et al. 2005 (exp gain); trec_eval ndcg, ndcg_cut.k",
     aliases=("ndcg_cut", "n_dcg"),

@@ -17,8 +17,8 @@ R the labeled relevant chunks, and F = sum(rel_i, i <= k) the relevant chunks fo
 Seed q1 (relevant at ranks 2 and 4, R = 3): RR = 1/2, granular RR = (1/2 + 1/4) / 2,
 AP = (1/2 + 2/4) / 3, rank-weighted = (1/2 + 2/4) / 2.
 
->>> from ragmeter.metrics.retrieval.batch import RankedBatch
->>> from ragmeter.metrics.spec import make_measure as m
+>>> from ragmeter.metrics.batch import RankedBatch
+>>> from ragmeter.metrics import make_measure as m
 >>> b = RankedBatch.from_lists([["a", "r1", "b", "r2", "c"]], [{"r1": 1, "r2": 1, "r3": 1}])
 >>> [round(float(x.spec.compute(b, x).values[0]), 3) for x in (m("reciprocal_rank", 5),
 ...     m("reciprocal_rank", 5, granular=True), m("average_precision", 5), m("rank_weighted_precision", 5))]
@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.metrics.retrieval.batch import RankedBatch, ranks, row_sum, safe_divide
-from ragmeter.metrics.retrieval.common import REL, VIEW, Computed
-from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+from ragmeter.metrics.batch import Computed, RankedBatch, ranks, row_sum, safe_divide
+from ragmeter.metrics.retrieval.common import REL, VIEW
+from ragmeter.core.measure import Display, Measure, Param
+from ragmeter.metrics.kinds import LabelSpec
+from ragmeter.metrics.registry import register
 
 
 def _relevant(batch: RankedBatch, measure: Measure) -> np.ndarray:
@@ -67,23 +69,22 @@ def rank_weighted_precision(batch: RankedBatch, measure: Measure) -> Computed:
 
 COMMON = {"rel": REL, "view": VIEW}
 
-register(MetricSpec(
-    name="reciprocal_rank", version=1, family="retrieval", label="RR", mean_label="MRR",
+register(LabelSpec(
+    name="reciprocal_rank", version=1, family="retrieval", display=Display("RR", "MRR"),
     definition="1 / rank of the first relevant chunk within k, 0 if none; granular=True: mean of 1/rank over relevant found",
     source="Voorhees 1999 (TREC-8 QA); trec_eval recip_rank; LlamaIndex MRR(use_granular_mrr)",
     aliases=("mrr", "rr", "recip_rank"),
     params={**COMMON, "granular": Param(bool, False, doc="average 1/rank over every relevant chunk found")},
     undefined="no relevant chunk labeled (R = 0)", compute=reciprocal_rank))
 
-register(MetricSpec(
-    name="average_precision", version=1, family="retrieval", label="AP", mean_label="MAP@{k}",
+register(LabelSpec(
+    name="average_precision", version=1, family="retrieval", display=Display("AP", "MAP@{k}"),
     definition="sum(P@i * rel_i, i <= k) / R", source="Buckley & Voorhees 2000; trec_eval map, map_cut.k",
     aliases=("ap", "map"), params=COMMON, undefined="no relevant chunk labeled (R = 0)",
     compute=average_precision))
 
-register(MetricSpec(
-    name="rank_weighted_precision", version=1, family="retrieval", label="rank-weighted precision",
-    mean_label="rank-weighted precision@{k}",
+register(LabelSpec(
+    name="rank_weighted_precision", version=1, family="retrieval", display=Display("rank-weighted precision", "rank-weighted precision@{k}"),
     definition="sum(P@i * rel_i, i <= k) / sum(rel_i, i <= k); 0 when no relevant chunk is found",
     source="Ragas 0.4 context precision; DeepEval 4.2.8 contextual precision (applied to labels)",
     aliases=("context_precision", "contextual_precision"), params=COMMON,

@@ -11,9 +11,9 @@ Let rel_i = 1 when the chunk at rank i has grade >= rel, R = labeled chunks with
 
 Worked example (seed q1: relevant at ranks 2 and 4 of 5, R = 3):
 
->>> from ragmeter.metrics.retrieval.batch import RankedBatch
+>>> from ragmeter.metrics.batch import RankedBatch
 >>> b = RankedBatch.from_lists([["a", "r1", "b", "r2", "c"]], [{"r1": 1, "r2": 1, "r3": 1}])
->>> from ragmeter.metrics.spec import make_measure as m
+>>> from ragmeter.metrics import make_measure as m
 >>> [round(float(m(n, 5).spec.compute(b, m(n, 5)).values[0]), 3) for n in ("precision", "recall", "hit_rate")]
 [0.4, 0.667, 1.0]
 >>> round(float(m("hit_rate", 5, granular=True).spec.compute(b, m("hit_rate", 5, granular=True)).values[0]), 3)
@@ -24,9 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.metrics.retrieval.batch import RankedBatch, ranks, safe_divide
-from ragmeter.metrics.retrieval.common import REL, VIEW, Computed
-from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+from ragmeter.metrics.batch import Computed, RankedBatch, ranks, safe_divide
+from ragmeter.metrics.retrieval.common import REL, VIEW
+from ragmeter.core.measure import Display, Measure, Param
+from ragmeter.metrics.kinds import LabelSpec
+from ragmeter.metrics.registry import register
 
 
 def _hits(batch: RankedBatch, measure: Measure) -> np.ndarray:
@@ -62,26 +64,26 @@ def r_precision(batch: RankedBatch, measure: Measure) -> Computed:
 
 COMMON = {"rel": REL, "view": VIEW}
 
-register(MetricSpec(
-    name="precision", version=1, family="retrieval", label="P@{k}", mean_label="precision@{k}",
+register(LabelSpec(
+    name="precision", version=1, family="retrieval", display=Display("P@{k}", "precision@{k}"),
     definition="sum(rel_i, i <= k) / k; short lists count as padded with non-relevant chunks",
     source="Manning et al. 2008, Introduction to IR 8.3; trec_eval P.k", aliases=("p", "precision_at_k"),
     params=COMMON, undefined="no relevance labels for the sample", rank_aware=False, compute=precision))
 
-register(MetricSpec(
-    name="recall", version=1, family="retrieval", label="R@{k}", mean_label="recall@{k}",
+register(LabelSpec(
+    name="recall", version=1, family="retrieval", display=Display("R@{k}", "recall@{k}"),
     definition="sum(rel_i, i <= k) / R", source="Manning et al. 2008; trec_eval recall.k",
     aliases=("recall_at_k",), params=COMMON, undefined="no relevant chunk labeled (R = 0)",
     rank_aware=False, compute=recall))
 
-register(MetricSpec(
-    name="hit_rate", version=1, family="retrieval", label="hit", mean_label="hit rate@{k}", binary=True,
+register(LabelSpec(
+    name="hit_rate", version=1, family="retrieval", display=Display("hit", "hit rate@{k}"), binary=True,
     definition="1 if any rel_i for i <= k else 0; granular=True: sum(rel_i, i <= k) / R",
     source="trec_eval success.k; LlamaIndex HitRate(use_granular_hit_rate)", aliases=("hit", "hits", "success"),
     params={**COMMON, "granular": Param(bool, False, doc="found / all relevant instead of 0/1")},
     undefined="no relevant chunk labeled (R = 0)", rank_aware=False, compute=hit_rate))
 
-register(MetricSpec(
-    name="r_precision", version=1, family="retrieval", label="R-prec", mean_label="R-precision",
+register(LabelSpec(
+    name="r_precision", version=1, family="retrieval", display=Display("R-prec", "R-precision"),
     definition="sum(rel_i, i <= R) / R", source="trec_eval Rprec", aliases=("rprec", "r-precision"),
     params=COMMON, undefined="no relevant chunk labeled (R = 0)", compute=r_precision))

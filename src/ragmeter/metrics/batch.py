@@ -1,4 +1,5 @@
-"""The shared input of every label metric: grades at each rank, for all queries at once.
+"""The shared input and output of every label kernel: grades at each rank for all queries at
+once (``RankedBatch``), and per-query values with the queries left undefined (``Computed``).
 
 ``RankedBatch`` holds, for n queries, the grade of the chunk at each rank (n x L, NaN for an
 unlabeled chunk or a position past the end of a short list, so it is never relevant and has
@@ -13,6 +14,18 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 import numpy as np
+
+
+NO_RELEVANT = "no relevant chunk labeled"
+
+
+@dataclass(frozen=True)
+class Computed:
+    """Per-query values, and which queries the metric is undefined for (with the reason)."""
+
+    values: np.ndarray
+    undefined: np.ndarray
+    reason: str = NO_RELEVANT
 
 
 @dataclass(frozen=True)

@@ -20,21 +20,25 @@ six context sentences are needed: relevance 3/6.
 
 from __future__ import annotations
 
-from ragmeter.metrics.judged import by_claim, claims_or_stop, need, supported, undefined
-from ragmeter.metrics.spec import Measure, MetricSpec, Param, register
+from ragmeter.claims.matrix import Evidence
+from ragmeter.core.measure import Display, Measure, Param
+from ragmeter.core.sample import Sample
+from ragmeter.metrics.claim_reading import by_claim, require, require_claims, supported
+from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
+from ragmeter.metrics.registry import register
 
 
-def context_recall(ev, sample, measure: Measure, env=None) -> float:
+def context_recall(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
     if not sample.answerable:
-        raise undefined("the question is marked unanswerable: there is nothing to recall")
-    claims = claims_or_stop(ev.reference_claims, "reference answer")
-    verdicts = by_claim(need(ev.verdicts.get("reference@context"), "no verdicts"))
+        raise Unscorable("the question is marked unanswerable: there is nothing to recall")
+    claims = require_claims(ev.reference_claims, "reference answer")
+    verdicts = by_claim(require(ev.verdicts.get("reference@context"), "no verdicts"))
     return sum(supported(verdicts, c.id) for c in claims) / len(claims)
 
 
-def judged_context_precision(ev, sample, measure: Measure, env=None) -> float:
-    claims = claims_or_stop(ev.reference_claims, "reference answer")
-    verdicts = need(ev.verdicts.get("reference@context"), "no verdicts")
+def judged_context_precision(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    claims = require_claims(ev.reference_claims, "reference answer")
+    verdicts = require(ev.verdicts.get("reference@context"), "no verdicts")
     relevant = {src for v in verdicts if v.verdict == "supported" for src in v.sources}
     found = precision_sum = 0.0
     for rank, cid in enumerate(sample.context_ids, start=1):
@@ -47,32 +51,32 @@ def judged_context_precision(ev, sample, measure: Measure, env=None) -> float:
     return precision_sum / (found + unsupported) if found + unsupported else 0.0
 
 
-def context_relevance(ev, sample, measure: Measure, env=None) -> float:
-    needed = need(ev.needed_sentences, "no sentence judgment")
+def context_relevance(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    needed = require(ev.needed_sentences, "no sentence judgment")
     if not ev.sentences:
-        raise undefined("the context is empty")
+        raise Unscorable("the context is empty")
     return len(needed) / len(ev.sentences)
 
 
-register(MetricSpec(
-    name="context_recall", version=1, family="context", accepts_k=False, rank_aware=False,
-    needs=frozenset({"reference_claims", "reference@context"}), label="ctx recall", mean_label="context recall",
+register(JudgedSpec(
+    name="context_recall", version=1, family="context",
+    evidence=frozenset({"reference_claims", "reference@context"}), display=Display("ctx recall", "context recall"),
     definition="reference claims supported by the context / reference claims",
     source="Ragas 0.4 LLMContextRecall; DeepEval 4.2.8 ContextualRecall", aliases=("claim_recall",),
     undefined="no reference claims, or an unanswerable question", compute=context_recall))
 
-register(MetricSpec(
-    name="judged_context_precision", version=1, family="context", accepts_k=False,
-    needs=frozenset({"reference_claims", "reference@context"}), label="judged ctx precision",
-    mean_label="judged context precision",
+register(JudgedSpec(
+    name="judged_context_precision", version=1, family="context", rank_aware=True,
+    evidence=frozenset({"reference_claims", "reference@context"}),
+    display=Display("judged ctx precision", "judged context precision"),
     definition="rank_weighted: sum(P@i rel_i) / relevant found; average_precision: / (found + unsupported reference claims)",
     source="Ragas 0.4 LLMContextPrecisionWithReference, DeepEval ContextualPrecision (rank_weighted)",
     params={"form": Param(str, "rank_weighted", choices=("rank_weighted", "average_precision"))},
     undefined="no reference claims", compute=judged_context_precision))
 
-register(MetricSpec(
-    name="context_relevance", version=1, family="context", accepts_k=False, rank_aware=False,
-    needs=frozenset({"context_sentences"}), label="ctx relevance", mean_label="context relevance",
+register(JudgedSpec(
+    name="context_relevance", version=1, family="context",
+    evidence=frozenset({"context_sentences"}), display=Display("ctx relevance", "context relevance"),
     definition="context sentences needed to answer / context sentences",
     source="Es et al. 2023, RAGAS: Automated Evaluation of RAG (context relevance)",
     undefined="the context is empty", compute=context_relevance))

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from ragmeter.analysis.bootstrap import bootstrap_ci
+from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.core.results import Outcome, Score
 
 

@@ -1,0 +1,134 @@
+"""``EvaluationResult``: every sample's outcome for every measure, as values and as tables.
+
+Outcomes are keyed by :class:`~ragmeter.core.measure.Measure`. Every look-up also takes a
+name and resolves it as :func:`~ragmeter.core.measure.resolve_measure` does: an alias
+(``"mrr"``), parameters left at their defaults, and no ``@k`` when the result holds the
+measure at one cut-off. A name the result holds at several cut-offs is an error that lists
+them; so is a name it does not hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Protocol
+
+from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
+from ragmeter.core.results import Failed, NotComputed, Outcome, Score
+from ragmeter.core.sample import Sample
+from ragmeter.core.summary import MetricSummary, summarize
+
+
+class Recorded(Protocol):
+    """Per-sample evidence a result keeps (the claim matrix of a judged run)."""
+
+    def as_dict(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Outcomes per measure, each a tuple aligned with ``samples``.
+
+    ``outcomes`` may be given as any mapping keyed by the measures; it is kept as a
+    :class:`~ragmeter.core.measure.MeasureMap` in the order of ``measures``.
+    """
+
+    samples: tuple[Sample, ...]
+    measures: tuple[Measure, ...]
+    outcomes: Mapping[Measure, tuple[Outcome, ...]]
+    dataset_fingerprint: str
+    dataset_path: str | None = None
+    testset_fingerprint: str = ""
+    evidence: tuple[Recorded, ...] | None = None  # per-sample claim matrices, when judged metrics ran
+    judge_stats: dict[str, Any] | None = None  # calls, re-asks, cached, tokens, per prompt
+
+    def __post_init__(self) -> None:
+        measures = tuple(self.measures)
+        missing = [m for m in measures if m not in self.outcomes]
+        if missing:
+            raise ValueError(f"no outcomes for {', '.join(map(str, missing))}")
+        object.__setattr__(self, "measures", measures)
+        object.__setattr__(self, "outcomes", MeasureMap([(m, tuple(self.outcomes[m])) for m in measures]))
+
+    @property
+    def metric_names(self) -> list[str]:
+        """The measures' canonical names, in order."""
+        return [str(m) for m in self.measures]
+
+    def measure(self, key: str | Measure) -> Measure:
+        """The measure ``key`` names (see the module's resolution rules)."""
+        return resolve_measure(key, self.measures)
+
+    def __getitem__(self, key: str | Measure) -> tuple[Outcome, ...]:
+        return self.outcomes[self.measure(key)]
+
+    def outcome(self, key: str | Measure, sample_id: str) -> Outcome:
+        """One sample's outcome: ``result.outcome("faithfulness", "q1").value``."""
+        for s, o in zip(self.samples, self[key]):
+            if s.id == sample_id:
+                return o
+        raise KeyError(f"no sample with id {sample_id!r}")
+
+    def summary(self, key: str | Measure) -> MetricSummary:
+        """Mean over the scored samples, coverage and the 95% bootstrap interval."""
+        m = self.measure(key)
+        return summarize(str(m), self.outcomes[m])
+
+    def means(self) -> dict[str, float | None]:
+        """Mean per measure over scored samples (``None`` if none was scored), by canonical name."""
+        return {str(m): self.summary(m).mean for m in self.measures}
+
+    def values(self, key: str | Measure) -> list[float | None]:
+        """Per-sample values in sample order (``None`` where not scored)."""
+        return [o.value if isinstance(o, Score) else None for o in self[key]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``{"metrics": {name: summary + provenance}, "samples": [...]}``."""
+        metrics = {}
+        for m in self.measures:
+            entry: dict[str, Any] = self.summary(m).as_dict()
+            entry["provenance"] = self.outcomes[m][0].provenance.as_dict() if self.samples else None
+            metrics[str(m)] = entry
+        samples = []
+        for i, s in enumerate(self.samples):
+            row: dict[str, Any] = {"id": s.id, "metrics": {}}
+            for m in self.measures:
+                o = self.outcomes[m][i]
+                cell: dict[str, Any] = {"status": o.status, "value": o.value}
+                if isinstance(o, NotComputed):
+                    cell["reason"] = o.reason
+                elif isinstance(o, Failed):
+                    cell["error"] = o.error
+                row["metrics"][str(m)] = cell
+            samples.append(row)
+        if self.evidence is not None:
+            for row, ev in zip(samples, self.evidence):
+                row["evidence"] = ev.as_dict()
+        out: dict[str, Any] = {"dataset": {"path": self.dataset_path, "fingerprint": self.dataset_fingerprint,
+                                           "testset_fingerprint": self.testset_fingerprint},
+                               "metrics": metrics, "samples": samples}
+        if self.judge_stats is not None:
+            out["judge"] = {**self.judge_stats, "calls_per_sample": self.calls_per_sample}
+        return out
+
+    @property
+    def calls_per_sample(self) -> float | None:
+        """Judge calls made per sample in this run (0 when everything came from the ledger)."""
+        if self.judge_stats is None or not self.samples:
+            return None
+        calls: float = self.judge_stats["calls"]
+        return calls / len(self.samples)
+
+    def to_dataframe(self, *, long: bool = False) -> Any:
+        """A pandas DataFrame: wide (one row per sample, NaN where not scored) or long (with status)."""
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - exercised only without the extra
+            raise ImportError("to_dataframe needs pandas: pip install 'ragmeter[dataframe]'") from None
+        if long:
+            rows = [{"sample_id": s.id, "metric": str(m), "value": o.value, "status": o.status,
+                     "reason": getattr(o, "reason", None) or getattr(o, "error", None)}
+                    for m in self.measures for s, o in zip(self.samples, self.outcomes[m])]
+            return pd.DataFrame(rows, columns=["sample_id", "metric", "value", "status", "reason"])
+        data = {str(m): [float("nan") if v is None else v for v in self.values(m)] for m in self.measures}
+        return pd.DataFrame(data, index=pd.Index([s.id for s in self.samples], name="sample_id"))
+

@@ -1,0 +1,44 @@
+"""Score the label metrics: one ranked batch per view, each kernel over all samples at once."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ragmeter._version import __version__
+from ragmeter.core.measure import Measure
+from ragmeter.core.results import NotComputed, Outcome, Provenance, Score
+from ragmeter.core.sample import Sample
+from ragmeter.metrics.batch import RankedBatch
+from ragmeter.metrics.kinds import label_kernel
+
+NO_LABELS = "no relevance labels for this sample"
+
+
+def score_labels(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str
+                 ) -> dict[Measure, tuple[Outcome, ...]]:
+    """Every label measure's outcomes; a sample with no labels is NotComputed for all of them."""
+    batches: dict[str, RankedBatch] = {}
+    out: dict[Measure, tuple[Outcome, ...]] = {}
+    for m in measures:
+        if m.view not in batches:
+            batches[m.view] = RankedBatch.from_lists([s.ranked_ids(m.view) for s in samples],
+                                                     [s.relevance for s in samples])
+        out[m] = _outcomes(m, batches[m.view], samples, fingerprint)
+    return out
+
+
+def _outcomes(m: Measure, batch: RankedBatch, samples: Sequence[Sample], fingerprint: str) -> tuple[Outcome, ...]:
+    kernel = label_kernel(m)
+    provenance = Provenance(
+        metric=str(m), metric_name=m.name, metric_version=m.spec.version, params=dict(m.params), k=m.k,
+        view=m.view, ragmeter_version=__version__, dataset_fingerprint=fingerprint)
+    computed = kernel(batch, m)
+    out: list[Outcome] = []
+    for i in range(len(samples)):
+        if not batch.has_labels[i]:
+            out.append(NotComputed(NO_LABELS, provenance))
+        elif computed.undefined[i]:
+            out.append(NotComputed(computed.reason, provenance))
+        else:
+            out.append(Score(float(computed.values[i]), provenance))
+    return tuple(out)

@@ -1,0 +1,87 @@
+"""Rubric criteria: what a rubric score judges, on which scale, with which examples.
+
+Built-in criteria, and criteria files (JSON, or YAML with PyYAML installed)::
+
+    {"criteria": [{"name": "tone", "description": "Is the answer polite and calm?",
+                   "scale": [1, 5], "examples": [{"answer": "...", "score": 2}]}]}
+
+>>> Criterion("tone", "Polite?", 1, 5).prompt_inputs()["high"]
+5
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from ragmeter.core.errors import InvalidInputError
+
+
+@dataclass(frozen=True)
+class Criterion:
+    name: str
+    description: str
+    low: int = 1
+    high: int = 5
+    examples: tuple = field(default_factory=tuple)  # ({"question"?, "answer", "score"}, ...)
+
+    def prompt_inputs(self) -> dict:
+        shots = ""
+        if self.examples:
+            shots = "EXAMPLES WITH HUMAN SCORES:\n" + "\n".join(
+                f"- question: {e.get('question', '')!s} | answer: {e['answer']!s} | score: {e['score']}"
+                for e in self.examples) + "\n"
+        return {"criterion": self.name, "description": self.description, "low": self.low, "high": self.high,
+                "examples": shots}
+
+
+BUILTIN = {c.name: c for c in [
+    Criterion("relevance", "Does the answer address the question that was asked, without drifting to other topics?"),
+    Criterion("completeness", "Does the answer cover every aspect of the question that the context can answer?"),
+    Criterion("accuracy", "Is every statement of the answer correct according to the context (not outside knowledge)?"),
+    Criterion("citation_quality", "Are the answer's claims attributed to the passages that support them, with no "
+                                  "citation to a passage that does not?"),
+]}
+
+
+def with_builtin(criteria: Mapping[str, Criterion] | None) -> dict[str, Criterion]:
+    """The built-in criteria, then the given ones (a given name replaces a built-in one)."""
+    return {**BUILTIN, **(criteria or {})}
+
+
+def load_criteria(path: str | Path) -> dict[str, Criterion]:
+    """Read criteria from JSON or YAML; every problem names the file and the criterion."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        try:
+            import yaml
+        except ImportError:
+            raise InvalidInputError("reading YAML criteria needs PyYAML", file=str(path),
+                                    fix="pip install pyyaml, or write the criteria as JSON") from None
+        doc = yaml.safe_load(text)
+    else:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidInputError(f"not valid JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
+    items = doc.get("criteria") if isinstance(doc, dict) else doc
+    if not isinstance(items, list):
+        raise InvalidInputError('expected {"criteria": [...]}', file=str(path))
+    out = {}
+    for i, item in enumerate(items, start=1):
+        where = dict(file=str(path), record=str(item.get("name", f"criterion {i}")) if isinstance(item, dict) else None)
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("description"), str):
+            raise InvalidInputError("each criterion needs a string name and description", **where)
+        scale = item.get("scale", [1, 5])
+        if (not isinstance(scale, list) or len(scale) != 2 or not all(isinstance(x, int) for x in scale)
+                or scale[0] >= scale[1]):
+            raise InvalidInputError("scale must be two integers [low, high] with low < high", field="scale", **where)
+        examples = item.get("examples", [])
+        for ex in examples:
+            if not isinstance(ex, dict) or "answer" not in ex or not isinstance(ex.get("score"), int):
+                raise InvalidInputError('each example needs "answer" and an integer "score"', field="examples", **where)
+        out[item["name"]] = Criterion(item["name"], item["description"], scale[0], scale[1], tuple(examples))
+    return out

@@ -1,0 +1,83 @@
+"""The metric registry, and measure strings that round-trip through it.
+
+Every metric family registers its specs here when ``ragmeter.metrics`` is imported. A
+measure's canonical string is its identity; it parses back to an equal measure:
+
+>>> from ragmeter.metrics import parse_measure
+>>> m = parse_measure("ndcg(discount='jk2002')@5")
+>>> m, m.k, m.params["discount"]
+(ndcg(discount='jk2002')@5, 5, 'jk2002')
+>>> parse_measure(repr(m)) == m and hash(parse_measure(repr(m))) == hash(m)
+True
+>>> parse_measure("mrr@10")        # aliases resolve to the canonical name
+reciprocal_rank@10
+>>> parse_measure("r-precision")   # a hyphen is part of a name
+r_precision
+
+Strings are parsed with ``ast`` (never ``eval``): only a name, keyword arguments with
+literal values, and an optional ``@k`` are accepted (:func:`ragmeter.core.measure.split_measure_text`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Iterable
+
+from ragmeter.core.errors import InvalidParameterError
+from ragmeter.core.measure import Measure, build_measure, resolve_measure, split_measure_text
+from ragmeter.metrics.kinds import AnySpec
+
+REGISTRY: dict[str, AnySpec] = {}
+_NAMES: dict[str, str] = {}  # lower-case name or alias -> canonical name
+
+
+def register(spec: AnySpec) -> AnySpec:
+    """Add a spec to the registry; names and aliases are unique, case-insensitively."""
+    for key in (spec.name, *spec.aliases):
+        low = key.lower()
+        if low in _NAMES and _NAMES[low] != spec.name:
+            raise ValueError(f"metric name {key!r} is already taken by {_NAMES[low]!r}")
+        _NAMES[low] = spec.name
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+def get_spec(name: str) -> AnySpec:
+    """The registered spec of ``name`` or one of its aliases (case-insensitive)."""
+    try:
+        return REGISTRY[_NAMES[name.lower()]]
+    except KeyError:
+        close = difflib.get_close_matches(name.lower(), list(_NAMES), n=3)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise InvalidParameterError(f"unknown metric {name!r}{hint} Known: {', '.join(sorted(REGISTRY))}") from None
+
+
+def make_measure(name: str, k: int | None = None, **params: Any) -> Measure:
+    """Build a measure from a name and keyword parameters, checking each against the spec."""
+    return build_measure(get_spec(name), k, params)
+
+
+def parse_measure(text: str) -> Measure:
+    """Parse ``name``, ``name@k``, ``name(param=value, ...)@k`` into a checked ``Measure``."""
+    parsed = split_measure_text(text)
+    return build_measure(get_spec(parsed.name), parsed.k, parsed.params)
+
+
+def resolve_key(key: str | Measure, keys: Iterable[str], *, holder: str = "the run") -> str:
+    """Which of ``keys`` (the measure names a saved run is keyed by) ``key`` names: the key
+    itself, or the one it resolves to through the parser (aliases, default parameters, the one
+    cut-off held; see :func:`ragmeter.core.measure.resolve_measure`).
+
+    >>> resolve_key("mrr", ["ndcg@5", "reciprocal_rank@5"])
+    'reciprocal_rank@5'
+    """
+    keys = list(keys)
+    if isinstance(key, str) and key.strip() in keys:
+        return key.strip()
+    by_measure: dict[Measure, str] = {}
+    for name in keys:
+        try:
+            by_measure[parse_measure(name)] = name
+        except InvalidParameterError:  # a metric this version does not know: reachable by its exact key only
+            continue
+    return by_measure[resolve_measure(key, by_measure, holder=holder)]
