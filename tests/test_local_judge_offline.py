@@ -33,6 +33,7 @@ def fake_parts(tmp_path, monkeypatch):
     monkeypatch.setattr(local_model, "PART_PACKAGE", "fakepart{n}")
     monkeypatch.setattr(local_model, "PARTS", 3)
     monkeypatch.setattr(local_model, "BUNDLED_SHA256", hashlib.sha256(b"".join(blobs)).hexdigest())
+    monkeypatch.setattr(local_model, "BUNDLED_SIZE", len(b"".join(blobs)))
     monkeypatch.setenv("RAGMETER_CACHE", str(tmp_path / "cache"))
     yield tmp_path, b"".join(blobs)
     for n in range(1, 4):

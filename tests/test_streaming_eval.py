@@ -8,7 +8,7 @@ import random
 import pytest
 
 import ragmeter
-from ragmeter.io.stream import scan
+from ragmeter.io.jsonl_blocks import scan
 from ragmeter.runs import list_runs
 
 METRICS = "precision,recall,hit_rate,reciprocal_rank,ndcg,average_precision,ndcg(gain='exp')"

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter.trec.ranking import align
-from ragmeter.trec.reader import Qrels, Run
+from ragmeter.trec.reader import Qrels, TrecRun
 
 TOPICS = ["q1", "q2", "q10", "q3"]
 DOCS = [f"d{i}" for i in range(12)]
@@ -57,7 +57,7 @@ def test_rankings_equal_the_per_topic_oracle(case):
                                     "rel": list(qrels.values())}))
     table = pa.Table.from_pydict({"qid": [t for t, _, _ in run], "docno": [d for _, d, _ in run],
                                   "score": [s for _, _, s in run]})
-    r = Run(pa.Table.from_batches(table.to_batches(max_chunksize=chunk)), "x")
+    r = TrecRun(pa.Table.from_batches(table.to_batches(max_chunksize=chunk)), "x")
     if not {t for t, _, _ in run} & {t for t, _ in qrels}:
         return  # refused with a clear error (tested elsewhere)
     rk = align(q, r, max_docs=max_docs, judged_only=judged_only)

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from ragmeter.trec import evaluate_trec
-from ragmeter.trec.stream import parts_needed
+from ragmeter.trec.partitioned import parts_needed
 
 from .conftest import TREC_REF
 from .test_trec_reference import CASES

@@ -19,8 +19,8 @@ def assert_metrics(data: Any, thresholds: Mapping[str, float], *, judge: Any = N
         data, (str, bytes)) or hasattr(data, "__fspath__") else data
     result = evaluate(dataset, list(thresholds), k=k, judge=judge)
     problems = []
-    for measure, (name, bar) in zip(result.measures, thresholds.items()):
-        key = str(measure)
+    for name, bar in thresholds.items():
+        key = result.measure(name)  # the name as written, resolved (aliases, default k)
         summary = result.summary(key)
         if summary.mean is None:
             problems.append(f"{name}: nothing scored ({summary.not_computed} not computed, {summary.failed} failed: "

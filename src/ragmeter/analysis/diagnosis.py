@@ -70,28 +70,38 @@ def _metric(row: dict, pattern: str) -> float | None | bool:
 
 
 def diagnose(samples: Sequence[Sample], rows: Sequence[dict], th: Thresholds = Thresholds()) -> list[QueryDiagnosis]:
+    """Each sample's failure points, from its row of results (and the evidence stored with it)."""
     by_id = {r["id"]: r for r in rows}
-    return [_one(s, by_id[s.id], th) for s in samples if s.id in by_id]
+    return [diagnose_sample(s, by_id[s.id], th) for s in samples if s.id in by_id]
 
 
-def _one(s: Sample, row: dict, th: Thresholds) -> QueryDiagnosis:
+def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> QueryDiagnosis:
+    """One sample's findings, in the order of ``LABELS``; labels whose metrics the run lacks are
+    listed as not checked."""
     d = QueryDiagnosis(s.id)
+    ev = row.get("evidence") or {}
+    _retrieval_findings(d, s, row, ev, th)
+    _answer_findings(d, row, ev, th)
+    expected = s.metadata.get("expected_format")
+    if expected is not None:
+        problem = format_problem(s.answer or "", expected)
+        if problem:
+            d.findings.append(Finding("wrong_format", problem))
+    return d
+
+
+def _retrieval_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: Thresholds) -> None:
     hit, rr = _metric(row, r"hit_rate@\d+"), _metric(row, r"reciprocal_rank@\d+")
     ndcg, recall = _metric(row, r"ndcg@\d+"), _metric(row, r"recall@\d+")
     k = next((int(n.split("@")[1]) for n in row["metrics"] if re.fullmatch(r"(hit_rate|recall|ndcg)@\d+", n)), None)
     relevant = [c for c, g in s.relevance.items() if g >= 1]
     top = s.retrieved_ids[:k] if k else s.retrieved_ids
-    ev = row.get("evidence") or {}
-
-    def skip(label: str, why: str) -> None:
-        d.not_checked[label] = why
-
     if not s.answerable or (s.relevance and not relevant):
         declined = ev.get("declines")
         said = {True: "the answer declined", False: "the answer did not decline"}.get(declined, "refusal not judged")
         d.findings.append(Finding("missing_content", f"no relevant chunk exists for this question; {said}"))
     if hit is False:
-        skip("missed_top_ranked", "needs hit_rate@k")
+        d.not_checked["missed_top_ranked"] = "needs hit_rate@k"
     elif hit == 0 and relevant:
         d.findings.append(Finding("missed_top_ranked", f"no relevant chunk in the top {k}; relevant: "
                                                        f"{', '.join(relevant)}"))
@@ -102,37 +112,34 @@ def _one(s: Sample, row: dict, th: Thresholds) -> QueryDiagnosis:
     if dropped:
         d.findings.append(Finding("not_in_context", f"retrieved but not in the prompt: {', '.join(dropped)}"))
     if hit is False or (rr is False and ndcg is False):
-        skip("buried", "needs hit_rate@k and reciprocal_rank@k or ndcg@k")
+        d.not_checked["buried"] = "needs hit_rate@k and reciprocal_rank@k or ndcg@k"
     elif hit == 1 and ((rr not in (False, None) and rr <= th.buried_rr) or
                        (ndcg not in (False, None) and ndcg < th.buried_ndcg)):
         first = next(i for i, c in enumerate(top, start=1) if c in relevant)
         d.findings.append(Finding("buried", f"first relevant chunk at rank {first}"
                                             + (f"; nDCG@{k} {ndcg:.3f}" if ndcg not in (False, None) else "")))
+
+
+def _answer_findings(d: QueryDiagnosis, row: dict, ev: dict, th: Thresholds) -> None:
     faith = _metric(row, r"faithfulness")
     ctx_recall = _metric(row, r"context_recall")
     fact_recall = _metric(row, r"factual_correctness\(mode='recall'\)")
     relevancy = _metric(row, r"answer_relevancy")
     if faith is False or ctx_recall is False:
-        skip("not_extracted", "needs faithfulness and context_recall")
+        d.not_checked["not_extracted"] = "needs faithfulness and context_recall"
     elif None not in (faith, ctx_recall) and ctx_recall >= th.high and faith < th.low:
         d.findings.append(Finding("not_extracted", f"context recall {ctx_recall:.2f}, faithfulness {faith:.2f}: "
                                                    + _failed_claims(ev)))
     if faith is False or fact_recall is False:
-        skip("incomplete", "needs faithfulness and factual_correctness(mode='recall')")
+        d.not_checked["incomplete"] = "needs faithfulness and factual_correctness(mode='recall')"
     elif None not in (faith, fact_recall) and faith >= th.high and fact_recall < th.low:
         d.findings.append(Finding("incomplete", f"faithfulness {faith:.2f}, factual recall {fact_recall:.2f}: "
                                                 + _missing_claims(ev)))
     if faith is False or relevancy is False:
-        skip("incorrect_specificity", "needs faithfulness and answer_relevancy")
+        d.not_checked["incorrect_specificity"] = "needs faithfulness and answer_relevancy"
     elif None not in (faith, relevancy) and faith >= th.high and relevancy < th.low:
         d.findings.append(Finding("incorrect_specificity", f"faithful ({faith:.2f}) but answer relevancy "
                                                            f"{relevancy:.2f}"))
-    expected = s.metadata.get("expected_format")
-    if expected is not None:
-        problem = format_problem(s.answer or "", expected)
-        if problem:
-            d.findings.append(Finding("wrong_format", problem))
-    return d
 
 
 def _failed_claims(ev: dict) -> str:

@@ -155,7 +155,7 @@ def eval_command(
 
 def _stream(options: dict, block: int, the_judge, run_path, setup, fmt: str) -> None:
     from ragmeter.engine import resolve_measures
-    from ragmeter.runs.stream import evaluate_streaming
+    from ragmeter.runs.blockwise import evaluate_streaming
 
     if options.get("only") or not options["dataset"].lower().endswith((".jsonl", ".ndjson")):
         raise typer.BadParameter("--block streams a JSONL dataset (without --only)", param_hint="--block")

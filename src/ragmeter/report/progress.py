@@ -1,13 +1,18 @@
-"""A rich progress bar for judged runs: requests done, calls, tokens and ETA, on stderr."""
+"""A rich progress bar for judged runs: requests done, calls, tokens and ETA, on stderr.
+
+``JudgeProgress`` is a :class:`ragmeter.core.progress.Progress`: pass it as ``evaluate(progress=...)``.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 
 class JudgeProgress:
-    def __init__(self, judge) -> None:
+    def __init__(self, judge: Any) -> None:
         self.judge = judge
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("{task.fields[stats]}"), TimeRemainingColumn(),
@@ -28,5 +33,5 @@ class JudgeProgress:
     def start(self, label: str, total: int) -> None:
         self.task = self.progress.add_task(label, total=total, stats=self._stats())
 
-    def advance(self, _index: int) -> None:
+    def advance(self, index: int) -> None:
         self.progress.update(self.task, advance=1, stats=self._stats())

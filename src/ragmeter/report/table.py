@@ -47,7 +47,7 @@ def render_table(result: EvaluationResult) -> str:
     for i, s in enumerate(result.samples):
         relevant = sum(1 for g in s.relevance.values() if g >= 1)
         row = [s.id, rank_pattern(s, view, k), str(relevant)]
-        row += [_cell(m, result.outcomes[str(m)][i]) for m in result.measures]
+        row += [_cell(m, result.outcomes[m][i]) for m in result.measures]
         rows.append(row)
     widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
     lines = [_join(r, widths) for r in [headers, *rows]]
@@ -66,7 +66,7 @@ def mean_line(result: EvaluationResult, pad: int = 5) -> str:
     parts = []
     mixed = len({m.view for m in result.measures}) > 1
     for m in result.measures:
-        mean = result.summary(str(m)).mean
+        mean = result.summary(m).mean
         label = f"{m.mean_label} [{m.view}]" if mixed else m.mean_label
         parts.append(f"{label} {'n/c' if mean is None else f'{mean:.3f}'}")
     return "mean".ljust(pad) + "  " + " | ".join(parts)
@@ -75,7 +75,7 @@ def mean_line(result: EvaluationResult, pad: int = 5) -> str:
 def coverage_lines(result: EvaluationResult) -> list[str]:
     lines = []
     for m in result.measures:
-        s = result.summary(str(m))
+        s = result.summary(m)
         line = f"{m}: {s.scored} scored, {s.not_computed} not computed, {s.failed} failed"
         if s.reasons:
             line += " (" + "; ".join(f"{reason}: {n}" for reason, n in s.reasons.items()) + ")"

@@ -25,7 +25,7 @@ from typing import Any
 from ragmeter._version import __version__
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.evaluation import EvaluationResult
-from ragmeter.io.writer import sample_to_row, write_jsonl
+from ragmeter.io.writer import sample_to_row, write_json, write_jsonl
 from ragmeter.metrics import resolve_key
 
 DEFAULT_BASE = "runs"
@@ -46,7 +46,7 @@ def start_run(path: Path, options: dict[str, Any]) -> dict:
     """Create the directory and a setup marked running (what --resume needs is in ``options``)."""
     path.mkdir(parents=True, exist_ok=True)
     setup = {"status": "running", "ragmeter_version": __version__, "started": time.time(), "options": options}
-    _write_json(path / "setup.json", setup)
+    write_json(path / "setup.json", setup)
     return setup
 
 
@@ -55,11 +55,11 @@ def finish_run(path: Path, setup: dict, result: EvaluationResult) -> dict:
     doc = result.to_dict()
     write_jsonl(path / "results.jsonl", doc["samples"])
     summary = {name: {k: v for k, v in m.items() if k != "provenance"} for name, m in doc["metrics"].items()}
-    _write_json(path / "summary.json", summary)
+    write_json(path / "summary.json", summary)
     setup = {**setup, "status": "complete", "finished": time.time(), "ragmeter_version": __version__,
              "dataset": doc["dataset"], "metrics": {name: m["provenance"] for name, m in doc["metrics"].items()},
              "judge": doc.get("judge")}
-    _write_json(path / "setup.json", setup)
+    write_json(path / "setup.json", setup)
     return setup
 
 
@@ -121,8 +121,3 @@ def list_runs(base: str | Path = DEFAULT_BASE) -> list[Run]:
         return []
     return [load_run(p) for p in sorted(base.iterdir()) if (p / "setup.json").is_file()]
 
-
-def _write_json(path: Path, doc: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False))
-    tmp.replace(path)  # atomic: a crash never leaves half a setup

@@ -20,9 +20,9 @@ from ragmeter.core.measure import Measure
 from ragmeter.metrics.batch import RankedBatch
 from ragmeter.metrics.kinds import LabelSpec, label_kernel
 from ragmeter.metrics.registry import make_measure, parse_measure
-from ragmeter.trec.measures import Block, Request, parse_request
+from ragmeter.trec.measures import Block, MeasureRequest, parse_request
 from ragmeter.trec.ranking import Rankings, align, output_order
-from ragmeter.trec.reader import Qrels, Run, read_qrels, read_run
+from ragmeter.trec.reader import Qrels, TrecRun, read_qrels, read_run
 
 MIN_GEO_MEAN = 0.00001  # trec_eval's floor before taking logs for gm_* measures
 BLOCK_CELLS = 1 << 20  # at most ~1M ranked cells per block: 8 MB arrays stay in cache and reuse freed memory
@@ -88,8 +88,8 @@ def _as_qrels(qrels: Any) -> Qrels:
                            "rel": pa.array(r, pa.int64())}), "qrels")
 
 
-def _as_run(run: Any) -> Run:
-    if isinstance(run, Run):
+def _as_run(run: Any) -> TrecRun:
+    if isinstance(run, TrecRun):
         return run
     if isinstance(run, (str, Path)):
         return read_run(run)
@@ -104,7 +104,7 @@ def _as_run(run: Any) -> Run:
     q, d, s = zip(*rows)
     if any(math.isnan(x) for x in s):
         raise InvalidInputError("the run has a NaN score", field="score")
-    return Run(pa.table({"qid": pa.array(q, pa.string()), "docno": pa.array(d, pa.string()),
+    return TrecRun(pa.table({"qid": pa.array(q, pa.string()), "docno": pa.array(d, pa.string()),
                          "score": pa.array(s, pa.float64())}), runid="run")
 
 
@@ -115,8 +115,8 @@ def _col(df, *names):
     raise InvalidInputError(f"the DataFrame needs a column named one of {names}")
 
 
-def _split(measures: Iterable[str]) -> tuple[list[Request], list[Measure]]:
-    trec: dict[str, Request] = {}
+def _split(measures: Iterable[str]) -> tuple[list[MeasureRequest], list[Measure]]:
+    trec: dict[str, MeasureRequest] = {}
     ours: list[Measure] = []
     for text in measures:
         if "@" in text or "(" in text:
@@ -140,10 +140,10 @@ def evaluate_trec(qrels: Any, run: Any, measures: Iterable[str] = ("official",),
     ``iprec_rule='v9'`` uses trec_eval 9's interpolation cut-off rounding. Measures with
     ``@`` or ``(`` are ragmeter measures (e.g. ``mrr@10``), printed with a ``ragmeter:`` prefix.
     ``memory_limit_mb``: a run file too large for that is evaluated in topic partitions
-    (:mod:`ragmeter.trec.stream`), with the same numbers.
+    (:mod:`ragmeter.trec.partitioned`), with the same numbers.
     """
     if memory_limit_mb is not None and isinstance(run, (str, Path)):
-        from ragmeter.trec.stream import evaluate_trec_streaming, parts_needed
+        from ragmeter.trec.partitioned import evaluate_trec_streaming, parts_needed
 
         if parts_needed(run, memory_limit_mb) > 1:
             return evaluate_trec_streaming(qrels, run, measures, memory_limit_mb=memory_limit_mb, level=level,

@@ -247,7 +247,7 @@ OFFICIAL = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_ma
 
 
 @dataclass(frozen=True)
-class Request:
+class MeasureRequest:
     """One requested trec_eval measure with its parameters and printed names."""
 
     measure: TrecMeasure
@@ -272,27 +272,27 @@ class Request:
         return ORDER.index(SET_NAMES[0] if self.measure.name == "set" else self.measure.name)
 
 
-def parse_request(text: str) -> list[Request]:
+def parse_request(text: str) -> list[MeasureRequest]:
     """``P``, ``P.5,10``, ``iprec_at_recall..1,.5``, ``ndcg.1=3,2=9``, ``official``, ``all_trec``."""
     if text in ("official", "all_trec"):
         names = OFFICIAL if text == "official" else [n for n in ORDER if n not in UNSUPPORTED]
-        seen: list[Request] = []
+        seen: list[MeasureRequest] = []
         for n in names:
             if n in SET_NAMES:
                 if n == SET_NAMES[0]:
-                    seen.append(Request(MEASURES["set"], (), None))
+                    seen.append(MeasureRequest(MEASURES["set"], (), None))
                 continue
-            seen.append(Request(MEASURES[n], MEASURES[n].default, None))
+            seen.append(MeasureRequest(MEASURES[n], MEASURES[n].default, None))
         return seen
     name, _, raw = text.partition(".")
     if name in SET_NAMES:
-        return [Request(MEASURES["set"], (), None)]
+        return [MeasureRequest(MEASURES["set"], (), None)]
     if name not in MEASURES:
         hint = " (trec_eval has it; ragmeter does not compute it yet)" if name in UNSUPPORTED else ""
         raise InvalidParameterError(f"unknown trec_eval measure {name!r}{hint}")
     m = MEASURES[name]
     if not raw:
-        return [Request(m, m.default, None)]
+        return [MeasureRequest(m, m.default, None)]
     try:
         if m.params == "int_cuts":
             values = tuple(sorted({int(float(v)) for v in raw.split(",")}))
@@ -307,4 +307,4 @@ def parse_request(text: str) -> list[Request]:
             raise InvalidParameterError(f"trec_eval measure {name!r} takes no parameters")
     except ValueError:
         raise InvalidParameterError(f"cannot read the parameters of {text!r}") from None
-    return [Request(m, values, raw)]
+    return [MeasureRequest(m, values, raw)]

@@ -24,7 +24,7 @@ from ragmeter.core.errors import InvalidInputError
 from ragmeter.trec.arrow import from_numpy, to_numpy
 from ragmeter.trec.blocks import padded_groups
 from ragmeter.trec.duplicates import refuse_duplicates
-from ragmeter.trec.reader import Qrels, Run
+from ragmeter.trec.reader import Qrels, TrecRun
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ def _topic_runs(qid: pa.ChunkedArray | pa.Array, universe: pa.Array) -> TopicRun
     return TopicRuns.of(topic, lengths)
 
 
-def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: bool = False,
+def align(qrels: Qrels, run: TrecRun, *, max_docs: int | None = None, judged_only: bool = False,
           complete: bool = False, run_name: str = "run") -> Rankings:
     universe = qrels.topic_array  # an Arrow array, not pa.array(list): that imports pandas (0.3 s) when installed
     topics = universe.to_pylist()

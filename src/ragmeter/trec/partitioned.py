@@ -24,7 +24,7 @@ import pyarrow.csv as pcsv
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.trec.arrow import from_numpy, to_numpy
 from ragmeter.trec.evaluate import TrecResult, evaluate_trec
-from ragmeter.trec.reader import Qrels, Run, _contains, _delimiter, _lines, read_qrels
+from ragmeter.trec.reader import Qrels, TrecRun, clean_delimiter, fields_by_line, file_contains, read_qrels
 
 EXPANSION = 1.5  # peak memory of the in-memory path / run file size, measured (358 MB -> 522 MB)
 SCHEMA = pa.schema([("qid", pa.string()), ("docno", pa.string()), ("score", pa.float64())])
@@ -37,8 +37,8 @@ def parts_needed(run_path: str | Path, memory_limit_mb: float) -> int:
 def _fast_batches(path: str, block_bytes: int) -> Iterable[pa.RecordBatch]:
     """Arrow's streaming reader on a clean file; raises ``pa.ArrowInvalid`` at the first
     block it cannot read as trec_eval would (the caller then starts again, exactly)."""
-    found = _contains(path, (b"\t", b"\n#"))
-    delim = _delimiter(path, found)
+    found = file_contains(path, (b"\t", b"\n#"))
+    delim = clean_delimiter(path, found)
     if delim is None or (delim == " " and found[b"\t"]):
         raise pa.ArrowInvalid("not a clean file")  # comments, or tabs among spaces
     reader = pcsv.open_csv(
@@ -57,7 +57,7 @@ def _fast_batches(path: str, block_bytes: int) -> Iterable[pa.RecordBatch]:
 def _exact_batches(path: str, block_bytes: int) -> Iterable[pa.RecordBatch]:
     """The line-by-line reader: any whitespace, comments, fields past the sixth."""
     rows: list[tuple] = []
-    for number, parts in _lines(path):
+    for number, parts in fields_by_line(path):
         if len(parts) < 6:
             raise InvalidInputError(f"expected 6 fields (qid Q0 docno rank score runid), got {len(parts)}",
                                     file=path, line=number)
@@ -124,7 +124,7 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
             table = pa.ipc.open_file(str(path)).read_all()
             if table.num_rows == 0 and not options.get("complete"):
                 continue
-            results.append(evaluate_trec(part_qrels, Run(table, runid), measures, **options))
+            results.append(evaluate_trec(part_qrels, TrecRun(table, runid), measures, **options))
             del table
             pa.default_memory_pool().release_unused()
     if not results:

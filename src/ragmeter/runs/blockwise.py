@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ragmeter._version import __version__
 from ragmeter.core.summary import summary_from
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.corpus import load_corpus
 from ragmeter.io.dataset import from_samples
-from ragmeter.io.stream import iter_blocks, scan
-from ragmeter.io.writer import sample_to_row
-from ragmeter.runs.store import _write_json
+from ragmeter.io.jsonl_blocks import iter_blocks, scan
+from ragmeter.io.writer import sample_to_row, write_json
 
 
 class Accumulator:
@@ -79,12 +80,8 @@ def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None,
     summary = acc.summary()
     dataset = {"path": path, "fingerprint": fingerprint, "testset_fingerprint": testset, "samples": count}
     if run_path is not None:
-        import time
-
-        from ragmeter._version import __version__
-
-        _write_json(run_path / "summary.json", summary)
-        _write_json(run_path / "setup.json", {**setup, "status": "complete", "finished": time.time(),
+        write_json(run_path / "summary.json", summary)
+        write_json(run_path / "setup.json", {**setup, "status": "complete", "finished": time.time(),
                                               "ragmeter_version": __version__, "dataset": dataset,
                                               "metrics": acc.provenance, "judge": judge_stats})
     return summary, dataset
