@@ -230,21 +230,3 @@ def _with_schema_hint(messages: list[dict], schema: dict) -> list[dict]:
     else:
         out.insert(0, {"role": "system", "content": hint})
     return out
-
-
-def make_backend(spec: str, *, base_url: str | None = None, api_key: str | None = None,
-                 concurrency: int = 8, policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> Backend:
-    """``openai:<model>``, ``anthropic:<model>`` or ``local[:path.gguf]`` (in-process llama.cpp).
-
-    ``limiter``: a concurrency limit shared with other backends (the HTTP backends use it
-    instead of their own; the in-process local judge runs one call at a time anyway)."""
-    kind, _, model = spec.partition(":")
-    if kind == "openai" and model:
-        return OpenAIBackend(model, base_url, api_key, concurrency=concurrency, policy=policy, limiter=limiter)
-    if kind == "anthropic" and model:
-        return AnthropicBackend(model, base_url, api_key, concurrency=concurrency, policy=policy, limiter=limiter)
-    if kind == "local":
-        from ragmeter.judges.local import LocalBackend
-
-        return LocalBackend(model or None)
-    raise JudgeConfigError(f"unknown judge {spec!r}: use openai:<model>, anthropic:<model>, local or local:<file.gguf>")

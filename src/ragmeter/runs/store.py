@@ -25,6 +25,8 @@ from typing import Any
 from ragmeter._version import __version__
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.sample import Sample
+from ragmeter.io.dataset import load_dataset
 from ragmeter.io.writer import sample_to_row, write_json, write_jsonl
 from ragmeter.metrics import resolve_key
 
@@ -94,9 +96,8 @@ class Run:
         key = self.key(metric)
         return {r["id"]: r["metrics"][key] for r in self.results if key in r["metrics"]}
 
-    def samples(self):
-        from ragmeter.io.dataset import load_dataset
-
+    def samples(self) -> tuple[Sample, ...]:
+        """The samples as they were scored (the run's own copy)."""
         return load_dataset(self.path / "samples.jsonl").samples
 
 

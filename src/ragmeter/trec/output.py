@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ragmeter.trec.evaluate import TrecResult
+from ragmeter.trec.result import TrecResult
 
 SUMMARY_ONLY = ("runid", "num_q", "gm")
 

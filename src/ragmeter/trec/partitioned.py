@@ -23,8 +23,9 @@ import pyarrow.csv as pcsv
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.trec.arrow import from_numpy, to_numpy
-from ragmeter.trec.evaluate import TrecResult, evaluate_trec
+from ragmeter.trec.in_memory import evaluate_in_memory
 from ragmeter.trec.reader import Qrels, TrecRun, clean_delimiter, fields_by_line, file_contains, read_qrels
+from ragmeter.trec.result import TrecResult
 
 EXPANSION = 1.5  # peak memory of the in-memory path / run file size, measured (358 MB -> 522 MB)
 SCHEMA = pa.schema([("qid", pa.string()), ("docno", pa.string()), ("score", pa.float64())])
@@ -102,7 +103,8 @@ def _partition(run_path: str, paths: list[Path], universe: pa.Array, block: int)
 
 def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",), *, memory_limit_mb: float,
                             tmpdir: str | None = None, **options) -> TrecResult:
-    """``evaluate_trec`` with peak memory bounded by about ``memory_limit_mb``."""
+    """``evaluate_trec`` with peak memory bounded by about ``memory_limit_mb``; ``options``: those of
+    :func:`~ragmeter.trec.in_memory.evaluate_in_memory`."""
     run_path = str(run_path)
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     universe = q.topic_array
@@ -124,7 +126,7 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
             table = pa.ipc.open_file(str(path)).read_all()
             if table.num_rows == 0 and not options.get("complete"):
                 continue
-            results.append(evaluate_trec(part_qrels, TrecRun(table, runid), measures, **options))
+            results.append(evaluate_in_memory(part_qrels, TrecRun(table, runid), measures, **options))
             del table
             pa.default_memory_pool().release_unused()
     if not results:
