@@ -17,7 +17,6 @@ PAIRS = ("answer@context", "answer@reference", "reference@context", "reference@a
 SENTENCES, QUESTIONS = "context_sentences", "answer_questions"
 RUBRIC = "rubric"
 STANDALONE = "turn_standalone"
-NOT_NEEDED = "(not needed)"
 
 # The prompts whose judgments fill each part of the matrix (a pair's claims are extracted first).
 PROMPTS = {

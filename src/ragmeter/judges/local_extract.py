@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 
+from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
 from ragmeter.judges.local_llm import YES_NO_WORDS, LocalLLM, TypedQuestion, Usage
 
@@ -46,7 +47,6 @@ DECLINES = TypedQuestion(
 RECIPE = {"split": [SPLIT_SYSTEM, SPLIT_USER], "addresses": [ADDRESSES.system, ADDRESSES.template],
           "declines": [DECLINES.system, DECLINES.template]}
 
-NOT_NEEDED = "(not needed)"
 _MARKER = re.compile(r"\[([^\[\]\s][^\[\]]*)\]")
 _WORD = re.compile(r"\w+")
 

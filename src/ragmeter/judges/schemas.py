@@ -7,6 +7,7 @@ local judge that answers them both read them here.
 from __future__ import annotations
 
 VERDICTS = ("supported", "contradicted", "not_found")
+NOT_NEEDED = "(not needed)"  # what claims.extract receives for a text whose claims are not wanted
 
 EXTRACT = {
     "type": "object",
