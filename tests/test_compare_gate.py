@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ragmeter.core.summary import summarize_values
 from ragmeter.analysis.compare import SetupMismatch, compare_runs, holm, randomization_p
 from ragmeter.analysis.correlate import correlate, spearman
 from ragmeter.analysis.gate import gate
+from ragmeter.core.summary import summarize_values
 from ragmeter.runs import load_run
 
 

@@ -13,8 +13,6 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
-
 import ragmeter
 
 LAYERS = (

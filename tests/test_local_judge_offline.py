@@ -12,8 +12,7 @@ import pytest
 
 import ragmeter
 from ragmeter.core.errors import JudgeUnavailableError
-from ragmeter.judges import Judge
-from ragmeter.judges import local_model
+from ragmeter.judges import Judge, local_model
 from ragmeter.judges.agreement_set import check, load_set, verify_request
 from ragmeter.judges.local import LocalBackend
 from ragmeter.judges.verdict_rule import VerdictRule

@@ -148,7 +148,8 @@ def _run_dir(path, values):
     path.mkdir(parents=True)
     results = [{"id": f"q{i}", "metrics": {m: {"status": "scored", "value": v[i]} for m, v in values.items()}}
                for i in range(len(next(iter(values.values()))))]
-    summary = {m: {"mean": sum(v) / len(v), "scored": len(v), "not_computed": 0, "failed": 0} for m, v in values.items()}
+    summary = {m: {"mean": sum(v) / len(v), "scored": len(v), "not_computed": 0, "failed": 0}
+               for m, v in values.items()}
     setup = {"status": "complete", "dataset": {"testset_fingerprint": "t"},
              "metrics": {m: {"metric_name": parse_measure(m).name, "metric_version": 1} for m in values}}
     (path / "setup.json").write_text(json.dumps(setup))

@@ -7,8 +7,8 @@ import json
 import pytest
 
 import ragmeter
-from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.analysis.diagnosis import count_labels, diagnose, format_problem
+from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.judges import Judge, ScriptedBackend
 from ragmeter.runs import list_runs, load_run, start_run

@@ -28,7 +28,7 @@ import ast
 import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Iterable, Iterator, Mapping, TypeVar
+from typing import Any, Iterable, Iterator, Mapping, TypeVar, cast
 
 from ragmeter.core.errors import InvalidParameterError
 
@@ -52,7 +52,7 @@ class Param:
                 + (f", one of {self.choices}" if self.choices else ""))
         if self.choices is not None and value not in self.choices:
             raise InvalidParameterError(f"{metric}: parameter {name}={value!r} must be one of {self.choices}")
-        if self.ge is not None and value < self.ge:
+        if self.ge is not None and cast(float, value) < self.ge:  # a number: its type was checked above
             raise InvalidParameterError(f"{metric}: parameter {name}={value!r} must be >= {self.ge}")
         return value
 

@@ -66,5 +66,5 @@ def _status(o) -> str:
 
 def _why(o) -> str:
     if isinstance(o, dict):
-        return o.get("reason") or o.get("error") or ""
-    return getattr(o, "reason", None) or getattr(o, "error", "")
+        return str(o.get("reason") or o.get("error") or "")
+    return str(getattr(o, "reason", None) or getattr(o, "error", ""))

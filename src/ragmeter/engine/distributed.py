@@ -85,7 +85,12 @@ class JudgeLimiter:
         self.successes = 0
         self.paused_until = 0.0
         self.peak = 0
-        self._cond = None
+        self._cond: asyncio.Condition | None = None
+
+    def _condition(self) -> asyncio.Condition:
+        if self._cond is None:  # made in the actor's own event loop, on first use
+            self._cond = asyncio.Condition()
+        return self._cond
 
     def _reclaim(self) -> None:
         now = time.monotonic()
@@ -93,16 +98,15 @@ class JudgeLimiter:
             if now - since > self.lease_s:  # its worker died or hung past the call timeout
                 del self.leases[token]
 
-    async def acquire(self):
-        if self._cond is None:
-            self._cond = asyncio.Condition()
-        async with self._cond:
+    async def acquire(self) -> tuple[int, float]:
+        cond = self._condition()
+        async with cond:
             while len(self.leases) >= self.limit:
                 self._reclaim()
                 if len(self.leases) < self.limit:
                     break
                 try:
-                    await asyncio.wait_for(self._cond.wait(), timeout=1.0)
+                    await asyncio.wait_for(cond.wait(), timeout=1.0)
                 except asyncio.TimeoutError:
                     pass
             self.next_token += 1
@@ -113,10 +117,12 @@ class JudgeLimiter:
     def pause_left(self) -> float:
         return max(0.0, self.paused_until - time.monotonic())
 
-    async def release(self, token) -> None:
-        async with self._cond:
-            self.leases.pop(token, None)
-            self._cond.notify_all()
+    async def release(self, token: int | None) -> None:
+        cond = self._condition()
+        async with cond:
+            if token is not None:
+                self.leases.pop(token, None)
+            cond.notify_all()
 
     def on_success(self) -> None:
         self.successes += 1
@@ -200,7 +206,7 @@ def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None 
                                 judge_spec, limiter, shard_ledger, ledger, (data.fingerprint, data.testset_fingerprint),
                                 beat))
     parts = ray.get(refs)
-    if ledger_dir is not None:
+    if ledger is not None and ledger_dir is not None:
         merge_ledgers(ledger, [str(ledger_dir / f"ledger-shard-{i}.sqlite") for i in range(n)])
     return _combine(data, metrics, k, view, parts)
 

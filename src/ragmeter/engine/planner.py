@@ -28,16 +28,29 @@ import math
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
-from ragmeter.claims.matrix import (ANSWER_CLAIMS, PAIRS, QUESTIONS, REFERENCE_CLAIMS, RUBRIC, SENTENCES, STANDALONE,
-                                    Claim, Evidence, Unavailable, Verdict, need_argument, need_kind)
+from ragmeter.claims.matrix import (
+    ANSWER_CLAIMS,
+    PAIRS,
+    QUESTIONS,
+    REFERENCE_CLAIMS,
+    RUBRIC,
+    SENTENCES,
+    STANDALONE,
+    Claim,
+    Evidence,
+    Unavailable,
+    Verdict,
+    need_argument,
+    need_kind,
+)
 from ragmeter.core.errors import InvalidInputError, JudgeOutputError
 from ragmeter.core.progress import Progress
 from ragmeter.core.sample import Sample
 from ragmeter.judges import schemas
-from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.replies import Keyed
+from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
 from ragmeter.metrics.criteria import Criterion, with_builtin
 

@@ -18,9 +18,9 @@ import inspect
 from typing import Any, Callable, Iterable, Sequence
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.engine.evaluate import evaluate
-from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.io.dataset import Dataset, from_samples
 
 

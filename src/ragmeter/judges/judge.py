@@ -222,14 +222,15 @@ class Judge:
             j = Judgment(key, False, None, f"{type(exc).__name__}: {exc}", exc.raw, tally.calls, tally.reasks,
                          tally.tokens_in, tally.tokens_out, cached=False, latency_s=tally.latency)
         self.ledger.put(key=key, backend=self.backend.name, model=self.backend.model, decoding=self.decoding.as_dict(),
-                        prompt_id=request.prompt.id, prompt_hash=request.prompt.hash, schema_hash=digest(request.schema),
+                        prompt_id=request.prompt.id, prompt_hash=request.prompt.hash,
+                        schema_hash=digest(request.schema),
                         input_hash=digest(dict(request.inputs)), status="ok" if j.ok else "failed", parsed=j.value,
                         raw=j.raw, error=j.error, input_tokens=j.input_tokens, output_tokens=j.output_tokens,
                         latency_s=j.latency_s, calls=j.calls, reasks=j.reasks, logprobs=j.logprobs)
         self.stats.add(request.prompt.id, j)
         return j
 
-    async def _ask_until_valid(self, request: JudgeRequest, tally: _Tally) -> tuple[Any, str, list | None]:
+    async def _ask_until_valid(self, request: JudgeRequest, tally: _Tally) -> tuple[Any, str | None, list | None]:
         """(value, reply text, log-probabilities) of the first reply that validates, re-asking at
         most ``max_reasks`` times; ``tally`` counts calls and tokens as they are spent.
 
@@ -237,7 +238,8 @@ class Judge:
         base = request.messages()
         messages = list(base)
         found: dict = {}
-        problem, text = "no reply", None
+        problem: str | None = "no reply"
+        text: str | None = None
         for attempt in range(self.max_reasks + 1):
             estimate_in = sum(len(m["content"]) for m in messages) // 4 + 1
             if self.budget:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import re
 
+from ragmeter.judges.local_llm import YES_NO_WORDS, LocalLLM, TypedQuestion, Usage
 from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
-from ragmeter.judges.local_llm import YES_NO_WORDS, LocalLLM, TypedQuestion, Usage
 
 SPLIT_SYSTEM = (
     "You split a text into short atomic claims for fact checking. Each claim states one fact and stands alone: "

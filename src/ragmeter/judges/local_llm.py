@@ -27,6 +27,7 @@ import numpy as np
 from ragmeter.core.errors import JudgeUnavailableError
 from ragmeter.judges.transport import JudgeTransportError
 
+
 @dataclass(frozen=True)
 class TypedQuestion:
     """A question answered by the next token: the probability mass on each answer word's first

@@ -50,7 +50,7 @@ class LoopCondition:
 
     def __init__(self) -> None:
         self._cond: asyncio.Condition | None = None
-        self._loop = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def get(self) -> tuple[asyncio.Condition, bool]:
         """(the condition, whether it is new for this loop)."""

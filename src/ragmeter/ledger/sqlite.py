@@ -76,8 +76,9 @@ class Ledger:
             "logprobs FROM judgments WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
-        return Entry(row[0], row[1], json.loads(row[2]) if row[2] is not None else None, *row[3:11],
-                     json.loads(row[11]) if row[11] is not None else None)
+        return Entry(key=row[0], status=row[1], parsed=json.loads(row[2]) if row[2] is not None else None,
+                     raw=row[3], error=row[4], input_tokens=row[5], output_tokens=row[6], calls=row[7], reasks=row[8],
+                     prompt_id=row[9], model=row[10], logprobs=json.loads(row[11]) if row[11] is not None else None)
 
     def put(self, *, key: str, backend: str, model: str, decoding: dict, prompt_id: str, prompt_hash: str,
             schema_hash: str, input_hash: str, status: str, parsed: Any, raw: str | None, error: str | None,

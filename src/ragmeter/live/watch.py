@@ -33,7 +33,7 @@ import numpy as np
 from ragmeter.core.measure import resolve_measure
 from ragmeter.engine.evaluate import evaluate, resolve_measures
 from ragmeter.io.dataset import from_samples
-from ragmeter.live.source import parse, read_new
+from ragmeter.live.source import LoggedRequest, parse, read_new
 
 DEFAULT_METRICS = ("faithfulness", "answer_relevancy")
 HOUR = 3600.0
@@ -100,7 +100,7 @@ class Watcher:
         self.fired = []
         lines, end = read_new(self.log, self.offset)
         self.pending = False
-        requests = []
+        requests: list[LoggedRequest] = []
         for start, raw in lines:
             if len(requests) >= self.batch:
                 end = start  # the rest waits for the next poll
@@ -182,16 +182,16 @@ class Watcher:
 
 def _two_sample_p(a: Sequence[float], b: Sequence[float]) -> float:
     """Permutation test of equal means for two independent samples (seeded)."""
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if len(a) < 2 or len(b) < 2:
+    x, y = np.asarray(a, float), np.asarray(b, float)
+    if len(x) < 2 or len(y) < 2:
         return 1.0
-    pooled = np.concatenate([a, b])
-    observed = abs(a.mean() - b.mean())
+    pooled = np.concatenate([x, y])
+    observed = abs(x.mean() - y.mean())
     rng = np.random.default_rng(0)
     hits = 0
     for _ in range(2000):
         rng.shuffle(pooled)
-        hits += abs(pooled[:len(a)].mean() - pooled[len(a):].mean()) >= observed - 1e-12
+        hits += abs(pooled[:len(x)].mean() - pooled[len(x):].mean()) >= observed - 1e-12
     return hits / 2000
 
 

@@ -15,7 +15,6 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-
 NO_RELEVANT = "no relevant chunk labeled"
 
 

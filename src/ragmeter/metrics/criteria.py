@@ -57,7 +57,7 @@ def load_criteria(path: str | Path) -> dict[str, Criterion]:
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() in (".yaml", ".yml"):
         try:
-            import yaml
+            import yaml  # type: ignore[import-untyped]  # an optional dependency without stubs
         except ImportError:
             raise InvalidInputError("reading YAML criteria needs PyYAML", file=str(path),
                                     fix="pip install pyyaml, or write the criteria as JSON") from None
@@ -70,18 +70,20 @@ def load_criteria(path: str | Path) -> dict[str, Criterion]:
     items = doc.get("criteria") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         raise InvalidInputError('expected {"criteria": [...]}', file=str(path))
-    out = {}
+    out: dict[str, Criterion] = {}
     for i, item in enumerate(items, start=1):
-        where = dict(file=str(path), record=str(item.get("name", f"criterion {i}")) if isinstance(item, dict) else None)
+        file, record = str(path), str(item.get("name", f"criterion {i}")) if isinstance(item, dict) else None
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("description"), str):
-            raise InvalidInputError("each criterion needs a string name and description", **where)
+            raise InvalidInputError("each criterion needs a string name and description", file=file, record=record)
         scale = item.get("scale", [1, 5])
         if (not isinstance(scale, list) or len(scale) != 2 or not all(isinstance(x, int) for x in scale)
                 or scale[0] >= scale[1]):
-            raise InvalidInputError("scale must be two integers [low, high] with low < high", field="scale", **where)
+            raise InvalidInputError("scale must be two integers [low, high] with low < high", field="scale", file=file,
+                                    record=record)
         examples = item.get("examples", [])
         for ex in examples:
             if not isinstance(ex, dict) or "answer" not in ex or not isinstance(ex.get("score"), int):
-                raise InvalidInputError('each example needs "answer" and an integer "score"', field="examples", **where)
+                raise InvalidInputError('each example needs "answer" and an integer "score"', field="examples",
+                                        file=file, record=record)
         out[item["name"]] = Criterion(item["name"], item["description"], scale[0], scale[1], tuple(examples))
     return out

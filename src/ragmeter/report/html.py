@@ -187,11 +187,11 @@ def render_html(run) -> str:
     started = datetime.fromtimestamp(setup.get("started", 0), timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     judge = setup.get("options", {}).get("judge") or "none"
     head_rows = [_headline_rows(run, metrics)]
-    plots = "".join(
-        f'<div class="plot"><h3>{escape(name)}</h3>{_histogram([v for v in run.values(name).values() if v is not None])}'
-        f'</div>' for name in metrics)
+    plots = "".join(f'<div class="plot"><h3>{escape(name)}</h3>'
+                    f'{_histogram([v for v in run.values(name).values() if v is not None])}</div>' for name in metrics)
     counts = count_labels(found)
-    diag = "".join(f'<span class="tag">{escape(k)}: {v}</span>' for k, v in counts.items() if v) or "no failure point found"
+    diag = ("".join(f'<span class="tag">{escape(k)}: {v}</span>' for k, v in counts.items() if v)
+            or "no failure point found")
     q_rows = [_query_row(r, samples.get(r["id"]), by_id.get(r["id"]), metrics) for r in run.results]
     q_head = "".join(f"<th>{escape(name)}</th>" for name in ["query", "question", *metrics, "failure points"])
     drill = [_drill_down(r, samples[r["id"]], by_id.get(r["id"])) for r in run.results if r["id"] in samples]

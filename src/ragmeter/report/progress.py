@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 
 class JudgeProgress:
@@ -17,7 +17,7 @@ class JudgeProgress:
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("{task.fields[stats]}"), TimeRemainingColumn(),
                                  console=Console(stderr=True), transient=False)
-        self.task = None
+        self.task: TaskID | None = None
 
     def __enter__(self) -> "JudgeProgress":
         self.progress.start()
@@ -34,4 +34,5 @@ class JudgeProgress:
         self.task = self.progress.add_task(label, total=total, stats=self._stats())
 
     def advance(self, index: int) -> None:
-        self.progress.update(self.task, advance=1, stats=self._stats())
+        if self.task is not None:
+            self.progress.update(self.task, advance=1, stats=self._stats())

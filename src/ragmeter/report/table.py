@@ -10,10 +10,10 @@ Cells that were not scored read ``n/c`` (not computed) or ``failed``; the covera
 
 from __future__ import annotations
 
-from ragmeter.core.results import Score
-from ragmeter.core.sample import Sample
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
+from ragmeter.core.results import Score
+from ragmeter.core.sample import Sample
 
 
 def rank_pattern(sample: Sample, view: str, k: int | None) -> str:

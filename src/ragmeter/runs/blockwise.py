@@ -73,15 +73,16 @@ def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None,
             if files:
                 files[0].writelines(json.dumps(sample_to_row(s), ensure_ascii=False) + "\n" for s in samples)
                 files[1].writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in doc["samples"])
-                files[0].flush(), files[1].flush()
+                for f in files:
+                    f.flush()
     finally:
-        if files:
-            files[0].close(), files[1].close()
+        for f in files or ():
+            f.close()
     summary = acc.summary()
     dataset = {"path": path, "fingerprint": fingerprint, "testset_fingerprint": testset, "samples": count}
     if run_path is not None:
         write_json(run_path / "summary.json", summary)
-        write_json(run_path / "setup.json", {**setup, "status": "complete", "finished": time.time(),
+        write_json(run_path / "setup.json", {**(setup or {}), "status": "complete", "finished": time.time(),
                                               "ragmeter_version": __version__, "dataset": dataset,
                                               "metrics": acc.provenance, "judge": judge_stats})
     return summary, dataset

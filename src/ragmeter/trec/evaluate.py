@@ -29,8 +29,9 @@ def evaluate_trec(qrels: Any, run: Any, measures: Iterable[str] = ("official",),
     (:mod:`ragmeter.trec.partitioned`), with the same numbers.
     """
     check_options(iprec_rule, max_docs)
-    options = {"level": level, "complete": complete, "max_docs": max_docs, "judged_only": judged_only,
-               "iprec_rule": iprec_rule}
     if memory_limit_mb is not None and isinstance(run, (str, Path)) and parts_needed(run, memory_limit_mb) > 1:
-        return evaluate_trec_streaming(qrels, run, measures, memory_limit_mb=memory_limit_mb, **options)
-    return evaluate_in_memory(qrels, run, measures, **options)
+        return evaluate_trec_streaming(qrels, run, measures, memory_limit_mb=memory_limit_mb, level=level,
+                                       complete=complete, max_docs=max_docs, judged_only=judged_only,
+                                       iprec_rule=iprec_rule)
+    return evaluate_in_memory(qrels, run, measures, level=level, complete=complete, max_docs=max_docs,
+                              judged_only=judged_only, iprec_rule=iprec_rule)

@@ -18,9 +18,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.metrics.batch import Computed, RankedBatch, ranks, row_sum, safe_divide
-from ragmeter.metrics.retrieval.common import VIEW
 from ragmeter.core.measure import Display, Measure, Param
+from ragmeter.metrics.batch import Computed, RankedBatch, ranks, row_sum, safe_divide
 from ragmeter.metrics.kinds import LabelSpec
 from ragmeter.metrics.registry import register
+from ragmeter.metrics.retrieval.common import VIEW
 
 
 def gain(grades: np.ndarray, kind: str) -> np.ndarray:

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.metrics.batch import Computed, RankedBatch, ranks, row_sum, safe_divide
-from ragmeter.metrics.retrieval.common import REL, VIEW
 from ragmeter.core.measure import Display, Measure, Param
+from ragmeter.metrics.batch import Computed, RankedBatch, ranks, row_sum, safe_divide
 from ragmeter.metrics.kinds import LabelSpec
 from ragmeter.metrics.registry import register
+from ragmeter.metrics.retrieval.common import REL, VIEW
 
 
 def _relevant(batch: RankedBatch, measure: Measure) -> np.ndarray:
@@ -84,7 +84,8 @@ register(LabelSpec(
     compute=average_precision))
 
 register(LabelSpec(
-    name="rank_weighted_precision", version=1, family="retrieval", display=Display("rank-weighted precision", "rank-weighted precision@{k}"),
+    name="rank_weighted_precision", version=1, family="retrieval",
+    display=Display("rank-weighted precision", "rank-weighted precision@{k}"),
     definition="sum(P@i * rel_i, i <= k) / sum(rel_i, i <= k); 0 when no relevant chunk is found",
     source="Ragas 0.4 context precision; DeepEval 4.2.8 contextual precision (applied to labels)",
     aliases=("context_precision", "contextual_precision"), params=COMMON,

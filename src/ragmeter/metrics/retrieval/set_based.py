@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ragmeter.metrics.batch import Computed, RankedBatch, ranks, safe_divide
-from ragmeter.metrics.retrieval.common import REL, VIEW
 from ragmeter.core.measure import Display, Measure, Param
+from ragmeter.metrics.batch import Computed, RankedBatch, ranks, safe_divide
 from ragmeter.metrics.kinds import LabelSpec
 from ragmeter.metrics.registry import register
+from ragmeter.metrics.retrieval.common import REL, VIEW
 
 
 def _hits(batch: RankedBatch, measure: Measure) -> np.ndarray:
