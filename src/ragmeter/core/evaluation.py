@@ -28,8 +28,18 @@ class Recorded(Protocol):
 class EvaluationResult:
     """Outcomes per measure, each a tuple aligned with ``samples``.
 
-    ``outcomes`` may be given as any mapping keyed by the measures; it is kept as a
-    :class:`~ragmeter.core.measure.MeasureMap` in the order of ``measures``.
+    ``outcomes`` may be given as any mapping keyed by the measures (or by their canonical
+    names); it is kept as a :class:`~ragmeter.core.measure.MeasureMap` in the order of
+    ``measures``.
+
+    >>> from ragmeter import Sample, evaluate
+    >>> r = evaluate([Sample("q1", retrieved=(), relevance={"a": 1.0})], ["mrr@5", "ndcg@5"])
+    >>> r.measures
+    (reciprocal_rank@5, ndcg@5)
+    >>> r["mrr"] == r.outcomes["reciprocal_rank@5"] == r.outcomes[r.measures[0]]
+    True
+    >>> r.summary("mrr").mean
+    0.0
     """
 
     samples: tuple[Sample, ...]
@@ -43,11 +53,15 @@ class EvaluationResult:
 
     def __post_init__(self) -> None:
         measures = tuple(self.measures)
-        missing = [m for m in measures if m not in self.outcomes]
-        if missing:
-            raise ValueError(f"no outcomes for {', '.join(map(str, missing))}")
+        given: Mapping[Any, tuple[Outcome, ...]] = self.outcomes
+        by_measure = []
+        for m in measures:
+            key: Any = m if m in given else str(m)  # keys may also be canonical names
+            if key not in given:
+                raise ValueError(f"no outcomes for {m}")
+            by_measure.append((m, tuple(given[key])))
         object.__setattr__(self, "measures", measures)
-        object.__setattr__(self, "outcomes", MeasureMap([(m, tuple(self.outcomes[m])) for m in measures]))
+        object.__setattr__(self, "outcomes", MeasureMap(by_measure))
 
     @property
     def metric_names(self) -> list[str]:
