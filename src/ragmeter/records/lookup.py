@@ -70,9 +70,9 @@ class RecordLookup:
 
     async def lookup(self, entity: str, attribute: str) -> LookupOutcome:
         if not isinstance(entity, str) or not entity.strip():
-            return CannotVerify("the fact names no entity to look up", "error")
+            return self._count(CannotVerify("the fact names no entity to look up", "error"))
         if not isinstance(attribute, str) or not attribute.strip():
-            return CannotVerify("the fact names no attribute to look up", "error")
+            return self._count(CannotVerify("the fact names no attribute to look up", "error"))
         entity, attribute = entity.strip(), attribute.strip()
         key = lookup_key(self.source.identity, entity, attribute)
         if self.cache is not None:
