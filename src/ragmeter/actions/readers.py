@@ -59,7 +59,7 @@ def _arguments(value: Any) -> tuple[Mapping[str, Any] | None, str | None]:
     if isinstance(value, str):
         decoded = _decode(value)
         if isinstance(decoded, Mapping):
-            return dict(decoded), value
+            return dict(decoded), None
         return None, value
     return None, json.dumps(value, default=str)
 
