@@ -18,9 +18,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from mcp.server.mcpserver import MCPServer  # noqa: E402
-
-from records_servers import documents  # noqa: E402
+from mcp.server.mcpserver import MCPServer
+from records_servers import documents
 
 TABLE, LOG = Path(sys.argv[1]), Path(sys.argv[2])
 DOCS = documents(TABLE)

@@ -14,9 +14,22 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter.actions import (AgentRun, CriteriaSet, ToolCall, criteria_from_dict, grade_case, grade_cases,
-                              load_criteria, load_runs, parse_criteria, read_run, read_spans_file, read_tool_calls,
-                              summarise, verifier)
+from ragmeter.actions import (
+    AgentRun,
+    CriteriaSet,
+    ToolCall,
+    criteria_from_dict,
+    grade_case,
+    grade_cases,
+    load_criteria,
+    load_runs,
+    parse_criteria,
+    read_run,
+    read_spans_file,
+    read_tool_calls,
+    summarise,
+    verifier,
+)
 from ragmeter.claims.matrix import Claim
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.judges import Judge, ScriptedBackend

@@ -15,8 +15,19 @@ from pathlib import Path
 import pytest
 
 from ragmeter.core.errors import InvalidInputError, InvalidParameterError
-from ragmeter.records import (CallableSource, CannotVerify, Fact, HttpSource, MemoryLookupCache, RecordLookup,
-                              RecordValue, SqliteLookupCache, TableSource, check_facts_sync, parse_source)
+from ragmeter.records import (
+    CallableSource,
+    CannotVerify,
+    Fact,
+    HttpSource,
+    MemoryLookupCache,
+    RecordLookup,
+    RecordValue,
+    SqliteLookupCache,
+    TableSource,
+    check_facts_sync,
+    parse_source,
+)
 from ragmeter.records.facts import fact_counts
 
 from .records_servers import ORDERS, documents, start_records_server
@@ -314,7 +325,7 @@ def test_spec_parser():
     http = parse_source("https://h.example/o/{entity}#status=/s,product=/items/0/sku")
     assert isinstance(http, HttpSource) and http.pointers == {"status": "/s", "product": "/items/0/sku"}
     assert http.identity == "http:GET https://h.example/o/{entity}#product=/items/0/sku,status=/s"
-    fn = parse_source("tests.records_servers:documents".join(["python:", ""]))
+    fn = parse_source("python:tests.records_servers:documents")
     assert isinstance(fn, CallableSource) and fn.identity == "python:tests.records_servers:documents"
     bad = ["", "orders.xlsx", "ftp://h/{entity}", "http://h/orders", "http://h/{entity}/{other}",
            "http://h/{entity}#status", "python:nomodule_xyz:f", "python:os", "mcp:python server.py",

@@ -120,7 +120,7 @@ class McpSource:
         params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=self.env, cwd=self.cwd)
         try:
             async with stdio_client(params, errlog=self._errlog) as (read, write), \
-                    ClientSession(read, write, read_timeout_seconds=self.timeout_s) as session:
+                    ClientSession(read, write, read_timeout_seconds=self.start_timeout_s) as session:
                 await session.initialize()
                 listing = await session.list_tools()
                 problem = self._check_tool({t.name: t for t in listing.tools})
@@ -290,6 +290,10 @@ class _Refused(Exception):
 
 
 def _describe(exc: BaseException) -> str:
+    inner = getattr(exc, "exceptions", None)  # anyio's task groups wrap the cause in an exception group
+    while isinstance(inner, (list, tuple)) and inner and isinstance(inner[0], BaseException):
+        exc = inner[0]
+        inner = getattr(exc, "exceptions", None)
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 
