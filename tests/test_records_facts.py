@@ -299,3 +299,10 @@ def test_check_facts_is_async_first():
 
     out = asyncio.run(check_facts([Fact("R1", "warranty", "12 months")], RecordLookup(table)))
     assert [c.verdict for c in out] == ["pass"]
+
+
+def test_ambiguous_recorded_dates_are_not_guessed():
+    assert compare("5 October 2026", None, "05/10/2026").outcome == U  # the record itself can mean two days
+    assert compare("7 October 2026", None, "05/10/2026").outcome == D  # neither reading
+    assert compare("October 2026", None, "2026-10").outcome == E
+    assert compare("5 October 2026", None, "2026-10").outcome == U  # the record names only the month

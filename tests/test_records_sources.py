@@ -352,3 +352,16 @@ def test_lookup_never_raises_on_bad_input():
     out = lookup.run([("", "status"), ("ORD-1042", " "), ("ORD-1042", "status")])
     assert [type(o).__name__ for o in out] == ["CannotVerify", "CannotVerify", "RecordValue"]
     assert lookup.stats.as_dict()["failed"] == 2
+
+
+def test_the_get_only_server_catches_other_methods():
+    """The guard the other HTTP tests rely on: any other method is recorded as a violation."""
+    import httpx
+
+    server, state = start_records_server()
+    try:
+        for method in ("POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"):
+            httpx.request(method, state.url + "/orders/ORD-1042", trust_env=False)
+        assert [v.split()[0] for v in state.violations] == ["POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
+    finally:
+        server.shutdown()

@@ -28,6 +28,10 @@ from ragmeter.records.dates import DateValue, read_date
 from ragmeter.records.quantities import Quantity, clean, read_quantity
 from ragmeter.records.types import JsonScalar
 
+# Goes into provenance with every fact verdict; raise it whenever a rule here could change a verdict.
+# 1: first version.
+NORMALISATION_VERSION = 1
+
 Outcome = Literal["equal", "different", "undecidable"]
 _KNOWN_UNITS = ("second", "month", "business_day", "percent", "currency")
 _TIME_UNITS = ("second", "month", "business_day")
@@ -56,7 +60,7 @@ def read_record(value: JsonScalar, unit: str | None) -> bool | Quantity | DateVa
             return q
     if isinstance(value, str):
         d = read_date(value) if not unit else None
-        if d is not None and len(d.candidates) == 1:
+        if d is not None:
             return d
         q = read_quantity(value, unit)
         if q is not None:
@@ -115,17 +119,19 @@ def _quantities(s: Quantity, r: Quantity) -> Comparison:
 
 def _dates(s: DateValue, r: DateValue) -> Comparison:
     stated, recorded = s.describe(), r.describe()
-    (ry, rm, rd), = r.candidates
-    matches = [c for c in s.candidates if c == (ry, rm, rd)]
-    if matches and len(s.candidates) == 1:
+    common = s.candidates & r.candidates
+    if common and len(s.candidates) == 1 and len(r.candidates) == 1:
         return Comparison("equal", stated, recorded)
-    if matches:
-        return Comparison("undecidable", stated, recorded, f"{s.text!r} can be read as {stated}")
-    coarse = [c for c in s.candidates if c[2] is None and (c[0], c[1]) == (ry, rm)]
-    if coarse:
-        return Comparison("undecidable", stated, recorded, "the statement names the month, the record a day")
-    if rd is None and any((c[0], c[1]) == (ry, rm) for c in s.candidates):
-        return Comparison("undecidable", stated, recorded, "the record names only the month")
+    if common:
+        which = s.text if len(s.candidates) > 1 else r.text
+        return Comparison("undecidable", stated, recorded, f"{which!r} can be read as more than one date")
+
+    def month(c: tuple[int, int, int | None]) -> tuple[int, int]:
+        return c[0], c[1]
+
+    if any(month(a) == month(b) and (a[2] is None or b[2] is None) for a in s.candidates for b in r.candidates):
+        side = "the statement" if any(c[2] is None for c in s.candidates) else "the record"
+        return Comparison("undecidable", stated, recorded, f"{side} names only the month")
     return Comparison("different", stated, recorded)
 
 
