@@ -271,6 +271,7 @@ def test_facts_through_the_http_test_judge():
         assert state.count == 1  # the ledger answered the rerun
     finally:
         server.shutdown()
+        server.server_close()
 
 
 def test_stale_chunk_only_where_the_context_supports_the_fact():

@@ -65,6 +65,7 @@ def records_server():
     server, state = start_records_server()
     yield state
     server.shutdown()
+    server.server_close()
     assert state.violations == [], f"a lookup used a method other than GET: {state.violations}"
 
 
@@ -365,3 +366,4 @@ def test_the_get_only_server_catches_other_methods():
         assert [v.split()[0] for v in state.violations] == ["POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
     finally:
         server.shutdown()
+        server.server_close()

@@ -13,6 +13,11 @@ tool whose annotations say it writes (``readOnlyHint: false`` or ``destructiveHi
 is refused. The server's stderr is kept (its tail goes into the reason when it fails to
 start). Every lookup is bounded by ``timeout_s``; a server that dies, hangs or answers
 with an error gives cannot-verify, never a crash. Needs ``pip install 'ragmeter[records]'``.
+
+The command line is part of the source's identity (provenance, cache keys): give secrets
+through ``env`` (added to the SDK's minimal environment: HOME, PATH, SHELL, TERM, USER,
+LOGNAME), never as arguments. Call :meth:`McpSource.start` (or ``RecordLookup.prepare``)
+before timed lookups, so that the server's start-up is not counted against one lookup.
 """
 
 from __future__ import annotations
@@ -178,6 +183,9 @@ class McpSource:
                 await asyncio.wait({runner}, timeout=5.0)
             if runner.done() and not runner.cancelled():
                 runner.exception()  # retrieved: its reason is already in self._failed
+        ready = self._ready
+        if ready is not None and ready.done() and not ready.cancelled():
+            ready.exception()  # likewise
         self._session = None
 
     async def aclose(self) -> None:
