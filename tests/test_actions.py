@@ -412,3 +412,14 @@ def test_tool_call_is_plain_data():
     c = ToolCall("t", {"a": 1}, {"r": 2}, "id1", 0, None, True)
     assert c.as_dict() == {"index": 0, "name": "t", "id": "id1", "arguments": {"a": 1}, "raw_arguments": None,
                            "result": {"r": 2}}
+
+
+def test_cases_from_dataset_samples_match_the_runs_file():
+    import ragmeter
+    from ragmeter.actions import run_from_sample
+
+    samples = list(ragmeter.load_dataset(WARRANTY / "agent_runs.jsonl"))
+    from_samples = [run_from_sample(s) for s in samples]
+    assert from_samples == load_runs(WARRANTY / "agent_runs.jsonl")
+    assert dict(from_samples[0].metadata) == {"note": json.loads(
+        (WARRANTY / "agent_runs.jsonl").read_text().splitlines()[0])["metadata"]["note"]}

@@ -17,7 +17,7 @@ _HOMES = {
     "ToolCall": "calls", "ToolSpec": "calls", "AgentRun": "calls",
     "read_tool_calls": "readers", "read_openai_messages": "readers", "read_openinference_spans": "readers",
     "read_plain_calls": "readers", "read_tools": "readers", "read_run": "readers", "load_runs": "readers",
-    "read_spans_file": "readers",
+    "read_spans_file": "readers", "run_from_sample": "readers",
     "Criterion": "criteria", "CriteriaSet": "criteria", "parse_criterion": "criteria", "parse_criteria": "criteria",
     "criteria_from_dict": "criteria", "load_criteria": "criteria",
     "CriterionResult": "grade", "CaseGrade": "grade", "grade_case": "grade", "VerifyFn": "grade",
@@ -50,6 +50,7 @@ __all__ = [
     "read_spans_file",
     "read_tool_calls",
     "read_tools",
+    "run_from_sample",
     "summarise",
     "verifier",
 ]

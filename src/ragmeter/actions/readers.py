@@ -29,6 +29,7 @@ from typing import Any
 from ragmeter.actions.calls import AgentRun, ToolCall, ToolSpec
 from ragmeter.actions.criteria import parse_criteria
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.sample import Sample
 
 
 class _Where:
@@ -300,6 +301,18 @@ def read_run(row: Mapping[str, Any], *, file: str | None = None, line: int | Non
         raise w.error("metadata must be an object", "metadata")
     return AgentRun(str(rid), row.get("question"), row.get("answer"), calls, tools, tuple(criteria), metadata,
                     bool(row.get("calls_complete", False)))
+
+
+RUN_FIELDS = ("tool_calls", "tools", "criteria", "calls_complete")
+
+
+def run_from_sample(sample: Sample, *, file: str | None = None) -> AgentRun:
+    """A case from a dataset sample: ragmeter's dataset reader keeps the fields it does not
+    know (``tool_calls``, ``tools``, ``criteria``, ``calls_complete``) in ``metadata``."""
+    meta = dict(sample.metadata)
+    row: dict[str, Any] = {"id": sample.id, "question": sample.question, "answer": sample.answer,
+                           **{k: meta.pop(k) for k in RUN_FIELDS if k in meta}, "metadata": meta}
+    return read_run(row, file=file)
 
 
 def load_runs(path: str | Path) -> list[AgentRun]:
