@@ -1,0 +1,322 @@
+"""Acceptance criteria over what a run did, read from JSON/YAML or from each case.
+
+A criterion is an object with one kind key, an optional ``id``, ``description`` and ``when``:
+
+| kind | passes when |
+|---|---|
+| ``must_call: TOOL`` | some call to TOOL (whose arguments meet ``arguments``, if given) was made |
+| ``must_not_call: TOOL`` | no call to TOOL (meeting ``arguments``, if given) was made |
+| ``check_arguments: TOOL`` + ``arguments`` | every call to TOOL meets ``arguments`` (no call: not applicable) |
+| ``order: [A, B, ...]`` | every call to B comes after a call to A (and so on down the list) |
+| ``max_calls: N`` (+ ``tool``) | at most N calls (to ``tool``, or in all) |
+| ``record: {entity, attribute, equals}`` | the system of record holds it (the order exists with the right product) |
+| ``never_claim: [statements]`` | the answer's claims make none of the statements (checked by a judge) |
+
+``arguments`` maps a JSON Pointer (or a top-level name) into the call's arguments to a
+value (equality) or to ``{equals | one_of | matches | not_matches | min | max | exists}``.
+``when`` makes the criterion apply only to some cases: ``question_matches``,
+``answer_matches``, ``claims_match`` (regular expressions, case-insensitive, on the question,
+the answer, or any answer claim) and ``claims_state`` (a statement the answer's claims make,
+checked by the judge); several keys must all hold. ``record`` takes values written out or
+read from a call: ``{from_call: TOOL, result: /order_id}`` or ``{from_call: TOOL, argument:
+/product}`` (the last call to TOOL).
+
+A file holds ``{"version": 1, "suite": [...], "cases": {"<case id>": [...]}}`` (a bare list
+is a suite); a case may also carry ``"criteria": [...]``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragmeter.core.errors import InvalidInputError, InvalidParameterError
+from ragmeter.records.pointer import MISSING, resolve
+
+KINDS = ("must_call", "must_not_call", "check_arguments", "order", "max_calls", "record", "never_claim")
+_COMMON = ("id", "description", "when")
+_ALLOWED = {
+    "must_call": ("arguments",), "must_not_call": ("arguments",), "check_arguments": ("arguments",),
+    "order": (), "max_calls": ("tool",), "record": (), "never_claim": (),
+}
+_OPS = ("equals", "one_of", "matches", "not_matches", "min", "max", "exists")
+_WHEN = ("question_matches", "answer_matches", "claims_match", "claims_state")
+INSTALL_YAML = "pip install 'ragmeter[records]' (or pyyaml)"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """One condition on a call's arguments: the value at ``pointer`` and an operator."""
+
+    pointer: str
+    op: str
+    value: Any
+
+    def holds(self, arguments: Mapping[str, Any]) -> bool:
+        found = resolve(arguments, self.pointer)
+        if self.op == "exists":
+            return (found is not MISSING) == bool(self.value)
+        if found is MISSING:
+            return False
+        if self.op == "equals":
+            return _same(found, self.value)
+        if self.op == "one_of":
+            return any(_same(found, v) for v in self.value)
+        if self.op in ("matches", "not_matches"):
+            hit = re.search(self.value, found if isinstance(found, str) else json.dumps(found), re.IGNORECASE)
+            return (hit is not None) == (self.op == "matches")
+        if isinstance(found, bool) or not isinstance(found, (int, float)):
+            return False
+        return found >= self.value if self.op == "min" else found <= self.value
+
+    def describe(self) -> str:
+        return f"{self.pointer} {self.op} {json.dumps(self.value, default=str)}"
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal, with strings compared without regard to case and spacing, and True != 1."""
+    if isinstance(a, str) and isinstance(b, str):
+        return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return bool(a == b)
+
+
+@dataclass(frozen=True)
+class Condition:
+    """When a criterion applies (every given key must hold)."""
+
+    question_matches: str | None = None
+    answer_matches: str | None = None
+    claims_match: str | None = None
+    claims_state: str | None = None
+
+    def describe(self) -> str:
+        return ", ".join(f"{k} {v!r}" for k, v in self.__dict__.items() if v is not None)
+
+
+@dataclass(frozen=True)
+class ValueRef:
+    """A value written out (``literal``) or read from the last call to ``from_call``."""
+
+    literal: Any = None
+    from_call: str | None = None
+    argument: str | None = None  # a pointer into the call's arguments
+    result: str | None = None  # a pointer into the call's result
+
+    def describe(self) -> str:
+        if self.from_call is None:
+            return json.dumps(self.literal, default=str)
+        part = f"argument {self.argument}" if self.argument is not None else f"result {self.result}"
+        return f"{part} of the last {self.from_call} call"
+
+
+@dataclass(frozen=True)
+class Criterion:
+    id: str
+    kind: str
+    tool: str | None = None
+    tools: tuple[str, ...] = ()
+    limit: int | None = None
+    constraints: tuple[Constraint, ...] = ()
+    when: Condition | None = None
+    entity: ValueRef | None = None
+    attribute: str | None = None
+    expected: ValueRef | None = None
+    statements: tuple[str, ...] = ()
+    description: str | None = None
+
+    def describe(self) -> str:
+        if self.description:
+            return self.description
+        args = f" with {'; '.join(c.describe() for c in self.constraints)}" if self.constraints else ""
+        text = {
+            "must_call": f"must call {self.tool}{args}",
+            "must_not_call": f"must never call {self.tool}{args}",
+            "check_arguments": f"every {self.tool} call has{args}",
+            "order": "calls in the order " + " -> ".join(self.tools),
+            "max_calls": f"at most {self.limit} call(s)" + (f" to {self.tool}" if self.tool else ""),
+            "record": f"the record of {self.entity.describe() if self.entity else '?'} has {self.attribute}"
+                      + (f" = {self.expected.describe()}" if self.expected else ""),
+            "never_claim": "the answer never claims: " + "; ".join(self.statements),
+        }.get(self.kind, self.kind)
+        return text + (f" (when {self.when.describe()})" if self.when else "")
+
+
+@dataclass(frozen=True)
+class CriteriaSet:
+    """Criteria for every case (``suite``) and for named cases (``cases``)."""
+
+    suite: tuple[Criterion, ...] = ()
+    cases: Mapping[str, tuple[Criterion, ...]] = field(default_factory=dict)
+
+    def for_case(self, case_id: str, own: Sequence[Criterion] = ()) -> tuple[Criterion, ...]:
+        """The suite's criteria, then the file's for this case, then the case's own."""
+        return (*self.suite, *self.cases.get(case_id, ()), *own)
+
+
+def _problem(where: str, index: int, message: str, fix: str | None = None) -> InvalidInputError:
+    return InvalidInputError(message, file=where, field=f"criterion {index}", fix=fix)
+
+
+def _constraints(value: Any, where: str, index: int) -> tuple[Constraint, ...]:
+    if not isinstance(value, Mapping):
+        raise _problem(where, index, "arguments must map argument names (or JSON Pointers) to constraints",
+                       fix='arguments: {"/product": "R2", "/quantity": {"max": 1}}')
+    out = []
+    for key, spec in value.items():
+        pointer = key if str(key).startswith("/") else "/" + str(key).replace("~", "~0").replace("/", "~1")
+        if isinstance(spec, Mapping):
+            for op, v in spec.items():
+                if op not in _OPS:
+                    raise _problem(where, index, f"unknown constraint {op!r} on {key!r}; use one of {', '.join(_OPS)}")
+                if op in ("matches", "not_matches"):
+                    try:
+                        re.compile(v)
+                    except (re.error, TypeError) as exc:
+                        raise _problem(where, index, f"{key!r}: {op} needs a regular expression ({exc})") from None
+                if op in ("min", "max") and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                    raise _problem(where, index, f"{key!r}: {op} needs a number")
+                if op == "one_of" and not isinstance(v, list):
+                    raise _problem(where, index, f"{key!r}: one_of needs a list")
+                out.append(Constraint(pointer, op, v))
+        else:
+            out.append(Constraint(pointer, "equals", spec))
+    return tuple(out)
+
+
+def _ref(value: Any, where: str, index: int, name: str) -> ValueRef:
+    if isinstance(value, Mapping) and "from_call" in value:
+        extra = set(value) - {"from_call", "argument", "result"}
+        picks = [k for k in ("argument", "result") if k in value]
+        if extra or len(picks) != 1 or not isinstance(value["from_call"], str):
+            raise _problem(where, index, f"{name}: write {{from_call: TOOL, argument: /pointer}} or "
+                                         f"{{from_call: TOOL, result: /pointer}}")
+        pointer = str(value[picks[0]])
+        pointer = pointer if pointer.startswith("/") or pointer == "" else "/" + pointer
+        return ValueRef(None, value["from_call"], pointer if picks[0] == "argument" else None,
+                        pointer if picks[0] == "result" else None)
+    if isinstance(value, (Mapping, list)):
+        raise _problem(where, index, f"{name} must be a value or {{from_call: TOOL, argument|result: /pointer}}")
+    return ValueRef(value)
+
+
+def _condition(value: Any, where: str, index: int) -> Condition:
+    if not isinstance(value, Mapping) or not value or set(value) - set(_WHEN):
+        raise _problem(where, index, f"when takes {', '.join(_WHEN)}")
+    for key in ("question_matches", "answer_matches", "claims_match"):
+        if key in value:
+            try:
+                re.compile(value[key])
+            except (re.error, TypeError) as exc:
+                raise _problem(where, index, f"when.{key} needs a regular expression ({exc})") from None
+    return Condition(**{k: str(v) for k, v in value.items()})
+
+
+def parse_criterion(item: Any, *, where: str = "criteria", index: int = 1) -> Criterion:
+    """One criterion object (see the module docstring)."""
+    if not isinstance(item, Mapping):
+        raise _problem(where, index, "a criterion must be an object")
+    kinds = [k for k in KINDS if k in item]
+    if len(kinds) != 1:
+        raise _problem(where, index, f"a criterion needs exactly one of {', '.join(KINDS)} (found "
+                                     f"{', '.join(kinds) or 'none'})")
+    kind = kinds[0]
+    extra = set(item) - {kind, *_COMMON, *_ALLOWED[kind]}
+    if extra:
+        raise _problem(where, index, f"{kind} does not take {', '.join(sorted(extra))}")
+    value = item[kind]
+    when = _condition(item["when"], where, index) if "when" in item else None
+    constraints = _constraints(item["arguments"], where, index) if "arguments" in item else ()
+    fields: dict[str, Any] = {"kind": kind, "when": when, "constraints": constraints,
+                              "description": item.get("description")}
+    if kind in ("must_call", "must_not_call", "check_arguments"):
+        if not isinstance(value, str) or not value:
+            raise _problem(where, index, f"{kind} names one tool")
+        if kind == "check_arguments" and not constraints:
+            raise _problem(where, index, "check_arguments needs arguments: {...}")
+        fields["tool"] = value
+    elif kind == "order":
+        if not isinstance(value, list) or len(value) < 2 or not all(isinstance(t, str) for t in value):
+            raise _problem(where, index, "order lists two or more tools, first to last")
+        fields["tools"] = tuple(value)
+    elif kind == "max_calls":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise _problem(where, index, "max_calls is a whole number >= 0")
+        fields["limit"], fields["tool"] = value, item.get("tool")
+    elif kind == "record":
+        if not isinstance(value, Mapping) or "entity" not in value or not isinstance(value.get("attribute"), str) \
+                or set(value) - {"entity", "attribute", "equals"}:
+            raise _problem(where, index, "record takes entity, attribute and optionally equals",
+                           fix="record: {entity: {from_call: create_order, result: /order_id}, attribute: product, "
+                               "equals: {from_call: create_order, argument: /product}}")
+        fields["entity"] = _ref(value["entity"], where, index, "entity")
+        fields["attribute"] = value["attribute"]
+        fields["expected"] = _ref(value["equals"], where, index, "equals") if "equals" in value else None
+    else:  # never_claim
+        statements = [value] if isinstance(value, str) else value
+        if not isinstance(statements, list) or not statements or not all(isinstance(s, str) and s.strip()
+                                                                          for s in statements):
+            raise _problem(where, index, "never_claim lists one or more statements")
+        fields["statements"] = tuple(s.strip() for s in statements)
+    default_id = kind + (f":{fields.get('tool')}" if fields.get("tool") else "")
+    cid = item.get("id", default_id)
+    if not isinstance(cid, str) or not cid:
+        raise _problem(where, index, "id must be a non-empty string")
+    return Criterion(id=cid, **fields)
+
+
+def parse_criteria(items: Any, *, where: str = "criteria") -> list[Criterion]:
+    if not isinstance(items, list):
+        raise InvalidInputError("criteria must be a list of criterion objects", file=where)
+    out = [parse_criterion(item, where=where, index=i) for i, item in enumerate(items, start=1)]
+    ids = [c.id for c in out]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise InvalidInputError(f"criterion ids must differ within a list; repeated: {', '.join(dup)}", file=where,
+                                fix="give each criterion an id")
+    return out
+
+
+def criteria_from_dict(data: Any, *, where: str = "criteria") -> CriteriaSet:
+    if isinstance(data, list):
+        return CriteriaSet(tuple(parse_criteria(data, where=where)))
+    if not isinstance(data, Mapping) or set(data) - {"version", "suite", "cases"}:
+        raise InvalidInputError("a criteria file holds version, suite and cases", file=where,
+                                fix='{"version": 1, "suite": [...], "cases": {"case-id": [...]}}')
+    if data.get("version", 1) != 1:
+        raise InvalidInputError(f"unknown criteria version {data.get('version')!r} (this ragmeter reads 1)",
+                                file=where)
+    cases = data.get("cases") or {}
+    if not isinstance(cases, Mapping):
+        raise InvalidInputError("cases maps case ids to lists of criteria", file=where)
+    return CriteriaSet(tuple(parse_criteria(data.get("suite") or [], where=f"{where} (suite)")),
+                       {str(k): tuple(parse_criteria(v, where=f"{where} (case {k})")) for k, v in cases.items()})
+
+
+def load_criteria(path: str | Path) -> CriteriaSet:
+    """A criteria file: ``.json``, or ``.yaml`` / ``.yml`` (needs pyyaml)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInputError("no such criteria file", file=str(path)) from None
+    if p.suffix.lower() in (".yaml", ".yml"):
+        try:
+            import yaml  # type: ignore[import-untyped]
+        except ImportError:
+            raise InvalidParameterError(f"{p.name}: YAML criteria need pyyaml: {INSTALL_YAML}") from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise InvalidInputError(f"not valid YAML ({exc})", file=str(path)) from None
+    else:
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise InvalidInputError(f"not valid JSON ({exc})", file=str(path)) from None
+    return criteria_from_dict(data, where=str(path))
