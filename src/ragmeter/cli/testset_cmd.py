@@ -1,0 +1,1 @@
+"""``ragmeter testset generate`` (placeholder while building)."""
