@@ -123,19 +123,30 @@ def write_collection(c: Collection, out_dir: str | Path, *, complete: bool = Fal
 
 
 def write_jsonl_atomic(path: Path, rows: Iterable[dict]) -> int:
-    """Write JSONL to a temporary file in the same folder, fsync it, then rename it over
-    ``path``: a crash leaves the old file or the new one, never half of one. Returns the rows written."""
+    """Write JSONL atomically (see :func:`write_text_atomic`); returns the rows written."""
     count = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal count
+        for row in rows:
+            count += 1
+            yield json.dumps(row, ensure_ascii=False) + "\n"
+
+    write_text_atomic(path, lines())
+    return count
+
+
+def write_text_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write to a temporary file in the same folder, fsync it, then rename it over ``path``:
+    a crash leaves the old file or the new one, never half of one."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
-                count += 1
+            for piece in [text] if isinstance(text, str) else text:
+                f.write(piece)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return count
