@@ -153,10 +153,22 @@ def disagreements(tasks: Sequence[Task], state: LabelState) -> list[dict]:
                 final = state.finals.get(t.id, {}).get(c.id)
                 items.append({"chunk": c.id, "grades": dict(sorted(grades.items())),
                               "final": None if final is None else {"grade": final[0], "by": final[1]}})
-        flags = {w: f[t.id] for w, f in state.unanswerable.items() if t.id in f}
+        flags = unanswerable_flags(t, state)
         split = len(set(flags.values())) > 1
         if items or split:
             out.append({"index": t.index, "sample": t.id, "question": t.question, "chunks": items,
                         "unanswerable": dict(sorted(flags.items())) if split else None,
                         "open": sum(1 for i in items if i["final"] is None)})
+    return out
+
+
+def unanswerable_flags(t: Task, state: LabelState, labelers: Sequence[str] | None = None) -> dict[str, bool]:
+    """Each labeler who worked on the question: did they say it cannot be answered from the
+    candidates? A labeler who graded chunks and never said so counts as no."""
+    names = labelers if labelers is not None else state.labelers
+    out = {}
+    for w in names:
+        flag = state.unanswerable.get(w, {}).get(t.id)
+        if flag is not None or state.grades.get(w, {}).get(t.id):
+            out[w] = bool(flag)
     return out

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.label.agreement import unanswerable_flags
 from ragmeter.label.store import LabelState
 from ragmeter.label.tasks import Task
 
@@ -71,7 +72,7 @@ def final_labels(tasks: Sequence[Task], state: LabelState, *, labelers: Sequence
             out.how[how] = out.how.get(how, 0) + 1
         if per:
             out.grades[t.id] = per
-        flags = {n: state.unanswerable[n][t.id] for n in names if t.id in state.unanswerable.get(n, {})}
+        flags = unanswerable_flags(t, state, names)
         if flags:
             out.unanswerable[t.id] = flags
         notes = {n: state.notes[n][t.id] for n in names if state.notes.get(n, {}).get(t.id)}
@@ -105,7 +106,7 @@ def export_dataset(data_path: str | Path, out_path: str | Path, final: FinalLabe
     data = load_dataset(data_path)
     rows, labeled, unanswerable = [], 0, 0
     for s in data.samples:
-        if s.id in final.grades or s.id in final.unanswerable:
+        if s.id in final.grades or any(final.unanswerable.get(s.id, {}).values()):
             labeled += 1
             meta = dict(s.metadata)
             meta["labeling"] = {"labelers": final.labelers, "unanswerable": final.unanswerable.get(s.id, {}),
