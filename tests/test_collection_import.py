@@ -247,3 +247,12 @@ def test_judged_queries_without_query_text_are_an_error(tmp_path):
         f.write("555 0 D001 1\n")
     with pytest.raises(InvalidInputError, match="1 judged query id"):
         write_collection(load_trec(topics, qrels), tmp_path / "o")
+
+
+def test_the_evaluation_set_commands_are_in_the_readme(cli):
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    for command in ("ragmeter label DATA", "ragmeter testset generate", "ragmeter import beir\\|trec\\|msmarco"):
+        assert f"| `{command}" in readme, command  # a row of the command table
+    for sub in ("beir", "trec", "msmarco"):
+        assert cli("import", sub, "--help").exit_code == 0
+    assert cli("testset", "generate", "--help").exit_code == 0 and cli("label", "--help").exit_code == 0

@@ -94,6 +94,7 @@ def test_cohen_and_weighted_kappa_equal_scikit_learn(pairs):
         assert mine == pytest.approx(theirs, abs=1e-12) if mine is not None else np.isnan(theirs)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # statsmodels' own 0/0
 @settings(max_examples=150, deadline=None)
 @given(st.integers(2, 6).flatmap(lambda m: st.lists(st.lists(st.integers(0, 3), min_size=m, max_size=m),
                                                     min_size=1, max_size=30)))
@@ -306,3 +307,12 @@ def test_a_killed_server_loses_no_acknowledged_click(tmp_path):
         proc.terminate()
         proc.wait(timeout=10)
     assert len(labels.read_text().splitlines()) == 2
+
+
+def test_a_conversation_turn_shows_the_conversation_so_far():
+    s = Sample("c1#2", "And for the other one?", (Chunk("a", text="x"),),
+               metadata={"history": "User: Which router has 24 months?\nAssistant: The R2."})
+    (task,) = build_tasks([s])
+    assert task.history.startswith("User: Which router") and task.as_dict()["history"] == task.history
+    (first,) = build_tasks([Sample("c1#1", "Which?", (Chunk("a", text="x"),), metadata={"history": "(none)"})])
+    assert first.history == ""
