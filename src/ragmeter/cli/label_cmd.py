@@ -100,7 +100,12 @@ def serve(dataset: str, *, corpus: str | None, k: int, labeler: str | None, labe
     if store.trimmed:
         typer.echo(f"note: cut a torn last line ({store.trimmed} bytes) off {labels_path}: an interrupted write",
                    err=True)
-    server = LabelServer(LabelApp(tasks, store, title=Path(dataset).name, rel=rel), port=port)
+    try:
+        server = LabelServer(LabelApp(tasks, store, title=Path(dataset).name, rel=rel), port=port)
+    except OSError as exc:
+        store.close()
+        raise typer.BadParameter(f"cannot listen on 127.0.0.1:{port} ({exc.strerror}); choose another port, "
+                                 f"or 0 for any free one", param_hint="--port") from None
     url = server.url + (f"?labeler={quote(labeler)}" if labeler else "")
     typer.echo(f"labeling {len(tasks)} questions; labels are saved to {labels_path} at every click")
     typer.echo(f"open {url}  (Ctrl-C stops the server; nothing is lost)")
