@@ -17,12 +17,12 @@ import ragmeter
 
 LAYERS = (
     ("_version", "core"),
-    ("io", "judges", "ledger", "embeddings"),
+    ("io", "judges", "ledger", "embeddings", "records"),
     ("claims",),
-    ("metrics", "trec"),
+    ("metrics", "trec", "actions"),
     ("engine",),
     ("analysis",),
-    ("report", "runs", "live", "testing", "pytest_plugin"),
+    ("report", "runs", "live", "label", "testset", "testing", "pytest_plugin"),
     ("cli", "__main__"),
 )
 LAYER = {package: level for level, packages in enumerate(LAYERS) for package in packages}

@@ -348,6 +348,7 @@ def metrics_command() -> None:
 
 # The other commands live in their own modules; importing them registers them on ``app``.
 from ragmeter.cli import analysis_cmd, judge_cmd, trec_cmd, watch_cmd  # noqa: E402,F401
+from ragmeter.cli import import_cmd, label_cmd, testset_cmd  # noqa: E402,F401  (building the evaluation set)
 
 
 def run() -> None:

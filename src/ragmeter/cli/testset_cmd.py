@@ -1,0 +1,85 @@
+"""``ragmeter testset generate``: questions written from a corpus through a judge, as a dataset."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import typer
+
+from ragmeter.cli.main import app, friendly
+
+testset_app = typer.Typer(add_completion=False, no_args_is_help=True,
+                          help="Build an evaluation set: questions generated from your corpus.")
+app.add_typer(testset_app, name="testset")
+
+
+@testset_app.command("generate")
+@friendly
+def generate_command(
+    corpus: str = typer.Option(..., "--corpus", help="chunk id -> text file (.jsonl or .csv) to write questions from"),
+    judge: str = typer.Option(..., "--judge", help="openai:<model>, anthropic:<model>, local or local:<file.gguf>"),
+    n: int = typer.Option(..., "-n", help="how many test items"),
+    kinds: str = typer.Option("single=0.5,multi=0.2,unanswerable=0.2,conversational=0.1", "--kinds",
+                              help="shares of single-chunk, multi-chunk, unanswerable and conversational items"),
+    out: str = typer.Option("testset.jsonl", "--out", "-o", help="the dataset to write (a report goes next to it)"),
+    seed: int = typer.Option(0, "--seed", help="chooses the source chunks (same seed: same requests, free rerun)"),
+    dedupe: float = typer.Option(0.9, "--dedupe", help="questions with cosine >= this are near-duplicates"),
+    check_k: int = typer.Option(5, "--check-k", help="unanswerable questions are checked against this many of the "
+                                                     "corpus' most similar chunks"),
+    max_rounds: int = typer.Option(4, "--max-rounds", help="rounds of drafting to fill shortfalls"),
+    embedder: str = typer.Option("minilm", "--embedder", help="for pairing chunks, de-duplication and the "
+                                                             "unanswerable check: minilm (bundled), "
+                                                             "sentence-transformers:<model> or openai:<model>"),
+    judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
+    ledger: str | None = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
+    runs_dir: str = typer.Option(os.environ.get("RAGMETER_RUNS_DIR", "runs"), "--runs-dir",
+                                 help="where the default ledger lives"),
+    concurrency: int = typer.Option(8, "--concurrency", help="judge requests in flight at most"),
+    timeout: float = typer.Option(120.0, "--timeout", help="seconds per judge call"),
+    max_reasks: int = typer.Option(2, "--max-reasks", help="re-asks for a reply that does not validate"),
+) -> None:
+    """Write N questions from the corpus: each with its source chunks as `relevant`, a reference
+    answer and reference claims, checked by the judge; near-duplicates removed; rejects counted."""
+    from ragmeter.embeddings import make_embedder
+    from ragmeter.io import load_corpus
+    from ragmeter.io.collection import write_jsonl_atomic, write_text_atomic
+    from ragmeter.judges import Judge, RetryPolicy, make_backend
+    from ragmeter.ledger import Ledger
+    from ragmeter.testset.generate import generate_testset
+
+    if n < 1:
+        raise typer.BadParameter("give at least 1", param_hint="-n")
+    if not 0 < dedupe <= 1:
+        raise typer.BadParameter("a cosine in (0, 1]", param_hint="--dedupe")
+    texts = load_corpus(corpus)
+    backend = make_backend(judge, base_url=judge_base_url, concurrency=concurrency,
+                           policy=RetryPolicy(timeout=timeout))
+    the_judge = Judge(backend, ledger=Ledger(ledger or str(Path(runs_dir) / "ledger.sqlite")), max_reasks=max_reasks)
+    result = generate_testset(texts, the_judge, n, kinds=kinds, embedder=make_embedder(embedder), seed=seed,
+                              dedupe=dedupe, check_k=check_k, max_rounds=max_rounds,
+                              on_progress=lambda m: typer.echo(m, err=True))
+    out_path = Path(out)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    write_jsonl_atomic(out_path, result.rows)
+    report_path = out_path.with_name(out_path.stem + ".report.json")
+    write_text_atomic(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")
+    typer.echo(summary(result.report))
+    typer.echo(f"{len(result.rows)} items -> {out_path}; report -> {report_path}")
+
+
+def summary(r: dict) -> str:
+    made = ", ".join(f"{k} {r['produced'][k]}/{r['requested'][k]}" for k in r["requested"])
+    lines = [f"produced: {made}",
+             (f"drafts: {r['drafts']} in {r['rounds']} round(s); near-duplicates removed: {r['duplicates_removed']}; "
+              f"rejected by the checks: {r['rejected']}; surplus: {r['surplus']}")]
+    if r["rejected_by_reason"]:
+        lines.append("rejected: " + ", ".join(f"{k} {v}" for k, v in r["rejected_by_reason"].items()))
+    if r["shortfall"]:
+        lines.append("SHORT: " + ", ".join(f"{k} {v}" for k, v in r["shortfall"].items())
+                     + " (not padded: raise --max-rounds, or use a stronger judge)")
+    j = r["judge"]
+    lines.append(f"judge {j['backend']}:{j['model']}: {j['calls']} calls, {j['cached']} from the ledger, "
+                 f"{j['failed']} failed, {j['input_tokens']} input + {j['output_tokens']} output tokens")
+    return "\n".join(lines)

@@ -1,0 +1,152 @@
+"""Standard test collections turned into a ragmeter dataset and corpus.
+
+A collection is queries, a corpus, relevance judgments and, optionally, a run. The readers
+(``io/beir.py``, ``io/trec_collection.py``, ``io/msmarco.py``) each build a
+:class:`Collection`; :func:`write_collection` writes ``dataset.jsonl`` (one sample per
+query: ``question``, ``relevant`` as chunk id -> grade, ``retrieved`` from the run in
+trec_eval's order) and ``corpus.jsonl`` (``{"id", "text"}``), each atomically.
+
+Which queries become samples (the same choice as trec_eval's, so ``ragmeter eval`` on the
+result equals ``ragmeter trec`` on the files):
+
+- without a run: every judged query (one with at least one qrels line);
+- with a run: the judged queries the run answers; ``complete=True`` adds the judged queries
+  the run misses, with an empty ranking (trec_eval ``-c``). Run queries with no judgments
+  are left out, as trec_eval leaves them out.
+
+Grades below 0 ("judged but unjudged", trec_eval's RELVALUE_UNJUDGED, used only by bpref)
+are not written: ragmeter's metrics treat a chunk with no label as not relevant, as
+trec_eval treats those documents in every measure ``ragmeter eval`` computes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragmeter.core.errors import InvalidInputError
+
+
+@dataclass
+class Collection:
+    """What a reader found; ``corpus`` is re-iterable (large corpora are streamed, not held)."""
+
+    name: str
+    queries: dict[str, str]  # query id -> text, in file order
+    qrels: dict[str, dict[str, float]]  # query id -> {doc id -> grade}
+    corpus: Callable[[], Iterator[tuple[str, str]]]
+    run: Mapping[str, Sequence[tuple[str, float | None]]] | None = None  # query id -> [(doc id, score)], ranked
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Written:
+    dataset: Path
+    corpus: Path
+    samples: int
+    documents: int
+    judged_without_results: int
+    notes: tuple[str, ...]
+
+
+def iter_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of a UTF-8 file, streamed; blank lines skipped; a bad byte names its line."""
+    p = Path(path)
+    if not p.is_file():
+        raise InvalidInputError("file not found", file=str(path), fix="check the path")
+    with open(p, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidInputError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                                        file=str(path), line=number, fix="save the file as UTF-8") from None
+            if number == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            line = line.rstrip("\r\n")
+            if line.strip():
+                yield number, line
+
+
+def trec_order(rows: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """trec_eval's ranking: score descending, ties by doc id descending (byte order); the rank
+    column of a run file is ignored (trec_eval 10.0, ``form_res_rels.c``)."""
+    return sorted(rows, key=lambda r: (r[1], r[0].encode("utf-8")), reverse=True)
+
+
+def sample_rows(c: Collection, *, complete: bool = False) -> tuple[list[dict], int]:
+    """The dataset records, and how many judged queries the run left without results."""
+    judged = [q for q in c.queries if c.qrels.get(q)]
+    unknown = sorted(set(c.qrels) - set(c.queries))
+    if unknown:
+        raise InvalidInputError(f"{len(unknown)} judged query id(s) have no query text, e.g. {unknown[0]!r}",
+                                fix="give the queries file that goes with these judgments")
+    missing = 0
+    rows = []
+    for qid in judged:
+        labels = {doc: grade for doc, grade in c.qrels[qid].items() if grade >= 0}
+        row: dict = {"id": qid, "question": c.queries[qid], "relevant": labels}
+        if c.run is not None:
+            ranked = c.run.get(qid)
+            if ranked is None:
+                missing += 1
+                if not complete:
+                    continue
+                ranked = ()
+            row["retrieved"] = [{"id": doc, "score": score} if score is not None else doc for doc, score in ranked]
+        rows.append(row)
+    return rows, missing
+
+
+def write_collection(c: Collection, out_dir: str | Path, *, complete: bool = False) -> Written:
+    """Write ``out_dir/dataset.jsonl`` and ``out_dir/corpus.jsonl`` (each atomically)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows, missing = sample_rows(c, complete=complete)
+    if not rows:
+        raise InvalidInputError(f"{c.name}: no judged query to write" + (" that the run answers" if c.run else ""),
+                                fix="check that the query ids of the queries, judgments and run files match")
+    dataset = out / "dataset.jsonl"
+    corpus = out / "corpus.jsonl"
+    write_jsonl_atomic(dataset, rows)
+    documents = write_jsonl_atomic(corpus, ({"id": doc, "text": text} for doc, text in c.corpus()))
+    notes = list(c.notes)
+    if missing:
+        notes.append(f"{missing} judged quer{'y has' if missing == 1 else 'ies have'} no results in the run: "
+                     + ("written with an empty ranking (as trec_eval -c)" if complete
+                        else "left out (as trec_eval without -c; --complete keeps them)"))
+    return Written(dataset, corpus, len(rows), documents, missing, tuple(notes))
+
+
+def write_jsonl_atomic(path: Path, rows: Iterable[dict]) -> int:
+    """Write JSONL atomically (see :func:`write_text_atomic`); returns the rows written."""
+    count = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal count
+        for row in rows:
+            count += 1
+            yield json.dumps(row, ensure_ascii=False) + "\n"
+
+    write_text_atomic(path, lines())
+    return count
+
+
+def write_text_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write to a temporary file in the same folder, fsync it, then rename it over ``path``:
+    a crash leaves the old file or the new one, never half of one."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            for piece in [text] if isinstance(text, str) else text:
+                f.write(piece)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
