@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from ragmeter.core.settings import DEFAULTS
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.dataset import Dataset, load_dataset
 
 
 def assert_metrics(data: Any, thresholds: Mapping[str, float], *, judge: Any = None, corpus: Any = None,
-                   k: int | None = 5, max_rows: int = 10):
+                   k: int | None = DEFAULTS.k, max_rows: int = 10):
     """Evaluate and assert each metric's mean >= its threshold. Returns the result."""
     dataset = data if isinstance(data, Dataset) else load_dataset(data, corpus=corpus) if isinstance(
         data, (str, bytes)) or hasattr(data, "__fspath__") else data

@@ -13,6 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from ragmeter.core.errors import InvalidParameterError
+from ragmeter.core.settings import DEFAULTS, Settings
 from ragmeter.embeddings.base import Embedder, unit_rows
 from ragmeter.embeddings.minilm import EmbedderUnavailable, MiniLM
 
@@ -42,7 +43,7 @@ class OpenAIEmbedder(Embedder):
     DEFAULT_URL = "https://api.openai.com/v1"
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 60.0) -> None:
+                 timeout: float = DEFAULTS.timeout) -> None:
         import httpx
 
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or self.DEFAULT_URL).rstrip("/")
@@ -67,9 +68,15 @@ class OpenAIEmbedder(Embedder):
         return unit_rows(np.asarray(rows, dtype=np.float64))
 
 
-def make_embedder(spec: str = "minilm", *, base_url: str | None = None, api_key: str | None = None) -> Embedder:
+BUNDLED = "minilm"
+
+
+def make_embedder(spec: str = DEFAULTS.embedder, *, base_url: str | None = None,
+                  api_key: str | None = None) -> Embedder:
+    """The embedder ``spec`` names: ``minilm`` (bundled, offline), ``sentence-transformers:<model>``
+    or ``openai:<model>``; anything else raises ``InvalidParameterError``."""
     kind, _, model = spec.partition(":")
-    if kind == "minilm" and not model:
+    if kind == BUNDLED and not model:
         return MiniLM()
     if kind in ("sentence-transformers", "st") and model:
         return SentenceTransformerEmbedder(model)
@@ -77,3 +84,9 @@ def make_embedder(spec: str = "minilm", *, base_url: str | None = None, api_key:
         return OpenAIEmbedder(model, base_url, api_key)
     raise InvalidParameterError(f"unknown embedder {spec!r}: use minilm, sentence-transformers:<model> "
                                 f"or openai:<model>")
+
+
+def embedder_for(settings: Settings) -> Embedder | None:
+    """The embedder ``settings.embedder`` names, or None for the bundled MiniLM, which the
+    engine then loads itself, and only if a requested metric needs an embedder."""
+    return None if settings.embedder == BUNDLED else make_embedder(settings.embedder)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import json
 import os
 import time
@@ -30,10 +29,11 @@ from ragmeter.core.errors import RagmeterError
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
+from ragmeter.core.settings import DEFAULTS
 from ragmeter.embeddings import make_embedder
 from ragmeter.engine.evaluate import evaluate, resolve_measures
 from ragmeter.io.dataset import Dataset, from_samples
-from ragmeter.judges import Backend, Judge, Limiter, RetryPolicy, ScriptedBackend, make_backend
+from ragmeter.judges.judge_factory import judge_from_description
 from ragmeter.ledger import LayeredLedger, Ledger
 
 
@@ -151,8 +151,8 @@ def _score_shard(samples: list[Sample], metrics: list[str] | None, options: dict
         Path(heartbeat).write_text(json.dumps({"pid": os.getpid(), "started": time.time()}))
     judge = None
     if judge_spec is not None:
-        judge = build_judge(judge_spec, LayeredLedger(ledger_path or ":memory:", main_ledger),
-                            limiter=RemoteLimiter(limiter) if limiter is not None else None)
+        judge = judge_from_description(judge_spec, LayeredLedger(ledger_path or ":memory:", main_ledger),
+                                       limiter=RemoteLimiter(limiter) if limiter is not None else None)
     options = dict(options)
     spec = options.pop("embedder", None)
     if spec is not None:  # built here, in the worker: a client is not sent over the wire, nor is a key
@@ -163,22 +163,9 @@ def _score_shard(samples: list[Sample], metrics: list[str] | None, options: dict
     return outcomes, result.evidence, (judge.stats.as_dict() if judge is not None else None)
 
 
-def build_judge(spec: dict[str, Any], ledger: Ledger, *, limiter: Limiter | None = None) -> Judge:
-    """A judge from a picklable description (``{"judge": "openai:m", "base_url": ...}`` or
-    ``{"scripted": "module:function"}``); API keys come from the workers' environment.
-    ``limiter``: the cluster-wide limit an HTTP backend uses instead of its own."""
-    if "scripted" in spec:
-        module, _, name = spec["scripted"].partition(":")
-        backend: Backend = ScriptedBackend(getattr(importlib.import_module(module), name))
-    else:
-        backend = make_backend(spec["judge"], base_url=spec.get("base_url"), concurrency=spec.get("concurrency", 8),
-                               policy=RetryPolicy(timeout=spec.get("timeout", 60.0)), limiter=limiter)
-    return Judge(backend, ledger=ledger, max_reasks=spec.get("max_reasks", 2))
-
-
-def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None = 5, view: str | None = None,
+def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None = DEFAULTS.k, view: str | None = None,
                  judge_spec: dict | None = None, ledger: str | None = None, shards: int | None = None,
-                 address: str | None = None, concurrency: int = 8, max_retries: int = 3,
+                 address: str | None = None, concurrency: int = DEFAULTS.concurrency, max_retries: int = 3,
                  heartbeat_dir: str | None = None, init_options: dict | None = None, embedder: str | None = None,
                  embedder_base_url: str | None = None, criteria: dict | None = None) -> EvaluationResult:
     """The local engine's results, scored in shards on a Ray cluster. ``embedder``: a
@@ -191,7 +178,7 @@ def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None 
     samples = list(data.samples)
     n = shards or max(1, min(len(samples), int(ray.cluster_resources().get("CPU", 1)) * 2))
     bounds = [round(i * len(samples) / n) for i in range(n + 1)]
-    lease_s = (judge_spec or {}).get("timeout", 60.0) * 2 + 5  # longer than any call with its retry wait
+    lease_s = (judge_spec or {}).get("timeout", DEFAULTS.timeout) * 2 + 5  # longer than any call with its retry wait
     limiter = _limiter_actor(ray).remote(concurrency, lease_s) if judge_spec is not None else None
     ledger_dir = Path(ledger).parent if ledger else None
     task = ray.remote(_score_shard).options(max_retries=max_retries, retry_exceptions=False)

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.settings import DEFAULTS
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.dataset import Dataset, from_samples
@@ -87,7 +88,7 @@ def retrieve_all(retriever: Any, samples: Sequence[Sample], k: int | None) -> li
 def evaluate_retriever(
     retriever: Any,
     dataset: Dataset | Iterable[Sample],
-    k: int | None = 5,
+    k: int | None = DEFAULTS.k,
     metrics: Iterable[str] | None = None,
 ) -> EvaluationResult:
     """Run ``retriever`` on every question of ``dataset`` and score the ranked ids at ``k``."""

@@ -5,13 +5,14 @@ Kept apart from ``backends`` because the local judge's backend is itself built o
 
 from __future__ import annotations
 
+from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges.backends import AnthropicBackend, Backend, OpenAIBackend
 from ragmeter.judges.local import LocalBackend
 from ragmeter.judges.transport import JudgeConfigError, Limiter, RetryPolicy
 
 
 def make_backend(spec: str, *, base_url: str | None = None, api_key: str | None = None,
-                 concurrency: int = 8, policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> Backend:
+                 concurrency: int = DEFAULTS.concurrency, policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> Backend:
     """``openai:<model>``, ``anthropic:<model>`` or ``local[:path.gguf]`` (in-process llama.cpp).
 
     ``limiter``: a concurrency limit shared with other backends (the HTTP backends use it

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import httpx
 
+from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges.transport import AdaptiveLimiter, JudgeConfigError, Limiter, RetryPolicy, send
 
 
@@ -65,7 +66,7 @@ class _HTTPBackend(Backend):
     """An HTTP backend. ``limiter``: a shared concurrency limit and back-off (e.g. one for a
     whole cluster); by default the backend's own ``AdaptiveLimiter(concurrency)``."""
 
-    def __init__(self, model: str, base_url: str, api_key: str | None, *, concurrency: int = 8,
+    def __init__(self, model: str, base_url: str, api_key: str | None, *, concurrency: int = DEFAULTS.concurrency,
                  policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> None:
         self.model, self.base_url, self._key = model, base_url.rstrip("/"), api_key
         self.policy = policy or RetryPolicy()

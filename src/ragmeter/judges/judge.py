@@ -26,6 +26,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ragmeter.core.errors import JudgeOutputError, RagmeterError
 from ragmeter.core.progress import Progress
+from ragmeter.core.settings import DEFAULTS
+from ragmeter.judges import cost
 from ragmeter.judges.backends import Backend, Decoding, Reply
 from ragmeter.judges.prompts import Prompt
 from ragmeter.judges.replies import Keyed, digest, extract_json, schema_errors
@@ -94,7 +96,7 @@ class Budget:
         return self._loop_cond.get()[0]
 
     def usd(self, tokens_in: int, tokens_out: int) -> float:
-        return ((self.price_in or 0.0) * tokens_in + (self.price_out or 0.0) * tokens_out) / 1e6
+        return cost.usd(tokens_in, tokens_out, self.price_in, self.price_out)
 
     def _fits(self, est_in: int, est_out: int) -> bool:
         total_in, total_out = self.spent_in + self.reserved_in + est_in, self.spent_out + self.reserved_out + est_out
@@ -179,7 +181,7 @@ class Judge:
     """A backend plus decoding settings, a ledger, a re-ask bound and an optional budget."""
 
     def __init__(self, backend: Backend, *, ledger: Ledger | None = None, decoding: Decoding | None = None,
-                 max_reasks: int = 2, budget: Budget | None = None) -> None:
+                 max_reasks: int = DEFAULTS.max_reasks, budget: Budget | None = None) -> None:
         self.backend = backend
         self.ledger = ledger if ledger is not None else Ledger(":memory:")
         self.decoding = decoding or Decoding()

@@ -21,6 +21,7 @@ from typing import Awaitable, Callable, Protocol
 import httpx
 
 from ragmeter.core.errors import JudgeUnavailableError
+from ragmeter.core.settings import DEFAULTS
 
 THROTTLED = {429, 503, 529}
 
@@ -38,7 +39,7 @@ class RetryPolicy:
     max_retries: int = 4
     base_delay: float = 0.5
     max_delay: float = 30.0
-    timeout: float = 60.0
+    timeout: float = DEFAULTS.timeout  # seconds per call
 
     def backoff(self, attempt: int) -> float:
         return random.uniform(0, min(self.max_delay, self.base_delay * 2 ** attempt))

@@ -26,14 +26,15 @@ from ragmeter._version import __version__
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.sample import Sample
+from ragmeter.core.settings import DEFAULTS, default_runs_dir
 from ragmeter.io.dataset import load_dataset
 from ragmeter.io.writer import sample_to_row, write_json, write_jsonl
 from ragmeter.metrics import resolve_key
 
-DEFAULT_BASE = "runs"
 
-
-def new_run_path(base: str | Path = DEFAULT_BASE, name: str = "eval") -> Path:
+def new_run_path(base: str | Path | None = None, name: str = DEFAULTS.name) -> Path:
+    """A new, unused ``<base>/<UTC timestamp>-<name>`` (base: ``$RAGMETER_RUNS_DIR`` or ``runs``)."""
+    base = default_runs_dir() if base is None else base
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "eval"
     path = Path(base) / f"{stamp}-{slug}"
@@ -116,8 +117,9 @@ def load_run(path: str | Path) -> Run:
     return Run(path, setup, results, summary)
 
 
-def list_runs(base: str | Path = DEFAULT_BASE) -> list[Run]:
-    base = Path(base)
+def list_runs(base: str | Path | None = None) -> list[Run]:
+    """The runs under ``base`` (``$RAGMETER_RUNS_DIR`` or ``runs``), oldest first."""
+    base = Path(default_runs_dir() if base is None else base)
     if not base.is_dir():
         return []
     return [load_run(p) for p in sorted(base.iterdir()) if (p / "setup.json").is_file()]
