@@ -27,10 +27,7 @@ LAYERS = (
 )
 LAYER = {package: level for level, packages in enumerate(LAYERS) for package in packages}
 
-# The CLI's own judge factory, imported across cli/ modules until one factory in judges/ replaces it
-# (issue 16, the thin-CLI half); remove these when it lands.
-PRIVATE_IMPORTS_ALLOWED = {("ragmeter.cli.analysis_cmd", "_make_judge"), ("ragmeter.cli.judge_cmd", "_make_judge"),
-                           ("ragmeter.cli.watch_cmd", "_make_judge")}
+PRIVATE_IMPORTS_ALLOWED: set[tuple[str, str]] = set()
 
 SRC = Path(ragmeter.__file__).parent
 

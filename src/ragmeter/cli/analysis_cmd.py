@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from typing import List, Optional
 
 import typer
 
-from ragmeter.cli.main import _make_judge, app, friendly, split_metrics
+from ragmeter.cli.app import app, friendly, split_metrics
 from ragmeter.core.errors import RagmeterError
+from ragmeter.core.settings import Settings
 
 
 @app.command("compare")
@@ -104,13 +104,14 @@ def pairwise_command(
     b_field: Optional[str] = typer.Option(None, "--b-field", help="compare `answer` with metadata[B_FIELD] of A"),
     judge: str = typer.Option(..., "--judge", help="openai:<model> or anthropic:<model>"),
     judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url"),
-    ledger: str = typer.Option(os.path.join(os.environ.get("RAGMETER_RUNS_DIR", "runs"), "ledger.sqlite"), "--ledger"),
+    ledger: str = typer.Option(Settings().ledger_path, "--ledger", help="judgment store"),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
 ) -> None:
     """Which answer is better, per question, asked in both orders: wins, ties, position and length bias."""
     import dataclasses
 
     from ragmeter.analysis.pairwise import pairwise
+    from ragmeter.judges.judge_factory import make_judge
 
     samples_a = _samples(a)
     if b_field:
@@ -119,8 +120,10 @@ def pairwise_command(
         samples_b = _samples(b)
     else:
         raise typer.BadParameter("give system B (a run or dataset) or --b-field", param_hint="B")
-    options = {"judge": judge, "judge_base_url": judge_base_url, "ledger": ledger}
-    result = pairwise(samples_a, samples_b, _make_judge(options, None))
+    the_judge = make_judge(judge, Settings(judge=judge, judge_base_url=judge_base_url, ledger=ledger))
+    if the_judge is None:
+        raise typer.BadParameter("pairwise judging needs a judge", param_hint="--judge")
+    result = pairwise(samples_a, samples_b, the_judge)
     if fmt == "json":
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return

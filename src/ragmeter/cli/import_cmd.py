@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ragmeter.cli.main import app, friendly
+from ragmeter.cli.app import app, friendly
 
 import_app = typer.Typer(add_completion=False, no_args_is_help=True,
                          help="Turn a standard test collection (BEIR, TREC, MS MARCO) into dataset.jsonl + "

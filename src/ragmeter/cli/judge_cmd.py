@@ -7,7 +7,8 @@ from typing import Optional
 
 import typer
 
-from ragmeter.cli.main import _make_judge, app, friendly
+from ragmeter.cli.app import app, friendly
+from ragmeter.core.settings import Settings
 
 
 @app.command("judge-check")
@@ -23,10 +24,13 @@ def judge_check_command(
     """Three-way accuracy (supported / contradicted / not found) and the confusion matrix of a
     judge on the bundled agreement set (72 hand-labeled claims in 12 domains)."""
     from ragmeter.judges.agreement_set import LABELS, check, load_set
+    from ragmeter.judges.judge_factory import make_judge
 
     if split not in ("heldout", "tune", "all"):
         raise typer.BadParameter("use heldout, tune or all", param_hint="--split")
-    the_judge = _make_judge({"judge": judge, "judge_base_url": judge_base_url, "ledger": ledger}, None)
+    the_judge = make_judge(judge, Settings(judge=judge, judge_base_url=judge_base_url, ledger=ledger))
+    if the_judge is None:
+        raise typer.BadParameter("judge-check needs a judge", param_hint="--judge")
     if mode is not None:
         if the_judge.backend.name != "local":
             raise typer.BadParameter("--mode is for the local judge", param_hint="--mode")

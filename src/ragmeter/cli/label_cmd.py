@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ragmeter.cli.main import app, friendly
+from ragmeter.cli.app import app, friendly
 
 
 def default_labels_path(dataset: str) -> Path:

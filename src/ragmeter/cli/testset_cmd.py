@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from ragmeter.cli.main import app, friendly
+from ragmeter.cli.app import app, friendly
 
 testset_app = typer.Typer(add_completion=False, no_args_is_help=True,
                           help="Build an evaluation set: questions generated from your corpus.")

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from ragmeter.cli.main import app, friendly
+from ragmeter.cli.app import app, friendly
 
 
 @app.command("trec")

@@ -31,11 +31,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from ragmeter.core.measure import resolve_measure
+from ragmeter.core.settings import DEFAULTS
 from ragmeter.engine.evaluate import evaluate, resolve_measures
 from ragmeter.io.dataset import from_samples
 from ragmeter.live.source import LoggedRequest, parse, read_new
 
-DEFAULT_METRICS = ("faithfulness", "answer_relevancy")
+DEFAULT_METRICS = DEFAULTS.watch.metrics
 HOUR = 3600.0
 
 
@@ -49,7 +50,7 @@ class Alert:
     metric: str
     below: float | None = None  # absolute threshold on the last-N mean
     baseline: list[float] | None = None  # a baseline run's values: drift check
-    max_drop: float = 0.05
+    max_drop: float = DEFAULTS.watch.max_drop
     firing: bool = False
 
 
@@ -59,8 +60,8 @@ class Watcher:
     judge: Any
     state_dir: Path
     metrics: Sequence[str] = DEFAULT_METRICS
-    sample_rate: float = 1.0
-    window: int = 100
+    sample_rate: float = DEFAULTS.watch.sample_rate
+    window: int = DEFAULTS.watch.window
     alerts: list[Alert] = field(default_factory=list)
     alert_command: str | None = None
     registry: Any = None
@@ -223,7 +224,7 @@ class _Prometheus:
         self.alerts.set(w.alerts_total)
 
 
-def serve(registry, host: str = "127.0.0.1", port: int = 9464):
+def serve(registry, host: str = DEFAULTS.watch.host, port: int = DEFAULTS.watch.port):
     """Start the /metrics endpoint (loopback by default); returns the server."""
     from prometheus_client import start_http_server
 

@@ -10,10 +10,13 @@ Cells that were not scored read ``n/c`` (not computed) or ``failed``; the covera
 
 from __future__ import annotations
 
+from typing import Any, Mapping, Sequence
+
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.results import Score
 from ragmeter.core.sample import Sample
+from ragmeter.judges.cost import usd
 
 
 def rank_pattern(sample: Sample, view: str, k: int | None) -> str:
@@ -80,4 +83,29 @@ def coverage_lines(result: EvaluationResult) -> list[str]:
         if s.reasons:
             line += " (" + "; ".join(f"{reason}: {n}" for reason, n in s.reasons.items()) + ")"
         lines.append(line)
+    return lines
+
+
+def judge_line(spec: str | None, result: EvaluationResult, price_in: float | None = None,
+               price_out: float | None = None) -> str:
+    """The judge's calls, re-asks, ledger hits, failures and tokens, and their cost in US
+    dollars when both prices (per million tokens) are given."""
+    st = result.judge_stats or {}
+    line = (f"judge {spec}: {st['calls']} calls ({result.calls_per_sample:.1f} per sample), {st['reasks']} re-asks, "
+            f"{st['cached']} from the ledger, {st['failed']} failed, {st['input_tokens']} input + "
+            f"{st['output_tokens']} output tokens")
+    if price_in is not None and price_out is not None:
+        line += f", about ${usd(st['input_tokens'], st['output_tokens'], price_in, price_out):.4f}"
+    return line
+
+
+def streamed_lines(measures: Sequence[Measure], summary: Mapping[str, Mapping[str, Any]], samples: int,
+                   block: int) -> list[str]:
+    """A streamed run's summary: the sample count, the mean line and each measure's coverage."""
+    parts = [f"{m.mean_label} {'n/c' if summary[str(m)]['mean'] is None else format(summary[str(m)]['mean'], '.3f')}"
+             for m in measures]
+    lines = [f"{samples} samples, streamed in blocks of {block}", "mean   " + " | ".join(parts)]
+    for m in measures:
+        s = summary[str(m)]
+        lines.append(f"{m}: {s['scored']} scored, {s['not_computed']} not computed, {s['failed']} failed")
     return lines

@@ -1,0 +1,135 @@
+"""``ragmeter eval``: parse the options into :class:`~ragmeter.core.settings.Settings`, call
+:func:`~ragmeter.runs.evaluation.run_evaluation`, render what it returns."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any, List, Optional
+
+import typer
+from click.core import ParameterSource
+
+from ragmeter.cli.app import app, echo_err, friendly, split_metrics
+from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, Settings, default_runs_dir, split_ids
+
+if TYPE_CHECKING:
+    from ragmeter.runs import Run
+    from ragmeter.runs.evaluation import EvaluationRun, ProgressFactory
+
+FORMATS = ("table", "json", "csv")
+#: Options that are rendering or actions, not settings.
+NOT_SETTINGS = ("fmt", "resume")
+
+
+def settings_values(params: dict[str, Any]) -> dict[str, Any]:
+    """The command line's values as :class:`Settings` fields: ``--k 0`` (the whole list) is
+    ``k=None``, ``--block 0`` is no streaming, lists are split, no ``--judge`` is ``auto``."""
+    values = {name: value for name, value in params.items() if name not in NOT_SETTINGS}
+    values.update(k=params["k"] or None, block=params["block"] or None, only=split_ids(params["only"]),
+                  judge=AUTO_JUDGE if params["judge"] is None else params["judge"])
+    metrics = split_metrics(params["metrics"])
+    values["metrics"] = tuple(metrics) if metrics else None
+    return values
+
+
+def eval_settings(ctx: typer.Context) -> tuple[Settings, Run | None]:
+    """The settings of this invocation, and the run it resumes (its stored settings, with
+    the options given here checked against them)."""
+    values = settings_values(ctx.params)
+    resume = ctx.params["resume"]
+    if not resume:
+        return Settings(**values), None
+    from ragmeter.runs import load_run
+    from ragmeter.runs.resume import resume_settings
+
+    given = {name for name in values
+             if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
+    run = load_run(resume)
+    return resume_settings(run, values, given), run
+
+
+def _progress() -> ProgressFactory | None:
+    if not sys.stderr.isatty():
+        return None
+    from ragmeter.report.progress import JudgeProgress
+
+    return JudgeProgress
+
+
+def render(done: EvaluationRun, fmt: str) -> None:
+    """Print a dry run's plan, a streamed run's means, or the table (json, csv) of a result."""
+    if done.plan is not None:
+        typer.echo(json.dumps(done.plan, indent=2))
+        return
+    from ragmeter.report.table import judge_line, render_table, streamed_lines
+
+    s = done.settings
+    if done.streamed is not None:
+        st = done.streamed
+        if fmt == "json":
+            typer.echo(json.dumps({"dataset": st.dataset, "metrics": st.summary}, indent=2))
+            return
+        typer.echo("\n".join(streamed_lines(st.measures, st.summary, st.dataset["samples"], st.block)))
+    elif done.result is not None:
+        result = done.result
+        if fmt == "json":
+            typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+            return
+        if fmt == "csv":
+            from ragmeter.report.results_csv import results_csv
+
+            typer.echo(results_csv(result), nl=False)
+            return
+        typer.echo(render_table(result))
+        if result.judge_stats is not None:
+            typer.echo(judge_line(s.judge_spec, result, s.price_in, s.price_out))
+    if done.run_path is not None:
+        typer.echo(f"run saved: {done.run_path}")
+
+
+@app.command("eval")
+@friendly
+def eval_command(
+    ctx: typer.Context,
+    dataset: Optional[str] = typer.Argument(None, help="dataset file (.jsonl or .csv)"),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="chunk id -> text file (.jsonl or .csv)"),
+    k: int = typer.Option(DEFAULTS.k, "--k", "-k", help="cut-off for the retrieved list; 0 = the whole list"),
+    metrics: Optional[List[str]] = typer.Option(None, "--metrics", "-m", help="comma-separated measures, e.g. ndcg@10,mrr"),
+    view: Optional[str] = typer.Option(None, "--view", help="retrieved (default), context (what reached the prompt), or both"),
+    only: Optional[str] = typer.Option(None, "--only", help="comma-separated sample ids to score"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
+    judge: Optional[str] = typer.Option(None, "--judge", help="openai:<model>, anthropic:<model>, local (bundled offline model; the default when "
+                                                          "ragmeter\\[local] is installed), local:<file.gguf>, or none"),
+    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url",
+                                                 help="the judge server's URL (vLLM, Ollama, llama.cpp, LiteLLM ...)"),
+    embedder: str = typer.Option(DEFAULTS.embedder, "--embedder", help="embedding model: minilm (bundled, offline), "
+                                                                       "sentence-transformers:<model> or openai:<model>"),
+    ledger: Optional[str] = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="print the judge calls and tokens needed, call nothing"),
+    budget_tokens: Optional[int] = typer.Option(None, "--budget", help="stop before judge tokens would pass this cap"),
+    budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="stop before the judge's cost would pass this "
+                                                                          "(needs --price-in/--price-out)"),
+    price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per million input tokens (for cost)"),
+    price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per million output tokens (for cost)"),
+    concurrency: int = typer.Option(DEFAULTS.concurrency, "--concurrency", help="judge requests in flight at most"),
+    max_reasks: int = typer.Option(DEFAULTS.max_reasks, "--max-reasks", help="re-asks for a reply that does not validate"),
+    timeout: float = typer.Option(DEFAULTS.timeout, "--timeout", help="seconds per judge call"),
+    runs_dir: str = typer.Option(default_runs_dir(), "--runs-dir", help="where run directories go"),
+    name: str = typer.Option(DEFAULTS.name, "--name", help="run name (the directory is <timestamp>-<name>)"),
+    save: bool = typer.Option(DEFAULTS.save, "--save/--no-save", help="write a run directory"),
+    resume: Optional[str] = typer.Option(None, "--resume", help="finish an interrupted run directory (with the "
+                                                                "settings it was started with)"),
+    criteria: Optional[str] = typer.Option(None, "--criteria", help="rubric criteria file (JSON or YAML)"),
+    block: Optional[int] = typer.Option(None, "--block", help="stream a JSONL dataset larger than memory, N samples "
+                                                              "at a time (prints the means, writes the run)"),
+    engine: str = typer.Option(DEFAULTS.engine, "--engine", help="local, or ray (pip install 'ragmeter\\[ray]')"),
+    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster: auto or HOST:PORT (default: start one)"),
+) -> None:
+    """Score a dataset: label metrics, and claim metrics through a judge; print the table and means."""
+    from ragmeter.runs.evaluation import run_evaluation
+
+    if fmt not in FORMATS:
+        raise typer.BadParameter("use table, json or csv", param_hint="--format")
+    settings, resumed = eval_settings(ctx)
+    render(run_evaluation(settings, resume=resumed, progress=_progress(), notify=echo_err), fmt)

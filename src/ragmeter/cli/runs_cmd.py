@@ -1,0 +1,76 @@
+"""Commands that read one run or the registry: runs, show, report, diagnose, metrics."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from ragmeter.cli.app import app, friendly
+from ragmeter.core.settings import default_runs_dir
+
+
+@app.command("runs")
+@friendly
+def runs_command(runs_dir: str = typer.Argument(default_runs_dir())) -> None:
+    """List runs with their status and headline means."""
+    from ragmeter.report.terminal import runs_table
+    from ragmeter.runs import list_runs
+
+    typer.echo(runs_table(list_runs(runs_dir)))
+
+
+@app.command("show")
+@friendly
+def show_command(run: str = typer.Argument(..., help="a run directory")) -> None:
+    """Print a run's setup and summary: means, 95% intervals and coverage."""
+    from ragmeter.report.terminal import show_run
+    from ragmeter.runs import load_run
+
+    typer.echo(show_run(load_run(run)))
+
+
+@app.command("report")
+@friendly
+def report_command(run: str = typer.Argument(..., help="a run directory"),
+                   html_path: str = typer.Option(..., "--html", help="where to write the HTML report")) -> None:
+    """Write a self-contained HTML report of a run (no CDN, no network, works from file://)."""
+    from ragmeter.report.html import write_html
+    from ragmeter.runs import load_run
+
+    write_html(load_run(run), html_path)
+    typer.echo(f"report written: {html_path}")
+
+
+@app.command("diagnose")
+@friendly
+def diagnose_command(run: str = typer.Argument(..., help="a run directory"),
+                     fmt: str = typer.Option("table", "--format", "-f", help="table or json")) -> None:
+    """Label each query with the failure points its scores show, with the evidence."""
+    from ragmeter.analysis.diagnosis import count_labels, diagnose
+    from ragmeter.report.terminal import diagnosis_text
+    from ragmeter.runs import load_run
+
+    r = load_run(run)
+    found = diagnose(r.samples(), r.results)
+    if fmt == "json":
+        typer.echo(json.dumps({"queries": [d.as_dict() for d in found], "counts": count_labels(found)}, indent=2))
+    else:
+        typer.echo(diagnosis_text(found))
+
+
+@app.command("metrics")
+def metrics_command() -> None:
+    """List every registered metric with its definition, parameters and source."""
+    from ragmeter.metrics import REGISTRY
+
+    for spec in REGISTRY.values():
+        typer.echo(f"{spec.name} (v{spec.version}, {spec.family})")
+        typer.echo(f"    {spec.definition}")
+        if spec.params:
+            params = ", ".join(f"{n}={p.default!r}" + (f" {list(p.choices)}" if p.choices else "")
+                               for n, p in spec.params.items())
+            typer.echo(f"    params: {params}")
+        if spec.aliases:
+            typer.echo(f"    aliases: {', '.join(spec.aliases)}")
+        typer.echo(f"    source: {spec.source}")

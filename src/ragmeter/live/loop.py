@@ -1,0 +1,99 @@
+"""The ``ragmeter watch`` process: a :class:`~ragmeter.live.watch.Watcher` built from settings,
+polled until the log is drained (``once``), time is up (``max_seconds``) or an alert stops it
+(``exit_on_alert``), with its rolling means on a Prometheus endpoint.
+
+Every message (scores per poll, alerts, where /metrics listens) goes to ``say``; the return
+value is the process's exit status: 0, or 3 when an alert stopped it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from ragmeter.core.settings import InvalidSettingError, Settings
+from ragmeter.judges.judge_factory import make_judge
+from ragmeter.live.watch import Alert, Watcher, serve
+from ragmeter.runs.store import load_run
+
+ALERT_EXIT = 3
+
+
+def parse_alert(text: str) -> Alert:
+    """``"faithfulness<0.8"`` -> an alert when the rolling mean falls below 0.8.
+
+    >>> parse_alert("faithfulness < 0.8")
+    Alert(metric='faithfulness', below=0.8, baseline=None, max_drop=0.05, firing=False)
+    """
+    name, sep, value = text.partition("<")
+    try:
+        below = float(value)
+    except ValueError:
+        below = None
+    if not sep or not name.strip() or below is None:
+        raise InvalidSettingError("alerts", f"write METRIC<VALUE, got {text!r}")
+    return Alert(name.strip(), below=below)
+
+
+def alerts_for(settings: Settings) -> list[Alert]:
+    """The threshold alerts, then one drift alert per watched metric the baseline run scored."""
+    w = settings.watch
+    alerts = [parse_alert(item) for item in w.alerts]
+    if w.baseline:
+        base = load_run(w.baseline)
+        for m in w.metrics:
+            values = [v for v in base.values(m).values() if v is not None]
+            if values:
+                alerts.append(Alert(m, baseline=values, max_drop=w.max_drop))
+    return alerts
+
+
+def _registry(port: int) -> Any:
+    if not port:
+        return None
+    try:
+        from prometheus_client import CollectorRegistry
+    except ImportError:
+        raise InvalidSettingError("port", "the /metrics endpoint needs prometheus_client: pip install "
+                                          "'ragmeter[live]' (or --port 0)") from None
+    return CollectorRegistry()
+
+
+def make_watcher(settings: Settings) -> Watcher:
+    """The watcher ``settings.watch`` describes, judging through ``settings``' judge (its
+    ledger defaults to ``<state>/ledger.sqlite``)."""
+    w = settings.watch
+    if w.log is None:
+        raise InvalidSettingError("log", "give the request log to watch")
+    alerts = alerts_for(settings)
+    registry = _registry(w.port)
+    judge = make_judge(settings.judge_spec, settings, ledger=settings.ledger or str(Path(w.state) / "ledger.sqlite"))
+    return Watcher(w.log, judge, Path(w.state), metrics=w.metrics, sample_rate=w.sample_rate, window=w.window,
+                   alerts=alerts, alert_command=w.alert_command, registry=registry)
+
+
+def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
+    """Poll, report and alert until told to stop; returns the exit status (0, or 3 on an
+    alert with ``exit_on_alert``)."""
+    w = settings.watch
+    watcher = make_watcher(settings)
+    if watcher.registry is not None:
+        serve(watcher.registry, w.host, w.port)
+        say(f"metrics on http://{w.host}:{w.port}/metrics")
+    start = time.monotonic()
+    while True:
+        scored = watcher.poll()
+        if scored:
+            summary = watcher.window_summary()
+            say(f"scored {scored} new; last {w.window}: " + ", ".join(
+                f"{m} {s['mean']:.3f}" for m, s in summary.items() if s["mean"] is not None))
+        for message in watcher.fired:
+            say(f"ALERT: {message}")
+        if watcher.fired and w.exit_on_alert:
+            return ALERT_EXIT
+        if watcher.pending:
+            continue  # more complete lines wait: no sleep
+        if w.once or (w.max_seconds is not None and time.monotonic() - start > w.max_seconds):
+            return 0
+        time.sleep(w.interval)

@@ -1,0 +1,152 @@
+"""One call from settings to a recorded evaluation: ``ragmeter eval`` without the rendering.
+
+:func:`run_evaluation` resolves the judge (``auto``), builds the judge and the embedder
+through their factories, picks the engine (the local one in memory, ``block`` streaming,
+or Ray), plans instead of calling on a dry run, and records the run directory (a new
+one, or the one resumed). Everything it reads is in :class:`~ragmeter.core.settings.Settings`.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.measure import Measure
+from ragmeter.core.progress import Progress
+from ragmeter.core.settings import AUTO_JUDGE, NO_JUDGE, InvalidSettingError, Settings
+from ragmeter.embeddings.backends import embedder_for
+from ragmeter.engine.dry_run import dry_run_plan, needs_judge
+from ragmeter.engine.evaluate import evaluate, resolve_measures
+from ragmeter.io.dataset import Dataset, from_samples, load_dataset
+from ragmeter.judges.judge import Judge
+from ragmeter.judges.judge_factory import default_judge, describe_judge, make_judge
+from ragmeter.metrics.criteria import Criterion, load_criteria
+from ragmeter.runs.blockwise import evaluate_streaming
+from ragmeter.runs.store import Run, finish_run, new_run_path, start_run
+
+#: Made from the judge on the local engine; receives the engine's progress (``start``, ``advance``).
+ProgressFactory = Callable[[Judge], AbstractContextManager[Progress]]
+STREAMABLE = (".jsonl", ".ndjson")
+
+
+@dataclass(frozen=True)
+class StreamedEvaluation:
+    """What ``block`` streaming leaves in memory: the summary, not the samples."""
+
+    summary: dict[str, dict]  # measure name -> mean, interval, coverage
+    dataset: dict[str, Any]  # path, fingerprints, sample count
+    measures: tuple[Measure, ...]
+    block: int
+
+
+@dataclass(frozen=True)
+class EvaluationRun:
+    """The outcome of :func:`run_evaluation`: exactly one of ``plan`` (dry run), ``result``
+    (in memory, local or Ray) and ``streamed`` is set."""
+
+    settings: Settings  # as run: ``auto`` resolved to a judge or ``none``
+    run_path: Path | None  # the run directory written, if any
+    result: EvaluationResult | None = None
+    streamed: StreamedEvaluation | None = None
+    plan: dict[str, Any] | None = None
+
+
+def resolve_judge(settings: Settings, notify: Callable[[str], None] | None = None) -> Settings:
+    """``auto``: the bundled local judge when a requested metric needs a judge and
+    ``ragmeter[local]`` is installed (``notify`` is told), else no judge."""
+    if settings.judge != AUTO_JUDGE:
+        return settings
+    spec = default_judge() if needs_judge(settings.metrics, settings.k, settings.view) else None
+    if spec is not None and notify is not None:
+        notify("no --judge given: using the bundled local judge (offline)")
+    return settings.replace(judge=spec or NO_JUDGE)
+
+
+def load_samples(settings: Settings) -> Dataset:
+    """The dataset with its corpus, cut to ``settings.only`` (every id must exist)."""
+    if settings.dataset is None:
+        raise InvalidSettingError("dataset", "give a dataset file (or --resume RUN)")
+    data = load_dataset(settings.dataset, corpus=settings.corpus)
+    if settings.only:
+        known = {s.id for s in data.samples}
+        missing = [w for w in settings.only if w not in known]
+        if missing:
+            raise InvalidSettingError("only", f"no sample with id {', '.join(map(repr, missing))}")
+        data = from_samples([s for s in data.samples if s.id in set(settings.only)], path=data.path)
+    return data
+
+
+def _criteria(settings: Settings) -> dict[str, Criterion] | None:
+    return load_criteria(settings.criteria) if settings.criteria else None
+
+
+def _check(settings: Settings) -> None:
+    if settings.dataset is None:
+        raise InvalidSettingError("dataset", "give a dataset file (or --resume RUN)")
+    if settings.block is not None:
+        if settings.only or not settings.dataset.lower().endswith(STREAMABLE):
+            raise InvalidSettingError("block", "--block streams a JSONL dataset (without --only)")
+        if settings.dry_run:
+            raise InvalidSettingError("block", "a dry run loads the whole dataset: drop --block to plan it")
+        if settings.engine != "local":
+            raise InvalidSettingError("block", "--block streams on the local engine: drop --engine or --block")
+    if settings.engine == "ray" and (settings.budget_tokens or settings.budget_usd is not None):
+        raise InvalidSettingError("engine", "a judge budget is kept by one process: drop --budget/--budget-usd "
+                                            "for --engine ray, or run on the local engine")
+
+
+def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: ProgressFactory | None = None,
+                   notify: Callable[[str], None] | None = None) -> EvaluationRun:
+    """Evaluate as ``settings`` say and record the run.
+
+    ``resume``: a run directory to finish (its settings are in ``settings``: see
+    :func:`ragmeter.runs.resume.resume_settings`); otherwise a new one is written when
+    ``settings.save`` (and not on a dry run). ``progress``: made from the judge when the
+    local engine asks one (a terminal progress bar). ``notify``: told what was chosen for
+    the caller (the default judge).
+    """
+    _check(settings)
+    if resume is None:
+        settings = resolve_judge(settings, notify)
+    judge = make_judge(settings.judge_spec, settings)
+    if settings.block is not None and settings.dataset is not None:
+        return _streamed(settings, settings.dataset, settings.block, judge, resume)
+    data = load_samples(settings)
+    if settings.dry_run:
+        return EvaluationRun(settings, None, plan=dry_run_plan(data, settings.metrics, k=settings.k,
+                                                               view=settings.view, judge=judge))
+    run_path, setup = _recording(settings, resume)
+    if settings.engine == "ray":
+        from ragmeter.engine.distributed import evaluate_ray  # Ray is an extra: imported only when asked for
+
+        result = evaluate_ray(data, settings.metrics, k=settings.k, view=settings.view,
+                              judge_spec=describe_judge(settings), ledger=settings.ledger_path, address=settings.address,
+                              concurrency=settings.concurrency, embedder=settings.embedder, criteria=_criteria(settings))
+    else:
+        with progress(judge) if progress is not None and judge is not None else nullcontext() as on_judged:
+            result = evaluate(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
+                              criteria=_criteria(settings), embedder=embedder_for(settings), progress=on_judged)
+    if run_path is not None and setup is not None:
+        finish_run(run_path, setup, result)
+    return EvaluationRun(settings, run_path, result=result)
+
+
+def _recording(settings: Settings, resume: Run | None) -> tuple[Path | None, dict | None]:
+    if resume is not None:
+        return resume.path, resume.setup
+    if not settings.save or settings.dry_run:
+        return None, None
+    path = new_run_path(settings.runs_dir, settings.name)
+    return path, start_run(path, settings.stored())
+
+
+def _streamed(settings: Settings, path: str, block: int, judge: Judge | None, resume: Run | None) -> EvaluationRun:
+    run_path, setup = _recording(settings, resume)
+    summary, dataset = evaluate_streaming(path, settings.metrics, block=block, run_path=run_path,
+                                          setup=setup, corpus=settings.corpus, k=settings.k, view=settings.view,
+                                          judge=judge, criteria=_criteria(settings), embedder=embedder_for(settings))
+    measures = resolve_measures(settings.metrics, settings.k, view=settings.view)
+    return EvaluationRun(settings, run_path, streamed=StreamedEvaluation(summary, dataset, measures, block))
