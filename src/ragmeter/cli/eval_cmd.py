@@ -8,7 +8,6 @@ import sys
 from typing import TYPE_CHECKING, Any, List, Optional
 
 import typer
-from click.core import ParameterSource
 
 from ragmeter.cli.app import app, echo_err, friendly, split_metrics
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, Settings, default_runs_dir, split_ids
@@ -33,6 +32,13 @@ def settings_values(params: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Set on the command line or from the environment, not left at its default. (Compared by
+    name: recent Typer releases carry their own copy of click's ``ParameterSource``.)"""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")
+
+
 def eval_settings(ctx: typer.Context) -> tuple[Settings, Run | None]:
     """The settings of this invocation, and the run it resumes (its stored settings, with
     the options given here checked against them)."""
@@ -43,8 +49,7 @@ def eval_settings(ctx: typer.Context) -> tuple[Settings, Run | None]:
     from ragmeter.runs import load_run
     from ragmeter.runs.resume import resume_settings
 
-    given = {name for name in values
-             if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
+    given = {name for name in values if _given(ctx, name)}
     run = load_run(resume)
     return resume_settings(run, values, given), run
 
@@ -95,25 +100,33 @@ def eval_command(
     dataset: Optional[str] = typer.Argument(None, help="dataset file (.jsonl or .csv)"),
     corpus: Optional[str] = typer.Option(None, "--corpus", help="chunk id -> text file (.jsonl or .csv)"),
     k: int = typer.Option(DEFAULTS.k, "--k", "-k", help="cut-off for the retrieved list; 0 = the whole list"),
-    metrics: Optional[List[str]] = typer.Option(None, "--metrics", "-m", help="comma-separated measures, e.g. ndcg@10,mrr"),
-    view: Optional[str] = typer.Option(None, "--view", help="retrieved (default), context (what reached the prompt), or both"),
+    metrics: Optional[List[str]] = typer.Option(None, "--metrics", "-m",
+                                                help="comma-separated measures, e.g. ndcg@10,mrr"),
+    view: Optional[str] = typer.Option(None, "--view",
+                                       help="retrieved (default), context (what reached the prompt), or both"),
     only: Optional[str] = typer.Option(None, "--only", help="comma-separated sample ids to score"),
     fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
-    judge: Optional[str] = typer.Option(None, "--judge", help="openai:<model>, anthropic:<model>, local (bundled offline model; the default when "
-                                                          "ragmeter\\[local] is installed), local:<file.gguf>, or none"),
+    judge: Optional[str] = typer.Option(None, "--judge",
+                                        help="openai:<model>, anthropic:<model>, local (bundled offline model; "
+                                             "the default when ragmeter\\[local] is installed), local:<file.gguf>, "
+                                             "or none"),
     judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url",
                                                  help="the judge server's URL (vLLM, Ollama, llama.cpp, LiteLLM ...)"),
-    embedder: str = typer.Option(DEFAULTS.embedder, "--embedder", help="embedding model: minilm (bundled, offline), "
-                                                                       "sentence-transformers:<model> or openai:<model>"),
+    embedder: str = typer.Option(DEFAULTS.embedder, "--embedder",
+                                 help="embedding model: minilm (bundled, offline), sentence-transformers:<model> or "
+                                      "openai:<model>"),
     ledger: Optional[str] = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
-    dry_run: bool = typer.Option(False, "--dry-run", help="print the judge calls and tokens needed, call nothing"),
+    dry_run: bool = typer.Option(DEFAULTS.dry_run, "--dry-run",
+                                 help="print the judge calls and tokens needed, call nothing"),
     budget_tokens: Optional[int] = typer.Option(None, "--budget", help="stop before judge tokens would pass this cap"),
-    budget_usd: Optional[float] = typer.Option(None, "--budget-usd", help="stop before the judge's cost would pass this "
-                                                                          "(needs --price-in/--price-out)"),
+    budget_usd: Optional[float] = typer.Option(None, "--budget-usd",
+                                               help="stop before the judge's cost would pass this "
+                                                    "(needs --price-in/--price-out)"),
     price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per million input tokens (for cost)"),
     price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per million output tokens (for cost)"),
     concurrency: int = typer.Option(DEFAULTS.concurrency, "--concurrency", help="judge requests in flight at most"),
-    max_reasks: int = typer.Option(DEFAULTS.max_reasks, "--max-reasks", help="re-asks for a reply that does not validate"),
+    max_reasks: int = typer.Option(DEFAULTS.max_reasks, "--max-reasks",
+                                   help="re-asks for a reply that does not validate"),
     timeout: float = typer.Option(DEFAULTS.timeout, "--timeout", help="seconds per judge call"),
     runs_dir: str = typer.Option(default_runs_dir(), "--runs-dir", help="where run directories go"),
     name: str = typer.Option(DEFAULTS.name, "--name", help="run name (the directory is <timestamp>-<name>)"),
@@ -124,7 +137,8 @@ def eval_command(
     block: Optional[int] = typer.Option(None, "--block", help="stream a JSONL dataset larger than memory, N samples "
                                                               "at a time (prints the means, writes the run)"),
     engine: str = typer.Option(DEFAULTS.engine, "--engine", help="local, or ray (pip install 'ragmeter\\[ray]')"),
-    address: Optional[str] = typer.Option(None, "--address", help="Ray cluster: auto or HOST:PORT (default: start one)"),
+    address: Optional[str] = typer.Option(None, "--address",
+                                          help="Ray cluster: auto or HOST:PORT (default: start one)"),
 ) -> None:
     """Score a dataset: label metrics, and claim metrics through a judge; print the table and means."""
     from ragmeter.runs.evaluation import run_evaluation

@@ -25,6 +25,7 @@ def judge_check_command(
     judge on the bundled agreement set (72 hand-labeled claims in 12 domains)."""
     from ragmeter.judges.agreement_set import LABELS, check, load_set
     from ragmeter.judges.judge_factory import make_judge
+    from ragmeter.judges.local import LocalBackend
 
     if split not in ("heldout", "tune", "all"):
         raise typer.BadParameter("use heldout, tune or all", param_hint="--split")
@@ -32,7 +33,7 @@ def judge_check_command(
     if the_judge is None:
         raise typer.BadParameter("judge-check needs a judge", param_hint="--judge")
     if mode is not None:
-        if the_judge.backend.name != "local":
+        if not isinstance(the_judge.backend, LocalBackend):
             raise typer.BadParameter("--mode is for the local judge", param_hint="--mode")
         the_judge.backend.set_mode(mode)
     report = check(the_judge, load_set(split))

@@ -123,8 +123,9 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
         from ragmeter.engine.distributed import evaluate_ray  # Ray is an extra: imported only when asked for
 
         result = evaluate_ray(data, settings.metrics, k=settings.k, view=settings.view,
-                              judge_spec=describe_judge(settings), ledger=settings.ledger_path, address=settings.address,
-                              concurrency=settings.concurrency, embedder=settings.embedder, criteria=_criteria(settings))
+                              judge_spec=describe_judge(settings), ledger=settings.ledger_path,
+                              address=settings.address, concurrency=settings.concurrency,
+                              embedder=settings.embedder, criteria=_criteria(settings))
     else:
         with progress(judge) if progress is not None and judge is not None else nullcontext() as on_judged:
             result = evaluate(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,

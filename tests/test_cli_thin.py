@@ -1,0 +1,96 @@
+"""The command line is a thin, documented layer: every command and option is named in README.md,
+the command modules register on one app and never import each other, and the eval command's
+options map onto the settings object (``--k 0`` is the whole list)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+import typer
+
+from ragmeter.cli.main import app
+from ragmeter.core.settings import FIELDS, Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+CLI = ROOT / "src" / "ragmeter" / "cli"
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _named(text: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(text)}(?![\w-])", README) is not None
+
+
+def _commands():
+    return typer.main.get_command(app).commands  # type: ignore[attr-defined]
+
+
+def _options():
+    for name, command in _commands().items():
+        for p in command.params:
+            if p.param_type_name == "option" and p.name != "help":
+                yield name, p
+
+
+@pytest.mark.parametrize("name", sorted(_commands()))
+def test_every_command_is_in_the_readme(name):
+    assert _named(f"ragmeter {name}"), f"README.md never names `ragmeter {name}`"
+
+
+@pytest.mark.parametrize("command,option", [(c, p.name) for c, p in _options()])
+def test_every_option_is_in_the_readme(command, option):
+    (p,) = [p for c, p in _options() if c == command and p.name == option]
+    flags = [o for o in p.opts + p.secondary_opts if o.startswith("--")] or p.opts
+    assert any(_named(f) for f in flags), f"README.md never names {' or '.join(flags)} (ragmeter {command})"
+
+
+def test_the_readme_check_can_fail():
+    assert not _named("--no-such-option") and not _named("--metric-") and _named("--metric")
+
+
+def _cli_imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [f"{node.module}.{a.name}" for a in node.names] if node.module == "ragmeter.cli" else [node.module]
+            found.update(n for n in names if n.startswith("ragmeter.cli"))
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("ragmeter.cli"))
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(p.name for p in CLI.glob("*.py") if p.name not in ("__init__.py", "main.py")))
+def test_command_modules_import_only_the_app(module):
+    allowed = set() if module == "app.py" else {"ragmeter.cli.app"}
+    assert _cli_imports(CLI / module) <= allowed
+
+
+def test_main_assembles_every_command_module():
+    modules = {f"ragmeter.cli.{p.stem}" for p in CLI.glob("*_cmd.py")}
+    assert _cli_imports(CLI / "main.py") == modules | {"ragmeter.cli.app"}
+
+
+def test_eval_options_are_settings_fields():
+    """Every option of ``eval`` is a Settings field, except the output format and --resume."""
+    (command,) = [c for n, c in _commands().items() if n == "eval"]
+    names = {p.name for p in command.params if p.name != "help"} - {"ctx"}
+    assert names - set(FIELDS) == {"fmt", "resume"}
+
+
+def test_k_0_is_the_whole_list_and_the_help_says_so(cli, warranty, runs_dir):
+    out = cli("eval", warranty / "dataset.jsonl", "--k", "0", "-m", "recall,mrr", "--format", "json")
+    assert out.exit_code == 0, out.output
+    assert list(json.loads(out.stdout)["metrics"]) == ["recall", "reciprocal_rank"]  # no @k: the whole list
+    (run,) = runs_dir.iterdir()
+    assert json.loads((run / "setup.json").read_text())["options"]["k"] is None  # the library never sees 0
+    assert "0 = the whole list" in cli("eval", "--help").stdout
+    with pytest.raises(ValueError, match="k: must be a positive integer"):
+        Settings(k=0)
+
+
+def test_help_shows_the_extras_in_brackets(cli):
+    text = cli("eval", "--help").stdout
+    assert "ragmeter[local]" in text and "'ragmeter[ray]'" in text  # not eaten as rich markup
