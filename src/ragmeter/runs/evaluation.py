@@ -18,6 +18,7 @@ from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
 from ragmeter.core.settings import AUTO_JUDGE, NO_JUDGE, InvalidSettingError, Settings
 from ragmeter.embeddings.backends import embedder_for
+from ragmeter.engine.distributed import evaluate_ray
 from ragmeter.engine.dry_run import dry_run_plan, needs_judge
 from ragmeter.engine.evaluate import evaluate, resolve_measures
 from ragmeter.io.dataset import Dataset, from_samples, load_dataset
@@ -111,25 +112,27 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     _check(settings)
     if resume is None:
         settings = resolve_judge(settings, notify)
+    # built on every engine, so that a wrong judge or a missing key fails before any work
+    # (Ray workers build their own from its description)
     judge = make_judge(settings.judge_spec, settings)
+    criteria = _criteria(settings)
     if settings.block is not None and settings.dataset is not None:
-        return _streamed(settings, settings.dataset, settings.block, judge, resume)
+        return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume)
     data = load_samples(settings)
     if settings.dry_run:
         return EvaluationRun(settings, None, plan=dry_run_plan(data, settings.metrics, k=settings.k,
                                                                view=settings.view, judge=judge))
-    run_path, setup = _recording(settings, resume)
+    run_path, setup = _recording(settings, resume)  # only now: bad input leaves no run directory behind
     if settings.engine == "ray":
-        from ragmeter.engine.distributed import evaluate_ray  # Ray is an extra: imported only when asked for
-
         result = evaluate_ray(data, settings.metrics, k=settings.k, view=settings.view,
                               judge_spec=describe_judge(settings), ledger=settings.ledger_path,
                               address=settings.address, concurrency=settings.concurrency,
-                              embedder=settings.embedder, criteria=_criteria(settings))
+                              embedder=settings.embedder, criteria=criteria)
     else:
+        embedder = embedder_for(settings)
         with progress(judge) if progress is not None and judge is not None else nullcontext() as on_judged:
             result = evaluate(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
-                              criteria=_criteria(settings), embedder=embedder_for(settings), progress=on_judged)
+                              criteria=criteria, embedder=embedder, progress=on_judged)
     if run_path is not None and setup is not None:
         finish_run(run_path, setup, result)
     return EvaluationRun(settings, run_path, result=result)
@@ -144,10 +147,13 @@ def _recording(settings: Settings, resume: Run | None) -> tuple[Path | None, dic
     return path, start_run(path, settings.stored())
 
 
-def _streamed(settings: Settings, path: str, block: int, judge: Judge | None, resume: Run | None) -> EvaluationRun:
+def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
+              criteria: dict[str, Criterion] | None,
+              resume: Run | None) -> EvaluationRun:
+    embedder = embedder_for(settings)
     run_path, setup = _recording(settings, resume)
     summary, dataset = evaluate_streaming(path, settings.metrics, block=block, run_path=run_path,
                                           setup=setup, corpus=settings.corpus, k=settings.k, view=settings.view,
-                                          judge=judge, criteria=_criteria(settings), embedder=embedder_for(settings))
+                                          judge=judge, criteria=criteria, embedder=embedder)
     measures = resolve_measures(settings.metrics, settings.k, view=settings.view)
     return EvaluationRun(settings, run_path, streamed=StreamedEvaluation(summary, dataset, measures, block))
