@@ -45,7 +45,8 @@ s.DEFAULTS = s.Settings(k=4, concurrency=3, timeout=7.5, max_reasks=1, embedder=
 import typer
 from ragmeter.cli.main import app
 from ragmeter.engine.distributed import evaluate_ray
-from ragmeter.engine.live import evaluate_retriever
+from ragmeter.engine.evaluate import evaluate
+from ragmeter.engine.retriever import evaluate_retriever
 from ragmeter.judges import Judge, make_backend
 from ragmeter.judges.backends import OpenAIBackend
 from ragmeter.judges.transport import RetryPolicy
@@ -66,6 +67,7 @@ print(json.dumps({
     "judge_reasks": default(Judge.__init__, "max_reasks"),
     "ray": [default(evaluate_ray, "k"), default(evaluate_ray, "concurrency")],
     "retriever_k": default(evaluate_retriever, "k"),
+    "evaluate_k": default(evaluate, "k"),
     "assert_metrics_k": default(assert_metrics, "k"),
     "watcher": [Watcher.__dataclass_fields__["sample_rate"].default, Watcher.__dataclass_fields__["window"].default,
                 Alert.__dataclass_fields__["max_drop"].default, default(serve, "host"), default(serve, "port")],
@@ -83,7 +85,7 @@ def test_every_default_comes_from_the_settings_object():
                                 "max_drop": 0.2, "state": "st"}
     assert got["make_backend"] == got["http_backend"] == 3
     assert got["retry_timeout"] == 7.5 and got["judge_reasks"] == 1
-    assert got["ray"] == [4, 3] and got["retriever_k"] == 4 and got["assert_metrics_k"] == 4
+    assert got["ray"] == [4, 3] and got["retriever_k"] == got["evaluate_k"] == 4 and got["assert_metrics_k"] == 4
     assert got["watcher"] == [0.5, 9, 0.2, "127.0.0.2", 9999]
 
 

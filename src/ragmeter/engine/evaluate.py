@@ -14,6 +14,7 @@ from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
 from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
+from ragmeter.core.settings import DEFAULTS
 from ragmeter.engine.embedding_scoring import score_embedded
 from ragmeter.engine.judged_scoring import score_judged
 from ragmeter.engine.label_scoring import score_labels
@@ -61,7 +62,7 @@ def evaluate(
     data: Dataset | Sequence[Sample],
     metrics: Iterable[str | Measure] | None = None,
     *,
-    k: int | None = 5,
+    k: int | None = DEFAULTS.k,
     view: str | None = None,
     judge: Any = None,
     embedder: Any = None,

@@ -148,8 +148,7 @@ def _recording(settings: Settings, resume: Run | None) -> tuple[Path | None, dic
 
 
 def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
-              criteria: dict[str, Criterion] | None,
-              resume: Run | None) -> EvaluationRun:
+              criteria: dict[str, Criterion] | None, resume: Run | None) -> EvaluationRun:
     embedder = embedder_for(settings)
     run_path, setup = _recording(settings, resume)
     summary, dataset = evaluate_streaming(path, settings.metrics, block=block, run_path=run_path,
