@@ -24,8 +24,14 @@ def _named(text: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(text)}(?![\w-])", README) is not None
 
 
-def _commands():
-    return typer.main.get_command(app).commands  # type: ignore[attr-defined]
+def _commands(group=None, prefix=""):
+    """Every command by its full name (``testset generate``), sub-commands of groups included."""
+    out = {}
+    for name, command in (group or typer.main.get_command(app)).commands.items():  # type: ignore[attr-defined]
+        out[prefix + name] = command
+        if hasattr(command, "commands"):
+            out.update(_commands(command, f"{prefix}{name} "))
+    return out
 
 
 def _options():

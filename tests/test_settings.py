@@ -58,9 +58,13 @@ def default(fn, name):
 
 commands = typer.main.get_command(app).commands
 cli = {c: {p.name: p.default for p in commands[c].params} for c in ("eval", "watch")}
+testset = {p.name: p.default for p in commands["testset"].commands["generate"].params}
 print(json.dumps({
-    "cli_eval": {n: cli["eval"][n] for n in ("k", "concurrency", "timeout", "max_reasks", "embedder", "engine", "name")},
-    "cli_watch": {n: cli["watch"][n] for n in ("sample_rate", "window", "host", "port", "interval", "max_drop", "state")},
+    "cli_eval": {n: cli["eval"][n]
+                 for n in ("k", "concurrency", "timeout", "max_reasks", "embedder", "engine", "name")},
+    "cli_watch": {n: cli["watch"][n]
+                  for n in ("sample_rate", "window", "host", "port", "interval", "max_drop", "state")},
+    "cli_testset": {n: testset[n] for n in ("concurrency", "timeout", "max_reasks", "embedder")},
     "make_backend": default(make_backend, "concurrency"),
     "http_backend": default(OpenAIBackend.__mro__[1].__init__, "concurrency"),
     "retry_timeout": RetryPolicy().timeout,
@@ -83,6 +87,7 @@ def test_every_default_comes_from_the_settings_object():
                                "engine": "local", "name": "nm"}
     assert got["cli_watch"] == {"sample_rate": 0.5, "window": 9, "host": "127.0.0.2", "port": 9999, "interval": 0.25,
                                 "max_drop": 0.2, "state": "st"}
+    assert got["cli_testset"] == {"concurrency": 3, "timeout": 2 * 7.5, "max_reasks": 1, "embedder": "minilm"}
     assert got["make_backend"] == got["http_backend"] == 3
     assert got["retry_timeout"] == 7.5 and got["judge_reasks"] == 1
     assert got["ray"] == [4, 3] and got["retriever_k"] == got["evaluate_k"] == 4 and got["assert_metrics_k"] == 4
@@ -342,7 +347,8 @@ def test_run_watch_drains_the_log_and_stops_on_an_alert(tmp_path, monkeypatch):
         said: list[str] = []
         watch = WatchSettings(log=str(log), state=str(tmp_path / "s"), port=0, once=True)
         s = Settings(judge="openai:m", judge_base_url=state.url + "/v1", watch=watch)
-        assert run_watch(s, said.append) == 0 and said == ["scored 3 new; last 100: faithfulness 0.000, answer_relevancy 1.000"]
+        assert run_watch(s, said.append) == 0
+        assert said == ["scored 3 new; last 100: faithfulness 0.000, answer_relevancy 1.000"]
         assert (tmp_path / "s" / "ledger.sqlite").exists()  # the ledger defaults to the state directory
         with open(log, "a") as f:
             f.write(live_judge.request_line(9, answer="bad"))

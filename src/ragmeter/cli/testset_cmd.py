@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import typer
 
 from ragmeter.cli.app import app, friendly
+from ragmeter.core.settings import DEFAULTS, Settings, default_runs_dir
+
+#: A generation call writes a question, an answer and its claims: it gets twice a verdict's time.
+GENERATION_TIMEOUT = 2 * DEFAULTS.timeout
 
 testset_app = typer.Typer(add_completion=False, no_args_is_help=True,
                           help="Build an evaluation set: questions generated from your corpus.")
@@ -29,24 +32,23 @@ def generate_command(
     check_k: int = typer.Option(5, "--check-k", help="unanswerable questions are checked against this many of the "
                                                      "corpus' most similar chunks"),
     max_rounds: int = typer.Option(4, "--max-rounds", help="rounds of drafting to fill shortfalls"),
-    embedder: str = typer.Option("minilm", "--embedder", help="for pairing chunks, de-duplication and the "
+    embedder: str = typer.Option(DEFAULTS.embedder, "--embedder", help="for pairing chunks, de-duplication and the "
                                                              "unanswerable check: minilm (bundled), "
                                                              "sentence-transformers:<model> or openai:<model>"),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     ledger: str | None = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
-    runs_dir: str = typer.Option(os.environ.get("RAGMETER_RUNS_DIR", "runs"), "--runs-dir",
-                                 help="where the default ledger lives"),
-    concurrency: int = typer.Option(8, "--concurrency", help="judge requests in flight at most"),
-    timeout: float = typer.Option(120.0, "--timeout", help="seconds per judge call"),
-    max_reasks: int = typer.Option(2, "--max-reasks", help="re-asks for a reply that does not validate"),
+    runs_dir: str = typer.Option(default_runs_dir(), "--runs-dir", help="where the default ledger lives"),
+    concurrency: int = typer.Option(DEFAULTS.concurrency, "--concurrency", help="judge requests in flight at most"),
+    timeout: float = typer.Option(GENERATION_TIMEOUT, "--timeout", help="seconds per judge call"),
+    max_reasks: int = typer.Option(DEFAULTS.max_reasks, "--max-reasks",
+                                   help="re-asks for a reply that does not validate"),
 ) -> None:
     """Write N questions from the corpus: each with its source chunks as `relevant`, a reference
     answer and reference claims, checked by the judge; near-duplicates removed; rejects counted."""
     from ragmeter.embeddings import make_embedder
     from ragmeter.io import load_corpus
     from ragmeter.io.collection import write_jsonl_atomic, write_text_atomic
-    from ragmeter.judges import Judge, RetryPolicy, make_backend
-    from ragmeter.ledger import Ledger
+    from ragmeter.judges.judge_factory import make_judge
     from ragmeter.testset.generate import generate_testset
 
     if n < 1:
@@ -54,9 +56,11 @@ def generate_command(
     if not 0 < dedupe <= 1:
         raise typer.BadParameter("a cosine in (0, 1]", param_hint="--dedupe")
     texts = load_corpus(corpus)
-    backend = make_backend(judge, base_url=judge_base_url, concurrency=concurrency,
-                           policy=RetryPolicy(timeout=timeout))
-    the_judge = Judge(backend, ledger=Ledger(ledger or str(Path(runs_dir) / "ledger.sqlite")), max_reasks=max_reasks)
+    settings = Settings(judge=judge, judge_base_url=judge_base_url, concurrency=concurrency, timeout=timeout,
+                        max_reasks=max_reasks, ledger=ledger, runs_dir=runs_dir)
+    the_judge = make_judge(settings.judge_spec, settings)
+    if the_judge is None:
+        raise typer.BadParameter("generating questions needs a judge", param_hint="--judge")
     result = generate_testset(texts, the_judge, n, kinds=kinds, embedder=make_embedder(embedder), seed=seed,
                               dedupe=dedupe, check_k=check_k, max_rounds=max_rounds,
                               on_progress=lambda m: typer.echo(m, err=True))
