@@ -57,10 +57,15 @@ def load_set(split: str = "all", path: Path = SET_PATH) -> list[Case]:
         row = json.loads(line)
         if split not in ("all", row["split"]):
             continue
-        passages = tuple((f"{row['id']}-{i}", text) for i, text in enumerate(row["context"], start=1))
+        passages = tuple(_passage(row["id"], i, p) for i, p in enumerate(row["context"], start=1))
         out.append(Case(row["id"], row["split"], row["domain"], passages, tuple(c["claim"] for c in row["claims"]),
                         tuple(c["label"] for c in row["claims"])))
     return out
+
+
+def _passage(case_id: str, i: int, p: str | dict) -> tuple[str, str]:
+    """A passage is ``{"id": ..., "text": ...}`` (or a bare text, numbered ``<case>-<i>``)."""
+    return (p["id"], p["text"]) if isinstance(p, dict) else (f"{case_id}-{i}", p)
 
 
 def verify_request(case: Case) -> JudgeRequest:
