@@ -140,11 +140,15 @@ def test_ledger_key_names_the_model_file_and_mode(dummy_gguf, tmp_path):
 def test_agreement_set_is_balanced_and_split():
     cases = load_set("all")
     labels = [label for c in cases for label in c.labels]
-    assert len(labels) >= 60
+    assert len(labels) >= 200 and len(cases) >= 20
     assert labels.count("supported") == labels.count("contradicted") == labels.count("not_found")
+    for c in cases:  # each context balanced too, so a fold never tilts the labels
+        assert c.labels.count("supported") == c.labels.count("contradicted") == c.labels.count("not_found"), c.id
     tune, held = load_set("tune"), load_set("heldout")
     assert {c.id for c in tune}.isdisjoint({c.id for c in held}) and len(tune) + len(held) == len(cases)
-    assert len({c.domain for c in cases}) >= 10
+    assert len({c.domain for c in cases}) >= 20
+    ids = [pid for c in cases for pid, _ in c.passages]
+    assert len(ids) == len(set(ids))
     from ragmeter.judges.agreement_set import SET_PATH
 
     rows = [json.loads(line) for line in SET_PATH.read_text().splitlines()]
@@ -176,3 +180,37 @@ def test_cli_uses_the_local_judge_by_default_when_installed_and_none_turns_it_of
     assert '"backend": "local"' in picked.output
     off = cli(*args, "--judge", "none")
     assert off.exit_code == 0 and "using the bundled local judge" not in off.output and "n/c" in off.output
+
+
+def test_a_prompt_the_local_judge_refuses_is_not_computed_with_the_reason_and_never_asked(warranty, dummy_gguf,
+                                                                                          monkeypatch):
+    from ragmeter.judges import local_agreement
+
+    data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
+    q1 = [s for s in data.samples if s.id == "q1"]
+    monkeypatch.setattr(local_agreement, "PROMPTS", {})  # nothing measured: every other prompt is refused
+    backend = _Probs(dummy_gguf)
+    backend.sha256 = local_model.BUNDLED_SHA256
+    assert backend.refuses("context.relevance").startswith("the local judge's answers to context.relevance have not")
+    assert backend.refuses("claims.verify") is None and backend.refuses("claims.extract") is None
+    judge = Judge(backend)
+    r = ragmeter.evaluate(q1, ["faithfulness", "context_relevance", "rubric(criterion='accuracy')"], judge=judge)
+    for metric in ("context_relevance", "rubric(criterion='accuracy')"):
+        o = r.outcome(metric, "q1")
+        assert o.status == "not_computed" and "have not been measured against hand labels" in o.reason, metric
+    assert r.outcome("faithfulness", "q1").status == "scored"
+    assert set(judge.stats.by_prompt) == {"claims.extract", "claims.verify"}  # the refused prompts cost nothing
+    # measured, but no better than the majority class: refused with the numbers
+    monkeypatch.setattr(local_agreement, "PROMPTS", {"context.relevance": {
+        "n": 64, "accuracy": 0.6, "baseline": {"rule": "always no (majority class)", "accuracy": 0.66}}})
+    assert "0.60 vs 0.66 on 64 labeled items" in backend.refuses("context.relevance")
+    monkeypatch.setattr(local_agreement, "PROMPTS", {"context.relevance": {
+        "n": 64, "accuracy": 0.8, "baseline": {"rule": "always no (majority class)", "accuracy": 0.66}}})
+    assert backend.refuses("context.relevance") is None
+    assert _Probs(dummy_gguf).refuses("context.relevance")  # a user's own model: not measured
+
+
+def test_other_backends_refuse_nothing():
+    from ragmeter.judges.backends import NoCallBackend
+
+    assert NoCallBackend().refuses("context.relevance") is None

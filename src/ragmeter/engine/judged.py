@@ -26,6 +26,17 @@ class Env:
 
 
 def prompts_for(needs: frozenset, hashes: dict[str, str]) -> dict[str, str]:
+    return {i: hashes[i] for i in prompt_ids(needs)}
+
+
+def refusal(backend, needs: frozenset) -> str | None:
+    """Why the judge's backend does not serve a prompt (or prompt part) these needs read, if so."""
+    refuses = getattr(backend, "refuses", None)
+    parts = sorted(prompt_ids(needs)) + sorted(n for n in needs if n.startswith("claims.extract:"))
+    return next((r for r in map(refuses, parts) if r), None) if refuses else None
+
+
+def prompt_ids(needs: frozenset) -> list[str]:
     ids = set()
     if needs & {"answer_claims", "reference_claims"} or needs & set(PAIRS):
         ids.add("claims.extract")
@@ -39,7 +50,7 @@ def prompts_for(needs: frozenset, hashes: dict[str, str]) -> dict[str, str]:
         ids.add("rubric.score")
     if "turn_standalone" in needs:
         ids.add("turn.standalone")
-    return {i: hashes[i] for i in sorted(ids)}
+    return sorted(ids)
 
 
 def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str, judge,
@@ -54,7 +65,8 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
             prov = _provenance(m, fingerprint, None)
             out[str(m)] = tuple(NotComputed(NO_JUDGE, prov) for _ in samples)
         return out, None
-    needs = frozenset().union(*(m.needs for m in measures))
+    refused = {str(m): r for m in measures if (r := refusal(judge.backend, m.needs))}  # asked for nothing
+    needs = frozenset().union(*(m.needs for m in measures if str(m) not in refused))
     questions = max((m.params.get("n", 3) for m in measures if "answer_questions" in m.needs), default=3)
     from ragmeter.claims.evidence import gather  # judges (httpx, jsonschema) load only when judging
 
@@ -73,9 +85,12 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
                                        "examples": len(crit.examples)}
             judge_info["rubric_scoring"] = ("probability-weighted over the scale (token log-probabilities)"
                                             if judge.backend.supports_logprobs else "plain score")
-        if QUESTIONS in m.needs and not isinstance(embedder, str):
+        if QUESTIONS in m.needs and not isinstance(embedder, str) and str(m) not in refused:
             judge_info["embedder"] = embedder.identity
         prov = _provenance(m, fingerprint, judge_info)
+        if str(m) in refused:
+            out[str(m)] = tuple(NotComputed(refused[str(m)], prov) for _ in samples)
+            continue
         outcomes: list[Outcome] = []
         for s, ev in zip(samples, evidence):
             try:
