@@ -214,3 +214,22 @@ def test_other_backends_refuse_nothing():
     from ragmeter.judges.backends import NoCallBackend
 
     assert NoCallBackend().refuses("context.relevance") is None
+
+
+def test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule(cli, monkeypatch, dummy_gguf):
+    import ragmeter.judges as judges
+
+    monkeypatch.setattr(judges, "make_backend", lambda spec, **kw: _Probs(dummy_gguf))
+    out = cli("judge-check", "--judge", "local", "--format", "json")
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    # fixed probabilities: every claim supported, so a third of them are right
+    assert report["n"] == 216 and report["correct"] == 72 and report["accuracy"] == pytest.approx(1 / 3, abs=1e-4)
+    assert report["confusion"]["contradicted"]["supported"] == 72
+    cv = report["cross_validated"]
+    assert cv["n"] == 216 and cv["contexts"] == 24 and 0 <= cv["interval95"][0] <= cv["accuracy"] <= cv["interval95"][1]
+    # re-fitted with the penalty, a rule that cannot tell the labels apart stops calling contradictions supported
+    assert cv["contradicted_called_supported"] == 0
+    table = cli("judge-check", "--judge", "local", "--split", "heldout")
+    assert table.exit_code == 0 and "on the heldout split: accuracy 0.333 (36/108)" in table.output
+    assert "cross-validated (each context judged by a rule fitted on the others)" in table.output
