@@ -66,34 +66,43 @@ SETTINGS: dict[str, tuple[VerifySettings, int, str, int | None]] = {
 
 # ---- accuracy ---------------------------------------------------------------------------------
 
-def cache_path(questions: str, parallel: int) -> Path:
-    return DATA / f"probs_{questions}_p{parallel}.jsonl"
+def cache_path(question: str, parallel: int) -> Path:
+    return DATA / f"probs_{question}_p{parallel}.jsonl"
 
 
 def collect(questions: str, parallel: int) -> dict[tuple[str, str], dict]:
-    """Probabilities of both questions for every (passage, claim) of the agreement set (cached)."""
+    """Probabilities of each question of a set for every (passage, claim) of the agreement set,
+    cached per question (the yes/no question's answer goes under "yes")."""
+    merged: dict[tuple[str, str], dict] = {}
+    for question in local_llm.QUESTION_SETS[questions]:
+        for key, row in _collect_one(question, parallel).items():
+            merged.setdefault(key, {"passage": key[0], "claim": key[1]}).update(
+                {"yes": row["yes"]} if "yes" in row else {k: row[k] for k in ("supported", "contradicted", "unmentioned")})
+    return merged
+
+
+def _collect_one(question: local_llm.TypedQuestion, parallel: int) -> dict[tuple[str, str], dict]:
     from ragmeter.judges.local_model import bundled_model
 
-    path = cache_path(questions, parallel)
+    path = cache_path(question.name, parallel)
     rows = _read_cache(path)
     missing = [(case, pid, text) for case in load_set("all") for pid, text in case.passages
                if any((pid, c) not in rows for c in case.claims)]
-    if missing:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        llm = local_llm.LocalLLM(bundled_model(), n_ctx=4096, parallel=parallel)
-        three, yes = local_llm.QUESTION_SETS[questions]
-        start, usage = time.perf_counter(), local_llm.Usage()
-        with open(path, "a", encoding="utf-8") as f:
-            for k, (case, pid, text) in enumerate(missing, start=1):
-                todo = [c for c in case.claims if (pid, c) not in rows]
-                for claim, a, b in zip(todo, llm.ask(three, text, todo, usage), llm.ask(yes, text, todo, usage)):
-                    row = {"passage": pid, "claim": claim, **{x: round(v, 6) for x, v in a.items()},
-                           "yes": round(b["yes"], 6)}
-                    rows[(pid, claim)] = row
-                    f.write(json.dumps(row) + "\n")
-                f.flush()
-                print(f"  {questions} p{parallel}: passage {k}/{len(missing)}, {time.perf_counter() - start:.0f} s",
-                      file=sys.stderr, flush=True)
+    if not missing:
+        return rows
+    path.parent.mkdir(parents=True, exist_ok=True)
+    llm = local_llm.LocalLLM(bundled_model(), n_ctx=4096, parallel=parallel)
+    start, usage = time.perf_counter(), local_llm.Usage()
+    with open(path, "a", encoding="utf-8") as f:
+        for k, (case, pid, text) in enumerate(missing, start=1):
+            todo = [c for c in case.claims if (pid, c) not in rows]
+            for claim, p in zip(todo, llm.ask(question, text, todo, usage)):
+                row = {"passage": pid, "claim": claim, **{x: round(v, 6) for x, v in p.items()}}
+                rows[(pid, claim)] = row
+                f.write(json.dumps(row) + "\n")
+            f.flush()
+            print(f"  {question.name} p{parallel}: passage {k}/{len(missing)}, {time.perf_counter() - start:.0f} s",
+                  file=sys.stderr, flush=True)
     return rows
 
 
@@ -106,9 +115,15 @@ def _read_cache(path: Path) -> dict[tuple[str, str], dict]:
     return rows
 
 
+def score_for(settings: VerifySettings) -> str:
+    """What the rule reads: P(yes) where the question set asks it, else log s - log c."""
+    return "yes" if len(local_llm.QUESTION_SETS[settings.questions]) > 1 else "log_ratio"
+
+
 def agreement(settings: VerifySettings, parallel: int, embedder: Any) -> dict:
     """Grouped cross-validation of one setting on cached probabilities (no model call)."""
     probs = collect(settings.questions, parallel)
+    score = score_for(settings)
     per_claim, pairs = [], 0
     for case in load_set("all"):
         selections = preselect(list(case.claims), [t for _, t in case.passages], top_k=settings.top_k,
@@ -118,11 +133,11 @@ def agreement(settings: VerifySettings, parallel: int, embedder: Any) -> dict:
             pairs += len(rows)
             per_claim.append((case.id, label, rows))
     claims = verdict_rule.Claims.from_rows(per_claim)
-    cv = verdict_rule.cross_validate(claims)
+    cv = verdict_rule.cross_validate(claims, score=score)
     # Skipping the yes/no question where the three-way answers already give not_found (with the
     # fold's rule, less SKIP_MARGIN) cannot change a verdict; count what it saves, and check that.
-    asked = pairs
-    if settings.skip_second:
+    asked = pairs if score == "yes" else 0
+    if settings.skip_second and score == "yes":
         asked = 0
         for (group, _, rows), pred in zip(per_claim, cv.predicted):
             loose = replace(cv.rules[group], bias_unmentioned=cv.rules[group].bias_unmentioned - SKIP_MARGIN)
@@ -130,7 +145,7 @@ def agreement(settings: VerifySettings, parallel: int, embedder: Any) -> dict:
                 asked += len(rows)
             else:
                 assert pred == LABELS.index("not_found")
-    final = verdict_rule.fit(claims, fitted_on="")
+    final = verdict_rule.fit(claims, score=score, fitted_on="")
     return {**cv.as_dict(), "pairs": pairs, "yes_no_asked": asked, "rule": final.as_dict(),
             "fold_rules": sorted({(r.bias_unmentioned, r.yes_threshold, r.t_c) for r in cv.rules.values()})}
 
@@ -144,9 +159,7 @@ def accuracy_table(names: list[str]) -> dict[str, dict]:
     out: dict[str, dict] = {}
     for name in names:
         settings = SETTINGS[name][0]
-        key = (settings.questions, settings.top_k, settings.skip_second)
-        same = next((n for n in out if (SETTINGS[n][0].questions, SETTINGS[n][0].top_k,
-                                        SETTINGS[n][0].skip_second) == key), None)
+        same = next((n for n in out if SETTINGS[n][0] == settings), None)
         out[name] = out[same] if same else agreement(settings, ACC_PARALLEL, bundled())
     return out
 
@@ -210,12 +223,26 @@ def prompt_agreement() -> dict[str, dict]:
         got.append(llm.ask(DECLINES, row["question"], [row["answer"]], usage)[0]["yes"] >= 0.5)
         want.append(row["declines"])
     out["claims.extract:declines"] = _binary("declines to answer", got, want)
-    out["context.relevance"] = _context_relevance(backend)
+    out["context.relevance (generated list)"] = _context_relevance(backend)
+    out["context.relevance"] = _context_relevance_typed(llm, usage)
     return out
 
 
+def _context_relevance_typed(llm: Any, usage: Any) -> dict:
+    """Per sentence, as the local judge asks it (``local_relevance``: one typed question each)."""
+    from ragmeter.judges.local_relevance import needed_sentences
+
+    got, want = [], []
+    for r in _jsonl(AGREEMENT / "context_relevance.jsonl"):
+        needed = set(needed_sentences(llm, r["question"], r["sentences"], usage)["needed"])
+        got += [i in needed for i in range(1, len(r["sentences"]) + 1)]
+        want += [i in set(r["needed"]) for i in range(1, len(r["sentences"]) + 1)]
+    return _binary("sentence needed", got, want)
+
+
 def _context_relevance(backend: Any) -> dict:
-    """Per sentence: needed or not, as the engine asks it (one context.relevance call per question)."""
+    """Per sentence: needed or not, from the generated list of needed sentence numbers (the
+    context.relevance prompt under a JSON-Schema grammar, as any other prompt is served)."""
     from ragmeter.claims import schemas
     from ragmeter.judges import Judge, JudgeRequest
     from ragmeter.judges.prompts import load_prompt
@@ -226,11 +253,32 @@ def _context_relevance(backend: Any) -> dict:
         f"{i}. {t}" for i, t in enumerate(r["sentences"], start=1))}, schemas.NEEDED_SENTENCES, "needed_sentences")
         for r in rows]
     got, want = [], []
-    for r, j in zip(rows, Judge(backend).run(requests)):
+    for r, j in zip(rows, Judge(_Generated(backend)).run(requests)):
         needed = set(j.value["needed"]) if not isinstance(j, Exception) and j.ok else set()
         got += [i in needed for i in range(1, len(r["sentences"]) + 1)]
         want += [i in set(r["needed"]) for i in range(1, len(r["sentences"]) + 1)]
     return _binary("sentence needed", got, want)
+
+
+class _Generated:
+    """The local backend answering every prompt by grammar-constrained generation."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.name, self.model, self.key_extra, self.description = inner, "local", inner.model, None, {}
+
+    def rescore(self, request: Any, value: Any, logprobs: Any) -> Any:
+        return value
+
+    async def complete(self, messages: list, schema: dict, schema_name: str, decoding: Any, request: Any = None) -> Any:
+        from ragmeter.judges.backends import Reply
+
+        usage = local_llm.Usage()
+        text, cut = self.inner.llm.generate_json(messages, schema, max_tokens=decoding.max_tokens, seed=decoding.seed,
+                                                 usage=usage)
+        return Reply(text, usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
+
+    async def aclose(self) -> None:
+        return None
 
 
 def _binary(what: str, got: list[bool], want: list[bool]) -> dict:

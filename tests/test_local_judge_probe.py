@@ -95,3 +95,20 @@ def test_the_cli_exits_2_with_the_message_instead_of_dying(tmp_path, warranty, m
     assert "error: the local judge cannot run on this CPU" in out.stderr
     assert "SIGILL, illegal instruction" in out.stderr and "--no-cache-dir" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_readme_ci_and_the_fix_command_install_the_same_portable_build():
+    """One build everywhere: the README's two commands, .ci/run, and the probe's fix command all give
+    the same CMAKE_ARGS and bypass pip's wheel cache (verified: pip 23.2 and 26.3 reuse a cached
+    wheel of the same sdist whatever CMAKE_ARGS says, even with --no-binary or --force-reinstall)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    readme, ci = (root / "README.md").read_text(), (root / ".ci" / "run").read_text()
+    flags = local_probe.PORTABLE_CMAKE_ARGS
+    installs = [line for line in readme.splitlines() if line.startswith("    python3 -m venv") and "local]" in line]
+    assert len(installs) == 2, installs  # the two commands
+    for line in installs:
+        assert f'CMAKE_ARGS="{flags}"' in line and "--no-cache-dir" in line, line
+    assert f'CMAKE_ARGS="${{CMAKE_ARGS:-{flags}}}"' in ci and '--no-cache-dir -e ".[test,local]"' in ci
+    assert f'CMAKE_ARGS="{flags}"' in local_probe.reinstall_command(frozenset({"avx2"}))

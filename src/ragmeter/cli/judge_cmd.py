@@ -35,7 +35,8 @@ def judge_check_command(
         the_judge.backend.set_mode(mode)
     cases = load_set(split)
     report = check(the_judge, cases)
-    cv = cross_validated(report, cases)
+    rule = getattr(the_judge.backend, "rule", None)
+    cv = cross_validated(report, cases, score=rule.score) if rule is not None else None
     if fmt == "json":
         typer.echo(json.dumps({"judge": the_judge.identity, "split": split, **report.as_dict(),
                                "cross_validated": cv.as_dict() if cv else None}, indent=2))

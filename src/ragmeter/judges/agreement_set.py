@@ -111,7 +111,7 @@ def check(judge: Judge, cases: list[Case]) -> AgreementReport:
     return report
 
 
-def cross_validated(report: AgreementReport, cases: list[Case]) -> CrossValidation | None:
+def cross_validated(report: AgreementReport, cases: list[Case], *, score: str = "yes") -> CrossValidation | None:
     """For a judge that stores per-passage probabilities (the local judge): the accuracy of its
     rule re-fitted leave-one-context-out on those probabilities (no model call). None when the
     judge gave none, or fewer than two contexts were checked."""
@@ -124,4 +124,4 @@ def cross_validated(report: AgreementReport, cases: list[Case]) -> CrossValidati
             per_claim.append((case.id, label, [r for r in rows if r.get("claim") == i]))
     if len({c for c, _, _ in per_claim}) < 2:
         return None
-    return cross_validate(Claims.from_rows(per_claim))
+    return cross_validate(Claims.from_rows(per_claim), score=score)

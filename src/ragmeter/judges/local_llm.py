@@ -79,7 +79,34 @@ THREE_WAY_SHORT = TypedQuestion(
 YES_NO_SHORT = TypedQuestion(
     "yes_no_short", YES_NO.system + " Reply yes if the claim is true according to the context, else no.",
     "CONTEXT:\n{context}\n\nCLAIM: {claim}", YES_NO_WORDS)
-QUESTION_SETS = {"long": (THREE_WAY, YES_NO), "short": (THREE_WAY_SHORT, YES_NO_SHORT)}
+
+# The three-way question alone, with worked examples in the system prompt. The system prompt is
+# the start of every verification prompt, so its KV cache is evaluated once and then reused for
+# every passage and claim: the examples cost nothing per claim. The examples are made up for this
+# prompt (a library, two offices) and share nothing with the agreement set.
+FEW_SHOT_EXAMPLES = (
+    "Examples:\n"
+    "CONTEXT: The Riverside library lends up to 8 books per member for 3 weeks. A loan can be renewed online "
+    "twice, for 3 weeks each time. Laptops cannot be borrowed.\n"
+    "CLAIM: By renewing online, a member can keep a book for 9 weeks. -> supported\n"
+    "CLAIM: Members may borrow up to 10 books. -> contradicted\n"
+    "CLAIM: Laptops can be borrowed for one week. -> contradicted\n"
+    "CLAIM: A late book costs 20 cents a day. -> unmentioned\n"
+    "CLAIM: The library opens at 9:00 on Saturdays. -> unmentioned\n"
+    "CONTEXT: Ana manages the Lisbon office. Tom manages the Porto office, which opened in 2019.\n"
+    "CLAIM: Tom manages the Lisbon office. -> contradicted\n"
+    "CLAIM: The Porto office opened before 2020. -> supported\n"
+    "CLAIM: Lisbon is the capital of Portugal. -> unmentioned")
+THREE_WAY_FEW_SHOT = TypedQuestion(
+    "three_way_few_shot", THREE_WAY.system + " A claim is contradicted when any part of it disagrees with the "
+    "context, and unmentioned when the context is silent on it, even if it is true in the world. Reply with one "
+    "word: supported, contradicted or unmentioned.\n\n" + FEW_SHOT_EXAMPLES,
+    "CONTEXT:\n{context}\n\nCLAIM: {claim}", THREE_WAY.words)
+
+# name -> questions asked per (claim, passage): the three-way one, and the yes/no one where a set has it
+QUESTION_SETS: dict[str, tuple[TypedQuestion, ...]] = {
+    "long": (THREE_WAY, YES_NO), "short": (THREE_WAY_SHORT, YES_NO_SHORT), "short3": (THREE_WAY_SHORT,),
+    "few_shot3": (THREE_WAY_FEW_SHOT,)}
 
 
 class PromptTooLong(JudgeTransportError):

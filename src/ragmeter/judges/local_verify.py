@@ -6,7 +6,8 @@ asks about, which questions, in which order. The verdict itself is ``verdict_rul
 2. The three-way question for every kept (claim, passage), passage by passage, so the KV cache
    of (system prompt, passage) is evaluated once per passage and reused (or shared by the claims'
    sequences of one llama.cpp batch, ``LocalLLM.parallel``).
-3. The yes/no question only for claims that the three-way answers place in some passage: for a
+3. Where the question set has one and the rule reads it (``VerdictRule.score == "yes"``), the
+   yes/no question, only for claims that the three-way answers place in some passage: for a
    claim every checked passage leaves out (the rule's first test, with ``SKIP_MARGIN`` of
    slack so that a re-fitted bias down to ``b - SKIP_MARGIN`` re-scores exactly), the answer could
    not change the verdict, and its rows get ``"yes": None``.
@@ -41,7 +42,8 @@ def verdict_rows(llm: LocalLLM, passages: Sequence[tuple[str, str]], claims: Seq
                  settings: VerifySettings, rule: VerdictRule, usage: Usage, embedder: Any = None) -> list[dict]:
     """One row per (claim, passage): P(supported), P(contradicted), P(unmentioned), P(yes)
     (None where not asked), or the reason the passage was skipped."""
-    three, yes_no = QUESTION_SETS[settings.questions]
+    three, *second = QUESTION_SETS[settings.questions]
+    yes_no = second[0] if second and rule.uses_yes else None
     if settings.mode == "joined":
         passages = [("+".join(pid for pid, _ in passages), "\n\n".join(text for _, text in passages))]
     texts = [t for _, t in claims]
@@ -56,7 +58,10 @@ def verdict_rows(llm: LocalLLM, passages: Sequence[tuple[str, str]], claims: Seq
         if not wanted:
             continue
         for i, p in zip(wanted, llm.ask(three, text, [texts[i] for i in wanted], usage)):
-            rows[(i, j)] = {"claim": claims[i][0], "passage": pid, **{k: round(v, 6) for k, v in p.items()}, "yes": None}
+            rows[(i, j)] = {"claim": claims[i][0], "passage": pid, **{k: round(v, 6) for k, v in p.items()},
+                            **({"yes": None} if yes_no is not None else {})}
+    if yes_no is None:
+        return [rows[key] for key in sorted(rows, key=lambda k: (k[1], k[0]))] + skipped
     loose = VerdictRule(bias_unmentioned=rule.bias_unmentioned - SKIP_MARGIN)
     ask_yes = {i for i in range(len(claims))
                if not settings.skip_second or loose.mentioned([r for (ci, _), r in rows.items() if ci == i])}

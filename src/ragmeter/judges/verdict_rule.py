@@ -41,6 +41,7 @@ class VerdictRule:
     yes_threshold: float = 0.5  # t_s: supported at or above
     contradicted_below: float | None = None  # t_c: contradicted below; None: t_s (no uncertain band)
     fitted_on: str = "not fitted"
+    score: str = "yes"  # what t_s and t_c are compared with: "yes" (y) or "log_ratio" (log s - log c)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -48,6 +49,10 @@ class VerdictRule:
     @property
     def t_c(self) -> float:
         return self.yes_threshold if self.contradicted_below is None else self.contradicted_below
+
+    @property
+    def uses_yes(self) -> bool:
+        return self.score == "yes"
 
     def mentioned(self, rows: Sequence[dict]) -> bool:
         """The first test: does some passage mention the claim (so the yes/no question matters)?"""
@@ -59,6 +64,14 @@ class VerdictRule:
     def decide(self, rows: Sequence[dict]) -> tuple[str, list[str]]:
         rows = [r for r in rows if "supported" in r]  # rows of skipped passages carry no probabilities
         if not self.mentioned(rows):
+            return "not_found", []
+        if self.score == "log_ratio":
+            s, c, _ = pool_three_way(rows)
+            ratio = math.log(s + _EPS) - math.log(c + _EPS)
+            if ratio >= self.yes_threshold:
+                return "supported", [r["passage"] for r in rows if r["supported"] == s]
+            if ratio < self.t_c:
+                return "contradicted", [r["passage"] for r in rows if r["contradicted"] == c]
             return "not_found", []
         asked = [r for r in rows if r.get("yes") is not None]
         if not asked:  # the yes/no question was skipped (the claim looked unmentioned when asked)
@@ -117,34 +130,48 @@ class Claims:
         return Claims(self.features[mask], self.labels[mask], self.groups[mask])
 
 
+def _not_found(f: np.ndarray, bias: float, score: str) -> np.ndarray:
+    checked = f[:, 3] >= 0 if score == "yes" else f[:, 3] != -1
+    return ~checked | (f[:, 2] + bias > np.maximum(f[:, 0], f[:, 1]))
+
+
+def _score(f: np.ndarray, score: str) -> np.ndarray:
+    return f[:, 3] if score == "yes" else f[:, 0] - f[:, 1]
+
+
 def predict(rule: VerdictRule, claims: Claims) -> np.ndarray:
     """The rule's verdicts (indices into LABELS), vectorised; equal to ``rule.decide`` per claim."""
     f = claims.features
-    checked = f[:, 3] >= 0
-    nf = ~checked | (f[:, 2] + rule.bias_unmentioned > np.maximum(f[:, 0], f[:, 1]))
+    nf = _not_found(f, rule.bias_unmentioned, rule.score)
+    v = _score(f, rule.score)
     out = np.full(len(f), 2)
-    out[~nf & (f[:, 3] >= rule.yes_threshold)] = 0
-    out[~nf & (f[:, 3] < rule.t_c)] = 1
+    out[~nf & (v >= rule.yes_threshold)] = 0
+    out[~nf & (v < rule.t_c)] = 1
     return out
 
 
 BIASES = tuple(round(b, 2) for b in np.arange(-2.0, 2.01, 0.1))
 THRESHOLDS = tuple(round(t, 3) for t in np.arange(0.05, 0.951, 0.025))
+LOG_RATIOS = tuple(round(t, 2) for t in np.arange(-4.0, 4.01, 0.25))
+GRIDS = {"yes": THRESHOLDS, "log_ratio": LOG_RATIOS}
 
 
-def fit(claims: Claims, *, band: bool = True, penalty: float = CS_PENALTY, fitted_on: str = "") -> VerdictRule:
+def fit(claims: Claims, *, score: str = "yes", band: bool = True, penalty: float = CS_PENALTY,
+        fitted_on: str = "") -> VerdictRule:
     """Grid search: correct verdicts minus ``penalty`` per contradicted claim called supported.
     Ties go to the narrowest band, then the highest supported threshold (the conservative side),
     then the smallest bias."""
     f, labels = claims.features, claims.labels
+    grid = GRIDS[score]
+    v = _score(f, score)
     best: tuple | None = None
     for b in BIASES:
-        nf = ~(f[:, 3] >= 0) | (f[:, 2] + b > np.maximum(f[:, 0], f[:, 1]))
-        for i, ts in enumerate(THRESHOLDS):
-            for tc in (THRESHOLDS[: i + 1] if band else (ts,)):
+        nf = _not_found(f, b, score)
+        for i, ts in enumerate(grid):
+            for tc in (grid[: i + 1] if band else (ts,)):
                 pred = np.full(len(f), 2)
-                pred[~nf & (f[:, 3] >= ts)] = 0
-                pred[~nf & (f[:, 3] < tc)] = 1
+                pred[~nf & (v >= ts)] = 0
+                pred[~nf & (v < tc)] = 1
                 correct = int((pred == labels).sum())
                 cs = int(((labels == 1) & (pred == 0)).sum())
                 key = (correct - penalty * cs, -(ts - tc), ts, -b)
@@ -153,7 +180,7 @@ def fit(claims: Claims, *, band: bool = True, penalty: float = CS_PENALTY, fitte
     assert best is not None
     _, b, ts, tc = best
     return VerdictRule(bias_unmentioned=float(b), yes_threshold=float(ts),
-                       contradicted_below=None if tc == ts else float(tc), fitted_on=fitted_on)
+                       contradicted_below=None if tc == ts else float(tc), fitted_on=fitted_on, score=score)
 
 
 @dataclass
@@ -199,12 +226,13 @@ class CrossValidation:
                 "confusion": self.confusion(), "labels": list(LABELS)}
 
 
-def cross_validate(claims: Claims, *, band: bool = True, penalty: float = CS_PENALTY) -> CrossValidation:
+def cross_validate(claims: Claims, *, score: str = "yes", band: bool = True,
+                   penalty: float = CS_PENALTY) -> CrossValidation:
     predicted = np.full(len(claims.labels), -1)
     rules = {}
     for group in dict.fromkeys(claims.groups.tolist()):
         held = claims.groups == group
-        rule = fit(claims.subset(~held), band=band, penalty=penalty)
+        rule = fit(claims.subset(~held), score=score, band=band, penalty=penalty)
         rules[group] = rule
         predicted[held] = predict(rule, claims.subset(held))
     return CrossValidation(predicted, claims.labels, claims.groups, rules)
