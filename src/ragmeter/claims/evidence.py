@@ -110,8 +110,7 @@ class Planner:
             else:
                 listing = "\n".join(f"{i}. {t}" for i, t in enumerate(ev.sentences, start=1))
                 out["sentences"] = JudgeRequest(self.relevance, {"question": s.question, "sentences": listing},
-                                                schemas.NEEDED_SENTENCES, "needed_sentences",
-                                                parts={"question": s.question, "sentences": list(ev.sentences)})
+                                                schemas.NEEDED_SENTENCES, "needed_sentences")
         if QUESTIONS in self.needs:
             if s.answer is None or not s.answer.strip():
                 ev.questions = Unavailable("the sample has no answer")

@@ -9,11 +9,10 @@ by llama.cpp, with no network at all.
 - ``claims.extract`` is answered in small steps (``local_extract``): claims generated under a
   grammar (or the answer's sentences, ``claims='sentences'``), typed yes/no questions for
   relevance and refusal, citation markers read from the text.
-- ``context.relevance``: one typed yes/no question per context sentence (``local_relevance``).
-- The other prompts would be generated greedily under a grammar built from their JSON Schema;
-  a prompt (or prompt part) whose answers were not measured against hand labels, or did no
-  better than a trivial rule, is refused (``refuses``), and the metrics reading it are
-  NotComputed with the reason (``local_agreement``).
+- ``context.relevance`` and the other prompts are generated greedily under a grammar built from
+  their JSON Schema. A prompt (or prompt part) whose answers were not measured against hand
+  labels, or did no better than a trivial rule, is refused (``refuses``), and the metrics
+  reading it are NotComputed with the reason (``local_agreement``).
 
 The model file, the question recipe and the verification settings are part of each judgment's
 ledger key (``key_extra``); the decision rule is not (it is applied when a judgment is read)
@@ -31,14 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import JudgeUnavailableError
-from ragmeter.judges import local_agreement, local_extract, local_llm, local_model, local_probe, local_relevance
+from ragmeter.judges import local_agreement, local_extract, local_llm, local_model, local_probe
 from ragmeter.judges.backends import Backend, Decoding, Reply
 from ragmeter.judges.local_verify import VerifySettings, verdict_rows
 from ragmeter.judges.replies import digest
 from ragmeter.judges.transport import JudgeConfigError
 from ragmeter.judges.verdict_rule import RULES, VerdictRule
 
-VERIFY, EXTRACT, RELEVANCE = "claims.verify", "claims.extract", "context.relevance"
+VERIFY, EXTRACT = "claims.verify", "claims.extract"
 MODES = ("per_chunk", "joined")
 CLAIM_MODES = ("extracted", "sentences")
 
@@ -46,7 +45,7 @@ CLAIM_MODES = ("extracted", "sentences")
 def recipe_hashes(questions: str) -> dict:
     """What the local judge asks, hashed: part of every ledger key, like a prompt hash."""
     return {"verdicts": digest([(q.system, q.template, q.words) for q in local_llm.QUESTION_SETS[questions]]),
-            "extract": digest(local_extract.RECIPE), "relevance": digest(local_relevance.RECIPE)}
+            "extract": digest(local_extract.RECIPE)}
 
 
 class LocalBackend(Backend):
@@ -145,10 +144,6 @@ class LocalBackend(Backend):
                 value, cut = local_extract.extract(self.llm, dict(request.inputs), max_tokens=decoding.max_tokens,
                                                    seed=decoding.seed, usage=usage, claims=self.claims)
                 return Reply(json.dumps(value), usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
-            if request is not None and request.prompt.id == RELEVANCE and request.parts is not None:
-                value = local_relevance.needed_sentences(self.llm, request.parts["question"],
-                                                         list(request.parts["sentences"]), usage)
-                return Reply(json.dumps(value), usage.prompt_tokens, 0, usage.seconds)
             text, cut = self.llm.generate_json(messages, schema, max_tokens=decoding.max_tokens, seed=decoding.seed,
                                                usage=usage)
         return Reply(text, usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)

@@ -105,7 +105,7 @@ THREE_WAY_FEW_SHOT = TypedQuestion(
 
 # name -> questions asked per (claim, passage): the three-way one, and the yes/no one where a set has it
 QUESTION_SETS: dict[str, tuple[TypedQuestion, ...]] = {
-    "long": (THREE_WAY, YES_NO), "short": (THREE_WAY_SHORT, YES_NO_SHORT), "short3": (THREE_WAY_SHORT,),
+    "long": (THREE_WAY, YES_NO), "short": (THREE_WAY_SHORT, YES_NO_SHORT), "short3": (THREE_WAY_SHORT,), "long3": (THREE_WAY,),
     "few_shot3": (THREE_WAY_FEW_SHOT,)}
 
 
