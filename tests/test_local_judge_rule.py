@@ -154,3 +154,31 @@ def test_preselected_verification_records_the_skipped_passages():
     assert [r for r in rows if "skipped" in r] == [{"claim": 1, "passage": "p2", "skipped": "preselection",
                                                     "cosine": pytest.approx(0.0)}]
     assert all(p == "the motor is covered" for _, p, _ in llm.asked)
+
+
+def test_cross_validation_can_fit_on_every_passage_and_judge_the_preselected_ones():
+    good = [("supported", 0.1, 0.9), ("contradicted", 0.1, 0.1)] * 2
+    every = _claims({"a": good, "b": good, "c": good})
+    fewer = _claims({"a": good, "b": good, "c": [("supported", 0.9, 0.9), ("contradicted", 0.1, 0.1)] * 2})
+    cv = V.cross_validate(fewer, fit_on=every)
+    for group, rule in cv.rules.items():
+        assert rule == V.fit(every.subset(every.groups != group))
+    c = fewer.groups == "c"  # its supported claims now look unmentioned: judged not found by the every-passage rule
+    assert [V.LABELS[p] for p in cv.predicted[c]] == ["not_found", "contradicted"] * 2
+    with pytest.raises(ValueError, match="same claims"):
+        V.cross_validate(fewer.subset(fewer.groups != "c"), fit_on=every)
+
+
+def test_preselection_with_the_bundled_embedder_finds_the_warranty_passages_of_the_seed():
+    """The seed's q1: cosine alone ranks the dead-on-arrival passage first for the 14-month claim;
+    with the content-word share the two warranty passages come first."""
+    from ragmeter.embeddings.minilm import bundled
+
+    passages = ["The R1 router carries a 12-month limited hardware warranty from the date of purchase.",
+                "The R2 router carries a 24-month limited hardware warranty from the date of purchase.",
+                "Unopened products can be returned within 30 days of purchase for a full refund.",
+                "To claim, open a case with the device serial number and proof of purchase. Approved claims ship a "
+                "replacement within 5 business days.",
+                "A device that fails within 30 days of purchase is exchanged immediately as dead on arrival."]
+    claim = "A failure at 14 months falls inside the warranty period."
+    assert preselect([claim], passages, top_k=2, embedder=bundled())[0].keep == (0, 1)

@@ -226,13 +226,19 @@ class CrossValidation:
                 "confusion": self.confusion(), "labels": list(LABELS)}
 
 
-def cross_validate(claims: Claims, *, score: str = "yes", band: bool = True,
-                   penalty: float = CS_PENALTY) -> CrossValidation:
+def cross_validate(claims: Claims, *, score: str = "yes", band: bool = True, penalty: float = CS_PENALTY,
+                   fit_on: Claims | None = None) -> CrossValidation:
+    """Each context's claims judged by a rule fitted on the other contexts. ``fit_on``: the same
+    claims as the rule is fitted (e.g. checked against every passage, while ``claims`` were
+    checked against the preselected ones only)."""
+    fit_on = claims if fit_on is None else fit_on
+    if not (np.array_equal(fit_on.labels, claims.labels) and np.array_equal(fit_on.groups, claims.groups)):
+        raise ValueError("fit_on must hold the same claims, in the same order")
     predicted = np.full(len(claims.labels), -1)
     rules = {}
     for group in dict.fromkeys(claims.groups.tolist()):
         held = claims.groups == group
-        rule = fit(claims.subset(~held), score=score, band=band, penalty=penalty)
+        rule = fit(fit_on.subset(~held), score=score, band=band, penalty=penalty)
         rules[group] = rule
         predicted[held] = predict(rule, claims.subset(held))
     return CrossValidation(predicted, claims.labels, claims.groups, rules)
