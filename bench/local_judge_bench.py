@@ -247,23 +247,29 @@ def _seconds_by_prompt(ledger: Path) -> dict[str, float]:
 
 def prompt_agreement() -> dict[str, dict]:
     from ragmeter.judges.local import LocalBackend
-    from ragmeter.judges.local_extract import ADDRESSES, DECLINES
+    from ragmeter.judges.local_extract import ADDRESSES, ADDRESSES_SHORT, DECLINES, DECLINES_SHORT
 
     backend = LocalBackend()
     llm = backend.llm
     usage = local_llm.Usage()
     out = {}
-    got, want = [], []
-    for row in _jsonl(AGREEMENT / "addresses.jsonl"):
-        probs = llm.ask(ADDRESSES, row["question"], [s["statement"] for s in row["statements"]], usage)
-        got += [p["yes"] >= 0.5 for p in probs]
-        want += [s["addresses"] for s in row["statements"]]
-    out["claims.extract:addresses_question"] = _binary("addresses the question", got, want)
-    got, want = [], []
-    for row in _jsonl(AGREEMENT / "declines.jsonl"):
-        got.append(llm.ask(DECLINES, row["question"], [row["answer"]], usage)[0]["yes"] >= 0.5)
-        want.append(row["declines"])
-    out["claims.extract:declines"] = _binary("declines to answer", got, want)
+    for suffix, (addresses, declines) in {"": (ADDRESSES, DECLINES),
+                                          " (short)": (ADDRESSES_SHORT, DECLINES_SHORT)}.items():
+        got, want = [], []
+        before = usage.prompt_tokens
+        for row in _jsonl(AGREEMENT / "addresses.jsonl"):
+            probs = llm.ask(addresses, row["question"], [s["statement"] for s in row["statements"]], usage)
+            got += [p["yes"] >= 0.5 for p in probs]
+            want += [s["addresses"] for s in row["statements"]]
+        out["claims.extract:addresses_question" + suffix] = {**_binary("addresses the question", got, want),
+                                                            "tokens": usage.prompt_tokens - before}
+        got, want = [], []
+        before = usage.prompt_tokens
+        for row in _jsonl(AGREEMENT / "declines.jsonl"):
+            got.append(llm.ask(declines, row["question"], [row["answer"]], usage)[0]["yes"] >= 0.5)
+            want.append(row["declines"])
+        out["claims.extract:declines" + suffix] = {**_binary("declines to answer", got, want),
+                                                  "tokens": usage.prompt_tokens - before}
     out["context.relevance"] = _context_relevance(backend)
     out["context.relevance (typed per sentence, not taken)"] = _context_relevance_typed(llm, usage)
     return out

@@ -117,7 +117,7 @@ def dummy_gguf(tmp_path, monkeypatch):
 def test_stored_probabilities_are_re_decided_by_a_new_rule_without_calls(dummy_gguf, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite")
     case = load_set("tune")[:1]
-    first = check(Judge(_Probs(dummy_gguf), ledger=ledger), case)
+    first = check(Judge(_Probs(dummy_gguf, rule=VerdictRule(yes_threshold=0.5)), ledger=ledger), case)
     assert _Probs.calls == 1 and first.confusion["supported"]["supported"] == 2  # everything "supported"
     strict = _Probs(dummy_gguf, rule=VerdictRule(yes_threshold=0.7))
     again = check(Judge(strict, ledger=ledger), case)
@@ -223,9 +223,10 @@ def test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule(cli,
     out = cli("judge-check", "--judge", "local", "--format", "json")
     assert out.exit_code == 0, out.output
     report = json.loads(out.output)
-    # fixed probabilities: every claim supported, so a third of them are right
+    # fixed probabilities, P(unmentioned) 0.25 against P(supported) 0.4: with the shipped bias every claim
+    # is not found, so a third of them are right
     assert report["n"] == 216 and report["correct"] == 72 and report["accuracy"] == pytest.approx(1 / 3, abs=1e-4)
-    assert report["confusion"]["contradicted"]["supported"] == 72
+    assert report["confusion"]["contradicted"]["not_found"] == 72
     cv = report["cross_validated"]
     assert cv["n"] == 216 and cv["contexts"] == 24 and 0 <= cv["interval95"][0] <= cv["accuracy"] <= cv["interval95"][1]
     # re-fitted with the penalty, a rule that cannot tell the labels apart stops calling contradictions supported
@@ -233,3 +234,28 @@ def test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule(cli,
     table = cli("judge-check", "--judge", "local", "--split", "heldout")
     assert table.exit_code == 0 and "on the heldout split: accuracy 0.333 (36/108)" in table.output
     assert "cross-validated (each context judged by a rule fitted on the others)" in table.output
+
+
+def test_the_bundled_judges_provenance_carries_its_measured_agreement(dummy_gguf):
+    from ragmeter.judges import local_agreement
+
+    backend = _Probs(dummy_gguf)
+    backend.sha256 = local_model.BUNDLED_SHA256
+    agreement = Judge(backend).identity["agreement"]
+    measured = local_agreement.FITTED[local_agreement.DEFAULT_SETTINGS][1]
+    assert agreement["accuracy"] == measured["accuracy"] >= 0.70
+    assert agreement["method"].startswith("leave-one-context-out") and agreement["n"] == 216
+    lo, hi = agreement["interval95"]
+    assert lo < agreement["accuracy"] < hi
+    assert sum(map(sum, agreement["confusion"].values())) == 216
+    assert sum(row[i] for i, row in enumerate(agreement["confusion"].values())) == agreement["correct"]
+    assert agreement["confusion"]["contradicted"][0] / 72 == agreement["contradicted_called_supported"] <= 0.15
+    assert set(agreement["prompts"]) == {"claims.extract:addresses_question", "claims.extract:declines",
+                                         "context.relevance"}
+    for part in agreement["prompts"].values():  # every served prompt part beats its trivial rule
+        assert part["accuracy"] > part["baseline"]["accuracy"]
+        assert sum(map(sum, part["confusion"].values())) == part["n"]
+    # another rule than the fitted one: not measured
+    other = _Probs(dummy_gguf, rule=VerdictRule(yes_threshold=0.9))
+    other.sha256 = local_model.BUNDLED_SHA256
+    assert Judge(other).identity["agreement"].startswith("not measured")

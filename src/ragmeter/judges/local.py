@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
-from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -53,7 +53,7 @@ class LocalBackend(Backend):
 
     def __init__(self, path: str | Path | None = None, *, mode: str = "per_chunk", rule: VerdictRule | None = None,
                  threads: int | None = None, n_ctx: int = 8192, settings: VerifySettings | None = None,
-                 parallel: int = local_llm.PARALLEL, claims: str = local_agreement.DEFAULT_CLAIMS) -> None:
+                 parallel: int = local_llm.PARALLEL, claims: str | None = None) -> None:
         if path is None:
             self.path = local_model.bundled_model()
             self.sha256 = local_model.BUNDLED_SHA256
@@ -64,6 +64,7 @@ class LocalBackend(Backend):
                 raise JudgeUnavailableError(f"local judge: no model file at {self.path}")
             self.sha256 = local_model.file_digest(self.path)
             self.model = self.path.name
+        claims = claims or os.environ.get("RAGMETER_LOCAL_CLAIMS") or local_agreement.DEFAULT_CLAIMS
         if claims not in CLAIM_MODES:
             raise JudgeConfigError(f"local judge claims must be one of {', '.join(CLAIM_MODES)}, got {claims!r}")
         self.threads, self.n_ctx, self.parallel, self.claims = threads, n_ctx, parallel, claims
@@ -76,7 +77,10 @@ class LocalBackend(Backend):
         """``joined``: each claim against all passages at once; ``per_chunk``: against each passage."""
         if mode not in MODES:
             raise JudgeConfigError(f"local judge mode must be one of {', '.join(MODES)}, got {mode!r}")
-        self.settings = replace(self.settings, mode=mode)
+        if mode == "joined":
+            self.settings = local_agreement.JOINED_SETTINGS
+        elif self.settings.mode != "per_chunk":
+            self.settings = local_agreement.DEFAULT_SETTINGS
         self.mode = mode
         self.rule = rule or local_agreement.rule_for(self.settings) or RULES[mode]
 

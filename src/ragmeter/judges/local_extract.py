@@ -43,8 +43,21 @@ DECLINES = TypedQuestion(
     "QUESTION: {context}\n\nANSWER: {claim}\n\nDoes the answer decline to answer, saying it does not know, cannot "
     "answer, or that the information is not available? Answer yes or no.",
     YES_NO_WORDS)
-RECIPE = {"split": [SPLIT_SYSTEM, SPLIT_USER], "addresses": [ADDRESSES.system, ADDRESSES.template],
-          "declines": [DECLINES.system, DECLINES.template]}
+# The same two questions with the instruction in the system prompt, so that only the statement
+# (or the answer) follows the cached (system, question) prefix; the refusal one says that a
+# "no" that gives the information is not a refusal (the long one called 12 of 20 answers refusals).
+ADDRESSES_SHORT = TypedQuestion(
+    "addresses_short", "You judge whether a statement helps answer a question. Reply yes if the statement helps "
+    "answer the question, no if it is off topic or filler.",
+    "QUESTION: {context}\n\nSTATEMENT: {claim}", YES_NO_WORDS)
+DECLINES_SHORT = TypedQuestion(
+    "declines_short", "You judge whether an answer declines to answer the question: it says it does not know, "
+    "cannot answer, or that the information is not available. An answer that gives the information asked for, "
+    "even a no, does not decline. Reply yes if the answer declines, else no.",
+    "QUESTION: {context}\n\nANSWER: {claim}", YES_NO_WORDS)
+
+RECIPE = {"split": [SPLIT_SYSTEM, SPLIT_USER], "addresses": [ADDRESSES_SHORT.system, ADDRESSES_SHORT.template],
+          "declines": [DECLINES_SHORT.system, DECLINES_SHORT.template]}
 
 NOT_NEEDED = "(not needed)"
 _MARKER = re.compile(r"\[([^\[\]\s][^\[\]]*)\]")
@@ -88,8 +101,8 @@ def extract(llm: LocalLLM, inputs: dict, *, max_tokens: int, seed: int | None, u
             answer_claims, cut = split_claims(llm, answer, max_tokens=max_tokens, seed=seed, usage=usage)
             if cut:
                 return None, True
-        addresses = [p["yes"] >= 0.5 for p in llm.ask(ADDRESSES, question, answer_claims, usage)]
-        declines = llm.ask(DECLINES, question, [answer], usage)[0]["yes"] >= 0.5
+        addresses = [p["yes"] >= 0.5 for p in llm.ask(ADDRESSES_SHORT, question, answer_claims, usage)]
+        declines = llm.ask(DECLINES_SHORT, question, [answer], usage)[0]["yes"] >= 0.5
     reference_claims: list[str] = []
     if reference != NOT_NEEDED:
         if claims == "sentences":

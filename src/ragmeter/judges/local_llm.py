@@ -30,7 +30,7 @@ from ragmeter.judges.transport import JudgeTransportError
 
 # Load settings (measured in bench/local_judge_bench.py; README "Offline"):
 EXTRA_BUFTS = True  # llama.cpp's extra weight buffers (REPACK; AMX only in a native build on an AMX CPU)
-PARALLEL = 1  # claims evaluated as sequences of one batch after their shared passage prefix
+PARALLEL = 8  # claims evaluated as sequences of one batch after their shared passage prefix
 
 @dataclass(frozen=True)
 class TypedQuestion:
