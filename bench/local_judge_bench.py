@@ -235,6 +235,32 @@ def speed(names: list[str], repeat: int) -> dict[str, dict]:
                 "samples_per_s": len(answered) / statistics.median(times[n])} for n in names}
 
 
+def extra_bufts(repeat: int) -> dict[str, dict]:
+    """The default setting with llama.cpp's extra weight buffers (REPACK here; AMX on an AMX CPU
+    in a native build) on and off at load, the same build, interleaved."""
+    from ragmeter.judges import Judge
+    from ragmeter.judges.local import LocalBackend
+    from ragmeter.ledger import Ledger
+
+    data = ragmeter.load_dataset(WARRANTY / "dataset.jsonl", corpus=WARRANTY / "corpus.jsonl")
+    answered = [s for s in data.samples if s.answer]
+    backends = {}
+    for on in (True, False):
+        b = LocalBackend()
+        b.__dict__["_llm"] = local_llm.LocalLLM(b.path, n_ctx=b.n_ctx, parallel=b.parallel, extra_bufts=on)
+        backends[f"use_extra_bufts={on}"] = b
+    times: dict[str, list[float]] = {n: [] for n in backends}
+    for r in range(repeat):
+        for name, b in backends.items():
+            with tempfile.TemporaryDirectory() as tmp:
+                judge = Judge(b, ledger=Ledger(Path(tmp) / "ledger.sqlite"))
+                load, t0 = os.getloadavg()[0], time.perf_counter()
+                ragmeter.evaluate(answered, ["faithfulness", "context_recall"], judge=judge)
+                times[name].append(time.perf_counter() - t0)
+            print(f"  round {r + 1} {name}: {times[name][-1]:.1f} s (load {load:.1f})", file=sys.stderr, flush=True)
+    return {n: {"seconds": t, "median_s": statistics.median(t)} for n, t in times.items()}
+
+
 def _seconds_by_prompt(ledger: Path) -> dict[str, float]:
     import sqlite3
 
@@ -374,7 +400,7 @@ def _f(v: float | None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("accuracy", "speed", "prompts", "table"))
+    parser.add_argument("what", choices=("accuracy", "speed", "prompts", "table", "bufts"))
     parser.add_argument("--settings", help="comma-separated names (default: all for accuracy, SPEED for speed)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the numbers here")
@@ -393,7 +419,10 @@ def main() -> None:
     if args.what in ("speed", "table"):
         out["speed"] = speed([n for n in names if args.what == "speed" or n in SPEED], args.repeat)
         out["load_average"] = os.getloadavg()
-    if args.what == "prompts":
+    if args.what == "bufts":
+        out["bufts"] = extra_bufts(args.repeat)
+        print(json.dumps(out["bufts"], indent=2))
+    elif args.what == "prompts":
         out["prompts"] = prompt_agreement()
         print(json.dumps(out["prompts"], indent=2))
     else:
