@@ -101,16 +101,22 @@ def test_cli_local_judge(cli, warranty, tmp_path):
     assert '"backend": "local"' in out.output
 
 
-def test_held_out_agreement_meets_the_quality_target(local_judge):
-    """The README's and the provenance's number: three-way accuracy on the held-out half."""
-    from ragmeter.judges.agreement_set import check, load_set
-    from ragmeter.judges.verdict_rule import MEASURED
+def test_agreement_on_the_bundled_set_meets_the_quality_targets(local_judge):
+    """The shipped rule on all 216 claims, as the judge runs them (best passage per claim, batched).
+    Its cross-validated accuracy (README, provenance) is 0.708 with 9 of 72 contradictions called
+    supported; the rule was fitted on these claims, so this is the in-sample number (153/216 when
+    recorded), and another CPU's float rounding may move a close call."""
+    from ragmeter.judges.agreement_set import check, cross_validated, load_set
 
-    report = check(local_judge, load_set("heldout"))
-    assert report.failed == 0
+    cases = load_set("all")
+    report = check(local_judge, cases)
+    assert report.failed == 0 and report.n == 216
     assert report.accuracy >= 0.70, report.as_dict()
-    # recorded value (this machine): 27/36; another CPU's float rounding may move a close call
-    assert abs(report.accuracy - MEASURED["per_chunk"]["accuracy"]) <= 2 / 36, report.as_dict()
+    assert abs(report.correct - 153) <= 5, report.as_dict()
+    assert report.confusion["contradicted"]["supported"] <= 0.15 * 72, report.as_dict()
+    # re-fitted leave-one-context-out on the probabilities this run stored (the preselected passages)
+    cv = cross_validated(report, cases, score="log_ratio")
+    assert cv is not None and cv.accuracy >= 0.65, cv.as_dict()
 
 
 def test_whole_pipeline_runs_in_a_network_namespace_with_no_network(tmp_path, warranty):
@@ -149,3 +155,22 @@ def test_a_prompt_longer_than_the_context_window_fails_that_item_only():
     failed = r.outcome("faithfulness", "long")
     assert failed.status == "failed" and "does not fit the context window of 256" in failed.error
     assert r.outcome("faithfulness", "short").value == 1.0
+
+
+def test_the_start_up_probe_passes_on_this_cpu_once(tmp_path, monkeypatch):
+    """The real probe: a child process loads the bundled model and decodes a token; the success is
+    remembered, so the second check starts no process."""
+    import subprocess
+
+    from ragmeter.judges import local_model, local_probe
+
+    monkeypatch.setattr(local_probe, "cache_dir", lambda: tmp_path)
+    path = local_model.bundled_model()
+    local_probe.ensure_loadable(path, local_model.BUNDLED_SHA256, {"extra_bufts": True})
+    assert len(list((tmp_path / "probes").iterdir())) == 1
+
+    def no_process(*args, **kwargs):
+        raise AssertionError("the probe ran again")
+
+    monkeypatch.setattr(subprocess, "run", no_process)
+    local_probe.ensure_loadable(path, local_model.BUNDLED_SHA256, {"extra_bufts": True})

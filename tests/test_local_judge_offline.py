@@ -117,7 +117,7 @@ def dummy_gguf(tmp_path, monkeypatch):
 def test_stored_probabilities_are_re_decided_by_a_new_rule_without_calls(dummy_gguf, tmp_path):
     ledger = Ledger(tmp_path / "ledger.sqlite")
     case = load_set("tune")[:1]
-    first = check(Judge(_Probs(dummy_gguf), ledger=ledger), case)
+    first = check(Judge(_Probs(dummy_gguf, rule=VerdictRule(yes_threshold=0.5)), ledger=ledger), case)
     assert _Probs.calls == 1 and first.confusion["supported"]["supported"] == 2  # everything "supported"
     strict = _Probs(dummy_gguf, rule=VerdictRule(yes_threshold=0.7))
     again = check(Judge(strict, ledger=ledger), case)
@@ -140,11 +140,15 @@ def test_ledger_key_names_the_model_file_and_mode(dummy_gguf, tmp_path):
 def test_agreement_set_is_balanced_and_split():
     cases = load_set("all")
     labels = [label for c in cases for label in c.labels]
-    assert len(labels) >= 60
+    assert len(labels) >= 200 and len(cases) >= 20
     assert labels.count("supported") == labels.count("contradicted") == labels.count("not_found")
+    for c in cases:  # each context balanced too, so a fold never tilts the labels
+        assert c.labels.count("supported") == c.labels.count("contradicted") == c.labels.count("not_found"), c.id
     tune, held = load_set("tune"), load_set("heldout")
     assert {c.id for c in tune}.isdisjoint({c.id for c in held}) and len(tune) + len(held) == len(cases)
-    assert len({c.domain for c in cases}) >= 10
+    assert len({c.domain for c in cases}) >= 20
+    ids = [pid for c in cases for pid, _ in c.passages]
+    assert len(ids) == len(set(ids))
     from ragmeter.judges.agreement_set import SET_PATH
 
     rows = [json.loads(line) for line in SET_PATH.read_text().splitlines()]
@@ -176,3 +180,82 @@ def test_cli_uses_the_local_judge_by_default_when_installed_and_none_turns_it_of
     assert '"backend": "local"' in picked.output
     off = cli(*args, "--judge", "none")
     assert off.exit_code == 0 and "using the bundled local judge" not in off.output and "n/c" in off.output
+
+
+def test_a_prompt_the_local_judge_refuses_is_not_computed_with_the_reason_and_never_asked(warranty, dummy_gguf,
+                                                                                          monkeypatch):
+    from ragmeter.judges import local_agreement
+
+    data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
+    q1 = [s for s in data.samples if s.id == "q1"]
+    monkeypatch.setattr(local_agreement, "PROMPTS", {})  # nothing measured: every other prompt is refused
+    backend = _Probs(dummy_gguf)
+    backend.sha256 = local_model.BUNDLED_SHA256
+    assert backend.refuses("context.relevance").startswith("the local judge's answers to context.relevance have not")
+    assert backend.refuses("claims.verify") is None and backend.refuses("claims.extract") is None
+    judge = Judge(backend)
+    r = ragmeter.evaluate(q1, ["faithfulness", "context_relevance", "rubric(criterion='accuracy')"], judge=judge)
+    for metric in ("context_relevance", "rubric(criterion='accuracy')"):
+        o = r.outcome(metric, "q1")
+        assert o.status == "not_computed" and "have not been measured against hand labels" in o.reason, metric
+    assert r.outcome("faithfulness", "q1").status == "scored"
+    assert set(judge.stats.by_prompt) == {"claims.extract", "claims.verify"}  # the refused prompts cost nothing
+    # measured, but no better than the majority class: refused with the numbers
+    monkeypatch.setattr(local_agreement, "PROMPTS", {"context.relevance": {
+        "n": 64, "accuracy": 0.6, "baseline": {"rule": "always no (majority class)", "accuracy": 0.66}}})
+    assert "0.60 vs 0.66 on 64 labeled items" in backend.refuses("context.relevance")
+    monkeypatch.setattr(local_agreement, "PROMPTS", {"context.relevance": {
+        "n": 64, "accuracy": 0.8, "baseline": {"rule": "always no (majority class)", "accuracy": 0.66}}})
+    assert backend.refuses("context.relevance") is None
+    assert _Probs(dummy_gguf).refuses("context.relevance")  # a user's own model: not measured
+
+
+def test_other_backends_refuse_nothing():
+    from ragmeter.judges.backends import NoCallBackend
+
+    assert NoCallBackend().refuses("context.relevance") is None
+
+
+def test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule(cli, monkeypatch, dummy_gguf):
+    import ragmeter.judges as judges
+
+    monkeypatch.setattr(judges, "make_backend", lambda spec, **kw: _Probs(dummy_gguf))
+    out = cli("judge-check", "--judge", "local", "--format", "json")
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    # fixed probabilities, P(unmentioned) 0.25 against P(supported) 0.4: with the shipped bias every claim
+    # is not found, so a third of them are right
+    assert report["n"] == 216 and report["correct"] == 72 and report["accuracy"] == pytest.approx(1 / 3, abs=1e-4)
+    assert report["confusion"]["contradicted"]["not_found"] == 72
+    cv = report["cross_validated"]
+    assert cv["n"] == 216 and cv["contexts"] == 24 and 0 <= cv["interval95"][0] <= cv["accuracy"] <= cv["interval95"][1]
+    # re-fitted with the penalty, a rule that cannot tell the labels apart stops calling contradictions supported
+    assert cv["contradicted_called_supported"] == 0
+    table = cli("judge-check", "--judge", "local", "--split", "heldout")
+    assert table.exit_code == 0 and "on the heldout split: accuracy 0.333 (36/108)" in table.output
+    assert "cross-validated (each context judged by a rule fitted on the others)" in table.output
+
+
+def test_the_bundled_judges_provenance_carries_its_measured_agreement(dummy_gguf):
+    from ragmeter.judges import local_agreement
+
+    backend = _Probs(dummy_gguf)
+    backend.sha256 = local_model.BUNDLED_SHA256
+    agreement = Judge(backend).identity["agreement"]
+    measured = local_agreement.FITTED[local_agreement.DEFAULT_SETTINGS][1]
+    assert agreement["accuracy"] == measured["accuracy"] >= 0.70
+    assert agreement["method"].startswith("leave-one-context-out") and agreement["n"] == 216
+    lo, hi = agreement["interval95"]
+    assert lo < agreement["accuracy"] < hi
+    assert sum(map(sum, agreement["confusion"].values())) == 216
+    assert sum(row[i] for i, row in enumerate(agreement["confusion"].values())) == agreement["correct"]
+    assert agreement["confusion"]["contradicted"][0] / 72 == agreement["contradicted_called_supported"] <= 0.15
+    assert set(agreement["prompts"]) == {"claims.extract:addresses_question", "claims.extract:declines",
+                                         "context.relevance"}
+    for part in agreement["prompts"].values():  # every served prompt part beats its trivial rule
+        assert part["accuracy"] > part["baseline"]["accuracy"]
+        assert sum(map(sum, part["confusion"].values())) == part["n"]
+    # another rule than the fitted one: not measured
+    other = _Probs(dummy_gguf, rule=VerdictRule(yes_threshold=0.9))
+    other.sha256 = local_model.BUNDLED_SHA256
+    assert Judge(other).identity["agreement"].startswith("not measured")

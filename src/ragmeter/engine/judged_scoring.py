@@ -47,9 +47,10 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
                 for m in measures}, None
     from ragmeter.engine.planner import gather_evidence  # start-up: a label-only run loads no judge code
 
-    needs = frozenset().union(*(_spec(m).needs(m) for m in measures))
+    refused = {m: why for m in measures if (why := refusal(judge, m))}  # asked for nothing
+    needs = frozenset().union(*(_spec(m).needs(m) for m in measures if m not in refused))
     evidence, planner = gather_evidence(samples, set(needs), judge, criteria=context.criteria, progress=progress)
-    if any(_spec(m).needs_embedder(m) for m in measures):
+    if any(_spec(m).needs_embedder(m) for m in measures if m not in refused):
         embedder = resolve_embedder(embedder)  # a string: why no embedding model could be loaded
     context = JudgedContext(criteria=context.criteria, embedder=embedder, logprobs=judge.backend.supports_logprobs)
     hashes = planner.prompt_hashes
@@ -61,6 +62,9 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
         if spec.needs_embedder(m) and embedder is not None and not isinstance(embedder, str):
             judge_info["embedder"] = embedder.identity
         prov = _provenance(m, fingerprint, judge_info)
+        if m in refused:
+            out[m] = tuple(NotComputed(refused[m], prov) for _ in samples)
+            continue
         outcomes: list[Outcome] = []
         for s, ev in zip(samples, evidence):
             try:
@@ -70,6 +74,15 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
                 outcomes.append(Failed(why.reason, prov) if why.failed else NotComputed(why.reason, prov))
         out[m] = tuple(outcomes)
     return out, evidence
+
+
+def refusal(judge: Judge, m: Measure) -> str | None:
+    """Why the judge's backend does not serve a prompt ``m`` reads (a backend may refuse prompts
+    whose answers it has not been measured to give, see ``Backend.refuses``), if it does not."""
+    refuses = getattr(judge.backend, "refuses", None)
+    if refuses is None:
+        return None
+    return next((why for why in map(refuses, _spec(m).prompts(m)) if why), None)
 
 
 def _provenance(m: Measure, fingerprint: str, judge_info: dict[str, Any] | None) -> Provenance:

@@ -1,12 +1,15 @@
 """How often a judge agrees with people on claim verification: a bundled, hand-labeled set.
 
-``agreement/claims.jsonl``: 12 contexts (3 passages each, 12 domains), 6 claims per context,
-72 claims balanced over supported / contradicted / not_found, each with its label and why.
-The claims are hard on purpose: changed numbers and dates, negations, swapped entities,
-claims that need two passages or a small deduction (8 am + 40 minutes, 20 + 25 minutes),
-and facts that are true in the world but absent from the context. Half the contexts
-(``split: tune``) may be used to fit a verdict rule; the other half (``heldout``) is for
-reporting. Any judge can be checked: ``ragmeter judge-check --judge ...``.
+``agreement/claims.jsonl``: 24 contexts in 24 domains and styles (policies, manuals, a patient
+leaflet, a contract, encyclopedic prose, tables written as text), each a list of passages with
+chunk ids; 216 claims written by hand, each with its label and why, balanced over supported /
+contradicted / not_found within every context. The claims are hard on purpose: changed
+numbers, dates and units, negations, swapped entities, claims that need two passages or a
+small deduction (8 am + 40 minutes, six 200 mg tablets = 1,200 mg), and facts that are true in
+the world but absent from the context. ``split`` (tune / heldout, by context) is kept for
+``judge-check --split``; the local judge's rule is fitted and scored by leave-one-context-out
+cross-validation (``cross_validated``), so every context is held out once.
+Any judge can be checked: ``ragmeter judge-check --judge ...``.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from ragmeter.judges import schemas
 from ragmeter.judges.judge import Judge, JudgeRequest
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.replies import Keyed
+from ragmeter.judges.verdict_rule import Claims, CrossValidation, cluster_interval, cross_validate
 
 SET_PATH = Path(__file__).parent / "agreement" / "claims.jsonl"
 LABELS = schemas.VERDICTS  # supported, contradicted, not_found
@@ -41,13 +45,24 @@ class AgreementReport:
     confusion: dict = field(default_factory=dict)  # confusion[label][predicted] = count
     failed: int = 0
     rows: list = field(default_factory=list)
+    probs: dict = field(default_factory=dict)  # case id -> the judgment's stored probabilities (local judge)
 
     @property
     def accuracy(self) -> float:
         return self.correct / self.n if self.n else 0.0
 
+    def interval(self) -> tuple[float, float]:
+        """95% percentile bootstrap over contexts (the claims of one context move together)."""
+        import numpy as np
+
+        correct = np.array([r["predicted"] == r["label"] for r in self.rows])
+        groups = np.array([r["case"] for r in self.rows])
+        return cluster_interval(correct, groups) if len(correct) else (0.0, 0.0)
+
     def as_dict(self) -> dict:
-        return {"n": self.n, "correct": self.correct, "accuracy": round(self.accuracy, 4), "failed": self.failed,
+        lo, hi = self.interval()
+        return {"n": self.n, "correct": self.correct, "accuracy": round(self.accuracy, 4),
+                "interval95": [round(lo, 4), round(hi, 4)], "failed": self.failed,
                 "confusion": self.confusion, "labels": list(LABELS)}
 
 
@@ -57,10 +72,15 @@ def load_set(split: str = "all", path: Path = SET_PATH) -> list[Case]:
         row = json.loads(line)
         if split not in ("all", row["split"]):
             continue
-        passages = tuple((f"{row['id']}-{i}", text) for i, text in enumerate(row["context"], start=1))
+        passages = tuple(_passage(row["id"], i, p) for i, p in enumerate(row["context"], start=1))
         out.append(Case(row["id"], row["split"], row["domain"], passages, tuple(c["claim"] for c in row["claims"]),
                         tuple(c["label"] for c in row["claims"])))
     return out
+
+
+def _passage(case_id: str, i: int, p: str | dict) -> tuple[str, str]:
+    """A passage is ``{"id": ..., "text": ...}`` (or a bare text, numbered ``<case>-<i>``)."""
+    return (p["id"], p["text"]) if isinstance(p, dict) else (f"{case_id}-{i}", p)
 
 
 def verify_request(case: Case) -> JudgeRequest:
@@ -86,4 +106,22 @@ def check(judge: Judge, cases: list[Case]) -> AgreementReport:
                 report.confusion[label][predicted] += 1
                 report.correct += predicted == label
             report.rows.append({"case": case.id, "claim": claim, "label": label, "predicted": predicted})
+        if not isinstance(j, Exception) and j.ok and j.logprobs:
+            report.probs[case.id] = j.logprobs
     return report
+
+
+def cross_validated(report: AgreementReport, cases: list[Case], *, score: str = "yes") -> CrossValidation | None:
+    """For a judge that stores per-passage probabilities (the local judge): the accuracy of its
+    rule re-fitted leave-one-context-out on those probabilities (no model call). None when the
+    judge gave none, or fewer than two contexts were checked."""
+    per_claim = []
+    for case in cases:
+        rows = report.probs.get(case.id)
+        if rows is None:
+            return None
+        for i, label in enumerate(case.labels, start=1):
+            per_claim.append((case.id, label, [r for r in rows if r.get("claim") == i]))
+    if len({c for c, _, _ in per_claim}) < 2:
+        return None
+    return cross_validate(Claims.from_rows(per_claim), score=score)

@@ -53,6 +53,11 @@ class Backend:
         """A stored judgment's value as this backend would decide it now (default: as stored)."""
         return value
 
+    def refuses(self, prompt_id: str) -> str | None:
+        """Why this backend does not serve a prompt (or a prompt part, ``<prompt id>:<field>``),
+        or None when it does. The engine marks the metrics that read it NotComputed with the reason."""
+        return None
+
     async def complete(self, messages: list[dict], schema: dict, schema_name: str, decoding: Decoding,
                        request: Any = None) -> Reply:
         """One reply; ``request`` (the JudgeRequest) is for scripted backends only."""

@@ -1,48 +1,59 @@
 """``--judge local`` and ``--judge local:/path/model.gguf``: the judge protocol served in-process
 by llama.cpp, with no network at all.
 
-- ``claims.verify`` is answered by two typed questions per (claim, passage)
-  (``local_llm.THREE_WAY`` and ``local_llm.YES_NO``), per context passage by default
-  (``mode='joined'`` reads the passages together), then decided by the rule fitted in
-  ``verdict_rule``. The probabilities of every (claim, passage) pair go
-  into the ledger with the judgment, so a change of the rule re-scores without a call.
-- ``claims.extract`` is answered in small steps (``local_extract``): generated claim lists,
-  typed yes/no questions for relevance and refusal, citation markers read from the text.
-- Every other prompt (context relevance, questions, rubric, pairwise, standalone) is
-  generated greedily under a grammar built from its JSON Schema.
+- ``claims.verify`` is answered by typed questions per (claim, passage) (``local_verify``: the
+  passages that can bear on each claim, a three-way question, and a yes/no question where it can
+  change the verdict), then decided by the rule in ``verdict_rule``. The probabilities of every
+  (claim, passage) pair, and the passages skipped, go into the ledger with the judgment, so a
+  change of the rule re-scores without a call.
+- ``claims.extract`` is answered in small steps (``local_extract``): claims generated under a
+  grammar (or the answer's sentences, ``claims='sentences'``), typed yes/no questions for
+  relevance and refusal, citation markers read from the text.
+- ``context.relevance`` and the other prompts are generated greedily under a grammar built from
+  their JSON Schema. A prompt (or prompt part) whose answers were not measured against hand
+  labels, or did no better than a trivial rule, is refused (``refuses``), and the metrics
+  reading it are NotComputed with the reason (``local_agreement``).
 
-The model file, the verdict recipe and the mode are part of each judgment's ledger key
-(``key_extra``); the decision rule is not (it is applied when a judgment is read) and goes
-into the provenance instead.
+The model file, the question recipe and the verification settings are part of each judgment's
+ledger key (``key_extra``); the decision rule is not (it is applied when a judgment is read)
+and goes into the provenance instead, with its measured agreement.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import JudgeUnavailableError
+from ragmeter.judges import local_agreement, local_extract, local_llm, local_model, local_probe
 from ragmeter.judges.backends import Backend, Decoding, Reply
+from ragmeter.judges.local_verify import VerifySettings, verdict_rows
 from ragmeter.judges.replies import digest
 from ragmeter.judges.transport import JudgeConfigError
-from ragmeter.judges import local_extract, local_llm, local_model
-from ragmeter.judges.verdict_rule import MEASURED, RULES, VerdictRule
+from ragmeter.judges.verdict_rule import RULES, VerdictRule
 
 VERIFY, EXTRACT = "claims.verify", "claims.extract"
-# What the local judge asks, hashed once: part of every ledger key, like a prompt hash.
-RECIPE_HASHES = {"verdicts": digest([(q.system, q.template, q.words) for q in local_llm.QUESTIONS]),
-                 "extract": digest(local_extract.RECIPE)}
+MODES = ("per_chunk", "joined")
+CLAIM_MODES = ("extracted", "sentences")
+
+
+def recipe_hashes(questions: str) -> dict:
+    """What the local judge asks, hashed: part of every ledger key, like a prompt hash."""
+    return {"verdicts": digest([(q.system, q.template, q.words) for q in local_llm.QUESTION_SETS[questions]]),
+            "extract": digest(local_extract.RECIPE)}
 
 
 class LocalBackend(Backend):
     name = "local"
 
     def __init__(self, path: str | Path | None = None, *, mode: str = "per_chunk", rule: VerdictRule | None = None,
-                 threads: int | None = None, n_ctx: int = 8192) -> None:
+                 threads: int | None = None, n_ctx: int = 8192, settings: VerifySettings | None = None,
+                 parallel: int = local_llm.PARALLEL, claims: str | None = None) -> None:
         if path is None:
             self.path = local_model.bundled_model()
             self.sha256 = local_model.BUNDLED_SHA256
@@ -53,32 +64,74 @@ class LocalBackend(Backend):
                 raise JudgeUnavailableError(f"local judge: no model file at {self.path}")
             self.sha256 = local_model.file_digest(self.path)
             self.model = self.path.name
-        self.threads, self.n_ctx = threads, n_ctx
+        claims = claims or os.environ.get("RAGMETER_LOCAL_CLAIMS") or local_agreement.DEFAULT_CLAIMS
+        if claims not in CLAIM_MODES:
+            raise JudgeConfigError(f"local judge claims must be one of {', '.join(CLAIM_MODES)}, got {claims!r}")
+        self.threads, self.n_ctx, self.parallel, self.claims = threads, n_ctx, parallel, claims
         self._lock = threading.Lock()  # one model, one caller at a time
+        self._load_error: JudgeUnavailableError | None = None
+        self.settings = settings or local_agreement.DEFAULT_SETTINGS
         self.set_mode(mode, rule)
 
     def set_mode(self, mode: str, rule: VerdictRule | None = None) -> None:
         """``joined``: each claim against all passages at once; ``per_chunk``: against each passage."""
-        if mode not in RULES:
-            raise JudgeConfigError(f"local judge mode must be one of {', '.join(RULES)}, got {mode!r}")
-        self.mode, self.rule = mode, rule or RULES[mode]
+        if mode not in MODES:
+            raise JudgeConfigError(f"local judge mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if mode == "joined":
+            self.settings = local_agreement.JOINED_SETTINGS
+        elif self.settings.mode != "per_chunk":
+            self.settings = local_agreement.DEFAULT_SETTINGS
+        self.mode = mode
+        self.rule = rule or local_agreement.rule_for(self.settings) or RULES[mode]
+
+    @property
+    def load_settings(self) -> dict:
+        """The llama.cpp load settings the start-up probe checks (they choose code paths)."""
+        return {"extra_bufts": local_llm.EXTRA_BUFTS}
+
+    @property
+    def llm(self) -> local_llm.LocalLLM:
+        """The model, loaded on first use after the start-up probe (``local_probe``)."""
+        if self._load_error is not None:
+            raise self._load_error
+        try:
+            return self._llm
+        except JudgeUnavailableError as exc:
+            self._load_error = exc
+            raise
 
     @cached_property
-    def llm(self):
-        return local_llm.LocalLLM(self.path, n_ctx=self.n_ctx, threads=self.threads)
+    def _llm(self) -> local_llm.LocalLLM:
+        local_probe.ensure_loadable(self.path, self.sha256, self.load_settings)
+        return local_llm.LocalLLM(self.path, n_ctx=self.n_ctx, threads=self.threads, parallel=self.parallel,
+                                  **self.load_settings)
+
+    @cached_property
+    def embedder(self) -> Any:
+        from ragmeter.embeddings.minilm import bundled
+
+        return bundled()
 
     @property
     def key_extra(self) -> dict:
-        return {"sha256": self.sha256, **RECIPE_HASHES, "mode": self.mode}
+        key = {"sha256": self.sha256, **recipe_hashes(self.settings.questions), "mode": self.mode}
+        if self.settings != VerifySettings(mode=self.mode) or self.parallel != 1:  # the first recipe keeps its keys
+            key["verify"] = {**self.settings.as_dict(), "parallel": self.parallel}
+        if self.claims != "extracted":
+            key["claims"] = self.claims
+        return key
 
     @property
     def description(self) -> dict:
         """What goes into provenance besides backend and model."""
-        bundled = self.sha256 == local_model.BUNDLED_SHA256 and self.rule == RULES[self.mode]
-        agreement = (MEASURED[self.mode] if bundled
-                     else "not measured for this model and rule: run ragmeter judge-check --judge local:<file>")
+        measured = local_agreement.measured(self.sha256, self.settings, self.rule)
+        agreement = measured or "not measured for this model and rule: run ragmeter judge-check --judge local:<file>"
         return {"sha256": self.sha256, "verdicts": f"typed next-token probabilities, {self.mode}",
-                "rule": self.rule.as_dict(), "agreement": agreement}
+                "verify": self.settings.as_dict(), "claims": self.claims, "rule": self.rule.as_dict(),
+                "agreement": agreement}
+
+    def refuses(self, prompt_id: str) -> str | None:
+        return local_agreement.refusal(prompt_id, self.sha256)
 
     async def complete(self, messages: list[dict], schema: dict, schema_name: str, decoding: Decoding,
                        request: Any = None) -> Reply:
@@ -93,26 +146,15 @@ class LocalBackend(Backend):
                 return Reply(json.dumps(value), usage.prompt_tokens, 0, usage.seconds, logprobs=probs)
             if request is not None and request.prompt.id == EXTRACT:
                 value, cut = local_extract.extract(self.llm, dict(request.inputs), max_tokens=decoding.max_tokens,
-                                     seed=decoding.seed, usage=usage)
+                                                   seed=decoding.seed, usage=usage, claims=self.claims)
                 return Reply(json.dumps(value), usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
             text, cut = self.llm.generate_json(messages, schema, max_tokens=decoding.max_tokens, seed=decoding.seed,
                                                usage=usage)
         return Reply(text, usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
 
     def _verdict_probs(self, parts: dict, usage) -> list[dict]:
-        """One row per (claim, passage): P(supported), P(contradicted), P(unmentioned) from the
-        three-way question and P(yes) from the yes/no question."""
-        claims = parts["claims"]
-        texts = [t for _, t in claims]
-        passages = parts["passages"]
-        if self.mode == "joined":
-            passages = [("+".join(pid for pid, _ in passages), "\n\n".join(text for _, text in passages))]
-        # One question over every passage, then the other: consecutive prompts then share the
-        # system prompt as well as the passage, and the KV cache keeps both.
-        three = [self.llm.ask(local_llm.THREE_WAY, text, texts, usage) for _, text in passages]
-        yes = [self.llm.ask(local_llm.YES_NO, text, texts, usage) for _, text in passages]
-        return [{"claim": cid, "passage": pid, **{k: round(v, 6) for k, v in p.items()}, "yes": round(y["yes"], 6)}
-                for (pid, _), ps, ys in zip(passages, three, yes) for (cid, _), p, y in zip(claims, ps, ys)]
+        return verdict_rows(self.llm, parts["passages"], parts["claims"], self.settings, self.rule, usage,
+                            embedder=self.embedder if self.settings.top_k > 0 else None)
 
     def rescore(self, request: Any, value: Any, logprobs: list | None) -> Any:
         """Re-decide stored verdicts with the current rule (no call)."""

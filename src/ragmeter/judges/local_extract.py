@@ -44,8 +44,21 @@ DECLINES = TypedQuestion(
     "QUESTION: {context}\n\nANSWER: {claim}\n\nDoes the answer decline to answer, saying it does not know, cannot "
     "answer, or that the information is not available? Answer yes or no.",
     YES_NO_WORDS)
-RECIPE = {"split": [SPLIT_SYSTEM, SPLIT_USER], "addresses": [ADDRESSES.system, ADDRESSES.template],
-          "declines": [DECLINES.system, DECLINES.template]}
+# The same two questions with the instruction in the system prompt, so that only the statement
+# (or the answer) follows the cached (system, question) prefix; the refusal one says that a
+# "no" that gives the information is not a refusal (the long one called 12 of 20 answers refusals).
+ADDRESSES_SHORT = TypedQuestion(
+    "addresses_short", "You judge whether a statement helps answer a question. Reply yes if the statement helps "
+    "answer the question, no if it is off topic or filler.",
+    "QUESTION: {context}\n\nSTATEMENT: {claim}", YES_NO_WORDS)
+DECLINES_SHORT = TypedQuestion(
+    "declines_short", "You judge whether an answer declines to answer the question: it says it does not know, "
+    "cannot answer, or that the information is not available. An answer that gives the information asked for, "
+    "even a no, does not decline. Reply yes if the answer declines, else no.",
+    "QUESTION: {context}\n\nANSWER: {claim}", YES_NO_WORDS)
+
+RECIPE = {"split": [SPLIT_SYSTEM, SPLIT_USER], "addresses": [ADDRESSES_SHORT.system, ADDRESSES_SHORT.template],
+          "declines": [DECLINES_SHORT.system, DECLINES_SHORT.template]}
 
 _MARKER = re.compile(r"\[([^\[\]\s][^\[\]]*)\]")
 _WORD = re.compile(r"\w+")
@@ -68,25 +81,38 @@ def cites_for(claim: str, answer: str) -> list[str]:
     return list(dict.fromkeys(m.strip() for m in _MARKER.findall(best)))
 
 
-def extract(llm: LocalLLM, inputs: dict, *, max_tokens: int, seed: int | None, usage: Usage) -> tuple[dict | None, bool]:
-    """The ``schemas.EXTRACT`` reply for the inputs of a ``claims.extract`` request; None if cut off."""
+def sentence_claims(text: str) -> list[str]:
+    """``claims='sentences'``: the text's sentences, as written (no model call)."""
+    return list(dict.fromkeys(s.strip() for s in split_sentences(text) if s.strip()))
+
+
+def extract(llm: LocalLLM, inputs: dict, *, max_tokens: int, seed: int | None, usage: Usage,
+            claims: str = "extracted") -> tuple[dict | None, bool]:
+    """The ``schemas.EXTRACT`` reply for the inputs of a ``claims.extract`` request; None if cut off.
+    ``claims='sentences'`` takes each sentence as a claim instead of generating atomic claims."""
     question, answer, reference = inputs.get("question") or "", inputs["answer"], inputs["reference"]
-    claims: list[str] = []
+    answer_claims: list[str] = []
     addresses: list[bool] = []
     declines = False
     if answer != NOT_NEEDED:
-        claims, cut = split_claims(llm, answer, max_tokens=max_tokens, seed=seed, usage=usage)
-        if cut:
-            return None, True
-        addresses = [p["yes"] >= 0.5 for p in llm.ask(ADDRESSES, question, claims, usage)]
-        declines = llm.ask(DECLINES, question, [answer], usage)[0]["yes"] >= 0.5
+        if claims == "sentences":
+            answer_claims = sentence_claims(answer)
+        else:
+            answer_claims, cut = split_claims(llm, answer, max_tokens=max_tokens, seed=seed, usage=usage)
+            if cut:
+                return None, True
+        addresses = [p["yes"] >= 0.5 for p in llm.ask(ADDRESSES_SHORT, question, answer_claims, usage)]
+        declines = llm.ask(DECLINES_SHORT, question, [answer], usage)[0]["yes"] >= 0.5
     reference_claims: list[str] = []
     if reference != NOT_NEEDED:
-        reference_claims, cut = split_claims(llm, reference, max_tokens=max_tokens, seed=seed, usage=usage)
-        if cut:
-            return None, True
+        if claims == "sentences":
+            reference_claims = sentence_claims(reference)
+        else:
+            reference_claims, cut = split_claims(llm, reference, max_tokens=max_tokens, seed=seed, usage=usage)
+            if cut:
+                return None, True
     value = {"claims": [{"id": i, "text": c, "addresses_question": a, "cites": cites_for(c, answer)}
-                        for i, (c, a) in enumerate(zip(claims, addresses), start=1)],
+                        for i, (c, a) in enumerate(zip(answer_claims, addresses), start=1)],
              "declines": declines,
              "reference_claims": [{"id": i, "text": c} for i, c in enumerate(reference_claims, start=1)]}
     return value, False

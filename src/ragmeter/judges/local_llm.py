@@ -18,15 +18,19 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
 from ragmeter.core.errors import JudgeUnavailableError
 from ragmeter.judges.transport import JudgeTransportError
 
+# Load settings (measured in bench/local_judge_bench.py; README "Offline"):
+EXTRA_BUFTS = True  # llama.cpp's extra weight buffers (REPACK; AMX only in a native build on an AMX CPU)
+PARALLEL = 8  # claims evaluated as sequences of one batch after their shared passage prefix
 
 @dataclass(frozen=True)
 class TypedQuestion:
@@ -66,6 +70,44 @@ YES_NO = TypedQuestion(
 
 QUESTIONS = (THREE_WAY, YES_NO)
 
+# The same two questions with the instruction moved into the system prompt, so that only the claim
+# and the chat template's closing tokens follow the cached (system, passage) prefix (~20 tokens per
+# claim instead of ~45 and ~30).
+THREE_WAY_SHORT = TypedQuestion(
+    "three_way_short", THREE_WAY.system + " Reply with one word: supported, contradicted or unmentioned.",
+    "CONTEXT:\n{context}\n\nCLAIM: {claim}", THREE_WAY.words)
+YES_NO_SHORT = TypedQuestion(
+    "yes_no_short", YES_NO.system + " Reply yes if the claim is true according to the context, else no.",
+    "CONTEXT:\n{context}\n\nCLAIM: {claim}", YES_NO_WORDS)
+
+# The three-way question alone, with worked examples in the system prompt. The system prompt is
+# the start of every verification prompt, so its KV cache is evaluated once and then reused for
+# every passage and claim: the examples cost nothing per claim. The examples are made up for this
+# prompt (a library, two offices) and share nothing with the agreement set.
+FEW_SHOT_EXAMPLES = (
+    "Examples:\n"
+    "CONTEXT: The Riverside library lends up to 8 books per member for 3 weeks. A loan can be renewed online "
+    "twice, for 3 weeks each time. Laptops cannot be borrowed.\n"
+    "CLAIM: By renewing online, a member can keep a book for 9 weeks. -> supported\n"
+    "CLAIM: Members may borrow up to 10 books. -> contradicted\n"
+    "CLAIM: Laptops can be borrowed for one week. -> contradicted\n"
+    "CLAIM: A late book costs 20 cents a day. -> unmentioned\n"
+    "CLAIM: The library opens at 9:00 on Saturdays. -> unmentioned\n"
+    "CONTEXT: Ana manages the Lisbon office. Tom manages the Porto office, which opened in 2019.\n"
+    "CLAIM: Tom manages the Lisbon office. -> contradicted\n"
+    "CLAIM: The Porto office opened before 2020. -> supported\n"
+    "CLAIM: Lisbon is the capital of Portugal. -> unmentioned")
+THREE_WAY_FEW_SHOT = TypedQuestion(
+    "three_way_few_shot", THREE_WAY.system + " A claim is contradicted when any part of it disagrees with the "
+    "context, and unmentioned when the context is silent on it, even if it is true in the world. Reply with one "
+    "word: supported, contradicted or unmentioned.\n\n" + FEW_SHOT_EXAMPLES,
+    "CONTEXT:\n{context}\n\nCLAIM: {claim}", THREE_WAY.words)
+
+# name -> questions asked per (claim, passage): the three-way one, and the yes/no one where a set has it
+QUESTION_SETS: dict[str, tuple[TypedQuestion, ...]] = {
+    "long": (THREE_WAY, YES_NO), "short": (THREE_WAY_SHORT, YES_NO_SHORT), "short3": (THREE_WAY_SHORT,), "long3": (THREE_WAY,),
+    "few_shot3": (THREE_WAY_FEW_SHOT,)}
+
 
 class PromptTooLong(JudgeTransportError):
     """A prompt longer than the model's context window: this item fails, the run goes on."""
@@ -78,30 +120,84 @@ class Usage:
     seconds: float = 0.0
 
 
-class LocalLLM:
-    def __init__(self, path: Path, *, n_ctx: int = 8192, threads: int | None = None) -> None:
+@contextmanager
+def _load_settings(extra_bufts: bool, n_seq_max: int) -> Iterator[None]:
+    """llama-cpp-python's ``Llama`` takes neither ``use_extra_bufts`` nor ``n_seq_max``: its
+    default-parameter functions are wrapped while one model loads (the backend loads under
+    its lock)."""
+    import llama_cpp.llama as high
+
+    low = high.llama_cpp
+    model_defaults, context_defaults = low.llama_model_default_params, low.llama_context_default_params
+
+    def model_params():  # type: ignore[no-untyped-def]
+        p = model_defaults()
+        p.use_extra_bufts = extra_bufts
+        return p
+
+    def context_params():  # type: ignore[no-untyped-def]
+        p = context_defaults()
+        p.n_seq_max = max(1, n_seq_max)
+        p.kv_unified = True  # the sequences of one batch share their prefix's cells
+        return p
+
+    low.llama_model_default_params, low.llama_context_default_params = model_params, context_params
+    try:
+        yield
+    finally:
+        low.llama_model_default_params, low.llama_context_default_params = model_defaults, context_defaults
+
+
+def open_llama(path: Path, *, n_ctx: int, threads: int | None = None, extra_bufts: bool = EXTRA_BUFTS,
+               n_seq_max: int = 1) -> Any:
+    """A ``llama_cpp.Llama`` with ragmeter's load settings (also used by the start-up probe)."""
+    try:
+        from llama_cpp import Llama
+    except ImportError:
+        raise JudgeUnavailableError("the local judge needs llama-cpp-python: pip install 'ragmeter[local]'") from None
+    with _load_settings(extra_bufts, n_seq_max):
         try:
-            from llama_cpp import Llama, llama_get_logits
+            return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads or default_threads(),
+                         n_batch=512, logits_all=False, verbose=False, seed=0)
+        except ValueError as exc:
+            raise JudgeUnavailableError(f"llama.cpp could not load {path}: {exc}") from None
+
+
+def default_threads() -> int:
+    return os.cpu_count() or 1
+
+
+def set_threads(llm: "LocalLLM", threads: int | None) -> None:
+    """Change the threads of a loaded model (``None``: the default)."""
+    import llama_cpp
+
+    n = threads or default_threads()
+    llama_cpp.llama_set_n_threads(llm.llm._ctx.ctx, n, n)
+
+
+class LocalLLM:
+    def __init__(self, path: Path, *, n_ctx: int = 8192, threads: int | None = None, extra_bufts: bool = EXTRA_BUFTS,
+                 parallel: int = PARALLEL) -> None:
+        try:
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError:
             raise JudgeUnavailableError("the local judge needs llama-cpp-python: pip install 'ragmeter[local]'") from None
         self.path = Path(path)
-        self._logits = llama_get_logits  # the last evaluated token's logits, through llama.cpp's public API
-        try:
-            self.llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=threads or os.cpu_count() or 1,
-                             n_batch=512, logits_all=False, verbose=False, seed=0)
-        except ValueError as exc:
-            raise JudgeUnavailableError(f"llama.cpp could not load {self.path}: {exc}") from None
+        self.parallel = max(1, parallel)
+        self.llm = open_llama(self.path, n_ctx=n_ctx, threads=threads, extra_bufts=extra_bufts,
+                              n_seq_max=self.parallel + 1)
         template = self.llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise JudgeUnavailableError(f"{self.path.name} has no chat template: the local judge needs an "
                                         f"instruction-tuned (chat) GGUF")
         eos = self.llm.detokenize([self.llm.token_eos()]).decode("utf-8", "ignore")
         self.formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token="")
-        self.first_tokens = {q.name: self._first_tokens(q) for q in QUESTIONS}
+        self.first_tokens: dict[str, dict[str, np.ndarray]] = {}
         self.n_ctx = n_ctx
 
     def _first_tokens(self, question: TypedQuestion) -> dict[str, np.ndarray]:
+        if question.name in self.first_tokens:
+            return self.first_tokens[question.name]
         out = {}
         for label, words in question.words.items():
             ids = {self.llm.tokenize(v.encode(), add_bos=False)[0] for w in words for v in (w, " " + w)}
@@ -112,17 +208,21 @@ class LocalLLM:
                 raise JudgeUnavailableError(f"{self.path.name}: the verdict words share first tokens; "
                                             f"this model cannot give typed verdicts")
             seen |= set(ids.tolist())
+        self.first_tokens[question.name] = out
         return out
 
     def _prompt_tokens(self, messages: list[dict]) -> list[int]:
         text = self.formatter(messages=messages).prompt
-        return self.llm.tokenize(text.encode(), add_bos=False, special=True)
+        return list(self.llm.tokenize(text.encode(), add_bos=False, special=True))
+
+    def _check_fits(self, n: int) -> None:
+        if n >= self.n_ctx:
+            raise PromptTooLong(f"local judge: a prompt of {n} tokens does not fit the context window of "
+                                f"{self.n_ctx}; split long chunks, or use per_chunk mode")
 
     def _eval_reusing(self, tokens: list[int], usage: Usage) -> None:
         """Evaluate ``tokens``, keeping the KV cache of the longest prefix already evaluated."""
-        if len(tokens) >= self.n_ctx:
-            raise PromptTooLong(f"local judge: a prompt of {len(tokens)} tokens does not fit the context window of "
-                                f"{self.n_ctx}; split long chunks, or use per_chunk mode")
+        self._check_fits(len(tokens))
         llm = self.llm
         done = llm.input_ids[: llm.n_tokens]
         same = 0
@@ -133,23 +233,81 @@ class LocalLLM:
         llm.eval(tokens[same:])
         usage.prompt_tokens += len(tokens) - same
 
-    def _next_token_probs(self) -> np.ndarray:
-        logits = np.ctypeslib.as_array(self._logits(self.llm.ctx), shape=(self.llm.n_vocab(),)).astype(np.float64)
+    def _last_logits(self, index: int = -1) -> np.ndarray:
+        import llama_cpp
+
+        n_vocab = self.llm.n_vocab()
+        ptr = self.llm._ctx.get_logits() if index < 0 else llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, index)
+        return np.ctypeslib.as_array(ptr, shape=(n_vocab,)).astype(np.float64)
+
+    @staticmethod
+    def _softmax(logits: np.ndarray) -> np.ndarray:
         p = np.exp(logits - logits.max())
         return p / p.sum()
+
+    def next_token_dists(self, prompts: list[list[int]], usage: Usage) -> list[np.ndarray]:
+        """The next-token distribution after each prompt. Prompts that share a prefix (one
+        passage, several claims) are evaluated as sequences of one llama.cpp batch after the
+        prefix, ``parallel`` at a time; with ``parallel=1``, one after another."""
+        if self.parallel == 1 or len(prompts) < 2:
+            return [d for t in prompts for d in self.next_token_dists_one(t, usage)]
+        shortest = min(len(t) for t in prompts)
+        n = 0
+        while n < shortest - 1 and all(t[n] == prompts[0][n] for t in prompts):
+            n += 1
+        if n == 0:
+            return [d for t in prompts for d in self.next_token_dists_one(t, usage)]
+        self._eval_reusing(prompts[0][:n], usage)  # the shared prefix, in sequence 0
+        out = []
+        group: list[list[int]] = []
+        for suffix in (t[n:] for t in prompts):
+            self._check_fits(n + len(suffix))
+            if group and (len(group) == self.parallel or n + sum(map(len, group)) + len(suffix) >= min(self.n_ctx, n + 512)):
+                out.extend(self._decode_group(n, group, usage))
+                group = []
+            group.append(suffix)
+        out.extend(self._decode_group(n, group, usage))
+        return out
+
+    def next_token_dists_one(self, tokens: list[int], usage: Usage) -> list[np.ndarray]:
+        self._eval_reusing(tokens, usage)
+        return [self._softmax(self._last_logits())]
+
+    def _decode_group(self, n_prefix: int, suffixes: list[list[int]], usage: Usage) -> list[np.ndarray]:
+        import llama_cpp
+
+        ctx = self.llm._ctx.ctx
+        memory = llama_cpp.llama_get_memory(ctx)
+        batch = llama_cpp.llama_batch_init(sum(map(len, suffixes)), 0, 1)
+        try:
+            last, k = [], 0
+            for seq, suffix in enumerate(suffixes, start=1):
+                llama_cpp.llama_memory_seq_cp(memory, 0, seq, 0, n_prefix)
+                for j, token in enumerate(suffix):
+                    batch.token[k], batch.pos[k], batch.n_seq_id[k] = token, n_prefix + j, 1
+                    batch.seq_id[k][0], batch.logits[k] = seq, j == len(suffix) - 1
+                    k += 1
+                last.append(k - 1)
+            batch.n_tokens = k
+            if llama_cpp.llama_decode(ctx, batch) != 0:
+                raise PromptTooLong(f"local judge: llama.cpp could not decode a batch of {k} tokens after a prefix "
+                                    f"of {n_prefix}")
+            usage.prompt_tokens += k
+            return [self._softmax(self._last_logits(i)) for i in last]
+        finally:
+            for seq in range(1, len(suffixes) + 1):
+                llama_cpp.llama_memory_seq_rm(memory, seq, -1, -1)
+            llama_cpp.llama_batch_free(batch)
 
     def ask(self, question: TypedQuestion, passage: str, claims: Sequence[str],
             usage: Usage | None = None) -> list[dict[str, float]]:
         """For each claim, the probability of each of the question's answers given the passage."""
         usage = usage if usage is not None else Usage()
         start = time.perf_counter()
+        first = self._first_tokens(question)
+        dists = self.next_token_dists([self._prompt_tokens(question.messages(passage, c)) for c in claims], usage)
         out = []
-        if question.name not in self.first_tokens:
-            self.first_tokens[question.name] = self._first_tokens(question)
-        first = self.first_tokens[question.name]
-        for claim in claims:
-            self._eval_reusing(self._prompt_tokens(question.messages(passage, claim)), usage)
-            p = self._next_token_probs()
+        for p in dists:
             mass = {label: float(p[ids].sum()) for label, ids in first.items()}
             total = sum(mass.values()) or 1.0
             out.append({label: m / total for label, m in mass.items()})
