@@ -26,6 +26,7 @@ import os
 import random
 import subprocess
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ from .conftest import SHARED
 
 BUILD = SHARED / "reference" / "trec_eval-src" / "build"
 MANUAL = int(os.environ.get("RAGMETER_TREC_EXAMPLES", "0"))
-EXAMPLES = MANUAL or 60  # per test below
+EXAMPLES = MANUAL or 100  # per test below
 UNSUPPORTED = ("relstring", "infAP", "utility", "binG", "G", "ndcg_rel", "Rndcg", "rbp", "rbp_resid")
 
 TOPIC_IDS = ["1", "2", "10", "301", "q1", "Q2", "t-3", "a", "zz", "caf\u00e9"]
@@ -84,9 +85,11 @@ class Case:
 
 
 # (relevant retrieved, retrieved, relevant) whose exact ratio rr^2 / (ret * rel) lies on a midpoint of
-# the fourth decimal: the printed value then depends on the order of the arithmetic (set_map, set_F).
+# the fourth decimal while rr / ret or rr / rel is not exact in binary: the printed value then
+# depends on the order of the arithmetic (set_map, set_F).
 MIDPOINTS = [(a, r, n) for r in range(1, 41) for n in range(1, 41) for a in range(1, min(r, n) + 1)
-             if 20000 * a * a % (r * n) == 0 and 20000 * a * a // (r * n) % 2 == 1]
+             if 20000 * a * a % (r * n) == 0 and 20000 * a * a // (r * n) % 2 == 1
+             and not (Fraction(a, r).denominator.bit_count() == 1 and Fraction(a, n).denominator.bit_count() == 1)]
 
 
 def _docno(rng: random.Random, i: int) -> str:
@@ -119,8 +122,8 @@ def _score_text(rng: random.Random, s: float) -> str:
 def topics(draw):
     return {
         "where": draw(st.sampled_from(["both"] * 6 + ["qrels_only", "run_only"])),
-        "length": draw(st.sampled_from(["one"] * 2 + ["short"] * 4 + ["medium"] * 3 + ["long", "midpoint"])),
-        "midpoint": draw(st.sampled_from(MIDPOINTS)),
+        "length": draw(st.sampled_from(["one"] * 2 + ["short"] * 4 + ["medium"] * 3 + ["long"] + ["midpoint"] * 3)),
+        "midpoint": draw(st.integers(0, 2**16)),
         "labels": draw(st.sampled_from(["graded"] * 3 + ["binary"] * 2 + ["all_zero", "negatives", "negatives",
                                                                             "all_negative", "all_very_negative"])),
         "scores": draw(st.sampled_from(["int", "int", "one_decimal", "negative", "equal", "unique", "unique"])),
@@ -131,19 +134,39 @@ def topics(draw):
 
 @st.composite
 def cases(draw, force: str):
+    options = []
+    if draw(st.sampled_from([True, True, True, False])):
+        options.append("-q")
+    if force == "c" or draw(st.booleans()):
+        options.append("-c")
+    if force == "J" or draw(st.booleans()):
+        options.append("-J")
+    if draw(st.sampled_from([False] * 5 + [True])):
+        options.append("-n")
+    level = 2 if force == "l" else draw(st.sampled_from([1, 1, 1, 2, 3, 0, -1, -2]))
+    if level != 1 or draw(st.booleans()):
+        options += ["-l", str(level)]
+    depth = draw(st.sampled_from([1, 2, 3, 5, 10, 50, 1000])) if force == "M" else draw(
+        st.sampled_from([None, None, None, 0, 1, 2, 3, 5, 10, 50, 1000]))
+    if depth is not None:
+        options += ["-M", str(depth)]
+    if draw(st.sampled_from([False, False, True])):
+        options += ["-N", str(draw(st.integers(0, 10**6)))]
     ids = draw(st.lists(st.sampled_from(TOPIC_IDS), min_size=1, max_size=6, unique=True))
     specs = [draw(topics()) for _ in ids]
     rng = random.Random(draw(st.integers(0, 2**32 - 1)))
     qrels_lines, run_lines = [], []
     for qid, spec in zip(ids, specs):
         if spec["length"] == "midpoint":  # its qrels are written here, whatever "where" says
-            rel_ret, n, rel = spec["midpoint"]
+            # every retrieved document judged and the relevant ones graded 3 or 4, so that the
+            # counts survive -J, -M (no longer than the depth) and -l up to 3
+            fitting = [t for t in MIDPOINTS if depth is None or t[1] <= depth] or MIDPOINTS
+            rel_ret, n, rel = fitting[spec["midpoint"] % len(fitting)]
             pool = list(dict.fromkeys(_docno(rng, i) for i in range(n + rel)))
             retrieved = rng.sample(pool, n)
             relevant = rng.sample(retrieved, rel_ret) + [d for d in pool if d not in set(retrieved)][:rel - rel_ret]
-            judged_nonrel = [d for d in retrieved if d not in set(relevant) and rng.random() < spec["judged"]]
-            qrels_lines += [f"{qid} 0 {d} {rng.choice([1, 2])}" for d in relevant]
-            qrels_lines += [f"{qid} 0 {d} 0" for d in judged_nonrel]
+            qrels_lines += [f"{qid} 0 {d} {rng.choice([3, 4])}" for d in relevant]
+            qrels_lines += [f"{qid} 0 {d} 0" for d in retrieved if d not in set(relevant)]
         else:
             n = {"one": 1, "short": rng.randint(1, 5), "medium": rng.randint(6, 60),
                  "long": rng.randint(1001, 1300)}[spec["length"]]
@@ -177,25 +200,7 @@ def cases(draw, force: str):
     rng.shuffle(qrels_lines)
     qrels_text = "".join(line.replace(" ", sep) + "\n" for line in qrels_lines)
 
-    options = []
-    if draw(st.sampled_from([True, True, True, False])):
-        options.append("-q")
-    if force == "c" or draw(st.booleans()):
-        options.append("-c")
-    if force == "J" or draw(st.booleans()):
-        options.append("-J")
-    if draw(st.sampled_from([False] * 5 + [True])):
-        options.append("-n")
-    level = 2 if force == "l" else draw(st.sampled_from([1, 1, 1, 2, 3, 0, -1, -2]))
-    if level != 1 or draw(st.booleans()):
-        options += ["-l", str(level)]
-    depth = draw(st.sampled_from([1, 2, 3, 5, 10, 50, 1000])) if force == "M" else draw(
-        st.sampled_from([None, None, None, 0, 1, 2, 3, 5, 10, 50, 1000]))
-    if depth is not None:
-        options += ["-M", str(depth)]
-    if draw(st.sampled_from([False, False, True])):
-        options += ["-N", str(draw(st.integers(0, 10**6)))]
-    measures = draw(st.one_of(st.just(["all_trec"]), st.just(["all_trec"]), st.just(["official"]),
+    measures = draw(st.one_of(st.just(["all_trec"]), st.just(["all_trec"]), st.just(["official"]), st.just(["set"]),
                               st.lists(st.sampled_from(SINGLE), min_size=1, max_size=5, unique=True)))
     return Case(qrels_text.encode(), run_text.encode(), options, measures)
 
