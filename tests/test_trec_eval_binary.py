@@ -258,3 +258,50 @@ def test_ragmeter_prints_what_trec_eval_prints(trec_eval, tmp_path, force):
         check(trec_eval, case, tmp_path)
 
     compare()
+
+
+GOOD_QRELS = "1 0 a 1\n1 0 b 0\n2 0 c 1\n"
+GOOD_RUN = "1 Q0 a 1 2.0 r\n1 Q0 b 2 1.0 r\n2 Q0 c 1 1.0 r\n"
+REFUSALS = [  # (qrels, run, extra options, what ragmeter's message says, which file it names)
+    ("1 0 a 1 x\n" + GOOD_QRELS, GOOD_RUN, [], "line 1: expected 4 fields", "qrels"),
+    (GOOD_RUN, GOOD_RUN, [], "(is this a run file?)", "qrels"),
+    ("1 0 a 1\n\n2 0 c 1\n", GOOD_RUN, [], "line 2: a blank line", "qrels"),
+    ("1 0 a\n" + GOOD_QRELS, GOOD_RUN, [], "line 1: expected 4 fields", "qrels"),
+    ("# one\n# two\n" + GOOD_QRELS, GOOD_RUN, [], "line 2: expected 4 fields", "qrels"),
+    (GOOD_QRELS + "  # x a 1\n", GOOD_RUN, [], "have no results in the run: '#'", "run"),
+    (GOOD_QRELS, "1 Q0 a 1 2.0\n", [], "line 1: expected 6 fields", "run"),
+    (GOOD_QRELS, GOOD_RUN + "2 Q0 c 9 0.5 r\n", [], "document 'c' appears twice for topic '2'", "run"),
+    (GOOD_QRELS + "2 0 c 0\n", GOOD_RUN, [], "document 'c' is judged twice for topic '2'", "qrels"),
+    (GOOD_QRELS + "3 0 z 1\n", GOOD_RUN, [], "have no results in the run: '3'", "run"),
+    ("0 0 z -1\n" + GOOD_QRELS, GOOD_RUN + "0 Q0 z 1 1 r\n", [], "topic '0' has no judgment >= 0", "qrels"),
+    (GOOD_QRELS, GOOD_RUN, ["-m", "mapp"], "unknown trec_eval measure 'mapp'", None),
+    (GOOD_QRELS, GOOD_RUN, ["-m", "P."], "empty parameter list", None),
+    (GOOD_QRELS, GOOD_RUN, ["-m", "P.5,5"], "given twice", None),
+    (GOOD_QRELS, GOOD_RUN, ["-m", "P.0,3"], "must be positive", None),
+]
+
+
+@pytest.mark.parametrize("qrels,run,extra,words,names", REFUSALS)
+def test_refuses_what_trec_eval_refuses_with_its_exit_status(trec_eval, tmp_path, qrels, run, extra, words, names):
+    q, r = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    q.write_text(qrels)
+    r.write_text(run)
+    theirs = subprocess.run([trec_eval, *extra, str(q), str(r)], check=False, capture_output=True, timeout=60)
+    assert theirs.returncode > 0, theirs.stdout  # trec_eval refuses it (and does not crash)
+    code, _, stderr = _ragmeter([*extra, str(q), str(r)])
+    assert code == theirs.returncode, stderr
+    assert words in stderr and "Traceback" not in stderr
+    if names:
+        assert f"{tmp_path / (names + '.txt')}" in stderr
+
+
+@pytest.mark.parametrize("limit", [None, "0.00001"])
+def test_the_duplicate_error_names_the_run_file_in_memory_and_streamed(tmp_path, limit):
+    from ragmeter.trec.stream import fits_in_memory
+
+    q, r = tmp_path / "judgments.qrels", tmp_path / "system-a.run"
+    q.write_text(GOOD_QRELS)
+    r.write_text(GOOD_RUN + "2 Q0 c 9 0.5 r\n")
+    assert limit is None or not fits_in_memory(r, float(limit))  # the streamed path, in parts
+    code, _, stderr = _ragmeter([*(["--memory-limit", limit] if limit else []), str(q), str(r)])
+    assert code == 4 and f"{r}: document 'c' appears twice for topic '2'" in stderr
