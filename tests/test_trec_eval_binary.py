@@ -295,13 +295,14 @@ def test_refuses_what_trec_eval_refuses_with_its_exit_status(trec_eval, tmp_path
         assert f"{tmp_path / (names + '.txt')}" in stderr
 
 
-@pytest.mark.parametrize("limit", [None, "0.00001"])
-def test_the_duplicate_error_names_the_run_file_in_memory_and_streamed(tmp_path, limit):
-    from ragmeter.trec.stream import fits_in_memory
+def test_the_duplicate_error_names_the_run_file_in_memory_and_streamed(tmp_path):
+    from ragmeter.trec.errors import TrecInputError
+    from ragmeter.trec.stream import evaluate_trec_streaming
 
     q, r = tmp_path / "judgments.qrels", tmp_path / "system-a.run"
     q.write_text(GOOD_QRELS)
     r.write_text(GOOD_RUN + "2 Q0 c 9 0.5 r\n")
-    assert limit is None or not fits_in_memory(r, float(limit))  # the streamed path, in parts
-    code, _, stderr = _ragmeter([*(["--memory-limit", limit] if limit else []), str(q), str(r)])
+    code, _, stderr = _ragmeter([str(q), str(r)])
     assert code == 4 and f"{r}: document 'c' appears twice for topic '2'" in stderr
+    with pytest.raises(TrecInputError, match=f"{r}: document 'c' appears twice for topic '2'"):
+        evaluate_trec_streaming(q, r, ["map"], max_part_rows=1)  # one topic per part

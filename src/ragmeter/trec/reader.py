@@ -96,7 +96,7 @@ def _contains(path: str, needles: tuple[bytes, ...]) -> dict[bytes, bool]:
     return found
 
 
-_WINDOW = 1 << 26  # bytes mapped at a time: the scan adds at most this much to resident memory
+_WINDOW = 1 << 24  # bytes mapped at a time: the scan adds at most this much to resident memory
 
 
 def _lone_cr(path: str) -> bool:
@@ -129,18 +129,23 @@ def clean_delimiter(path: str) -> str | None:
     return " " if not found[b"\t"] else None
 
 
-def _fast(path: str, names: list[str], keep: list[str], types: dict, *, blank_lines_ok: bool) -> pa.Table | None:
-    """``keep`` columns of a clean file (None when it is not). In a tab-separated file every
-    text field before the last one kept is checked for spaces: trec_eval would split there."""
-    delim = clean_delimiter(path)
-    if delim is None:
-        return None
+RUN_NAMES = ["qid", "q0", "docno", "rank", "score", "runid"]
+RUN_TYPES = {"qid": pa.string(), "q0": pa.string(), "docno": pa.string(), "rank": pa.string(),
+             "score": pa.float64(), "runid": pa.string()}
+RUN_KEEP = ["qid", "docno", "score"]
+
+
+def parse_clean(source, delim: str, names: list[str], keep: list[str], types: dict, *, blank_lines_ok: bool,
+                block_size: int = _BLOCK, use_threads: bool = True) -> pa.Table | None:
+    """``keep`` columns of clean CSV text (a path or a buffer) with one separator, or None when
+    Arrow cannot read it as trec_eval would. With tabs, every text field before the last one
+    kept is checked for spaces: trec_eval would split there."""
     last = max(names.index(k) for k in keep)
     spaced = [n for n in names[:last] if types[n] == pa.string()] if delim == "\t" else []
     try:
         table = pcsv.read_csv(
-            path,
-            read_options=pcsv.ReadOptions(column_names=names, block_size=_BLOCK),
+            source,
+            read_options=pcsv.ReadOptions(column_names=names, block_size=block_size, use_threads=use_threads),
             parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, escape_char=False,
                                             newlines_in_values=False, ignore_empty_lines=blank_lines_ok),
             convert_options=pcsv.ConvertOptions(column_types=types, include_columns=sorted(set(keep) | set(spaced),
@@ -154,6 +159,13 @@ def _fast(path: str, names: list[str], keep: list[str], types: dict, *, blank_li
         if pc.any(pc.match_substring(table[name], " ")).as_py():
             return None
     return table.select(keep)
+
+
+def _fast(path: str, names: list[str], keep: list[str], types: dict, *, blank_lines_ok: bool) -> pa.Table | None:
+    delim = clean_delimiter(path)
+    if delim is None:
+        return None
+    return parse_clean(path, delim, names, keep, types, blank_lines_ok=blank_lines_ok)
 
 
 def _text(field: bytes, path: str, number: int, name: str) -> str:
@@ -276,10 +288,7 @@ def last_runid(path: str) -> str:
 def read_run(path: str | Path) -> Run:
     """Read a run file (``qid Q0 docno rank score runid``)."""
     path = _existing(path)
-    names = ["qid", "q0", "docno", "rank", "score", "runid"]
-    table = _fast(path, names, ["qid", "docno", "score"],
-                  {"qid": pa.string(), "q0": pa.string(), "docno": pa.string(), "rank": pa.string(),
-                   "score": pa.float64(), "runid": pa.string()}, blank_lines_ok=True)
+    table = _fast(path, RUN_NAMES, RUN_KEEP, RUN_TYPES, blank_lines_ok=True)
     if table is not None and not pc.any(pc.is_nan(table["score"])).as_py():
         runid = last_runid(path)
     else:
