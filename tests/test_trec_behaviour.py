@@ -210,5 +210,46 @@ def test_the_file_scan_sees_a_needle_across_its_window_boundaries(tmp_path, monk
     data = bytearray(b"q1 Q0 d 1 1.0 r\n" * 700)
     data[pos:pos + 2] = b"\n#"
     path = write(tmp_path, "r", data.decode())
-    assert reader.file_contains(str(path), (b"\t", b"\n#")) == {b"\t": False, b"\n#": True}
-    assert reader.file_contains(str(write(tmp_path, "e", "")), (b"\t",)) == {b"\t": False}
+    assert reader._contains(str(path), (b"\t", b"\n#")) == {b"\t": False, b"\n#": True}
+    assert reader._contains(str(write(tmp_path, "e", "")), (b"\t",)) == {b"\t": False}
+
+
+# trec_eval 10.0's own output for these files (-q -M 0 -m iprec_at_recall.0,.5 -m 11pt_avg -m P.1
+# -m num_ret), pinned here so that a clone without the binary checks the -nan printing too.
+NAN_QRELS = "1 0 a 1\n1 0 b 0\n1 0 c -1\n2 0 a 2\n2 0 d 0\n"
+NAN_RUN = "1 Q0 a 1 2.0 r1\n1 Q0 x 2 1.0 r1\n1 Q0 c 2 3.0 r1\n2 Q0 z 1 1 r2\n2 Q0 d 1 0.5 r9\n"
+NAN_OUTPUT = """\
+num_ret               \t1\t0
+iprec_at_recall_0.00  \t1\t  -nan
+iprec_at_recall_0.50  \t1\t0.0000
+P_1                   \t1\t0.0000
+11pt_avg              \t1\t  -nan
+num_ret               \t2\t0
+iprec_at_recall_0.00  \t2\t  -nan
+iprec_at_recall_0.50  \t2\t0.0000
+P_1                   \t2\t0.0000
+11pt_avg              \t2\t  -nan
+num_ret               \tall\t0
+iprec_at_recall_0.00  \tall\t  -nan
+iprec_at_recall_0.50  \tall\t0.0000
+P_1                   \tall\t0.0000
+11pt_avg              \tall\t  -nan
+"""
+
+
+def test_nothing_retrieved_prints_trec_evals_nan_and_json_says_null(tmp_path, cli):
+    import json
+
+    q, r = write(tmp_path, "q", NAN_QRELS), write(tmp_path, "r", NAN_RUN)
+    args = ["-q", "-M", "0", "-m", "iprec_at_recall.0,.5", "-m", "11pt_avg", "-m", "P.1", "-m", "num_ret"]
+    assert cli("trec", *args, q, r).stdout == NAN_OUTPUT
+    data = json.loads(cli("trec", *args, "--format", "json", q, r).stdout)  # strict JSON: no NaN token
+    assert data["measures"]["iprec_at_recall_0.00"]["all"] is None
+    assert data["measures"]["P_1"]["all"] == 0.0
+    assert data["runid"] == "r9"  # the last line's, as trec_eval
+
+
+def test_no_summary_prints_nothing_without_q(tmp_path, cli):
+    q, r = write(tmp_path, "q", NAN_QRELS), write(tmp_path, "r", NAN_RUN)
+    assert cli("trec", "-n", "-m", "map", q, r).stdout == ""
+    assert cli("trec", "-n", "-q", "-m", "map", q, r).stdout.splitlines()[-1].split("\t")[1] == "2"

@@ -51,7 +51,7 @@ def trec_command(
     from ragmeter.core.errors import RagmeterError
     from ragmeter.trec import evaluate_trec
     from ragmeter.trec.measures import unsupported
-    from ragmeter.trec.output import lines
+    from ragmeter.trec.output import json_ready, lines
 
     wanted = measures or ["official"]
     try:
@@ -72,7 +72,7 @@ def trec_command(
     if any(n.startswith("ragmeter:") for n in result.names):
         typer.echo("note: lines named ragmeter:* are ragmeter measures, not trec_eval measures", err=True)
     if fmt == "json":
-        typer.echo(json.dumps(result.to_dict(), indent=2))
+        typer.echo(json.dumps(json_ready(result.to_dict()), indent=2, allow_nan=False))
     else:
         text = "".join(line + "\n" for line in lines(result, per_query=per_query, summary=not no_summary))
         typer.echo(text, nl=False)

@@ -34,3 +34,15 @@ def lines(result: TrecResult, *, per_query: bool = False, summary: bool = True) 
     if summary:
         for name, kind in result.kinds.items():
             yield f"{name:<22}\tall\t{_value(kind, result.mean(name))}"
+
+
+def json_ready(value):
+    """``value`` with every NaN or infinity (trec_eval's ``-nan`` and ``inf``) as None: JSON has
+    no such numbers, and strict parsers refuse Python's ``NaN`` token."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [json_ready(v) for v in value]
+    return value
