@@ -113,9 +113,10 @@ def _lone_cr(path: str) -> bool:
 
 
 def clean_delimiter(path: str) -> str | None:
-    """The single separator (space or tab) of a file the fast path reads as trec_eval does,
-    or None: comments, a byte-order mark, vertical tabs or form feeds, a CR that is not part
-    of a CRLF, or tabs and spaces mixed on the first line."""
+    """The single separator of a file the fast path can read as trec_eval does: tab when the
+    first line has one (spaces inside fields are checked after reading), space when the file
+    has no tab; None for comments, a byte-order mark, vertical tabs or form feeds, or a CR that
+    is not part of a CRLF."""
     with open(path, "rb") as f:
         head = f.read(1 << 16)
     if not head.strip() or head.startswith((b"\xef\xbb\xbf", b"#")):
