@@ -253,3 +253,11 @@ def test_no_summary_prints_nothing_without_q(tmp_path, cli):
     q, r = write(tmp_path, "q", NAN_QRELS), write(tmp_path, "r", NAN_RUN)
     assert cli("trec", "-n", "-m", "map", q, r).stdout == ""
     assert cli("trec", "-n", "-q", "-m", "map", q, r).stdout.splitlines()[-1].split("\t")[1] == "2"
+
+
+@pytest.mark.parametrize("option", [["--memory-limit", "0"], ["--memory-limit", "-1"], ["-M", "-1"]])
+def test_impossible_limits_are_usage_errors(tmp_path, cli, option):
+    """--memory-limit 0 used to crash and -1 was ignored; trec_eval crashes on a negative -M."""
+    q, r = write(tmp_path, "q", NAN_QRELS), write(tmp_path, "r", NAN_RUN)
+    result = cli("trec", *option, q, r)
+    assert result.exit_code == 2 and "Invalid value" in result.output and "Traceback" not in result.output
