@@ -70,8 +70,10 @@ def worker(tool: str, qrels: str, run: str) -> dict:
     raise ValueError(tool)
 
 
-def timed(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) of that one child process, and its stdout."""
+def timed(cmd: list[str]) -> tuple[float, float, str, float]:
+    """Wall seconds, peak RSS (MB) of that one child process, its stdout, and its CPU seconds
+    (user + system, all threads: on a busy machine a lower bound of the wall-time ratio to a
+    single-threaded tool that ragmeter's two threads would reach on a quiet one)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = proc.stdout.read()
@@ -80,7 +82,7 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
     seconds = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{cmd[2:4]} failed: {err.strip()[-300:]}")
-    return seconds, usage.ru_maxrss / 1024, out
+    return seconds, usage.ru_maxrss / 1024, out, usage.ru_utime + usage.ru_stime
 
 
 def relaid(run: Path, layout: str) -> Path:
@@ -185,22 +187,25 @@ def main() -> None:
         if tool == "ragmeter":
             reference = values
         diff = max(abs(values[n] - reference[n]) for n in NAMES) if reference else float("nan")
-        rows.append((tool, seconds, best, rss, diff, values))
+        rows.append((tool, seconds, best, rss, diff, values, statistics.median(r[3] for r in runs)))
     base = next((r for r in rows if r[0] == "ragmeter"), None)
-    print(f"{'tool':<13} {'median s':>9} {'x ragmeter':>11} {'best s':>7} {'x ragmeter':>11} {'peak MB':>8}  "
-          f"max |diff| vs ragmeter")
-    for tool, seconds, best, rss, diff, _ in rows:
+    print(f"{'tool':<13} {'median s':>9} {'x ragmeter':>11} {'best s':>7} {'x ragmeter':>11} {'cpu s':>6} "
+          f"{'peak MB':>8}  max |diff| vs ragmeter")
+    for tool, seconds, best, rss, diff, _, cpu in rows:
         ratio = f"{seconds / base[1]:.1f}x" if base else "-"
         best_ratio = f"{best / base[2]:.1f}x" if base else "-"
-        print(f"{tool:<13} {seconds:>9.2f} {ratio:>11} {best:>7.2f} {best_ratio:>11} {rss:>8.0f}  {diff:.1e}")
+        print(f"{tool:<13} {seconds:>9.2f} {ratio:>11} {best:>7.2f} {best_ratio:>11} {cpu:>6.2f} {rss:>8.0f}  "
+              f"{diff:.1e}")
     if rows:
         print("\nragmeter: " + ", ".join(f"{n}={v:.6f}" for n, v in rows[0][5].items()))
     by_tool = {r[0]: r for r in rows}
     if "trec_eval" in by_tool and "ragmeter_cli" in by_tool:
         te, rc = by_tool["trec_eval"], by_tool["ragmeter_cli"]
         same = "identical" if printed["trec_eval"] == printed["ragmeter_cli"] else "DIFFERENT"
-        print(f"trec_eval / ragmeter trec: median {te[1] / rc[1]:.1f}x, best {te[2] / rc[2]:.1f}x; "
-              f"printed output {same}")
+        print(f"trec_eval / ragmeter trec: median {te[1] / rc[1]:.1f}x, best {te[2] / rc[2]:.1f}x, "
+              f"CPU time {te[6] / rc[6]:.1f}x; printed output {same}")
+        if os.path.exists("/proc/loadavg"):  # other work on the machine slows two-thread ragmeter more
+            print("load average after:", " ".join(Path("/proc/loadavg").read_text().split()[:3]))
     limits = [float(x) for x in a.memory_limits.split(",") if x.strip()]
     if limits:
         unlimited = printed.get("ragmeter_cli") or timed([*cli, str(qrels), str(run)])[2]
