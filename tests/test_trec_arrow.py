@@ -56,7 +56,7 @@ def test_from_numpy_round_trips_booleans_and_numbers(bits):
 def test_the_trec_path_does_not_import_pandas(parts):
     call = "evaluate_trec" if parts is None else "evaluate_trec_streaming"
     code = ("import sys; from ragmeter.trec import evaluate_trec; "
-            "from ragmeter.trec.stream import evaluate_trec_streaming; "
+            "from ragmeter.trec.partitioned import evaluate_trec_streaming; "
             f"r = {call}({str(TREC_REF / 'qrels.test')!r}, {str(TREC_REF / 'results.test')!r}, "
             f"['all_trec', 'ndcg_cut.10']{'' if parts is None else f', max_part_rows={parts}'}); "
             "print('pandas' in sys.modules, r.mean('map') > 0)")

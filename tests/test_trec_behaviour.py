@@ -210,8 +210,8 @@ def test_the_file_scan_sees_a_needle_across_its_window_boundaries(tmp_path, monk
     data = bytearray(b"q1 Q0 d 1 1.0 r\n" * 700)
     data[pos:pos + 2] = b"\n#"
     path = write(tmp_path, "r", data.decode())
-    assert reader._contains(str(path), (b"\t", b"\n#")) == {b"\t": False, b"\n#": True}
-    assert reader._contains(str(write(tmp_path, "e", "")), (b"\t",)) == {b"\t": False}
+    assert reader.file_contains(str(path), (b"\t", b"\n#")) == {b"\t": False, b"\n#": True}
+    assert reader.file_contains(str(write(tmp_path, "e", "")), (b"\t",)) == {b"\t": False}
 
 
 # trec_eval 10.0's own output for these files (-q -M 0 -m iprec_at_recall.0,.5 -m 11pt_avg -m P.1

@@ -297,7 +297,7 @@ def test_refuses_what_trec_eval_refuses_with_its_exit_status(trec_eval, tmp_path
 
 def test_the_duplicate_error_names_the_run_file_in_memory_and_streamed(tmp_path):
     from ragmeter.trec.errors import TrecInputError
-    from ragmeter.trec.stream import evaluate_trec_streaming
+    from ragmeter.trec.partitioned import evaluate_trec_streaming
 
     q, r = tmp_path / "judgments.qrels", tmp_path / "system-a.run"
     q.write_text(GOOD_QRELS)

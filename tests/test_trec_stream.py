@@ -7,8 +7,8 @@ import random
 import pytest
 
 from ragmeter import InvalidParameterError
-from ragmeter.trec import evaluate_trec, stream
-from ragmeter.trec.stream import evaluate_trec_streaming, fits_in_memory, rss_mb
+from ragmeter.trec import evaluate_trec, partitioned
+from ragmeter.trec.partitioned import evaluate_trec_streaming, fits_in_memory, rss_mb
 
 from .conftest import TREC_REF
 from .test_trec_reference import CASES
@@ -75,9 +75,9 @@ def test_a_bucket_too_large_for_its_part_is_split_again(tmp_path, monkeypatch):
     run = tmp_path / "r"
     run.write_text("".join(f"t{t} Q0 d{d} 0 {rnd.random()} r\n" for t in range(40) for d in range(30)))
     splits = []
-    original = stream._split_bucket
-    monkeypatch.setattr(stream, "MAX_BUCKETS", 2)
-    monkeypatch.setattr(stream, "_split_bucket", lambda *a: splits.append(a[1]) or original(*a))
+    original = partitioned._split_bucket
+    monkeypatch.setattr(partitioned, "MAX_BUCKETS", 2)
+    monkeypatch.setattr(partitioned, "_split_bucket", lambda *a: splits.append(a[1]) or original(*a))
     whole = evaluate_trec(qrels, run, ALL)
     parts = evaluate_trec_streaming(qrels, run, ALL, max_part_rows=100)
     assert splits and parts.topics == whole.topics and parts.per_topic.keys() == whole.per_topic.keys()

@@ -1,4 +1,5 @@
-"""Evaluate a TREC run against qrels with trec_eval 10.0's semantics, block by block.
+"""Evaluate a TREC run against qrels with trec_eval 10.0's semantics, in memory or, under a
+memory limit, in topic partitions.
 
 >>> r = evaluate_trec({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 0.5, "d2": 0.9}}, ["map", "P.1"])
 >>> r.mean("map"), r.mean("P_1")
@@ -7,191 +8,14 @@
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ragmeter.trec.in_memory import check_options, evaluate_in_memory
-from ragmeter.trec.partitioned import evaluate_trec_streaming, parts_needed
 from ragmeter.trec.result import TrecResult
 
-from ragmeter.core.errors import InvalidInputError, InvalidParameterError
-from ragmeter.metrics.retrieval.batch import RankedBatch
-from ragmeter.metrics.spec import Measure, make_measure, parse_measure
-from ragmeter.trec.arrow import to_numpy
-from ragmeter.trec.errors import EXIT_NO_TOPIC, EXIT_TOPIC, TrecInputError
-from ragmeter.trec.measures import UNSUPPORTED, Block, Request, parse_requests
-from ragmeter.trec.ranking import NONPOOL, Rankings, _indices, align, output_order
-from ragmeter.trec.reader import Qrels, Run, read_qrels, read_run
-
-MIN_GEO_MEAN = 0.00001  # trec_eval's floor before taking logs for gm_* measures
-BLOCK_CELLS = 1 << 20  # at most ~1M ranked cells per block: 8 MB arrays stay in cache and reuse freed memory
-RAGMETER_PREFIX = "ragmeter:"
-ZEROED_FOR_STAND_IN = ("num_ret", "unj_")  # trec_eval.c sets these to 0 for a -c topic's stand-in ranking
-
-
-@dataclass
-class TrecResult:
-    """Per-topic values (topic order) and summaries, keyed by trec_eval's printed names."""
-
-    topics: list[str]
-    per_topic: dict[str, np.ndarray]
-    kinds: dict[str, str]
-    runid: str
-    missing: list[str] = field(default_factory=list)
-    unsupported: list[str] = field(default_factory=list)
-    num_rel_all: int | None = None  # -c: trec_eval's num_rel summary, qrels lines with rel > 0 (any -l)
-
-    @property
-    def names(self) -> list[str]:
-        return list(self.kinds)
-
-    def mean(self, name: str) -> Any:
-        """The ``all`` value as trec_eval computes it: the sum in topic order over the number of
-        topics, the sum for counts, exp(mean of logs of max(v, 1e-5)) for gm_*."""
-        kind = self.kinds[name]
-        if kind == "runid":
-            return self.runid
-        if kind == "num_q":
-            return len(self.topics)
-        if name == "num_rel" and self.num_rel_all is not None:
-            return self.num_rel_all
-        values = self.per_topic[name]
-        if kind == "count":
-            return int(values.sum())
-        if not len(values):
-            return 0.0
-        if kind == "gm":
-            total = 0.0
-            for v in values.tolist():  # C's log, added in topic order (math.fsum or numpy would differ)
-                total += math.log(max(v, MIN_GEO_MEAN))
-            return math.exp(total / len(values))
-        return float(np.cumsum(values)[-1] / len(values))  # sequential, in topic order, as trec_eval sums
-
-    def query(self, name: str) -> dict[str, float]:
-        return dict(zip(self.topics, self.per_topic[name].tolist()))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"topics": self.topics, "runid": self.runid,
-                "measures": {n: {"all": self.mean(n),
-                                 "per_topic": self.query(n) if n in self.per_topic and self.kinds[n] not in ("gm",) else None}
-                             for n in self.names}}
-
-
-def _as_qrels(qrels: Any) -> Qrels:
-    if isinstance(qrels, Qrels):
-        return qrels
-    if isinstance(qrels, (str, Path)):
-        return read_qrels(qrels)
-    if isinstance(qrels, Mapping):
-        rows = [(str(q), str(d), int(r)) for q, docs in qrels.items() for d, r in docs.items()]
-    else:  # a pandas DataFrame with query_id/doc_id/relevance (or qid/docno/rel)
-        df = qrels
-        rows = list(zip(_col(df, "query_id", "qid").astype(str), _col(df, "doc_id", "docno").astype(str),
-                        _col(df, "relevance", "rel").astype(int)))
-    if not rows:
-        raise InvalidInputError("the qrels are empty")
-    q, d, r = zip(*rows)
-    return Qrels(pa.table({"qid": pa.array(q, pa.string()), "docno": pa.array(d, pa.string()),
-                           "rel": pa.array(r, pa.int64())}), "qrels")
-
-
-def _as_run(run: Any) -> Run:
-    if isinstance(run, Run):
-        return run
-    if isinstance(run, (str, Path)):
-        return read_run(run)
-    if isinstance(run, Mapping):
-        rows = [(str(q), str(d), float(s)) for q, docs in run.items() for d, s in docs.items()]
-    else:
-        df = run
-        rows = list(zip(_col(df, "query_id", "qid").astype(str), _col(df, "doc_id", "docno").astype(str),
-                        _col(df, "score", "score").astype(float)))
-    if not rows:
-        raise InvalidInputError("the run is empty")
-    q, d, s = zip(*rows)
-    if any(math.isnan(x) for x in s):
-        raise InvalidInputError("the run has a NaN score", field="score")
-    return Run(pa.table({"qid": pa.array(q, pa.string()), "docno": pa.array(d, pa.string()),
-                         "score": pa.array(s, pa.float64())}), runid="run")
-
-
-def _col(df, *names):
-    for n in names:
-        if n in df.columns:
-            return df[n]
-    raise InvalidInputError(f"the DataFrame needs a column named one of {names}")
-
-
-def _split(measures: Iterable[str]) -> tuple[list[Request], list[Measure]]:
-    trec: list[str] = []
-    ours: list[Measure] = []
-    for text in measures:
-        if "@" in text or "(" in text:
-            ours.append(parse_measure(text))
-            continue
-        name = text.partition(".")[0]
-        if name in UNSUPPORTED:
-            raise InvalidParameterError(f"trec_eval measure {name!r}: trec_eval has it; ragmeter does not compute "
-                                        "it yet")
-        trec.append(text)
-    return parse_requests(trec), ours
-
-
-def check_options(max_docs: int | None, iprec_rule: str, memory_limit_mb: float | None) -> None:
-    if iprec_rule not in ("v9", "v10"):
-        raise InvalidParameterError("iprec_rule must be 'v9' or 'v10'")
-    if max_docs is not None and max_docs < 0:
-        raise InvalidParameterError("max_docs (-M) must be >= 0 (trec_eval crashes on a negative -M)")
-    if memory_limit_mb is not None and not memory_limit_mb > 0:
-        raise InvalidParameterError("memory_limit_mb must be a number of megabytes above 0")
-
-
-def refuse_unscorable(qrels: Qrels, evaluated: np.ndarray | None = None) -> None:
-    """trec_eval 10.0 cannot evaluate a topic whose judgments are all negative: its per-topic
-    count buffer (``form_res_rels.c``) is allocated at the first topic with a grade >= 0, so
-    such a topic before any other exits 4, and one with every grade <= -2 after one crashes.
-    A topic whose grades are all -1 after one is evaluated with R = 0 (as here). ``evaluated``:
-    which topics (in byte order) are evaluated; all by default."""
-    universe = qrels.topic_array
-    topic = _indices(qrels.table["qid"], universe).astype(np.int64)
-    best = np.full(len(universe), -np.inf)
-    np.maximum.at(best, topic, to_numpy(qrels.table["rel"]).astype(np.float64))
-    if evaluated is not None:
-        best = best[evaluated]
-        names = [t for t, e in zip(universe.to_pylist(), evaluated.tolist()) if e]
-    else:
-        names = universe.to_pylist()
-    negative = np.flatnonzero(best < 0)
-    if not len(negative):
-        return
-    first_judged = int(np.argmax(best >= 0)) if (best >= 0).any() else len(best)
-    crash = negative[(negative > first_judged) & (best[negative] <= -2)]
-    bad = negative[negative < first_judged].tolist() + crash.tolist()
-    if bad:
-        i = min(bad)
-        why = ("no topic before it (in trec_eval's byte order) has a grade >= 0" if i < first_judged
-               else "its grades are all below -1")
-        raise TrecInputError(f"topic {names[i]!r} has no judgment >= 0 and {why}: trec_eval 10.0 cannot "
-                             f"evaluate it ({'exit 4' if i < first_judged else 'it crashes'})",
-                             file=qrels.source, exit_code=EXIT_TOPIC,
-                             fix="judge one of its documents (0 or more) or remove the topic from the qrels")
-
-
-def refuse_missing(missing: list[str], source: str) -> None:
-    if missing:
-        shown = ", ".join(repr(t) for t in missing[:10]) + (" ..." if len(missing) > 10 else "")
-        raise TrecInputError(f"{len(missing)} qrels topic(s) have no results in the run: {shown}; trec_eval 10.0 "
-                             "stops here (exit 4)", file=source, exit_code=EXIT_TOPIC,
-                             fix="-c (complete) to score them as trec_eval does, or --skip-missing "
-                                 "(skip_missing=True) to leave them out of the averages as trec_eval 9 did")
-
-
-def needs_rankings(requests: list[Request], ours: list[Measure]) -> bool:
-    """Whether anything but runid and num_q is asked for (trec_eval's checks run only then)."""
-    return bool(ours) or any(r.measure.compute is not None for r in requests)
+__all__ = ["TrecResult", "evaluate_trec"]
 
 
 def evaluate_trec(qrels: Any, run: Any, measures: Iterable[str] = ("official",), *, level: int = 1,
@@ -206,105 +30,16 @@ def evaluate_trec(qrels: Any, run: Any, measures: Iterable[str] = ("official",),
     ``skip_missing`` (trec_eval 9: left out of the averages, listed in ``missing``).
     Measures with ``@`` or ``(`` are ragmeter measures (e.g. ``mrr@10``), printed with a
     ``ragmeter:`` prefix. ``memory_limit_mb``: the run file is evaluated in topic partitions
-    (:mod:`ragmeter.trec.stream`) so that peak memory stays under that, with the same numbers.
+    (:mod:`ragmeter.trec.partitioned`) so that peak memory stays under that, with the same numbers.
     """
     check_options(max_docs, iprec_rule, memory_limit_mb)
     measures = list(measures)
-    requests, ours = _split(measures)
     if memory_limit_mb is not None and isinstance(run, (str, Path)):
-        from ragmeter.trec.stream import evaluate_trec_streaming, fits_in_memory
+        from ragmeter.trec.partitioned import evaluate_trec_streaming, fits_in_memory
 
         if not fits_in_memory(run, memory_limit_mb):
             return evaluate_trec_streaming(qrels, run, measures, memory_limit_mb=memory_limit_mb, level=level,
                                            complete=complete, max_docs=max_docs, judged_only=judged_only,
                                            iprec_rule=iprec_rule, skip_missing=skip_missing)
-    q, r = _as_qrels(qrels), _as_run(run)
-    check = needs_rankings(requests, ours)
-    rankings = align(q, r, max_docs=max_docs, judged_only=judged_only, complete=complete, run_name=r.source,
-                     check=check)
-    if not complete and not skip_missing:
-        refuse_missing(rankings.missing, r.source)
-    if check:
-        evaluated = None if complete or not rankings.missing else ~np.isin(q.topic_array.to_pylist(),
-                                                                           rankings.missing)
-        refuse_unscorable(q, evaluated)
-    return measure(rankings, requests, ours, level=level, iprec_rule=iprec_rule, runid=r.runid,
-                   num_rel_all=int((to_numpy(q.table["rel"]) > 0).sum()) if complete else None)
-
-
-def measure(rankings: Rankings, requests: list[Request], ours: list[Measure], *, level: int, iprec_rule: str,
-            runid: str, num_rel_all: int | None) -> TrecResult:
-    """The requested measures on aligned rankings, per topic in trec_eval's order."""
-    if not rankings.topics:
-        raise TrecInputError("no topic has both results and judgments (trec_eval: exit 7)", exit_code=EXIT_NO_TOPIC,
-                             fix="check that both files use the same topic ids")
-    ours = [m if m.params.get("rel", 1.0) != 1.0 or "rel" not in m.params or level == 1
-            else make_measure(m.name, m.k, **{**m.params, "rel": float(level)}) for m in ours]
-    kinds: dict[str, str] = {}
-    for req in requests:
-        for name in req.names:
-            kinds[name] = req.measure.kind
-    for m in ours:
-        kinds[RAGMETER_PREFIX + str(m)] = "float"
-    chunks: dict[str, list[np.ndarray]] = {n: [] for n, kind in kinds.items() if kind not in ("runid", "num_q")}
-    for block in _blocks(rankings, float(level), iprec_rule):
-        for req in requests:
-            compute = req.measure.compute
-            if compute is None:
-                continue
-            for name, values in zip(req.names, compute(block, req.values)):
-                chunks[name].append(np.asarray(values, dtype=np.float64))
-        if ours:
-            labels = np.where(block.grades >= 0, block.grades, np.nan)
-            batch = RankedBatch(labels, block.lengths, block.judged, np.ones(len(block.lengths), bool))
-            for m in ours:
-                if m.spec.compute is None:
-                    raise InvalidParameterError(f"{m} is not a label measure: it cannot score a TREC run")
-                chunks[RAGMETER_PREFIX + str(m)].append(m.spec.compute(batch, m).values)
-    order = output_order(rankings.topics)
-    per_topic = {n: (np.concatenate(v) if v else np.zeros(0)) for n, v in chunks.items()}
-    if rankings.bogus.any():
-        per_topic = {name: np.where(rankings.bogus, 0.0, values)
-                     if name == ZEROED_FOR_STAND_IN[0] or name.startswith(ZEROED_FOR_STAND_IN[1]) else values
-                     for name, values in per_topic.items()}
-    per_topic = {n: v[order] for n, v in per_topic.items()}
-    topics = [rankings.topics[i] for i in order.tolist()]
-    return TrecResult(topics, per_topic, kinds, runid, missing=rankings.missing, num_rel_all=num_rel_all)
-
-
-def _blocks(rk: Rankings, level: float, iprec_rule: str):
-    lengths = rk.lengths
-    jlengths = np.diff(rk.judged_offsets)
-    n = len(rk.topics)
-    start = 0
-    while start < n:
-        stop, widest = start, 0
-        while stop < n:
-            widest_next = max(widest, int(lengths[stop]), int(jlengths[stop]), 1)
-            if stop > start and widest_next * (stop - start + 1) > BLOCK_CELLS:
-                break
-            widest, stop = widest_next, stop + 1
-        yield Block(_labelled(rk, start, stop), lengths[start:stop],
-                    _padded(rk.judged, rk.judged_offsets, start, stop, -np.inf), level, iprec_rule)
-        start = stop
-
-
-def _labelled(rk: Rankings, a: int, b: int) -> np.ndarray:
-    """Topics [a, b) as a (topics x longest) label matrix: the grade, -1 or -2 for unjudged
-    documents (see :mod:`ragmeter.trec.ranking`), NaN past each list's end."""
-    lo, hi = rk.offsets[a], rk.offsets[b]
-    lengths = np.diff(rk.offsets[a:b + 1])
-    out = np.full((b - a, int(lengths.max(initial=0))), np.nan)
-    out[np.arange(out.shape[1])[None, :] < lengths[:, None]] = NONPOOL
-    first, last = np.searchsorted(rk.graded_at, [lo, hi])
-    at = rk.graded_at[first:last]
-    row = np.searchsorted(rk.offsets[a:b + 1], at, side="right") - 1
-    out[row, at - rk.offsets[a:b][row]] = rk.grades[first:last]
-    return out
-
-
-def _padded(flat: np.ndarray, offsets: np.ndarray, a: int, b: int, fill: float) -> np.ndarray:
-    lens = np.diff(offsets[a:b + 1])
-    out = np.full((b - a, int(lens.max(initial=0))), fill)
-    out[np.arange(out.shape[1])[None, :] < lens[:, None]] = flat[offsets[a]:offsets[b]]
-    return out
+    return evaluate_in_memory(qrels, run, measures, level=level, complete=complete, max_docs=max_docs,
+                              judged_only=judged_only, iprec_rule=iprec_rule, skip_missing=skip_missing)

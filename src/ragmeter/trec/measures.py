@@ -40,7 +40,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ragmeter.metrics.retrieval.batch import ranks, row_sum, safe_divide
+from ragmeter.metrics.batch import ranks, row_sum, safe_divide
 from ragmeter.trec.errors import EXIT_FILE, TrecMeasureError
 
 STANDARD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -427,7 +427,7 @@ def parameters(m: TrecMeasure, raw: str) -> tuple:
     return tuple(values)
 
 
-def parse_requests(texts: list[str]) -> list[Request]:
+def parse_requests(texts: list[str]) -> list[MeasureRequest]:
     """trec_eval's ``-m`` options, in its measure order: ``P``, ``P.5,10``,
     ``iprec_at_recall..1,.5``, ``ndcg.1=3,2=9``, ``official``, ``all_trec``, ``set``. As in
     trec_eval, the first parameters given for a measure are the ones used."""
@@ -451,7 +451,7 @@ def parse_requests(texts: list[str]) -> list[Request]:
         if name in UNSUPPORTED:
             continue
         m = MEASURES[name]
-        requests.append(Request(m, m.default if given is None else parameters(m, given), given))
+        requests.append(MeasureRequest(m, m.default if given is None else parameters(m, given), given))
     return sorted(requests, key=lambda r: r.order_key)
 
 

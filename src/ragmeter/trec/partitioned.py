@@ -36,22 +36,21 @@ import pyarrow.compute as pc
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.trec.arrow import from_numpy, to_numpy
 from ragmeter.trec.errors import EXIT_NO_TOPIC, TrecInputError
-from ragmeter.trec.evaluate import (
-    TrecResult,
-    _split,
+from ragmeter.trec.in_memory import (
     check_options,
     measure,
     needs_rankings,
     refuse_missing,
     refuse_unscorable,
+    split_measures,
 )
-from ragmeter.trec.ranking import _indices, align
+from ragmeter.trec.ranking import align, positions_in
 from ragmeter.trec.reader import (
     RUN_KEEP,
     RUN_NAMES,
     RUN_TYPES,
     Qrels,
-    Run,
+    TrecRun,
     clean_delimiter,
     last_runid,
     parse_clean,
@@ -60,6 +59,7 @@ from ragmeter.trec.reader import (
     run_lines,
     run_rows,
 )
+from ragmeter.trec.result import TrecResult
 
 GUESS = 3.0  # peak bytes of the in-memory path per run-file byte, until a part is measured: measured 1.4 for a
 # run written topic by topic in rank order, 1.9 sorted as text, 2.7 shuffled (10M lines; process included)
@@ -192,7 +192,7 @@ def _split_bucket(bucket: Bucket, ways: int, universe: pa.Array) -> list[Bucket]
         reader = pa.ipc.open_file(source)
         for b in range(reader.num_record_batches):
             batch = reader.get_batch(b)
-            index = _indices(batch.column(0), universe).astype(np.int64)
+            index = positions_in(batch.column(0), universe).astype(np.int64)
             part = (index // bucket.modulus) % ways
             for s in range(ways):
                 mask = part == s
@@ -223,7 +223,7 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
     ``max_part_rows`` (at most that many run rows per part) and ``chunk_bytes`` (the size of
     the pieces the file is read in) are for tests and tuning."""
     check_options(max_docs, iprec_rule, memory_limit_mb)
-    requests, ours = _split(measures)
+    requests, ours = split_measures(measures)
     run_path = str(run_path)
     q = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
     if not Path(run_path).is_file() or os.path.getsize(run_path) == 0:
@@ -252,7 +252,7 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
         if check:
             refuse_unscorable(q, None if complete or not missing else present)
         pa.default_memory_pool().release_unused()  # hand the reader's freed blocks back before the parts
-        q_index = _indices(q.table["qid"], universe).astype(np.int64)
+        q_index = positions_in(q.table["qid"], universe).astype(np.int64)
         total_rows = max(1, sum(b.rows for b in buckets))
         per_row = GUESS * size_mb / total_rows  # MB of peak per run row, until a part is measured
         measured = False
@@ -277,7 +277,7 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
             if part_qrels.table.num_rows == 0 or (rows == 0 and not complete):
                 continue
             table = _read(part)
-            rankings = align(part_qrels, Run(table, runid, run_path), max_docs=max_docs, judged_only=judged_only,
+            rankings = align(part_qrels, TrecRun(table, runid, run_path), max_docs=max_docs, judged_only=judged_only,
                              complete=complete, run_name=run_path, check=check)
             del table
             if rankings.topics:

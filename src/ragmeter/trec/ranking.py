@@ -27,7 +27,7 @@ from ragmeter.trec.arrow import from_numpy, to_numpy
 from ragmeter.trec.blocks import padded_groups
 from ragmeter.trec.duplicates import refuse_duplicates
 from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError
-from ragmeter.trec.reader import Qrels, Run
+from ragmeter.trec.reader import Qrels, TrecRun
 
 BOGUS_DOCNO = "ceci_nest_pas_un_docno"  # trec_eval.c: the ranking of a topic the run misses, under -c
 NONPOOL, UNJUDGED = -1.0, -2.0  # trec_eval's labels for a document not in the qrels / judged below 0
@@ -82,7 +82,7 @@ def _halves(values: pa.ChunkedArray | pa.Array, lookup) -> list:
         return list(pool.map(lookup, [values.slice(0, half), values.slice(half)], [0, half]))
 
 
-def _indices(values: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
+def positions_in(values: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
     """Position of each value in ``universe`` (-1 when absent), as int32."""
 
     def lookup(part, _):
@@ -194,23 +194,23 @@ def _topic_runs(qid: pa.ChunkedArray | pa.Array, universe: pa.Array) -> TopicRun
         return TopicRuns.of(np.zeros(0), np.zeros(0))
     if sum(len(c.values) for c in chunks) * 4 > len(qid):  # topics interleaved: look each row up
         del encoded, chunks
-        return TopicRuns.interleaved(_indices(qid, universe))
+        return TopicRuns.interleaved(positions_in(qid, universe))
     lengths = np.concatenate([np.diff(to_numpy(c.run_ends), prepend=0) for c in chunks])
     topic = to_numpy(pc.index_in(pa.concat_arrays([c.values for c in chunks]), value_set=universe), null=-1)
     return TopicRuns.of(topic, lengths)
 
 
-def align(qrels: Qrels, run: Run, *, max_docs: int | None = None, judged_only: bool = False,
+def align(qrels: Qrels, run: TrecRun, *, max_docs: int | None = None, judged_only: bool = False,
           complete: bool = False, run_name: str = "run", check: bool = True) -> Rankings:
     """``check``: refuse duplicate documents (trec_eval checks them in ``form_res_rels``, which
     every measure but runid and num_q calls)."""
     universe = qrels.topic_array  # an Arrow array, not pa.array(list): that imports pandas (0.3 s) when installed
     topics = universe.to_pylist()
     qt = qrels.table
-    q_topic = _indices(qt["qid"], universe).astype(np.int64)
+    q_topic = positions_in(qt["qid"], universe).astype(np.int64)
     q_docs = pc.unique(qt["docno"])
     width = max(len(q_docs), 1)
-    q_key = q_topic * width + _indices(qt["docno"], q_docs)
+    q_key = q_topic * width + positions_in(qt["docno"], q_docs)
     q_rel = to_numpy(qt["rel"]).astype(np.float64)
     key_order = np.argsort(q_key, kind="stable")
     q_key_sorted, q_rel_sorted = q_key[key_order], q_rel[key_order]
@@ -306,7 +306,7 @@ def _graded_rows(docno, runs: TopicRuns, q_docs, width, q_key_sorted, q_rel_sort
     candidates = _members(docno, q_docs)
     if not len(candidates):
         return candidates, np.zeros(0)
-    keys = runs.topic_of(candidates) * width + _indices(_take(docno, candidates), q_docs)
+    keys = runs.topic_of(candidates) * width + positions_in(_take(docno, candidates), q_docs)
     pos = np.minimum(np.searchsorted(q_key_sorted, keys), len(q_key_sorted) - 1)
     found = q_key_sorted[pos] == keys
     grade = q_rel_sorted[pos][found]
