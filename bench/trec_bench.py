@@ -2,15 +2,21 @@
 
 Generates (once, cached under bench/.data/) a run of 10,000 queries x 1,000 documents
 (10M lines, about 5 graded relevant documents per query) and times ragmeter (its Python API,
-and ``ragmeter trec`` as typed, start-up and printing included), pytrec_eval, ranx and
-ir_measures (and the trec_eval binary when one is on PATH), each computing
-ndcg_cut_10, map_cut_100, recall_100, recip_rank and P_10 from the two files. Prints the
-median and the best wall time of the repeats (kernel time for page faults varies a lot from
-run to run on shared machines), the ratios to ragmeter, peak memory (max RSS of that
-process) and the largest difference from ragmeter's numbers.
+and ``ragmeter trec`` as typed, start-up and printing included), the trec_eval 10.0 binary,
+pytrec_eval, ranx and ir_measures, each computing ndcg_cut_10, map_cut_100, recall_100,
+recip_rank and P_10 from the two files. Prints the median and the best wall time of the
+repeats (kernel time for page faults varies a lot from run to run on shared machines), the
+ratios to ragmeter, peak memory (max RSS of that process), the largest difference from
+ragmeter's numbers, and whether ``ragmeter trec`` printed trec_eval's bytes. Then
+``ragmeter trec --memory-limit MB`` for each of ``--memory-limits``: seconds, peak memory and
+whether its output is byte for byte the unlimited one.
+
+trec_eval: ``--trec-eval PATH``, else ``trec_eval`` on PATH, else the binary built by
+``../shared/reference/trec_eval-src/build`` when that folder is there.
 
     pip install -e '.[bench]'
     python bench/trec_bench.py [--queries 10000] [--docs 1000] [--repeat 3] [--layout ranked|sorted|shuffled]
+        [--memory-limits 1024,512,256] [--trec-eval PATH]
 
 A benchmark, not a test: nothing here asserts a time.
 """
@@ -64,8 +70,10 @@ def worker(tool: str, qrels: str, run: str) -> dict:
     raise ValueError(tool)
 
 
-def timed(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (MB) of that one child process, and its stdout."""
+def timed(cmd: list[str]) -> tuple[float, float, str, float]:
+    """Wall seconds, peak RSS (MB) of that one child process, its stdout, and its CPU seconds
+    (user + system, all threads: on a busy machine a lower bound of the wall-time ratio to a
+    single-threaded tool that ragmeter's two threads would reach on a quiet one)."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     out = proc.stdout.read()
@@ -74,7 +82,7 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
     seconds = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{cmd[2:4]} failed: {err.strip()[-300:]}")
-    return seconds, usage.ru_maxrss / 1024, out
+    return seconds, usage.ru_maxrss / 1024, out, usage.ru_utime + usage.ru_stime
 
 
 def relaid(run: Path, layout: str) -> Path:
@@ -98,6 +106,20 @@ def relayout(run: str, layout: str, out: str) -> None:
     Path(out).write_bytes(b"".join(lines))
 
 
+def find_trec_eval(given: str | None) -> str | None:
+    if given:
+        return given
+    on_path = shutil.which("trec_eval")
+    if on_path:
+        return on_path
+    build = Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "trec_eval-src" / "build"
+    if build.exists():
+        built = subprocess.run([str(build)], capture_output=True, text=True, check=False)
+        if built.returncode == 0:
+            return built.stdout.strip()
+    return None
+
+
 def trec_eval_values(text: str) -> dict:
     values = {}
     for line in text.splitlines():
@@ -115,6 +137,9 @@ def main() -> None:
     ap.add_argument("--layout", choices=["ranked", "sorted", "shuffled"], default="ranked",
                     help="line order: topic by topic in rank order (as systems write runs), the lines sorted as "
                          "text (topics together, ranks scrambled), or shuffled")
+    ap.add_argument("--memory-limits", default="1024,512,256",
+                    help="MB values for ragmeter trec --memory-limit ('' for none)")
+    ap.add_argument("--trec-eval", help="the trec_eval 10.0 binary (default: on PATH, or built from ../shared)")
     ap.add_argument("--worker", nargs=3, metavar=("TOOL", "QRELS", "RUN"), help=argparse.SUPPRESS)
     ap.add_argument("--relayout", nargs=3, metavar=("RUN", "LAYOUT", "OUT"), help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -133,18 +158,19 @@ def main() -> None:
     run = relaid(run, a.layout)
     print(f"{a.queries} queries x {a.docs} docs = {a.queries * a.docs:,} run lines "
           f"({run.stat().st_size / 2**20:.0f} MiB, {a.layout}); median of {a.repeat}; each tool in a fresh process\n")
-    rows, reference = [], None
+    rows, reference, printed = [], None, {}
+    measures = ["-m", "ndcg_cut.10", "-m", "map_cut.100", "-m", "recall.100", "-m", "recip_rank", "-m", "P.10"]
+    cli = [sys.executable, "-m", "ragmeter", "trec", *measures]  # the command, start-up and printing included
     for tool in a.tools.split(","):
         if tool == "trec_eval":
-            binary = shutil.which("trec_eval")
+            binary = find_trec_eval(a.trec_eval)
             if not binary:
-                print("trec_eval: not on PATH, skipped", file=sys.stderr)
+                print("trec_eval: not on PATH and ../shared/reference/trec_eval-src/build not found, skipped",
+                      file=sys.stderr)
                 continue
-            cmd = [binary, "-m", "ndcg_cut.10", "-m", "map_cut.100", "-m", "recall.100", "-m", "recip_rank",
-                   "-m", "P.10", str(qrels), str(run)]
-        elif tool == "ragmeter_cli":  # the command a user types, start-up and printing included
-            cmd = [str(Path(sys.executable).parent / "ragmeter"), "trec", "-m", "ndcg_cut.10", "-m", "map_cut.100",
-                   "-m", "recall.100", "-m", "recip_rank", "-m", "P.10", str(qrels), str(run)]
+            cmd = [binary, *measures, str(qrels), str(run)]
+        elif tool == "ragmeter_cli":
+            cmd = [*cli, str(qrels), str(run)]
         else:
             cmd = [sys.executable, __file__, "--worker", tool, str(qrels), str(run)]
         try:
@@ -155,20 +181,41 @@ def main() -> None:
         seconds = statistics.median(r[0] for r in runs)
         best = min(r[0] for r in runs)
         rss = max(r[1] for r in runs)
+        if tool in ("trec_eval", "ragmeter_cli"):
+            printed[tool] = runs[0][2]
         values = trec_eval_values(runs[0][2]) if tool in ("trec_eval", "ragmeter_cli") else json.loads(runs[0][2])
         if tool == "ragmeter":
             reference = values
         diff = max(abs(values[n] - reference[n]) for n in NAMES) if reference else float("nan")
-        rows.append((tool, seconds, best, rss, diff, values))
+        rows.append((tool, seconds, best, rss, diff, values, statistics.median(r[3] for r in runs)))
     base = next((r for r in rows if r[0] == "ragmeter"), None)
-    print(f"{'tool':<13} {'median s':>9} {'x ragmeter':>11} {'best s':>7} {'x ragmeter':>11} {'peak MB':>8}  "
-          f"max |diff| vs ragmeter")
-    for tool, seconds, best, rss, diff, _ in rows:
+    print(f"{'tool':<13} {'median s':>9} {'x ragmeter':>11} {'best s':>7} {'x ragmeter':>11} {'cpu s':>6} "
+          f"{'peak MB':>8}  max |diff| vs ragmeter")
+    for tool, seconds, best, rss, diff, _, cpu in rows:
         ratio = f"{seconds / base[1]:.1f}x" if base else "-"
         best_ratio = f"{best / base[2]:.1f}x" if base else "-"
-        print(f"{tool:<13} {seconds:>9.2f} {ratio:>11} {best:>7.2f} {best_ratio:>11} {rss:>8.0f}  {diff:.1e}")
+        print(f"{tool:<13} {seconds:>9.2f} {ratio:>11} {best:>7.2f} {best_ratio:>11} {cpu:>6.2f} {rss:>8.0f}  "
+              f"{diff:.1e}")
     if rows:
         print("\nragmeter: " + ", ".join(f"{n}={v:.6f}" for n, v in rows[0][5].items()))
+    by_tool = {r[0]: r for r in rows}
+    if "trec_eval" in by_tool and "ragmeter_cli" in by_tool:
+        te, rc = by_tool["trec_eval"], by_tool["ragmeter_cli"]
+        same = "identical" if printed["trec_eval"] == printed["ragmeter_cli"] else "DIFFERENT"
+        print(f"trec_eval / ragmeter trec: median {te[1] / rc[1]:.1f}x, best {te[2] / rc[2]:.1f}x, "
+              f"CPU time {te[6] / rc[6]:.1f}x; printed output {same}")
+        if os.path.exists("/proc/loadavg"):  # other work on the machine slows two-thread ragmeter more
+            print("load average after:", " ".join(Path("/proc/loadavg").read_text().split()[:3]))
+    limits = [float(x) for x in a.memory_limits.split(",") if x.strip()]
+    if limits:
+        unlimited = printed.get("ragmeter_cli") or timed([*cli, str(qrels), str(run)])[2]
+        print(f"\n{'--memory-limit':<15} {'median s':>9} {'peak MB':>8}  output")
+        for limit in limits:
+            runs = [timed([*cli, "--memory-limit", f"{limit:g}", str(qrels), str(run)]) for _ in range(a.repeat)]
+            same = "identical" if runs[0][2] == unlimited else "DIFFERENT"
+            peak = max(r[1] for r in runs)
+            print(f"{limit:<15g} {statistics.median(r[0] for r in runs):>9.2f} {peak:>8.0f}  {same}"
+                  f"{'' if peak <= limit else '  (OVER THE LIMIT)'}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ pytest_plugins = ["pytester"]
 ROOT = Path(__file__).resolve().parent.parent
 WARRANTY = ROOT / "examples" / "warranty"
 SHARED = ROOT.parent / "shared"
-TREC_REF = SHARED / "reference" / "trec_eval"
+TREC_REF = ROOT / "tests" / "data" / "trec_eval"  # vendored from SHARED / "reference" / "trec_eval" (SUBSET.md)
 
 
 @pytest.fixture

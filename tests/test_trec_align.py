@@ -65,8 +65,8 @@ def test_rankings_equal_the_per_topic_oracle(case):
     labels = rk.labels
     got = {t: labels[rk.offsets[i]:rk.offsets[i + 1]].tolist() for i, t in enumerate(rk.topics)}
     assert got.keys() == expected.keys()
-    for t in got:
-        assert np.array_equal(np.array(got[t]), np.array(expected[t]), equal_nan=True), t
+    for t, values in got.items():
+        assert np.array_equal(np.array(values), np.array(expected[t]), equal_nan=True), t
 
 
 @given(st.lists(st.lists(st.sampled_from([0.5, 1.0, 2.0, -1.0, float("inf"), -float("inf")]), min_size=1,

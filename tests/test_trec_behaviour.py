@@ -7,6 +7,7 @@ import pytest
 
 from ragmeter import InvalidInputError, InvalidParameterError
 from ragmeter.trec import evaluate_trec
+from ragmeter.trec.errors import TrecInputError
 
 from .conftest import TREC_REF
 
@@ -43,11 +44,15 @@ def test_judged_only_equals_removing_unjudged_documents():
     assert a.mean("P_1") == 1.0 and evaluate_trec(qrels, run, ["P.1"]).mean("P_1") == 0.0
 
 
-def test_complete_counts_missing_topics_as_zero():
+def test_missing_topics_are_refused_counted_as_zero_or_skipped():
+    """trec_eval 10.0 exits 4 on a qrels topic the run misses; -c scores it; trec_eval 9 skipped it."""
     qrels = {"qA": {"d": 1}, "qC": {"d": 1}}
     run = {"qB": {"d": 1.0}, "qC": {"d": 1.0}}
-    default = evaluate_trec(qrels, run, ["map", "num_q"])
-    assert (default.mean("map"), default.mean("num_q"), default.missing) == (1.0, 1, ["qA"])
+    with pytest.raises(TrecInputError, match="1 qrels topic.s. have no results in the run: 'qA'") as refused:
+        evaluate_trec(qrels, run, ["map", "num_q"])
+    assert refused.value.exit_code == 4
+    skipped = evaluate_trec(qrels, run, ["map", "num_q"], skip_missing=True)
+    assert (skipped.mean("map"), skipped.mean("num_q"), skipped.missing) == (1.0, 1, ["qA"])
     complete = evaluate_trec(qrels, run, ["map", "num_q"], complete=True)
     assert (complete.mean("map"), complete.mean("num_q")) == (0.5, 2)
 
@@ -76,9 +81,19 @@ def test_negative_labels_are_unjudged_for_bpref():
     assert (r.mean("bpref"), r.mean("map"), r.mean("P_10")) == pytest.approx((0.75, 0.45, 0.2))
 
 
-def test_topic_with_only_negative_labels_is_scored_not_crashed():
-    r = evaluate_trec({"q": {"d": -1}}, {"q": {"d": 1.0}}, ["map", "num_rel", "bpref"])
-    assert (r.mean("map"), r.mean("num_rel"), r.mean("bpref")) == (0.0, 0, 0.0)
+def test_topic_with_only_negative_labels_is_scored_where_trec_eval_scores_it():
+    """trec_eval 10.0 allocates its per-topic grade counts at the first topic with a grade >= 0:
+    a topic with only negative grades before that exits 4; after it, all -1 is scored with R = 0
+    and all <= -2 crashes trec_eval (refused here)."""
+    with pytest.raises(TrecInputError, match="topic 'q' has no judgment >= 0") as first:
+        evaluate_trec({"q": {"d": -1}}, {"q": {"d": 1.0}}, ["map", "num_rel", "bpref"])
+    assert first.value.exit_code == 4
+    qrels = {"a": {"d": 1}, "q": {"d": -1}}
+    r = evaluate_trec(qrels, {"a": {"d": 1.0}, "q": {"d": 1.0}}, ["map", "num_rel", "bpref"])
+    assert (r.query("map")["q"], r.query("num_rel")["q"], r.query("bpref")["q"]) == (0.0, 0, 0.0)
+    with pytest.raises(TrecInputError, match="its grades are all below -1"):
+        evaluate_trec({"a": {"d": 1}, "q": {"d": -2}}, {"a": {"d": 1.0}, "q": {"d": 1.0}}, ["map"])
+    assert evaluate_trec({"q": {"d": -1}}, {"q": {"d": 1.0}}, ["num_q"]).mean("num_q") == 1  # nothing ranked
 
 
 def test_dicts_dataframes_and_files_agree():
@@ -104,20 +119,26 @@ def test_ragmeter_measures_alongside(cli):
     assert values["ragmeter:reciprocal_rank@10"] <= values["recip_rank"]
 
 
-@pytest.mark.parametrize("qrels,run,words", [
-    ("q1 0 a 1\n", "q1 Q0 a 1 0.5\n", "line 1: expected 6 fields"),
-    ("q1 0 a 1\n", "q1 Q0 a 1 nan x\n", "line 1, field \"score\": score is NaN"),
-    ("q1 0 a 1\n", "q1 Q0 a 1 high x\n", "line 1, field \"score\": score 'high' is not a number"),
-    ("q1 0 a x\n", "q1 Q0 a 1 1.0 x\n", "line 1, field \"rel\": relevance 'x' is not an integer"),
-    ("q1 0 a 1\nq1 0 a 0\n", "q1 Q0 a 1 1.0 x\n", "document 'a' is judged twice for topic 'q1'"),
-    ("q1 0 a 1\n", "q1 Q0 a 1 1.0 x\nq1 Q0 a 2 0.5 x\n", "document 'a' appears twice for topic 'q1'"),
-    ("q1 0 a 1\n", "q2 Q0 a 1 1.0 x\n", "no topic in common"),
-    ("q1 0 a 1\n", "", "the file is empty"),
+@pytest.mark.parametrize("qrels,run,words,code", [
+    ("q1 0 a 1\n", "q1 Q0 a 1 0.5\n", "line 1: expected 6 fields", 2),
+    ("q1 0 a 1\n", "q1 Q0 a 1 nan x\n", "line 1, field \"score\": score is NaN", 2),
+    ("q1 0 a 1\n", "q1 Q0 a 1 high x\n", "line 1, field \"score\": score 'high' is not a number", 2),
+    ("q1 0 a x\n", "q1 Q0 a 1 1.0 x\n", "line 1, field \"rel\": relevance 'x' is not an integer", 2),
+    ("q1 0 a 1 x\n", "q1 Q0 a 1 1.0 x\n", "line 1: expected 4 fields (qid iter docno rel), got 5", 2),
+    ("q1 Q0 a 1 1.0 x\n", "q1 Q0 a 1 1.0 x\n", "got 6 (is this a run file?)", 2),
+    ("q1 0 a 1\n\nq1 0 b 1\n", "q1 Q0 a 1 1.0 x\n", "line 2: a blank line", 2),
+    ("# one\n# two\nq1 0 a 1\n", "q1 Q0 a 1 1.0 x\n", "line 2: expected 4 fields", 2),
+    ("q1 0 a 1\nq1 0 a 0\n", "q1 Q0 a 1 1.0 x\n", "document 'a' is judged twice for topic 'q1'", 4),
+    ("q1 0 a 1\n", "q1 Q0 a 1 1.0 x\nq1 Q0 a 2 0.5 x\n", "run.txt: document 'a' appears twice for topic 'q1'", 4),
+    ("q1 0 a 1\n", "q2 Q0 a 1 1.0 x\n", "1 qrels topic(s) have no results in the run: 'q1'", 4),
+    ("q1 0 a 1\n", "", "the file is empty", 2),
 ])
-def test_errors_name_file_and_line(tmp_path, cli, qrels, run, words):
+def test_errors_name_file_and_line(tmp_path, cli, qrels, run, words, code):
+    """The refusals of trec_eval 10.0, with its exit status (2: a malformed file, 4: a topic it
+    cannot evaluate), as one located line."""
     q, r = write(tmp_path, "qrels.txt", qrels), write(tmp_path, "run.txt", run)
     result = cli("trec", q, r)
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == code, result.output
     assert words in result.output and "Traceback" not in result.output
 
 
@@ -138,8 +159,11 @@ def test_unknown_and_unsupported_measures():
 def test_missing_topics_are_reported(cli, tmp_path):
     q = write(tmp_path, "q", "q1 0 a 1\nq2 0 a 1\n")
     r = write(tmp_path, "r", "q1 Q0 a 1 1.0 x\n")
-    result = cli("trec", q, r, "-m", "map")
+    refused = cli("trec", q, r, "-m", "map")
+    assert refused.exit_code == 4 and "'q2'" in refused.stderr and "-c" in refused.stderr
+    result = cli("trec", q, r, "-m", "map", "--skip-missing")
     assert "1 qrels topic(s) have no results" in result.stderr and "q2" in result.stderr
+    assert result.stdout == "map                   \tall\t1.0000\n"
 
 
 def _write_run(path, rows):
@@ -188,3 +212,52 @@ def test_the_file_scan_sees_a_needle_across_its_window_boundaries(tmp_path, monk
     path = write(tmp_path, "r", data.decode())
     assert reader.file_contains(str(path), (b"\t", b"\n#")) == {b"\t": False, b"\n#": True}
     assert reader.file_contains(str(write(tmp_path, "e", "")), (b"\t",)) == {b"\t": False}
+
+
+# trec_eval 10.0's own output for these files (-q -M 0 -m iprec_at_recall.0,.5 -m 11pt_avg -m P.1
+# -m num_ret), pinned here so that a clone without the binary checks the -nan printing too.
+NAN_QRELS = "1 0 a 1\n1 0 b 0\n1 0 c -1\n2 0 a 2\n2 0 d 0\n"
+NAN_RUN = "1 Q0 a 1 2.0 r1\n1 Q0 x 2 1.0 r1\n1 Q0 c 2 3.0 r1\n2 Q0 z 1 1 r2\n2 Q0 d 1 0.5 r9\n"
+NAN_OUTPUT = """\
+num_ret               \t1\t0
+iprec_at_recall_0.00  \t1\t  -nan
+iprec_at_recall_0.50  \t1\t0.0000
+P_1                   \t1\t0.0000
+11pt_avg              \t1\t  -nan
+num_ret               \t2\t0
+iprec_at_recall_0.00  \t2\t  -nan
+iprec_at_recall_0.50  \t2\t0.0000
+P_1                   \t2\t0.0000
+11pt_avg              \t2\t  -nan
+num_ret               \tall\t0
+iprec_at_recall_0.00  \tall\t  -nan
+iprec_at_recall_0.50  \tall\t0.0000
+P_1                   \tall\t0.0000
+11pt_avg              \tall\t  -nan
+"""
+
+
+def test_nothing_retrieved_prints_trec_evals_nan_and_json_says_null(tmp_path, cli):
+    import json
+
+    q, r = write(tmp_path, "q", NAN_QRELS), write(tmp_path, "r", NAN_RUN)
+    args = ["-q", "-M", "0", "-m", "iprec_at_recall.0,.5", "-m", "11pt_avg", "-m", "P.1", "-m", "num_ret"]
+    assert cli("trec", *args, q, r).stdout == NAN_OUTPUT
+    data = json.loads(cli("trec", *args, "--format", "json", q, r).stdout)  # strict JSON: no NaN token
+    assert data["measures"]["iprec_at_recall_0.00"]["all"] is None
+    assert data["measures"]["P_1"]["all"] == 0.0
+    assert data["runid"] == "r9"  # the last line's, as trec_eval
+
+
+def test_no_summary_prints_nothing_without_q(tmp_path, cli):
+    q, r = write(tmp_path, "q", NAN_QRELS), write(tmp_path, "r", NAN_RUN)
+    assert cli("trec", "-n", "-m", "map", q, r).stdout == ""
+    assert cli("trec", "-n", "-q", "-m", "map", q, r).stdout.splitlines()[-1].split("\t")[1] == "2"
+
+
+@pytest.mark.parametrize("option", [["--memory-limit", "0"], ["--memory-limit", "-1"], ["-M", "-1"]])
+def test_impossible_limits_are_usage_errors(tmp_path, cli, option):
+    """--memory-limit 0 used to crash and -1 was ignored; trec_eval crashes on a negative -M."""
+    q, r = write(tmp_path, "q", NAN_QRELS), write(tmp_path, "r", NAN_RUN)
+    result = cli("trec", *option, q, r)
+    assert result.exit_code == 2 and "Invalid value" in result.output and "Traceback" not in result.output

@@ -52,7 +52,7 @@ def test_per_topic_equal_to_pytrec_eval(seed, level):
     if not qrels or not run or not set(qrels) & set(run):
         pytest.skip("generated case has no topic in common")
     theirs = pytrec_eval.RelevanceEvaluator(qrels, MEASURES, relevance_level=level).evaluate(run)
-    ours = evaluate_trec(qrels, run, OURS, level=level)
+    ours = evaluate_trec(qrels, run, OURS, level=level, skip_missing=True)  # trec_eval 9 skips them
     assert set(ours.topics) == set(theirs)
     compared = 0
     for name in ours.names:

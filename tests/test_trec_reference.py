@@ -83,3 +83,21 @@ def test_302_single_topic_iprec_rounding():
     v9 = evaluate_trec(TREC_REF / "qrels-302.test", TREC_REF / "results-302.test", ["iprec_at_recall"],
                        iprec_rule="v9")
     assert any(v10.mean(n) != v9.mean(n) for n in v10.names)
+
+
+def test_the_vendored_files_are_the_shared_reference_byte_for_byte():
+    """tests/data/trec_eval is a copy; the shared folder stays the source (and its README lists
+    every file's SHA-256)."""
+    import hashlib
+
+    from .conftest import SHARED
+
+    readme = (TREC_REF / "README.md").read_text()
+    copied = [p for p in TREC_REF.rglob("*") if p.is_file() and p.name not in ("README.md", "SUBSET.md")]
+    assert len(copied) >= 19
+    for path in copied:
+        name = path.relative_to(TREC_REF).as_posix()
+        assert f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {name}" in readme, name
+        source = SHARED / "reference" / "trec_eval" / name
+        if source.exists():
+            assert source.read_bytes() == path.read_bytes(), name

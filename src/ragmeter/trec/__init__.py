@@ -3,4 +3,4 @@
 from ragmeter.trec.evaluate import TrecResult, evaluate_trec
 from ragmeter.trec.reader import read_qrels, read_run
 
-__all__ = ["evaluate_trec", "TrecResult", "read_qrels", "read_run"]
+__all__ = ["TrecResult", "evaluate_trec", "read_qrels", "read_run"]

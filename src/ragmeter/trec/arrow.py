@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 
-def to_numpy(values: pa.Array | pa.ChunkedArray, *, null: float | int | None = None) -> np.ndarray:
+def to_numpy(values: pa.Array | pa.ChunkedArray, *, null: float | None = None) -> np.ndarray:
     """A numeric or boolean column as numpy; nulls become ``null`` (an error when not given)."""
     if isinstance(values, pa.ChunkedArray):
         parts = [to_numpy(c, null=null) for c in values.chunks]

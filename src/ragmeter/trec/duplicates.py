@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragmeter.core.errors import InvalidInputError
 from ragmeter.trec.blocks import padded_groups
+from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError
 
 CHUNK_CELLS = 1 << 14  # fingerprints sorted at once; measured on 10M rows: 2^12 0.25 s, 2^13 0.13, 2^14 0.11, 2^15 0.18
 _ALL = np.uint64(2**64 - 1)
@@ -56,9 +56,9 @@ def refuse_duplicates(docno: pa.Array | pa.ChunkedArray, starts: np.ndarray, cou
         if pc.count_distinct(span).as_py() != counts[i]:
             values = pc.value_counts(span)
             dup = next(v["values"].as_py() for v in values if v["counts"].as_py() > 1)
-            raise InvalidInputError(f"document {dup!r} appears twice for topic {topics[block_topic[i]]!r}",
-                                    file=run_name,
-                                    fix="give each document one line per topic (trec_eval refuses duplicates too)")
+            raise TrecInputError(f"document {dup!r} appears twice for topic {topics[block_topic[i]]!r}",
+                                 file=run_name, exit_code=EXIT_TOPIC,
+                                 fix="give each document one line per topic (trec_eval refuses duplicates too)")
 
 
 class _Words:

@@ -1,12 +1,14 @@
-"""Evaluating a TREC run held in memory: align it with the qrels, then compute every measure on
-blocks of topics (numpy, no per-topic loop), ragmeter's label measures included.
+"""Evaluating a TREC run held in memory: align it with the qrels as trec_eval 10.0 does, refuse
+what it refuses, then compute every measure on blocks of topics (numpy, no per-topic loop),
+ragmeter's label measures included.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -16,21 +18,16 @@ from ragmeter.core.measure import Measure
 from ragmeter.metrics.batch import RankedBatch
 from ragmeter.metrics.kinds import LabelSpec, label_kernel
 from ragmeter.metrics.registry import make_measure, parse_measure
-from ragmeter.trec.measures import Block, MeasureRequest, parse_request
-from ragmeter.trec.ranking import Rankings, align, output_order
+from ragmeter.trec.arrow import to_numpy
+from ragmeter.trec.errors import EXIT_NO_TOPIC, EXIT_TOPIC, TrecInputError
+from ragmeter.trec.measures import UNSUPPORTED, Block, MeasureRequest, parse_requests
+from ragmeter.trec.ranking import NONPOOL, Rankings, align, output_order, positions_in
 from ragmeter.trec.reader import Qrels, TrecRun, read_qrels, read_run
 from ragmeter.trec.result import TrecResult
 
 BLOCK_CELLS = 1 << 20  # at most ~1M ranked cells per block: 8 MB arrays stay in cache and reuse freed memory
 RAGMETER_PREFIX = "ragmeter:"
-
-
-def check_options(iprec_rule: str, max_docs: int | None) -> None:
-    """trec_eval's options that take only some values, checked before any file is read."""
-    if iprec_rule not in ("v9", "v10"):
-        raise InvalidParameterError("iprec_rule must be 'v9' or 'v10'")
-    if max_docs is not None and max_docs < 1:
-        raise InvalidParameterError("max_docs (-M) must be >= 1")
+ZEROED_FOR_STAND_IN = ("num_ret", "unj_")  # trec_eval.c sets these to 0 for a -c topic's stand-in ranking
 
 
 def _as_qrels(qrels: Any) -> Qrels:
@@ -78,8 +75,8 @@ def _col(df, *names):
     raise InvalidInputError(f"the DataFrame needs a column named one of {names}")
 
 
-def _split(measures: Iterable[str]) -> tuple[list[MeasureRequest], list[Measure]]:
-    trec: dict[str, MeasureRequest] = {}
+def split_measures(measures: Iterable[str]) -> tuple[list[MeasureRequest], list[Measure]]:
+    trec: list[str] = []
     ours: list[Measure] = []
     for text in measures:
         if "@" in text or "(" in text:
@@ -89,23 +86,96 @@ def _split(measures: Iterable[str]) -> tuple[list[MeasureRequest], list[Measure]
                                             f"answers and a judge or an embedder (use ragmeter eval)")
             ours.append(measure)
             continue
-        for req in parse_request(text):
-            trec[req.measure.name] = req  # a later request for the same measure replaces its parameters
-    return sorted(trec.values(), key=lambda r: r.order_key), ours
+        name = text.partition(".")[0]
+        if name in UNSUPPORTED:
+            raise InvalidParameterError(f"trec_eval measure {name!r}: trec_eval has it; ragmeter does not compute "
+                                        "it yet")
+        trec.append(text)
+    return parse_requests(trec), ours
+
+
+def check_options(max_docs: int | None, iprec_rule: str, memory_limit_mb: float | None) -> None:
+    if iprec_rule not in ("v9", "v10"):
+        raise InvalidParameterError("iprec_rule must be 'v9' or 'v10'")
+    if max_docs is not None and max_docs < 0:
+        raise InvalidParameterError("max_docs (-M) must be >= 0 (trec_eval crashes on a negative -M)")
+    if memory_limit_mb is not None and not memory_limit_mb > 0:
+        raise InvalidParameterError("memory_limit_mb must be a number of megabytes above 0")
+
+
+def refuse_unscorable(qrels: Qrels, evaluated: np.ndarray | None = None) -> None:
+    """trec_eval 10.0 cannot evaluate a topic whose judgments are all negative: its per-topic
+    count buffer (``form_res_rels.c``) is allocated at the first topic with a grade >= 0, so
+    such a topic before any other exits 4, and one with every grade <= -2 after one crashes.
+    A topic whose grades are all -1 after one is evaluated with R = 0 (as here). ``evaluated``:
+    which topics (in byte order) are evaluated; all by default."""
+    universe = qrels.topic_array
+    topic = positions_in(qrels.table["qid"], universe).astype(np.int64)
+    best = np.full(len(universe), -np.inf)
+    np.maximum.at(best, topic, to_numpy(qrels.table["rel"]).astype(np.float64))
+    if evaluated is not None:
+        best = best[evaluated]
+        names = [t for t, e in zip(universe.to_pylist(), evaluated.tolist()) if e]
+    else:
+        names = universe.to_pylist()
+    negative = np.flatnonzero(best < 0)
+    if not len(negative):
+        return
+    first_judged = int(np.argmax(best >= 0)) if (best >= 0).any() else len(best)
+    crash = negative[(negative > first_judged) & (best[negative] <= -2)]
+    bad = negative[negative < first_judged].tolist() + crash.tolist()
+    if bad:
+        i = min(bad)
+        why = ("no topic before it (in trec_eval's byte order) has a grade >= 0" if i < first_judged
+               else "its grades are all below -1")
+        raise TrecInputError(f"topic {names[i]!r} has no judgment >= 0 and {why}: trec_eval 10.0 cannot "
+                             f"evaluate it ({'exit 4' if i < first_judged else 'it crashes'})",
+                             file=qrels.source, exit_code=EXIT_TOPIC,
+                             fix="judge one of its documents (0 or more) or remove the topic from the qrels")
+
+
+def refuse_missing(missing: list[str], source: str) -> None:
+    if missing:
+        shown = ", ".join(repr(t) for t in missing[:10]) + (" ..." if len(missing) > 10 else "")
+        raise TrecInputError(f"{len(missing)} qrels topic(s) have no results in the run: {shown}; trec_eval 10.0 "
+                             "stops here (exit 4)", file=source, exit_code=EXIT_TOPIC,
+                             fix="-c (complete) to score them as trec_eval does, or --skip-missing "
+                                 "(skip_missing=True) to leave them out of the averages as trec_eval 9 did")
+
+
+def needs_rankings(requests: list[MeasureRequest], ours: list[Measure]) -> bool:
+    """Whether anything but runid and num_q is asked for (trec_eval's checks run only then)."""
+    return bool(ours) or any(r.measure.compute is not None for r in requests)
 
 
 def evaluate_in_memory(qrels: Any, run: Any, measures: Iterable[str] = ("official",), *, level: int = 1,
                        complete: bool = False, max_docs: int | None = None, judged_only: bool = False,
-                       iprec_rule: str = "v10") -> TrecResult:
+                       iprec_rule: str = "v10", skip_missing: bool = False) -> TrecResult:
     """:func:`ragmeter.trec.evaluate_trec` with the whole run in memory."""
-    check_options(iprec_rule, max_docs)
-    requests, ours = _split(measures)
-    run_name = str(run) if isinstance(run, (str, Path)) else "run"
+    check_options(max_docs, iprec_rule, None)
+    requests, ours = split_measures(measures)
     q, r = _as_qrels(qrels), _as_run(run)
-    rankings = align(q, r, max_docs=max_docs, judged_only=judged_only, complete=complete, run_name=run_name)
+    check = needs_rankings(requests, ours)
+    rankings = align(q, r, max_docs=max_docs, judged_only=judged_only, complete=complete, run_name=r.source,
+                     check=check)
+    if not complete and not skip_missing:
+        refuse_missing(rankings.missing, r.source)
+    if check:
+        evaluated = None if complete or not rankings.missing else ~np.isin(q.topic_array.to_pylist(),
+                                                                           rankings.missing)
+        refuse_unscorable(q, evaluated)
+    return measure(rankings, requests, ours, level=level, iprec_rule=iprec_rule, runid=r.runid,
+                   num_rel_all=int((to_numpy(q.table["rel"]) > 0).sum()) if complete else None)
+
+
+def measure(rankings: Rankings, requests: list[MeasureRequest], ours: list[Measure], *, level: int, iprec_rule: str,
+            runid: str, num_rel_all: int | None) -> TrecResult:
+    """The requested measures on aligned rankings, per topic in trec_eval's order."""
+    if not rankings.topics:
+        raise TrecInputError("no topic has both results and judgments (trec_eval: exit 7)", exit_code=EXIT_NO_TOPIC,
+                             fix="check that both files use the same topic ids")
     ours = [m if m.params.get("rel", 1.0) != 1.0 or "rel" not in m.params or level == 1
             else make_measure(m.name, m.k, **{**m.params, "rel": float(level)}) for m in ours]
-
     kinds: dict[str, str] = {}
     for req in requests:
         for name in req.names:
@@ -115,18 +185,25 @@ def evaluate_in_memory(qrels: Any, run: Any, measures: Iterable[str] = ("officia
     chunks: dict[str, list[np.ndarray]] = {n: [] for n, kind in kinds.items() if kind not in ("runid", "num_q")}
     for block in _blocks(rankings, float(level), iprec_rule):
         for req in requests:
-            if req.measure.compute is None:
+            compute = req.measure.compute
+            if compute is None:
                 continue
-            for name, values in zip(req.names, req.measure.compute(block, req.values)):
+            for name, values in zip(req.names, compute(block, req.values)):
                 chunks[name].append(np.asarray(values, dtype=np.float64))
         if ours:
-            batch = RankedBatch(block.grades, block.lengths, block.judged, np.ones(len(block.lengths), bool))
+            labels = np.where(block.grades >= 0, block.grades, np.nan)
+            batch = RankedBatch(labels, block.lengths, block.judged, np.ones(len(block.lengths), bool))
             for m in ours:
                 chunks[RAGMETER_PREFIX + str(m)].append(label_kernel(m)(batch, m).values)
     order = output_order(rankings.topics)
-    per_topic = {n: (np.concatenate(v) if v else np.zeros(0))[order] for n, v in chunks.items()}
+    per_topic = {n: (np.concatenate(v) if v else np.zeros(0)) for n, v in chunks.items()}
+    if rankings.bogus.any():
+        per_topic = {name: np.where(rankings.bogus, 0.0, values)
+                     if name == ZEROED_FOR_STAND_IN[0] or name.startswith(ZEROED_FOR_STAND_IN[1]) else values
+                     for name, values in per_topic.items()}
+    per_topic = {n: v[order] for n, v in per_topic.items()}
     topics = [rankings.topics[i] for i in order.tolist()]
-    return TrecResult(topics, per_topic, kinds, r.runid, missing=rankings.missing)
+    return TrecResult(topics, per_topic, kinds, runid, missing=rankings.missing, num_rel_all=num_rel_all)
 
 
 def _blocks(rk: Rankings, level: float, iprec_rule: str):
@@ -141,15 +218,18 @@ def _blocks(rk: Rankings, level: float, iprec_rule: str):
             if stop > start and widest_next * (stop - start + 1) > BLOCK_CELLS:
                 break
             widest, stop = widest_next, stop + 1
-        yield Block(_graded(rk, start, stop), lengths[start:stop],
+        yield Block(_labelled(rk, start, stop), lengths[start:stop],
                     _padded(rk.judged, rk.judged_offsets, start, stop, -np.inf), level, iprec_rule)
         start = stop
 
 
-def _graded(rk: Rankings, a: int, b: int) -> np.ndarray:
-    """Topics [a, b) as a (topics x longest) grade matrix: NaN where unjudged or past the end."""
+def _labelled(rk: Rankings, a: int, b: int) -> np.ndarray:
+    """Topics [a, b) as a (topics x longest) label matrix: the grade, -1 or -2 for unjudged
+    documents (see :mod:`ragmeter.trec.ranking`), NaN past each list's end."""
     lo, hi = rk.offsets[a], rk.offsets[b]
-    out = np.full((b - a, int(np.diff(rk.offsets[a:b + 1]).max(initial=0))), np.nan)
+    lengths = np.diff(rk.offsets[a:b + 1])
+    out = np.full((b - a, int(lengths.max(initial=0))), np.nan)
+    out[np.arange(out.shape[1])[None, :] < lengths[:, None]] = NONPOOL
     first, last = np.searchsorted(rk.graded_at, [lo, hi])
     at = rk.graded_at[first:last]
     row = np.searchsorted(rk.offsets[a:b + 1], at, side="right") - 1

@@ -1,62 +1,116 @@
 """trec_eval's measures, computed on blocks of topics at once (numpy, no per-topic loop).
 
-Notation per topic: rel_i = 1 when the document at rank i has grade >= level (-l), R =
-judged documents with grade >= level, N = judged documents with 0 <= grade < level,
-P@i = precision at rank i. Definitions follow trec_eval 10.0 (m_*.c), checked against its
-own test outputs in tests/test_trec_reference.py:
+Each ranked document carries trec_eval's label (``form_res_rels.c``): its grade (>= 0), -1
+when it is not in the qrels, -2 when its qrels grade is negative; NaN pads past a list's end.
+Per topic, with level l (-l): rel_i = label_i >= l (for l <= -1 that takes in -1 and -2
+documents, as trec_eval does), R = qrels grades >= max(l, 0), NRR = judged documents retrieved
+with grade >= max(l, 0), D = sum(rel_i) - NRR (0 unless l <= -1), P@i = precision at rank i.
+Definitions follow trec_eval 10.0 (m_*.c) down to the order of the arithmetic, so that every
+printed digit agrees (checked against the binary in tests/test_trec_eval_binary.py):
 
-- map: sum(P@i * rel_i) / R; map_cut.k the same over i <= k; gm_map: geometric mean.
+- map: sum(P@i * rel_i) / R when some rel_i (R = 0 then gives inf, as in C); map_cut.k the
+  same over i <= k (0 when R = 0); gm_map: geometric mean of max(AP, 1e-5).
 - P.k: sum(rel_i, i <= k) / k; recall.k: / R; relative_P.k: / min(k, R); success.k: any.
-- Rprec: sum(rel_i, i <= R) / R; Rprec_mult.x: precision at rank c = int(x * R + 0.9).
+- Rprec: sum(rel_i, i <= min(R, num_ret)) / R; Rprec_mult.x at c = (long)(x * R + 0.9):
+  NRR / c past the list's end, else (cum_c - D) / c when positive.
 - recip_rank: 1 / rank of the first relevant document.
-- bpref: (1/R) sum over retrieved relevant r of (1 - min(n_r, R) / min(N, R)), n_r = judged
-  non-relevant documents above r (1 when n_r = 0); unjudged documents are skipped.
-- iprec_at_recall.x: max(P@j, j >= rank of the c-th relevant), c = lround(x * R)
-  (9.0.8: int(x * R + 0.9), ``iprec_rule='v9'``); 0 when fewer than c were retrieved.
-  11pt_avg: their mean.
-- ndcg: sum(g_i / log2(i + 1)) / ideal, gains = grades (remappable: ndcg.1=3,2=9), the
-  ideal over every judged document; ndcg_cut.k cuts both at k. -l does not apply to nDCG.
-- set_P = num_rel_ret / num_ret, set_recall = num_rel_ret / R, set_relative_P / min(num_ret, R),
-  set_map = set_P * set_recall, set_F = 2 P R / (P + R).
-- unj.k: (unjudged in top k) / k. Counts: num_ret, num_rel, num_rel_ret, num_nonrel_judged_ret.
+- bpref: (1/R) sum over retrieved judged relevant r of (1 - min(n_r, R) / min(N, R)), n_r =
+  judged non-relevant documents above r (1 when n_r = 0); -1 and -2 documents are skipped.
+- iprec_at_recall.x: the interpolated precision max(P@j, j >= rank of the c-th relevant),
+  c = lround(x * R) (9.0.8: (long)(x * R + 0.9), ``iprec_rule='v9'``); 0 when c > NRR; for
+  c <= 0 the value at the first relevant document, and NaN when nothing was retrieved
+  (trec_eval divides 0 by 0 there: under -J or -M 0, or a -c topic). 11pt_avg: their mean,
+  summed from the last cut-off down, cut-offs taken in the order given (trec_eval's).
+- ndcg: sum(g_i / log2(i + 1)) / ideal, gains = grades (remappable: ndcg.1=3,2=9), the ideal
+  over every judged document with a positive gain; ndcg_cut.k cuts both at k with the grades
+  as gains. -l does not apply to nDCG.
+- set_P = NRR / num_ret, set_recall = NRR / R, set_relative_P = NRR / min(num_ret, R),
+  set_map = NRR * NRR / (num_ret * R), set_F.x = (x + 1) P R / (x P + R).
+- unj.k: (documents labelled -1 or -2 in the top k) / k. Counts: num_ret, num_rel,
+  num_rel_ret (NRR), num_nonrel_judged_ret.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
-from ragmeter.core.errors import InvalidParameterError
 from ragmeter.metrics.batch import ranks, row_sum, safe_divide
-from ragmeter.metrics.retrieval.ndcg import dcg
-from ragmeter.metrics.retrieval.rank_based import precision_sum
+from ragmeter.trec.errors import EXIT_FILE, TrecMeasureError
 
 STANDARD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 RECALL_LEVELS = tuple(i / 10 for i in range(11))
+_LOG2 = [np.zeros(0)]
+
+
+def log2_ranks(width: int) -> np.ndarray:
+    """log2(i + 1) for ranks 1..width, from the C library (math.log2, which trec_eval calls;
+    numpy's own vectorised log2 may differ in the last bit), as a (1, width) row."""
+    table = _LOG2[0]
+    if len(table) < width:
+        size = max(width, 2 * len(table), 1024)
+        table = _LOG2[0] = np.array([math.log2(i + 2) for i in range(size)])
+    return table[None, :width]
+
+
+def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """C's division: x / 0 is inf, 0 / 0 is NaN (callers guard where trec_eval guards)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(num, np.float64) / np.asarray(den, np.float64)
+
+
+def minus_nan(shape) -> np.ndarray:
+    """trec_eval's 0.0 / 0.0: a NaN with the sign bit set (x86-64), printed ``-nan``."""
+    return np.full(shape, -np.nan)
 
 
 @dataclass
 class Block:
-    """Topics [a, b): grades at each rank (NaN: unjudged or past the end), judged grades."""
+    """Topics [a, b): labels at each rank (NaN past the end), judged grades, the level."""
 
-    grades: np.ndarray  # (n, L)
+    grades: np.ndarray  # (n, L) label per rank: grade >= 0, -1 not in the qrels, -2 judged negative
     lengths: np.ndarray  # (n,)
     judged: np.ndarray  # (n, M) grades >= 0, descending, -inf padded
     level: float
     iprec_rule: str = "v10"
+    rel: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
         self.rel = self.grades >= self.level
-        self.R = (self.judged >= self.level).sum(axis=1)
-        self.num_rel_ret = self.rel.sum(axis=1)
+        floor = max(self.level, 0.0)
+        self.R = (self.judged >= floor).sum(axis=1)
+        self.judged_rel = self.rel if self.level >= 0 else self.grades >= floor
+        self.num_rel_ret = self.judged_rel.sum(axis=1)
+
+    @cached_property
+    def cum(self) -> np.ndarray:
+        """Relevant documents at or above each rank (by -l, as trec_eval counts rel_so_far)."""
+        return np.cumsum(self.rel, axis=1)
+
+    @cached_property
+    def extra(self) -> np.ndarray:
+        """D: relevant by -l but not judged relevant (documents labelled -1/-2 when l <= -1)."""
+        if self.level >= 0:
+            return np.zeros(len(self.lengths), np.int64)
+        return self.rel.sum(axis=1) - self.num_rel_ret
 
     def top(self, k: int) -> np.ndarray:
         """rel_i for i <= k, padded with False past the list's end."""
         if k <= self.rel.shape[1]:
             return self.rel[:, :k]
         return np.pad(self.rel, ((0, 0), (0, k - self.rel.shape[1])))
+
+    def cum_at(self, k: np.ndarray) -> np.ndarray:
+        """cum at rank k per topic (k >= 1; past the width: the total)."""
+        width = self.cum.shape[1]
+        if width == 0:
+            return np.zeros(len(k), np.int64)
+        return self.cum[np.arange(len(k)), np.clip(k, 1, width) - 1]
 
 
 @dataclass(frozen=True)
@@ -66,11 +120,15 @@ class TrecMeasure:
     params: str  # none | int_cuts | float_cuts | float_list | gains
     default: tuple = ()
     compute: Callable[[Block, tuple], list[np.ndarray]] | None = None
-    per_topic: bool = True
+
+
+def _precision_sum(rel: np.ndarray) -> np.ndarray:
+    """sum(P@i * rel_i) in rank order, each term rel_so_far / i as trec_eval divides."""
+    return row_sum(np.cumsum(rel, axis=1) / ranks(rel.shape[1]) * rel)
 
 
 def _map(b: Block, _):
-    return [safe_divide(precision_sum(b.rel), b.R)]
+    return [np.where(b.rel.any(axis=1), _divide(_precision_sum(b.rel), b.R), 0.0)]
 
 
 def _rprec(b: Block, _):
@@ -79,13 +137,14 @@ def _rprec(b: Block, _):
 
 
 def _bpref(b: Block, _):
-    judged_nonrel = ~np.isnan(b.grades) & (b.grades < b.level)
+    judged_nonrel = (b.grades >= 0) & (b.grades < b.level)
     above = np.cumsum(judged_nonrel, axis=1)
     n = ((b.judged >= 0) & (b.judged < b.level)).sum(axis=1)
     r = b.R[:, None].astype(np.float64)
     penalty = safe_divide(np.minimum(above, r), np.minimum(n[:, None], r))
-    terms = np.where(b.rel, np.where(above > 0, 1.0 - penalty, 1.0), 0.0)
-    return [safe_divide(row_sum(terms), b.R)]
+    terms = np.where(b.judged_rel, np.where(above > 0, 1.0 - penalty, 1.0), 0.0)
+    total = row_sum(terms)
+    return [np.where(b.R > 0, safe_divide(total, b.R), total)]
 
 
 def _recip_rank(b: Block, _):
@@ -96,25 +155,57 @@ def _recip_rank(b: Block, _):
     return [np.where(found, 1.0 / (first + 1), 0.0)]
 
 
-def _iprec_values(b: Block, levels: tuple) -> list[np.ndarray]:
-    cum = np.cumsum(b.rel, axis=1)
-    prec = np.where(b.rel, cum / ranks(b.rel.shape[1]), 0.0)
+def _lround(x: np.ndarray) -> np.ndarray:
+    """C's lround: halves away from zero."""
+    return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(np.int64)
+
+
+def _interpolated(b: Block, fractions: tuple) -> list[np.ndarray]:
+    """trec_eval's interpolated precision at recall cut-offs (m_iprec_at_recall.c and
+    m_11pt_avg.c), one array per cut-off in the order given. trec_eval walks the ranking from
+    the bottom with rel_so_far = NRR, decremented at each relevant rank, and hands out the
+    cut-offs from the last one down as rel_so_far meets them; a cut-off it cannot meet in that
+    order (one that is not below the previous, or <= 0) gets, with all before it, the value
+    reached at the top. Cut-offs above NRR at the end of the list are skipped (0)."""
+    n = len(b.lengths)
+    adjusted = b.cum - b.extra[:, None]  # rel_so_far while walking up, at each rank
+    prec = np.where(b.rel, _divide(adjusted, ranks(b.rel.shape[1])), 0.0)
     best_after = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1] if prec.shape[1] else prec
-    out = []
-    for x in levels:
-        if b.iprec_rule == "v9":
-            c = np.floor(x * b.R + 0.9).astype(np.int64)
-        else:
-            c = np.floor(x * b.R + 0.5).astype(np.int64)  # lround, x * R >= 0
-        nth = np.maximum(c, 1)
-        ok = (c <= b.num_rel_ret) & (b.num_rel_ret > 0)
-        if prec.shape[1]:
-            pos = np.argmax(cum >= nth[:, None], axis=1)
-            value = best_after[np.arange(len(pos)), pos]
-        else:
-            value = np.zeros(len(nth))
-        out.append(np.where(ok, value, 0.0))
-    return out
+    nrr = b.num_rel_ret
+
+    def at(c: np.ndarray) -> np.ndarray:  # best_after at the rank where rel_so_far meets c (c >= 1)
+        if not prec.shape[1]:
+            return np.zeros(n)
+        pos = np.argmax(adjusted >= c[:, None], axis=1)
+        return best_after[np.arange(n), pos]
+
+    with np.errstate(invalid="ignore"):
+        top = np.where(nrr > 0, at(np.ones(n, np.int64)), _divide(nrr, b.lengths))
+    top = np.where((nrr == 0) & (b.lengths == 0), minus_nan(n), top)
+    values: list[np.ndarray] = [np.zeros(n)] * len(fractions)
+    skipping = np.ones(n, bool)
+    stuck = np.zeros(n, bool)
+    last = nrr.copy()
+    for k in range(len(fractions) - 1, -1, -1):
+        x = fractions[k] * b.R
+        c = np.trunc(x + 0.9).astype(np.int64) if b.iprec_rule == "v9" else _lround(x)
+        skipping = skipping & (c > nrr)
+        stuck = stuck | (~skipping & ((c < 1) | (c > last)))
+        met = ~skipping & ~stuck
+        values[k] = np.where(skipping, 0.0, np.where(met, at(np.maximum(c, 1)), top))
+        last = np.where(met, c, last)
+    return values
+
+
+def _iprec(b: Block, levels: tuple):
+    return _interpolated(b, levels)
+
+
+def _avg11(b: Block, levels: tuple):
+    total = np.zeros(b.grades.shape[0])
+    for v in reversed(_interpolated(b, levels)):  # trec_eval adds from the last cut-off down
+        total = total + v
+    return [total / len(levels)]
 
 
 def _P(b: Block, cuts):
@@ -134,37 +225,42 @@ def _success(b: Block, cuts):
 
 
 def _map_cut(b: Block, cuts):
-    return [safe_divide(precision_sum(b.top(k)), b.R) for k in cuts]
+    return [safe_divide(_precision_sum(b.top(k)), b.R) for k in cuts]
 
 
 def _rprec_mult(b: Block, mults):
-    cum = np.cumsum(b.rel, axis=1)
-    width = cum.shape[1]
     out = []
     for x in mults:
-        c = np.floor(x * b.R + 0.9).astype(np.int64)  # C: (long)(x * R + 0.9)
-        found = cum[np.arange(len(c)), np.clip(c, 1, width) - 1] if width else np.zeros(len(c))
-        out.append(safe_divide(np.where(c >= 1, found, 0), c))
+        c = np.trunc(x * b.R + 0.9).astype(np.int64)  # C: (long)(x * R + 0.9)
+        beyond = c > b.lengths
+        adjusted = b.cum_at(c) - b.extra
+        value = np.where(beyond, _divide(b.num_rel_ret, c), np.where(adjusted > 0, _divide(adjusted, c), 0.0))
+        out.append(np.where(c >= 1, value, 0.0))
     return out
 
 
 def _gains(grades: np.ndarray, gain_map: dict[float, float] | None) -> np.ndarray:
-    g = np.where(np.isfinite(grades) & (grades > 0), grades, 0.0)
+    g = np.where(grades > 0, grades, 0.0)  # NaN and the -1/-2 labels: no gain
     if gain_map:
         mapped = g.copy()
         for level, gain in gain_map.items():
-            mapped[np.isfinite(grades) & (grades == level)] = gain
+            mapped[grades == level] = gain
         g = mapped
     return g
+
+
+def _dcg(gains: np.ndarray) -> np.ndarray:
+    return row_sum(gains / log2_ranks(gains.shape[1]))
 
 
 def _ndcg_values(b: Block, k: int | None, gain_map: dict | None = None) -> np.ndarray:
     gains = _gains(b.grades, gain_map)
     ideal = np.sort(_gains(b.judged, gain_map), axis=1)[:, ::-1]
+    ideal = np.where(ideal > 0, ideal, 0.0)  # trec_eval's ideal stops at the first gain <= 0
     if k is not None:
         gains = gains[:, :k]
         ideal = ideal[:, :k]
-    return safe_divide(dcg(gains, "log2", 2.0), dcg(ideal, "log2", 2.0))
+    return safe_divide(_dcg(gains), _dcg(ideal))
 
 
 def _ndcg(b: Block, gains):
@@ -175,53 +271,60 @@ def _ndcg_cut(b: Block, cuts):
     return [_ndcg_values(b, k) for k in cuts]
 
 
-def _set(b: Block, _):
+def _set_P(b: Block, _):
+    return [safe_divide(b.num_rel_ret, b.lengths)]
+
+
+def _set_relative_P(b: Block, _):
+    return [safe_divide(b.num_rel_ret, np.minimum(b.lengths, b.R))]
+
+
+def _set_recall(b: Block, _):
+    return [safe_divide(b.num_rel_ret, b.R)]
+
+
+def _set_map(b: Block, _):
+    nrr = b.num_rel_ret.astype(np.float64)
+    return [safe_divide(nrr * nrr, b.lengths.astype(np.float64) * b.R.astype(np.float64))]
+
+
+def _set_F(b: Block, params):
+    x = params[0] if params else 1.0
     p = safe_divide(b.num_rel_ret, b.lengths)
     r = safe_divide(b.num_rel_ret, b.R)
-    return [p, safe_divide(b.num_rel_ret, np.minimum(b.lengths, b.R)), r, p * r, safe_divide(2 * p * r, p + r)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = (x + 1.0) * p * r / (x * p + r)
+    return [np.where(b.num_rel_ret > 0, value, 0.0)]
 
 
 def _unj(b: Block, cuts):
-    present = ranks(b.grades.shape[1]) <= b.lengths[:, None]
-    unjudged = np.isnan(b.grades) & present
-    out = []
-    for k in cuts:
-        top = unjudged[:, :k]
-        out.append(top.sum(axis=1) / k)
-    return out
+    unjudged = b.grades < 0  # labels -1 and -2; NaN padding is not
+    return [unjudged[:, :k].sum(axis=1) / k for k in cuts]
 
 
 def _count(attr: str):
     def compute(b: Block, _):
         if attr == "num_nonrel_judged_ret":
-            return [(~np.isnan(b.grades) & (b.grades < b.level)).sum(axis=1).astype(np.float64)]
+            return [((b.grades >= 0).sum(axis=1) - b.num_rel_ret).astype(np.float64)]
         return [np.asarray(getattr(b, attr), dtype=np.float64)]
     return compute
 
 
-def _avg11(b: Block, levels):
-    values = _iprec_values(b, levels)
-    total = np.zeros(b.grades.shape[0])
-    for v in reversed(values):  # trec_eval adds from the last cut-off down; elementwise: block-independent
-        total = total + v
-    return [total / len(levels)]
-
-
 MEASURES: dict[str, TrecMeasure] = {m.name: m for m in [
-    TrecMeasure("runid", "runid", "none", per_topic=False),
-    TrecMeasure("num_q", "num_q", "none", per_topic=False),
+    TrecMeasure("runid", "runid", "none"),
+    TrecMeasure("num_q", "num_q", "none"),
     TrecMeasure("num_ret", "count", "none", compute=_count("lengths")),
     TrecMeasure("num_rel", "count", "none", compute=_count("R")),
     TrecMeasure("num_rel_ret", "count", "none", compute=_count("num_rel_ret")),
     TrecMeasure("map", "float", "none", compute=_map),
-    TrecMeasure("gm_map", "gm", "none", compute=_map, per_topic=False),
+    TrecMeasure("gm_map", "gm", "none", compute=_map),
     TrecMeasure("Rprec", "float", "none", compute=_rprec),
     TrecMeasure("bpref", "float", "none", compute=_bpref),
     TrecMeasure("recip_rank", "float", "none", compute=_recip_rank),
-    TrecMeasure("iprec_at_recall", "float", "float_cuts", RECALL_LEVELS, compute=_iprec_values),
+    TrecMeasure("iprec_at_recall", "float", "float_cuts", RECALL_LEVELS, compute=_iprec),
     TrecMeasure("P", "float", "int_cuts", STANDARD_CUTS, compute=_P),
     TrecMeasure("recall", "float", "int_cuts", STANDARD_CUTS, compute=_recall),
-    TrecMeasure("gm_bpref", "gm", "none", compute=_bpref, per_topic=False),
+    TrecMeasure("gm_bpref", "gm", "none", compute=_bpref),
     TrecMeasure("Rprec_mult", "float", "float_cuts", tuple(i / 5 for i in range(1, 11)), compute=_rprec_mult),
     TrecMeasure("11pt_avg", "float", "float_list", RECALL_LEVELS, compute=_avg11),
     TrecMeasure("ndcg", "float", "gains", (), compute=_ndcg),
@@ -229,21 +332,36 @@ MEASURES: dict[str, TrecMeasure] = {m.name: m for m in [
     TrecMeasure("map_cut", "float", "int_cuts", STANDARD_CUTS, compute=_map_cut),
     TrecMeasure("relative_P", "float", "int_cuts", STANDARD_CUTS, compute=_relative_P),
     TrecMeasure("success", "float", "int_cuts", (1, 5, 10), compute=_success),
-    TrecMeasure("set", "float", "none", compute=_set),  # expands to the five set_* measures
+    TrecMeasure("set_P", "float", "none", compute=_set_P),
+    TrecMeasure("set_relative_P", "float", "none", compute=_set_relative_P),
+    TrecMeasure("set_recall", "float", "none", compute=_set_recall),
+    TrecMeasure("set_map", "float", "none", compute=_set_map),
+    TrecMeasure("set_F", "float", "float_list", (1.0,), compute=_set_F),
     TrecMeasure("num_nonrel_judged_ret", "count", "none", compute=_count("num_nonrel_judged_ret")),
     TrecMeasure("unj", "float", "int_cuts", (5, 10, 20), compute=_unj),
 ]}
-SET_NAMES = ("set_P", "set_relative_P", "set_recall", "set_map", "set_F")
 
-# trec_eval 10.0's measure order (the order it prints in), and the measures it has that
-# ragmeter does not compute (reported, never silently dropped).
+# trec_eval 10.0's measure table (measures.c), the order it prints in, with the measures it has
+# that ragmeter does not compute (reported, never silently dropped), and its nicknames.
 ORDER = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
          "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
-         "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P",
-         "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp", "rbp_resid", "unj"]
-UNSUPPORTED = {"relstring", "infAP", "utility", "binG", "G", "ndcg_rel", "Rndcg", "rbp", "rbp_resid"}
-OFFICIAL = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-            "iprec_at_recall", "P"]
+         "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P",
+         "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp",
+         "rbp_resid", "unj"]
+UNSUPPORTED = {"relstring", "infAP", "utility", "binG", "G", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "rbp",
+               "rbp_resid"}
+NICKNAMES = {
+    "official": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"],
+    "all_trec": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP",
+                 "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
+                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map",
+                 "set_F", "num_nonrel_judged_ret"],
+    "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"],
+}
+OFFICIAL = NICKNAMES["official"]
 
 
 @dataclass(frozen=True)
@@ -257,8 +375,6 @@ class MeasureRequest:
     @property
     def names(self) -> list[str]:
         m = self.measure
-        if m.name == "set":
-            return list(SET_NAMES)
         if m.params == "int_cuts":
             return [f"{m.name}_{k}" for k in self.values]
         if m.params == "float_cuts":
@@ -269,42 +385,80 @@ class MeasureRequest:
 
     @property
     def order_key(self) -> int:
-        return ORDER.index(SET_NAMES[0] if self.measure.name == "set" else self.measure.name)
+        return ORDER.index(self.measure.name)
 
 
-def parse_request(text: str) -> list[MeasureRequest]:
-    """``P``, ``P.5,10``, ``iprec_at_recall..1,.5``, ``ndcg.1=3,2=9``, ``official``, ``all_trec``."""
-    if text in ("official", "all_trec"):
-        names = OFFICIAL if text == "official" else [n for n in ORDER if n not in UNSUPPORTED]
-        seen: list[MeasureRequest] = []
-        for n in names:
-            if n in SET_NAMES:
-                if n == SET_NAMES[0]:
-                    seen.append(MeasureRequest(MEASURES["set"], (), None))
-                continue
-            seen.append(MeasureRequest(MEASURES[n], MEASURES[n].default, None))
-        return seen
-    name, _, raw = text.partition(".")
-    if name in SET_NAMES:
-        return [MeasureRequest(MEASURES["set"], (), None)]
-    if name not in MEASURES:
-        hint = " (trec_eval has it; ragmeter does not compute it yet)" if name in UNSUPPORTED else ""
-        raise InvalidParameterError(f"unknown trec_eval measure {name!r}{hint}")
-    m = MEASURES[name]
-    if not raw:
-        return [MeasureRequest(m, m.default, None)]
-    try:
-        if m.params == "int_cuts":
-            values = tuple(sorted({int(float(v)) for v in raw.split(",")}))
-            if any(v < 1 for v in values):
-                raise ValueError
-        elif m.params in ("float_cuts", "float_list"):
-            values = tuple(sorted({float(v) for v in raw.split(",")})) if m.params == "float_cuts" else tuple(
-                float(v) for v in raw.split(","))
-        elif m.params == "gains":
-            values = tuple((float(a), float(b)) for a, b in (pair.split("=") for pair in raw.split(",")))
+def _atol(text: str) -> int:
+    """C's atol: the leading integer, 0 when there is none."""
+    head = re.match(r"\s*([+-]?\d+)", text)
+    return int(head.group(1)) if head else 0
+
+
+def _atof(text: str) -> float:
+    """C's atof on the number forms trec_eval's parameters use (0.0 when there is none)."""
+    head = re.match(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)", text)
+    return float(head.group(1)) if head else 0.0
+
+
+def parameters(m: TrecMeasure, raw: str) -> tuple:
+    """``raw`` read as trec_eval's meas_init.c reads it for ``m``; its refusals exit 2."""
+    pieces = raw.split(",")
+    values: list[float]
+    if m.params == "int_cuts":
+        values = sorted(_atol(p) for p in pieces)
+        if values[0] <= 0:
+            raise TrecMeasureError(f"{m.name}.{raw}: cut-offs must be positive (trec_eval: negative cutoff)",
+                                   exit_code=EXIT_FILE)
+    elif m.params == "float_cuts":
+        values = sorted(_atof(p) for p in pieces)
+    elif m.params == "float_list":
+        return tuple(_atof(p) for p in pieces)  # in the order given, duplicates kept
+    elif m.params == "gains":
+        if not re.fullmatch(r"[^,=]+=[^,=]*(,[^,=]+=[^,=]*)*", raw):
+            raise TrecMeasureError(f"{m.name}.{raw}: expected level=gain pairs (trec_eval: malformed pair "
+                                   "parameters)", exit_code=EXIT_FILE)
+        pairs = [p.split("=") for p in pieces]
+        return tuple((float(_atol(a)), _atof(b)) for a, b in pairs if re.fullmatch(r"[+-]?\d+", a))
+    else:
+        return m.default  # trec_eval accepts and ignores parameters of a measure that takes none
+    if len(set(values)) < len(values):
+        raise TrecMeasureError(f"{m.name}.{raw}: a cut-off is given twice (trec_eval: duplicate cutoffs)",
+                               exit_code=EXIT_FILE)
+    return tuple(values)
+
+
+def parse_requests(texts: list[str]) -> list[MeasureRequest]:
+    """trec_eval's ``-m`` options, in its measure order: ``P``, ``P.5,10``,
+    ``iprec_at_recall..1,.5``, ``ndcg.1=3,2=9``, ``official``, ``all_trec``, ``set``. As in
+    trec_eval, the first parameters given for a measure are the ones used."""
+    wanted: dict[str, str | None] = {}
+    for text in texts:
+        name, dot, raw = text.partition(".")
+        if dot and not raw:
+            raise TrecMeasureError(f"measure {text!r} has an empty parameter list (trec_eval: improper measure)")
+        if name in NICKNAMES:
+            names = NICKNAMES[name]
+        elif name in MEASURES or name in UNSUPPORTED:
+            names = [name]
         else:
-            raise InvalidParameterError(f"trec_eval measure {name!r} takes no parameters")
-    except ValueError:
-        raise InvalidParameterError(f"cannot read the parameters of {text!r}") from None
-    return [MeasureRequest(m, values, raw)]
+            raise TrecMeasureError(f"unknown trec_eval measure {name!r} (trec_eval: illegal measure)")
+        for n in names:
+            wanted.setdefault(n, None)
+        if dot and wanted.get(name) is None and name not in NICKNAMES:
+            wanted[name] = raw
+    requests = []
+    for name, given in wanted.items():
+        if name in UNSUPPORTED:
+            continue
+        m = MEASURES[name]
+        requests.append(MeasureRequest(m, m.default if given is None else parameters(m, given), given))
+    return sorted(requests, key=lambda r: r.order_key)
+
+
+def unsupported(texts: list[str]) -> list[str]:
+    """The trec_eval measures requested that ragmeter does not compute."""
+    out: list[str] = []
+    for text in texts:
+        name = text.partition(".")[0]
+        out += [n for n in NICKNAMES.get(name, [name]) if n in UNSUPPORTED and n not in out]
+    return out

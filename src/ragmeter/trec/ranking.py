@@ -2,13 +2,16 @@
 
 For every evaluated topic: the run's documents sorted by score descending, ties broken by
 docno descending (byte order; the rank column is ignored), cut at ``max_docs`` (-M), each
-replaced by its label: the qrels grade, or NaN for a document not in the qrels or judged
-with a negative grade (trec_eval's RELVALUE_NONPOOL / RELVALUE_UNJUDGED). ``judged_only``
-(-J) drops those NaN documents and ranks the rest. A duplicate document within a topic is
-an error, as in trec_eval.
+replaced by its label as trec_eval's ``form_res_rels.c`` does: the qrels grade (>= 0), -1
+for a document not in the qrels (RELVALUE_NONPOOL) or -2 for one judged with a negative
+grade (RELVALUE_UNJUDGED). ``judged_only`` (-J) drops the -1 and -2 documents and ranks the
+rest. A duplicate document within a topic's top ``max_docs`` is refused (exit 4), as in
+trec_eval.
 
-Topics: the qrels topics that the run answers, or with ``complete`` (-c) every qrels topic
-(a topic the run misses gets an empty ranking). Run topics without qrels are ignored.
+Topics: the qrels topics that the run answers; with ``complete`` (-c) also every other qrels
+topic, ranked as trec_eval 10 ranks it: one document, ``ceci_nest_pas_un_docno``, score 1
+(its num_ret and unj are set to 0 afterwards; see ``bogus``). Run topics without qrels are
+ignored.
 """
 
 from __future__ import annotations
@@ -20,11 +23,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ragmeter.core.errors import InvalidInputError
 from ragmeter.trec.arrow import from_numpy, to_numpy
 from ragmeter.trec.blocks import padded_groups
 from ragmeter.trec.duplicates import refuse_duplicates
+from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError
 from ragmeter.trec.reader import Qrels, TrecRun
+
+BOGUS_DOCNO = "ceci_nest_pas_un_docno"  # trec_eval.c: the ranking of a topic the run misses, under -c
+NONPOOL, UNJUDGED = -1.0, -2.0  # trec_eval's labels for a document not in the qrels / judged below 0
 
 
 @dataclass(frozen=True)
@@ -37,11 +43,12 @@ class Rankings:
 
     topics: list[str]
     offsets: np.ndarray  # int64, len(topics) + 1
-    graded_at: np.ndarray  # int64, ascending: the ranked positions that have a qrels grade >= 0
-    grades: np.ndarray  # float64, their grades (every other position is unjudged: NaN)
+    graded_at: np.ndarray  # int64, ascending: the ranked positions that are in the qrels
+    grades: np.ndarray  # float64, their labels: the grade, or -2 for a negative one (every other position: -1)
     judged: np.ndarray  # float64 qrels grades >= 0, each topic's sorted descending
     judged_offsets: np.ndarray
     missing: list[str]  # qrels topics the run does not answer
+    bogus: np.ndarray  # bool per topic: ranked with trec_eval's stand-in document (-c)
 
     @property
     def lengths(self) -> np.ndarray:
@@ -51,7 +58,8 @@ class Rankings:
     def labels(self) -> np.ndarray:
         """Every ranked position's grade, NaN when unjudged (dense; for inspection and tests)."""
         dense = np.full(int(self.offsets[-1]), np.nan)
-        dense[self.graded_at] = self.grades
+        judged = self.grades >= 0
+        dense[self.graded_at[judged]] = self.grades[judged]
         return dense
 
 
@@ -74,7 +82,7 @@ def _halves(values: pa.ChunkedArray | pa.Array, lookup) -> list:
         return list(pool.map(lookup, [values.slice(0, half), values.slice(half)], [0, half]))
 
 
-def _indices(values: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
+def positions_in(values: pa.ChunkedArray | pa.Array, universe: pa.Array) -> np.ndarray:
     """Position of each value in ``universe`` (-1 when absent), as int32."""
 
     def lookup(part, _):
@@ -125,13 +133,13 @@ class TopicRuns:
     rows: np.ndarray | None = None  # int32 per-row topics, kept instead of runs for an interleaved file
 
     @classmethod
-    def interleaved(cls, per_row: np.ndarray) -> "TopicRuns":
+    def interleaved(cls, per_row: np.ndarray) -> TopicRuns:
         """A file whose topics change almost every line: no run arrays (they would be as long
         as the file, three times over), only each row's topic."""
         empty = np.zeros(0, np.int64)
         return cls(empty, empty, empty, per_row)
 
-    def without_unknown(self) -> tuple["TopicRuns", np.ndarray]:
+    def without_unknown(self) -> tuple[TopicRuns, np.ndarray]:
         """Without the rows whose topic has no qrels (index -1), and the mask of rows kept."""
         if self.rows is not None:
             mask = self.rows >= 0
@@ -144,7 +152,7 @@ class TopicRuns:
         return np.unique(self.rows if self.rows is not None else self.topic)
 
     @classmethod
-    def of(cls, topic: np.ndarray, lengths: np.ndarray) -> "TopicRuns":
+    def of(cls, topic: np.ndarray, lengths: np.ndarray) -> TopicRuns:
         """Runs from (topic, length) pieces, merging neighbours with the same topic."""
         topic, lengths = np.asarray(topic, np.int64), np.asarray(lengths, np.int64)
         if len(topic) > 1:
@@ -166,8 +174,14 @@ class TopicRuns:
     def per_row(self) -> np.ndarray:
         return self.rows if self.rows is not None else np.repeat(self.topic.astype(np.int32), self.lengths)
 
-    def as_runs(self) -> "TopicRuns":
+    def as_runs(self) -> TopicRuns:
         return TopicRuns.of(self.rows, np.ones(len(self.rows), np.int64)) if self.rows is not None else self
+
+    def appended(self, topic: np.ndarray) -> TopicRuns:
+        """With one more row for each of ``topic`` at the end of the file."""
+        if self.rows is not None:
+            return TopicRuns.interleaved(np.r_[self.rows, topic].astype(np.int32))
+        return TopicRuns.of(np.r_[self.topic, topic], np.r_[self.lengths, np.ones(len(topic), np.int64)])
 
 
 def _topic_runs(qid: pa.ChunkedArray | pa.Array, universe: pa.Array) -> TopicRuns:
@@ -180,40 +194,49 @@ def _topic_runs(qid: pa.ChunkedArray | pa.Array, universe: pa.Array) -> TopicRun
         return TopicRuns.of(np.zeros(0), np.zeros(0))
     if sum(len(c.values) for c in chunks) * 4 > len(qid):  # topics interleaved: look each row up
         del encoded, chunks
-        return TopicRuns.interleaved(_indices(qid, universe))
+        return TopicRuns.interleaved(positions_in(qid, universe))
     lengths = np.concatenate([np.diff(to_numpy(c.run_ends), prepend=0) for c in chunks])
     topic = to_numpy(pc.index_in(pa.concat_arrays([c.values for c in chunks]), value_set=universe), null=-1)
     return TopicRuns.of(topic, lengths)
 
 
 def align(qrels: Qrels, run: TrecRun, *, max_docs: int | None = None, judged_only: bool = False,
-          complete: bool = False, run_name: str = "run") -> Rankings:
+          complete: bool = False, run_name: str = "run", check: bool = True) -> Rankings:
+    """``check``: refuse duplicate documents (trec_eval checks them in ``form_res_rels``, which
+    every measure but runid and num_q calls)."""
     universe = qrels.topic_array  # an Arrow array, not pa.array(list): that imports pandas (0.3 s) when installed
     topics = universe.to_pylist()
     qt = qrels.table
-    q_topic = _indices(qt["qid"], universe).astype(np.int64)
+    q_topic = positions_in(qt["qid"], universe).astype(np.int64)
     q_docs = pc.unique(qt["docno"])
     width = max(len(q_docs), 1)
-    q_key = q_topic * width + _indices(qt["docno"], q_docs)
+    q_key = q_topic * width + positions_in(qt["docno"], q_docs)
     q_rel = to_numpy(qt["rel"]).astype(np.float64)
     key_order = np.argsort(q_key, kind="stable")
     q_key_sorted, q_rel_sorted = q_key[key_order], q_rel[key_order]
     twice = np.flatnonzero(q_key_sorted[1:] == q_key_sorted[:-1])
-    if len(twice):
+    if len(twice) and check:
         row = int(key_order[twice[0]])
-        raise InvalidInputError(f"document {qt['docno'][row].as_py()!r} is judged twice for topic "
-                                f"{qt['qid'][row].as_py()!r}", file=qrels.source,
-                                fix="keep one judgment per (topic, document)")
+        raise TrecInputError(f"document {qt['docno'][row].as_py()!r} is judged twice for topic "
+                             f"{qt['qid'][row].as_py()!r}", file=qrels.source, exit_code=EXIT_TOPIC,
+                             fix="keep one judgment per (topic, document); trec_eval refuses it too")
 
     rt = run.table
     runs = _topic_runs(rt["qid"], universe)
     present = runs.distinct()
-    if not (present >= 0).any() and not complete:
-        raise InvalidInputError("the run and the qrels have no topic in common", file=run_name,
-                                fix="check that both files use the same topic ids")
     if len(present) and present[0] < 0:  # rows of topics without qrels: dropped, as trec_eval does
         runs, mask = runs.without_unknown()
         rt = rt.filter(from_numpy(mask))
+        present = present[1:]
+    missing_mask = np.ones(len(topics), dtype=bool)
+    missing_mask[present] = False
+    missing = np.flatnonzero(missing_mask)
+    if complete and len(missing):  # -c: trec_eval ranks one stand-in document for each
+        stand_in = pa.table({"qid": universe.take(from_numpy(missing)),
+                             "docno": pa.array([BOGUS_DOCNO] * len(missing), pa.string()),
+                             "score": from_numpy(np.ones(len(missing)))})
+        rt = pa.concat_tables([rt, stand_in.cast(rt.schema)])
+        runs = runs.appended(missing)
     docno = rt["docno"]
     n = rt.num_rows
     # Grades are looked up in file order and kept sparse (the few graded rows and where they
@@ -250,18 +273,14 @@ def align(qrels: Qrels, run: TrecRun, *, max_docs: int | None = None, judged_onl
         starts = np.r_[0, np.cumsum(counts)[:-1]].astype(np.int64)
         within = rank < max_docs
         at, grades = (starts[block] + rank)[within], grades[within]
-    refuse_duplicates(docno, starts, counts, stored, topics, run_name)  # a set check: order-free
+    if check:
+        refuse_duplicates(docno, starts, counts, stored, topics, run_name)  # a set check: order-free
 
     if judged_only:  # -J: drop unjudged documents, keep the (possibly empty) topic
+        judged = grades >= 0
+        at, grades = at[judged], grades[judged]
         counts = np.bincount(np.searchsorted(starts, at, side="right") - 1, minlength=len(stored))
         at = np.arange(len(at))
-
-    missing_mask = np.ones(len(topics), dtype=bool)
-    missing_mask[stored] = False
-    missing = np.flatnonzero(missing_mask)
-    if complete:  # -c: every qrels topic, the missing ones with an empty ranking
-        stored = np.r_[stored, missing].astype(np.int64)
-        counts = np.r_[counts, np.zeros(len(missing), dtype=counts.dtype)]
 
     j_rel = np.where(q_rel >= 0, q_rel, -np.inf)
     j_order = np.lexsort((-j_rel, q_topic))
@@ -277,21 +296,21 @@ def align(qrels: Qrels, run: TrecRun, *, max_docs: int | None = None, judged_onl
         offsets=np.r_[0, np.cumsum(counts)].astype(np.int64), graded_at=at.astype(np.int64), grades=grades,
         judged=j_rel[gather], judged_offsets=np.r_[0, np.cumsum(sizes)],
         missing=[topics[i] for i in missing.tolist()],
+        bogus=np.isin(stored, missing) if complete else np.zeros(len(stored), bool),
     )
 
 
 def _graded_rows(docno, runs: TopicRuns, q_docs, width, q_key_sorted, q_rel_sorted) -> tuple[np.ndarray, np.ndarray]:
-    """The file rows whose (topic, docno) has a qrels grade >= 0 (ascending), and that grade.
-    Every other row is unjudged: not in the qrels, or judged with a negative grade (in the
-    pool, unjudged)."""
+    """The file rows whose (topic, docno) is in the qrels (ascending), and their labels: the
+    grade, or -2 (in the pool, unjudged) for a negative one. Every other row is -1."""
     candidates = _members(docno, q_docs)
     if not len(candidates):
         return candidates, np.zeros(0)
-    keys = runs.topic_of(candidates) * width + _indices(_take(docno, candidates), q_docs)
+    keys = runs.topic_of(candidates) * width + positions_in(_take(docno, candidates), q_docs)
     pos = np.minimum(np.searchsorted(q_key_sorted, keys), len(q_key_sorted) - 1)
-    grade = np.where(q_key_sorted[pos] == keys, q_rel_sorted[pos], -1.0)
-    graded = grade >= 0
-    return candidates[graded], grade[graded]
+    found = q_key_sorted[pos] == keys
+    grade = q_rel_sorted[pos][found]
+    return candidates[found], np.where(grade >= 0, grade, UNJUDGED)
 
 
 @dataclass(frozen=True)

@@ -1,21 +1,27 @@
-"""TREC qrels and run files, read into columns.
+"""TREC qrels and run files, read into columns exactly as trec_eval 10.0 reads them.
 
-- qrels: ``qid iter docno rel`` (``iter`` ignored); rel is an integer, < 0 means "in the
-  pool but unjudged" (trec_eval RELVALUE_UNJUDGED).
-- run: ``qid Q0 docno rank score runid`` (``Q0`` and ``rank`` ignored; fields past the
-  sixth are ignored, as trec_eval does).
+- qrels (``get_qrels.c``): ``qid iter docno rel``, exactly four whitespace-separated fields
+  (a fifth field, or a blank line, is a malformed line: trec_eval exits 2). A line that
+  *starts* with ``#`` is a comment, but the line right after a comment is always read as a
+  judgment (trec_eval skips one line per ``#``): two comment lines in a row are malformed.
+  ``rel`` is an integer; < 0 means "in the pool but unjudged".
+- run (``get_trec_results.c``): ``qid Q0 docno rank score runid``; ``Q0`` and ``rank`` are
+  ignored, fields past the sixth too; blank lines and lines whose first non-blank character
+  is ``#`` are skipped. The run id is the *last* line's (trec_eval keeps overwriting it).
 
-Fields are separated by whitespace; lines whose first non-blank character is ``#`` are
-comments (trec_eval 10). Clean files take a multi-threaded Arrow CSV fast path; anything
-else (mixed whitespace, trailing fields, comments) takes an exact line-by-line path, and
-every malformed line is an error naming the file and line.
+Whitespace is C's ``isspace`` (space, tab, CR, LF, VT, FF), never Unicode's. ragmeter
+refuses, where trec_eval reads a number's leading digits (``atol``/``atof``), a relevance that
+is not an integer and a score that is not a number (or is NaN): a silent 0 is no score.
+Clean files take a multi-threaded Arrow CSV fast path; anything else takes an exact
+line-by-line path, and every malformed line is an error naming the file, line and field.
 """
 
 from __future__ import annotations
 
-import math
 import mmap
 import os
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,10 +29,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from ragmeter.core.errors import InvalidInputError
 from ragmeter.io.text import read_text
+from ragmeter.trec.errors import TrecInputError
 
 _BLOCK = 1 << 22  # 4 MB: measured faster than 1, 2, 8 and 16 MB on a 350 MB run (less fresh memory in flight)
+_INTEGER = re.compile(rb"[+-]?[0-9]+")
+_NUMBER = re.compile(rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)", re.IGNORECASE)
+# bytes the fast path must not see: comment lines, and whitespace trec_eval splits on but a
+# one-separator CSV reader does not (CR alone is a line break to Arrow, a blank to trec_eval)
+_AWKWARD = (b"\t", b"\n#", b"\r", b"\x0b", b"\x0c")
 
 
 @dataclass(frozen=True)
@@ -54,53 +65,15 @@ class TrecRun:
 
     table: pa.Table
     runid: str
+    source: str = "run"
 
 
 def _existing(path: str | Path) -> str:
     if not Path(path).is_file():
         read_text(path)  # raises the clear "file not found" / "is a directory" error
+    if os.path.getsize(path) == 0:
+        raise TrecInputError("the file is empty", file=str(path))
     return str(path)
-
-
-def clean_delimiter(path: str, found: dict[bytes, bool] | None = None) -> str | None:
-    """The single separator a clean file uses, or None when the fast path cannot apply.
-    ``found``: :func:`file_contains` of the file for ``b"\\n#"``, when the caller has it."""
-    with open(path, "rb") as f:
-        head = f.read(1 << 16)
-    if not head.strip():
-        return None
-    first = head.split(b"\n", 1)[0]
-    if first.lstrip().startswith(b"#") or (found or file_contains(path, (b"\n#",)))[b"\n#"]:
-        return None  # comment lines (trec_eval 10): the exact reader skips them; Arrow would read "#" as a topic
-    return "\t" if b"\t" in first else " "
-
-
-def _fast(path: str, names: list[str], keep: list[str], types: dict) -> pa.Table | None:
-    found = file_contains(path, (b"\t", b"\n#"))
-    delim = clean_delimiter(path, found)
-    if delim is None:
-        return None
-    try:
-        table = pcsv.read_csv(
-            path,
-            read_options=pcsv.ReadOptions(column_names=names, block_size=_BLOCK),
-            parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, escape_char=False,
-                                            newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=pcsv.ConvertOptions(column_types=types, include_columns=keep, strings_can_be_null=False,
-                                                quoted_strings_can_be_null=False, null_values=[]),
-        )
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
-        return None  # not a clean file: the exact path below reports the precise line
-    other = " " if delim == "\t" else "\t"
-    if other == "\t" and not found[b"\t"]:
-        return table
-    for name in ("qid", "docno"):  # trec_eval splits on any whitespace: a field holding the other one is not clean
-        if pc.any(pc.match_substring(table[name], other)).as_py():
-            return None
-    return table
-
-
-_WINDOW = 1 << 26  # bytes mapped at a time: the scan adds at most this much to resident memory
 
 
 def file_contains(path: str, needles: tuple[bytes, ...]) -> dict[bytes, bool]:
@@ -123,74 +96,219 @@ def file_contains(path: str, needles: tuple[bytes, ...]) -> dict[bytes, bool]:
     return found
 
 
-def fields_by_line(path: str):
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            yield number, stripped.split()
+_WINDOW = 1 << 24  # bytes mapped at a time: the scan adds at most this much to resident memory
+
+
+def _lone_cr(path: str) -> bool:
+    """Whether some CR is not the first half of a CRLF (Arrow breaks the line there), counted
+    window by window (a CRLF file has one CR per line: no per-CR Python loop)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        for start in range(0, size, _WINDOW):
+            f.seek(start)
+            block = f.read(_WINDOW + 1)  # one byte more: a CRLF across the boundary
+            if block.count(b"\r", 0, _WINDOW) != block.count(b"\r\n"):
+                return True
+    return False
+
+
+def clean_delimiter(path: str) -> str | None:
+    """The single separator of a file the fast path can read as trec_eval does: tab when the
+    first line has one (spaces inside fields are checked after reading), space when the file
+    has no tab; None for comments, a byte-order mark, vertical tabs or form feeds, or a CR that
+    is not part of a CRLF."""
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    if not head.strip() or head.startswith((b"\xef\xbb\xbf", b"#")):
+        return None
+    first = head.split(b"\n", 1)[0].rstrip(b"\r")
+    found = file_contains(path, _AWKWARD)
+    if found[b"\n#"] or found[b"\x0b"] or found[b"\x0c"] or (found[b"\r"] and _lone_cr(path)):
+        return None
+    if b"\t" in first:
+        return "\t"  # spaces inside the fields are checked after reading (trec_eval splits on them)
+    return " " if not found[b"\t"] else None
+
+
+RUN_NAMES = ["qid", "q0", "docno", "rank", "score", "runid"]
+RUN_TYPES = {"qid": pa.string(), "q0": pa.string(), "docno": pa.string(), "rank": pa.string(),
+             "score": pa.float64(), "runid": pa.string()}
+RUN_KEEP = ["qid", "docno", "score"]
+
+
+def parse_clean(source, delim: str, names: list[str], keep: list[str], types: dict, *, blank_lines_ok: bool,
+                block_size: int = _BLOCK, use_threads: bool = True) -> pa.Table | None:
+    """``keep`` columns of clean CSV text (a path or a buffer) with one separator, or None when
+    Arrow cannot read it as trec_eval would. With tabs, every text field before the last one
+    kept is checked for spaces: trec_eval would split there."""
+    last = max(names.index(k) for k in keep)
+    spaced = [n for n in names[:last] if types[n] == pa.string()] if delim == "\t" else []
+    try:
+        table = pcsv.read_csv(
+            source,
+            read_options=pcsv.ReadOptions(column_names=names, block_size=block_size, use_threads=use_threads),
+            parse_options=pcsv.ParseOptions(delimiter=delim, quote_char=False, escape_char=False,
+                                            newlines_in_values=False, ignore_empty_lines=blank_lines_ok),
+            convert_options=pcsv.ConvertOptions(column_types=types, include_columns=sorted(set(keep) | set(spaced),
+                                                                                           key=names.index),
+                                                strings_can_be_null=False, quoted_strings_can_be_null=False,
+                                                null_values=[]),
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, UnicodeDecodeError):
+        return None  # not a clean file: the exact path reports the precise line
+    for name in spaced:
+        if pc.any(pc.match_substring(table[name], " ")).as_py():
+            return None
+    return table.select(keep)
+
+
+def _fast(path: str, names: list[str], keep: list[str], types: dict, *, blank_lines_ok: bool) -> pa.Table | None:
+    delim = clean_delimiter(path)
+    if delim is None:
+        return None
+    return parse_clean(path, delim, names, keep, types, blank_lines_ok=blank_lines_ok)
+
+
+def _text(field: bytes, path: str, number: int, name: str) -> str:
+    try:
+        return field.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TrecInputError(f"{name} {field!r} is not valid UTF-8", file=path, line=number, field=name,
+                             fix="save the file as UTF-8") from None
+
+
+def parse_score(field: bytes, path: str, number: int) -> float:
+    """A run score: a decimal number or inf (what C's ``atof`` reads whole); never NaN."""
+    if not _NUMBER.fullmatch(field):
+        text = field.decode("utf-8", "replace")
+        what = "score is NaN" if text.lower().lstrip("+-").startswith("nan") else f"score {text!r} is not a number"
+        raise TrecInputError(what, file=path, line=number, field="score",
+                             fix="give every document a real score (trec_eval would read it as "
+                                 f"{_atof_reading(field)})")
+    return float(field)
+
+
+def _atof_reading(field: bytes) -> str:
+    head = re.match(rb"[+-]?[0-9]*\.?[0-9]*", field)
+    try:
+        return repr(float(head.group(0))) if head and head.group(0).strip(b"+-.") else "0.0"
+    except ValueError:
+        return "0.0"
+
+
+def qrels_lines(path: str) -> Iterator[tuple[int, list[bytes]]]:
+    """(line number, four fields) for every judgment, with trec_eval 10's comment rule."""
+    data = Path(path).read_bytes()
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
+    after_comment = False
+    for number, line in enumerate(lines, start=1):
+        if line.startswith(b"#") and not after_comment:
+            after_comment = True
+            continue
+        parts = line.split()
+        if len(parts) != 4:
+            if not parts:
+                problem = "a blank line (trec_eval stops at it: Malformed line)"
+            else:
+                problem = f"expected 4 fields (qid iter docno rel), got {len(parts)}"
+                if len(parts) >= 6:
+                    problem += " (is this a run file?)"
+            if after_comment and line.startswith(b"#"):
+                problem += "; trec_eval 10 reads the line after a comment as a judgment, so two comment " \
+                           "lines in a row are malformed"
+            raise TrecInputError(problem, file=path, line=number,
+                                 fix="one judgment per line, 'qid iter docno rel' (trec_eval refuses it too)")
+        after_comment = False
+        yield number, parts
 
 
 def read_qrels(path: str | Path) -> Qrels:
     """Read a qrels file (``qid iter docno rel``)."""
     path = _existing(path)
     table = _fast(path, ["qid", "iter", "docno", "rel"], ["qid", "docno", "rel"],
-                  {"qid": pa.string(), "iter": pa.string(), "docno": pa.string(), "rel": pa.int64()})
+                  {"qid": pa.string(), "iter": pa.string(), "docno": pa.string(), "rel": pa.int64()},
+                  blank_lines_ok=False)
     if table is None:
         qids, docs, rels = [], [], []
-        for number, parts in fields_by_line(path):
-            if len(parts) < 4:
-                raise InvalidInputError(f"expected 4 fields (qid iter docno rel), got {len(parts)}", file=path,
-                                        line=number)
-            try:
-                rel = int(parts[3])
-            except ValueError:
-                raise InvalidInputError(f"relevance {parts[3]!r} is not an integer", file=path, line=number,
-                                        field="rel") from None
-            qids.append(parts[0]), docs.append(parts[2]), rels.append(rel)
+        for number, parts in qrels_lines(path):
+            if not _INTEGER.fullmatch(parts[3]):
+                raise TrecInputError(f"relevance {parts[3].decode('utf-8', 'replace')!r} is not an integer",
+                                     file=path, line=number, field="rel",
+                                     fix="write whole-number grades (trec_eval would read the leading digits)")
+            qids.append(_text(parts[0], path, number, "qid"))
+            docs.append(_text(parts[2], path, number, "docno"))
+            rels.append(int(parts[3]))
         table = pa.table({"qid": pa.array(qids, pa.string()), "docno": pa.array(docs, pa.string()),
                           "rel": pa.array(rels, pa.int64())})
     if table.num_rows == 0:
-        raise InvalidInputError("the qrels file has no judgments", file=path)
+        raise TrecInputError("the qrels file has no judgments", file=path)
     return Qrels(table, path)
+
+
+def run_lines(path: str) -> Iterator[tuple[int, list[bytes]]]:
+    """(line number, fields) for every result line, streamed (no whole-file copy)."""
+    with open(path, "rb") as f:
+        for number, line in enumerate(f, start=1):
+            parts = line.split()
+            if not parts or parts[0].startswith(b"#"):
+                continue
+            if len(parts) < 6:
+                raise TrecInputError(f"expected 6 fields (qid Q0 docno rank score runid), got {len(parts)}",
+                                     file=path, line=number, fix="trec_eval refuses this line too")
+            yield number, parts
+
+
+def run_rows(lines: Iterable[tuple[int, list[bytes]]], path: str) -> Iterator[tuple[str, str, float, bytes]]:
+    for number, parts in lines:
+        yield (_text(parts[0], path, number, "qid"), _text(parts[2], path, number, "docno"),
+               parse_score(parts[4], path, number), parts[5])
+
+
+def last_runid(path: str) -> str:
+    """The sixth field of the file's last result line (trec_eval's run id)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        tail = 1 << 16
+        while True:
+            f.seek(max(0, size - tail))
+            chunk = f.read()
+            lines = chunk.split(b"\n")
+            if size > tail:
+                lines = lines[1:]  # the first piece may be a partial line
+            for line in reversed(lines):
+                parts = line.split()
+                if len(parts) >= 6 and not parts[0].startswith(b"#"):
+                    return parts[5].decode("utf-8", "replace")
+            if tail >= size:
+                return ""
+            tail *= 4
 
 
 def read_run(path: str | Path) -> TrecRun:
     """Read a run file (``qid Q0 docno rank score runid``)."""
     path = _existing(path)
-    names = ["qid", "q0", "docno", "rank", "score", "runid"]
-    table = _fast(path, names, ["qid", "docno", "score"],
-                  {"qid": pa.string(), "q0": pa.string(), "docno": pa.string(), "rank": pa.string(),
-                   "score": pa.float64(), "runid": pa.string()})
-    if table is not None:
-        with open(path, "rb") as f:  # the run id is the sixth field of the first line
-            first = f.readline().decode("utf-8", "replace").split()
-        runid = first[5] if len(first) > 5 else ""
+    table = _fast(path, RUN_NAMES, RUN_KEEP, RUN_TYPES, blank_lines_ok=True)
+    if table is not None and not pc.any(pc.is_nan(table["score"])).as_py():
+        runid = last_runid(path)
     else:
-        table, runid = _slow_run(path)
+        table, runid = _slow_run(path)  # also the path that names the line of a NaN score
     if table.num_rows == 0:
-        raise InvalidInputError("the run file has no results", file=path)
-    if pc.any(pc.is_nan(table["score"])).as_py():
-        _slow_run(path)  # raises, naming the line of the first NaN score
-    return TrecRun(table, runid)
+        raise TrecInputError("the run file has no results", file=path)
+    return TrecRun(table, runid, path)
 
 
 def _slow_run(path: str) -> tuple[pa.Table, str]:
     """The exact line-by-line reader: any whitespace, comments, fields past the sixth."""
-    qids, docs, scores, runid = [], [], [], None
-    for number, parts in fields_by_line(path):
-        if len(parts) < 6:
-            raise InvalidInputError(f"expected 6 fields (qid Q0 docno rank score runid), got {len(parts)}",
-                                    file=path, line=number)
-        try:
-            score = float(parts[4])
-        except ValueError:
-            raise InvalidInputError(f"score {parts[4]!r} is not a number", file=path, line=number,
-                                    field="score") from None
-        if math.isnan(score):
-            raise InvalidInputError("score is NaN", file=path, line=number, field="score",
-                                    fix="give every document a real score")
-        qids.append(parts[0]), docs.append(parts[2]), scores.append(score)
-        runid = parts[5] if runid is None else runid
+    qids: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    runid = b""
+    for qid, doc, score, runid in run_rows(run_lines(path), path):
+        qids.append(qid)
+        docs.append(doc)
+        scores.append(score)
     table = pa.table({"qid": pa.array(qids, pa.string()), "docno": pa.array(docs, pa.string()),
                       "score": pa.array(scores, pa.float64())})
-    return table, runid or ""
+    return table, runid.decode("utf-8", "replace")
