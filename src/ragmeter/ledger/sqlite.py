@@ -11,11 +11,12 @@ API keys and headers are never written here.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
+
+from ragmeter.core.shared_sqlite import open_shared
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgments (
@@ -52,23 +53,7 @@ class Ledger:
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA busy_timeout=30000")
-        # Two processes opening a new ledger at once can both need the lock that switching
-        # to WAL and creating the table take; SQLite may then answer "locked" at once
-        # instead of waiting, so this setup is retried (bounded).
-        for attempt in range(300):
-            try:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
-                self._db.executescript(SCHEMA)
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or attempt == 299:
-                    raise
-                time.sleep(0.1)
+        self._db = open_shared(self.path, SCHEMA, pragmas=("synchronous=NORMAL",))
 
     def get(self, key: str) -> Entry | None:
         row = self._db.execute(

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ragmeter.core.shared_sqlite import open_shared
 from ragmeter.records.types import CannotVerify, LookupOutcome, RecordValue
 
 SCHEMA = """
@@ -79,20 +79,8 @@ class SqliteLookupCache:
     def __init__(self, path: str | Path, *, max_age_s: float | None = None) -> None:
         self.path = str(path)
         self.max_age_s = max_age_s
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA busy_timeout=30000")
-        for attempt in range(300):  # a second process creating the same file may hold the lock briefly
-            try:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.executescript(SCHEMA)
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or attempt == 299:
-                    raise
-                time.sleep(0.1)
+        self._db = open_shared(self.path, SCHEMA)
 
     def get(self, key: str) -> StoredLookup | None:
         with self._lock:
