@@ -8,8 +8,17 @@ import time
 
 import pytest
 
-from ragmeter.judges import (AnthropicBackend, Budget, BudgetExceeded, Decoding, Judge, JudgeConfigError,
-                             JudgeTransportError, OpenAIBackend, RetryPolicy)
+from ragmeter.judges import (
+    AnthropicBackend,
+    Budget,
+    BudgetExceeded,
+    Decoding,
+    Judge,
+    JudgeConfigError,
+    JudgeTransportError,
+    OpenAIBackend,
+    RetryPolicy,
+)
 from ragmeter.judges.transport import AdaptiveLimiter
 from ragmeter.ledger import Ledger
 

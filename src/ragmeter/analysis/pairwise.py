@@ -15,8 +15,8 @@ binomial p-value against 1/2.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.core.sample import Sample

@@ -9,8 +9,9 @@ them; so is a name it does not hold.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
 from ragmeter.core.results import Failed, NotComputed, Outcome, Score

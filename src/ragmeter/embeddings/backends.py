@@ -8,7 +8,7 @@ path>``, ``openai:<model>`` (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` or the arg
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -8,7 +8,8 @@ into every embedding score's provenance: scores from two embedders are not compa
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -22,8 +22,9 @@ import dataclasses
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.evaluation import EvaluationResult

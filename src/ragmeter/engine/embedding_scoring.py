@@ -3,7 +3,8 @@ every text encoded once, the embedder's identity in each score's provenance."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ragmeter._version import __version__
 from ragmeter.core.errors import RagmeterError

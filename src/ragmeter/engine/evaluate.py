@@ -6,7 +6,8 @@ The retrieved view is cut at ``k`` unless a measure names its own ``@k``. The co
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.evaluation import EvaluationResult

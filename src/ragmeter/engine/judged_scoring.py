@@ -7,7 +7,8 @@ a metric.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ragmeter._version import __version__
 from ragmeter.claims.matrix import Evidence

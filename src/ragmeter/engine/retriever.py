@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.evaluation import EvaluationResult
-from ragmeter.core.settings import DEFAULTS
 from ragmeter.core.sample import Chunk, Sample
+from ragmeter.core.settings import DEFAULTS
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.dataset import Dataset, from_samples
 

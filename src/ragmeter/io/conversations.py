@@ -17,7 +17,8 @@ and ``standalone`` when the data says so.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 

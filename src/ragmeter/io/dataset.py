@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
+from ragmeter.io.conversations import flatten, is_conversational
 from ragmeter.io.corpus import attach_texts, load_corpus
 from ragmeter.io.csv_table import iter_csv
 from ragmeter.io.jsonl import iter_jsonl
-from ragmeter.io.conversations import flatten, is_conversational
 from ragmeter.io.rows import make_samples
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
@@ -84,7 +85,7 @@ class RowReader:
         )
 
     @staticmethod
-    def _canonical_keys(row: Mapping[str, Any], err: "_ErrorAt") -> dict[str, Any]:
+    def _canonical_keys(row: Mapping[str, Any], err: _ErrorAt) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in row.items():
             name = ALIASES.get(key, key)
@@ -104,10 +105,10 @@ class _ErrorAt:
     def __init__(self, file: str, line: int, record: str | None = None, field: str | None = None):
         self.file, self.line, self._record, self._field = file, line, record, field
 
-    def record(self, record: str) -> "_ErrorAt":
+    def record(self, record: str) -> _ErrorAt:
         return _ErrorAt(self.file, self.line, record, self._field)
 
-    def field(self, name: str) -> "_ErrorAt":
+    def field(self, name: str) -> _ErrorAt:
         return _ErrorAt(self.file, self.line, self._record, name)
 
     def __call__(self, message: str, *, field: str | None = None, fix: str | None = None) -> InvalidInputError:

@@ -21,8 +21,9 @@ before a call would pass the cap, leaving it resumable.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ragmeter.core.errors import JudgeOutputError, RagmeterError
 from ragmeter.core.progress import Progress

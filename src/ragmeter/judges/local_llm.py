@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -167,7 +168,7 @@ def default_threads() -> int:
     return os.cpu_count() or 1
 
 
-def set_threads(llm: "LocalLLM", threads: int | None) -> None:
+def set_threads(llm: LocalLLM, threads: int | None) -> None:
     """Change the threads of a loaded model (``None``: the default)."""
     import llama_cpp
 

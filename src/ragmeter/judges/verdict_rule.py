@@ -25,8 +25,8 @@ not a checked citation.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -110,7 +110,7 @@ class Claims:
     groups: np.ndarray  # context of each claim
 
     @classmethod
-    def from_rows(cls, per_claim: Iterable[tuple[str, str, Sequence[dict]]]) -> "Claims":
+    def from_rows(cls, per_claim: Iterable[tuple[str, str, Sequence[dict]]]) -> Claims:
         """``per_claim``: (context, label, probability rows of the passages checked)."""
         feats, labels, groups = [], [], []
         for group, label, rows in per_claim:
@@ -126,7 +126,7 @@ class Claims:
             groups.append(group)
         return cls(np.array(feats, dtype=float).reshape(-1, 4), np.array(labels, dtype=int), np.array(groups))
 
-    def subset(self, mask: np.ndarray) -> "Claims":
+    def subset(self, mask: np.ndarray) -> Claims:
         return Claims(self.features[mask], self.labels[mask], self.groups[mask])
 
 

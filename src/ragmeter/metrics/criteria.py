@@ -12,9 +12,9 @@ Built-in criteria, and criteria files (JSON, or YAML with PyYAML installed)::
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from ragmeter.core.errors import InvalidInputError
 

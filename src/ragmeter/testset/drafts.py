@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmeter.judges.schemas import STANDALONE
 from ragmeter.judges.judge import JudgeRequest, Judgment
 from ragmeter.judges.prompts import Prompt, load_prompt
+from ragmeter.judges.schemas import STANDALONE
 from ragmeter.testset import schemas
 
 GENERATE = {"single": "testset.single", "multi": "testset.multi", "unanswerable": "testset.unanswerable",
