@@ -103,8 +103,9 @@ def pairwise(samples_a: Sequence[Sample], samples_b: Sequence[Sample], judge: Ju
     for i in ids:
         sa, sb = a[i], b[i]
         base = {"question": sa.question or "", "context": _context(sa)}
-        requests.append(JudgeRequest(prompt, {**base, "answer_1": sa.answer, "answer_2": sb.answer}, SCHEMA, "preference"))
-        requests.append(JudgeRequest(prompt, {**base, "answer_1": sb.answer, "answer_2": sa.answer}, SCHEMA, "preference"))
+        for first, second in ((sa, sb), (sb, sa)):
+            requests.append(JudgeRequest(prompt, {**base, "answer_1": first.answer, "answer_2": second.answer}, SCHEMA,
+                                         "preference"))
     replies = judge.run(requests)
     result = PairwiseResult(only_a=sorted(set(a) - set(b)), only_b=sorted(set(b) - set(a)))
     for n, i in enumerate(ids):

@@ -52,9 +52,9 @@ def judge_check_command(
     _confusion(report.confusion)
     if cv is not None:
         clo, chi = cv.interval()
-        typer.echo(f"\ncross-validated (each context judged by a rule fitted on the others): accuracy {cv.accuracy:.3f} "
-                   f"({cv.correct}/{cv.n}), 95% interval {clo:.2f}-{chi:.2f}; contradicted claims called supported "
-                   f"{cv.rate('contradicted', 'supported'):.0%}")
+        typer.echo(f"\ncross-validated (each context judged by a rule fitted on the others): "
+                   f"accuracy {cv.accuracy:.3f} ({cv.correct}/{cv.n}), 95% interval {clo:.2f}-{chi:.2f}; "
+                   f"contradicted claims called supported {cv.rate('contradicted', 'supported'):.0%}")
         _confusion({a: dict(zip(LABELS, row)) for a, row in cv.confusion().items()})
 
 

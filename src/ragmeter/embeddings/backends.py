@@ -25,7 +25,8 @@ class SentenceTransformerEmbedder(Embedder):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise EmbedderUnavailable("sentence-transformers:<model> needs: pip install sentence-transformers") from None
+            raise EmbedderUnavailable("sentence-transformers:<model> needs: "
+                                      "pip install sentence-transformers") from None
         self.model = SentenceTransformer(name)
         self.identity = {"backend": "sentence-transformers", "model": name}
 

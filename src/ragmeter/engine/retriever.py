@@ -79,7 +79,8 @@ def retrieve_all(retriever: Any, samples: Sequence[Sample], k: int | None) -> li
             except ValueError as exc:
                 raise InvalidInputError(f"retrieved item {rank} {exc}", record=s.id, field="retrieved") from None
             if chunk.id in seen:
-                raise InvalidInputError(f'the retriever returned chunk "{chunk.id}" twice', record=s.id, field="retrieved")
+                raise InvalidInputError(f'the retriever returned chunk "{chunk.id}" twice', record=s.id,
+                                        field="retrieved")
             seen.add(chunk.id)
             chunks.append(chunk)
         out.append(dataclasses.replace(s, retrieved=tuple(chunks), context=None))

@@ -26,7 +26,8 @@ USER, ASSISTANT = ("user", "human"), ("assistant", "ai", "agent")
 
 
 def is_conversational(record: Any) -> bool:
-    return isinstance(record, dict) and (isinstance(record.get("turns"), list) or isinstance(record.get("user_input"), list)
+    return isinstance(record, dict) and (isinstance(record.get("turns"), list)
+                                         or isinstance(record.get("user_input"), list)
                                          or ("conversation_id" in record and "messages" in record))
 
 

@@ -62,7 +62,8 @@ def _cell(name: str, value: str, file: str, line: int) -> Any:
             try:
                 return json.loads(stripped)
             except json.JSONDecodeError as exc:
-                raise InvalidInputError(f"cell is not valid JSON ({exc.msg})", file=file, line=line, field=name) from None
+                raise InvalidInputError(f"cell is not valid JSON ({exc.msg})", file=file, line=line,
+                                        field=name) from None
         if name in JSON_COLUMNS:
             raise InvalidInputError("must be a JSON object", file=file, line=line, field=name)
         return [part.strip() for part in stripped.split("|") if part.strip()]

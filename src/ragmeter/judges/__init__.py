@@ -18,4 +18,5 @@ from ragmeter.judges.transport import AdaptiveLimiter, JudgeConfigError, JudgeTr
 
 __all__ = ["Backend", "OpenAIBackend", "AnthropicBackend", "ScriptedBackend", "NoCallBackend", "Decoding", "Reply",
            "make_backend", "Judge", "JudgeRequest", "Judgment", "Budget", "BudgetExceeded", "Prompt", "load_prompt",
-           "Keyed", "JudgeConfigError", "JudgeTransportError", "RetryPolicy", "Limiter", "AdaptiveLimiter", "make_judge"]
+           "Keyed", "JudgeConfigError", "JudgeTransportError", "RetryPolicy", "Limiter", "AdaptiveLimiter",
+           "make_judge"]

@@ -106,8 +106,8 @@ THREE_WAY_FEW_SHOT = TypedQuestion(
 
 # name -> questions asked per (claim, passage): the three-way one, and the yes/no one where a set has it
 QUESTION_SETS: dict[str, tuple[TypedQuestion, ...]] = {
-    "long": (THREE_WAY, YES_NO), "short": (THREE_WAY_SHORT, YES_NO_SHORT), "short3": (THREE_WAY_SHORT,), "long3": (THREE_WAY,),
-    "few_shot3": (THREE_WAY_FEW_SHOT,)}
+    "long": (THREE_WAY, YES_NO), "short": (THREE_WAY_SHORT, YES_NO_SHORT), "short3": (THREE_WAY_SHORT,),
+    "long3": (THREE_WAY,), "few_shot3": (THREE_WAY_FEW_SHOT,)}
 
 
 class PromptTooLong(JudgeTransportError):
@@ -182,7 +182,8 @@ class LocalLLM:
         try:
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError:
-            raise JudgeUnavailableError("the local judge needs llama-cpp-python: pip install 'ragmeter[local]'") from None
+            raise JudgeUnavailableError("the local judge needs llama-cpp-python: "
+                                        "pip install 'ragmeter[local]'") from None
         self.path = Path(path)
         self.parallel = max(1, parallel)
         self.llm = open_llama(self.path, n_ctx=n_ctx, threads=threads, extra_bufts=extra_bufts,
@@ -263,7 +264,8 @@ class LocalLLM:
         group: list[list[int]] = []
         for suffix in (t[n:] for t in prompts):
             self._check_fits(n + len(suffix))
-            if group and (len(group) == self.parallel or n + sum(map(len, group)) + len(suffix) >= min(self.n_ctx, n + 512)):
+            if group and (len(group) == self.parallel
+                          or n + sum(map(len, group)) + len(suffix) >= min(self.n_ctx, n + 512)):
                 out.extend(self._decode_group(n, group, usage))
                 group = []
             group.append(suffix)
@@ -321,8 +323,9 @@ class LocalLLM:
         usage = usage if usage is not None else Usage()
         start = time.perf_counter()
         try:
-            reply = self.llm.create_chat_completion(messages=messages, temperature=0.0, max_tokens=max_tokens,
-                                                    seed=seed, response_format={"type": "json_object", "schema": schema})
+            reply = self.llm.create_chat_completion(
+                messages=messages, temperature=0.0, max_tokens=max_tokens, seed=seed,
+                response_format={"type": "json_object", "schema": schema})
         except ValueError as exc:  # llama-cpp-python: "Requested tokens (...) exceed context window of ..."
             raise PromptTooLong(f"local judge: {exc}") from None
         u = reply.get("usage") or {}

@@ -73,7 +73,8 @@ def load_criteria(path: str | Path) -> dict[str, Criterion]:
     out: dict[str, Criterion] = {}
     for i, item in enumerate(items, start=1):
         file, record = str(path), str(item.get("name", f"criterion {i}")) if isinstance(item, dict) else None
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("description"), str):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) \
+                or not isinstance(item.get("description"), str):
             raise InvalidInputError("each criterion needs a string name and description", file=file, record=record)
         scale = item.get("scale", [1, 5])
         if (not isinstance(scale, list) or len(scale) != 2 or not all(isinstance(x, int) for x in scale)
