@@ -71,8 +71,8 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
             try:
                 outcomes.append(Score(float(spec.compute(ev, s, m, context)), prov))
             except Unscorable as stop:
-                why = stop.why
-                outcomes.append(Failed(why.reason, prov) if why.failed else NotComputed(why.reason, prov))
+                lack = stop.why
+                outcomes.append(Failed(lack.reason, prov) if lack.failed else NotComputed(lack.reason, prov))
         out[m] = tuple(outcomes)
     return out, evidence
 

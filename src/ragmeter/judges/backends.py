@@ -74,7 +74,8 @@ class _HTTPBackend(Backend):
 
     def __init__(self, model: str, base_url: str, api_key: str | None, *, concurrency: int = DEFAULTS.concurrency,
                  policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> None:
-        self.model, self.base_url, self._key = model, base_url.rstrip("/"), api_key
+        self.model, self._key = model, api_key
+        self.base_url: str = base_url.rstrip("/")
         self.policy = policy or RetryPolicy()
         self.limiter: Limiter = limiter if limiter is not None else AdaptiveLimiter(concurrency)
         self.stats: dict[str, int] = {}

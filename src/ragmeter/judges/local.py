@@ -83,6 +83,7 @@ class LocalBackend(Backend):
             self.settings = local_agreement.DEFAULT_SETTINGS
         self.mode = mode
         self.rule = rule or local_agreement.rule_for(self.settings) or RULES[mode]
+        self.key_extra, self.description = self._key_extra(), self._description()
 
     @property
     def load_settings(self) -> dict:
@@ -112,8 +113,8 @@ class LocalBackend(Backend):
 
         return bundled()
 
-    @property
-    def key_extra(self) -> dict:
+    def _key_extra(self) -> dict:
+        """The setup that changes replies: model file, recipe hashes, mode (``Backend.key_extra``)."""
         key = {"sha256": self.sha256, **recipe_hashes(self.settings.questions), "mode": self.mode}
         if self.settings != VerifySettings(mode=self.mode) or self.parallel != 1:  # the first recipe keeps its keys
             key["verify"] = {**self.settings.as_dict(), "parallel": self.parallel}
@@ -121,9 +122,8 @@ class LocalBackend(Backend):
             key["claims"] = self.claims
         return key
 
-    @property
-    def description(self) -> dict:
-        """What goes into provenance besides backend and model."""
+    def _description(self) -> dict:
+        """What goes into provenance besides backend and model (``Backend.description``)."""
         measured = local_agreement.measured(self.sha256, self.settings, self.rule)
         agreement = measured or "not measured for this model and rule: run ragmeter judge-check --judge local:<file>"
         return {"sha256": self.sha256, "verdicts": f"typed next-token probabilities, {self.mode}",
@@ -145,9 +145,9 @@ class LocalBackend(Backend):
                 value = self.rule.verdicts(probs, [cid for cid, _ in request.parts["claims"]])
                 return Reply(json.dumps(value), usage.prompt_tokens, 0, usage.seconds, logprobs=probs)
             if request is not None and request.prompt.id == EXTRACT:
-                value, cut = local_extract.extract(self.llm, dict(request.inputs), max_tokens=decoding.max_tokens,
+                found, cut = local_extract.extract(self.llm, dict(request.inputs), max_tokens=decoding.max_tokens,
                                                    seed=decoding.seed, usage=usage, claims=self.claims)
-                return Reply(json.dumps(value), usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
+                return Reply(json.dumps(found), usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
             text, cut = self.llm.generate_json(messages, schema, max_tokens=decoding.max_tokens, seed=decoding.seed,
                                                usage=usage)
         return Reply(text, usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)

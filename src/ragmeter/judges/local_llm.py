@@ -131,12 +131,12 @@ def _load_settings(extra_bufts: bool, n_seq_max: int) -> Iterator[None]:
     low = high.llama_cpp
     model_defaults, context_defaults = low.llama_model_default_params, low.llama_context_default_params
 
-    def model_params():  # type: ignore[no-untyped-def]
+    def model_params() -> Any:
         p = model_defaults()
         p.use_extra_bufts = extra_bufts
         return p
 
-    def context_params():  # type: ignore[no-untyped-def]
+    def context_params() -> Any:
         p = context_defaults()
         p.n_seq_max = max(1, n_seq_max)
         p.kv_unified = True  # the sequences of one batch share their prefix's cells
@@ -202,8 +202,8 @@ class LocalLLM:
             return self.first_tokens[question.name]
         out = {}
         for label, words in question.words.items():
-            ids = {self.llm.tokenize(v.encode(), add_bos=False)[0] for w in words for v in (w, " " + w)}
-            out[label] = np.array(sorted(ids))
+            first = {self.llm.tokenize(v.encode(), add_bos=False)[0] for w in words for v in (w, " " + w)}
+            out[label] = np.array(sorted(first))
         seen: set = set()
         for ids in out.values():
             if seen & set(ids.tolist()):
@@ -213,7 +213,7 @@ class LocalLLM:
         self.first_tokens[question.name] = out
         return out
 
-    def _prompt_tokens(self, messages: list[dict]) -> list[int]:
+    def _prompt_tokens(self, messages: list[Any]) -> list[int]:  # llama-cpp-python's message TypedDicts
         text = self.formatter(messages=messages).prompt
         return list(self.llm.tokenize(text.encode(), add_bos=False, special=True))
 

@@ -66,7 +66,7 @@ class Prompt:
 def load_prompt(prompt_id: str) -> Prompt:
     """Load ``prompts/<id>.txt`` shipped with ragmeter."""
     try:
-        text = resources.files("ragmeter").joinpath("prompts", f"{prompt_id}.txt").read_text(encoding="utf-8")
+        text = resources.files("ragmeter").joinpath("prompts").joinpath(f"{prompt_id}.txt").read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InvalidParameterError(f"no prompt named {prompt_id!r}") from None
     prompt = Prompt.from_text(text)

@@ -73,8 +73,8 @@ class RequestLogger:
                 self._queue.task_done()
 
 
-def _chunks(retrieved: Any) -> list:
-    out = []
+def _chunks(retrieved: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for item in retrieved or []:
         if isinstance(item, str):
             out.append({"id": item})

@@ -57,7 +57,7 @@ def load_criteria(path: str | Path) -> dict[str, Criterion]:
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() in (".yaml", ".yml"):
         try:
-            import yaml  # type: ignore[import-untyped]  # an optional dependency without stubs
+            import yaml  # an optional dependency without stubs
         except ImportError:
             raise InvalidInputError("reading YAML criteria needs PyYAML", file=str(path),
                                     fix="pip install pyyaml, or write the criteria as JSON") from None
