@@ -47,8 +47,16 @@ class Backend:
     model = ""
     base_url: str | None = None
     supports_logprobs = False
-    key_extra: dict | None = None  # backend setup that changes replies (model file hash, recipe): in the ledger key
-    description: dict = {}  # more of the backend's setup for provenance
+
+    @property
+    def key_extra(self) -> dict | None:
+        """Backend setup that changes replies (model file hash, recipe): part of every ledger key."""
+        return None
+
+    @property
+    def description(self) -> dict:
+        """More of the backend's setup, for provenance."""
+        return {}
 
     def rescore(self, request: Any, value: Any, logprobs: list | None) -> Any:
         """A stored judgment's value as this backend would decide it now (default: as stored)."""
@@ -217,6 +225,9 @@ class ScriptedBackend(Backend):
 class NoCallBackend(Backend):
     """A backend that fails if called: proves a code path makes no judge call. Give it the
     name and model of the backend whose ledger entries it should find."""
+
+    key_extra: dict | None = None  # set to the impersonated backend's, to find its ledger entries
+    description: dict = {}
 
     def __init__(self, name: str = "no-call", model: str = "none") -> None:
         self.name, self.model = name, model

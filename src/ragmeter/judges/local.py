@@ -83,7 +83,6 @@ class LocalBackend(Backend):
             self.settings = local_agreement.DEFAULT_SETTINGS
         self.mode = mode
         self.rule = rule or local_agreement.rule_for(self.settings) or RULES[mode]
-        self.key_extra, self.description = self._key_extra(), self._description()
 
     @property
     def load_settings(self) -> dict:
@@ -113,8 +112,8 @@ class LocalBackend(Backend):
 
         return bundled()
 
-    def _key_extra(self) -> dict:
-        """The setup that changes replies: model file, recipe hashes, mode (``Backend.key_extra``)."""
+    @property
+    def key_extra(self) -> dict | None:
         key = {"sha256": self.sha256, **recipe_hashes(self.settings.questions), "mode": self.mode}
         if self.settings != VerifySettings(mode=self.mode) or self.parallel != 1:  # the first recipe keeps its keys
             key["verify"] = {**self.settings.as_dict(), "parallel": self.parallel}
@@ -122,8 +121,9 @@ class LocalBackend(Backend):
             key["claims"] = self.claims
         return key
 
-    def _description(self) -> dict:
-        """What goes into provenance besides backend and model (``Backend.description``)."""
+    @property
+    def description(self) -> dict:
+        """What goes into provenance besides backend and model."""
         measured = local_agreement.measured(self.sha256, self.settings, self.rule)
         agreement = measured or "not measured for this model and rule: run ragmeter judge-check --judge local:<file>"
         return {"sha256": self.sha256, "verdicts": f"typed next-token probabilities, {self.mode}",
