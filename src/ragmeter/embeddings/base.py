@@ -46,7 +46,11 @@ def unit_rows(v: np.ndarray) -> np.ndarray:
     return np.divide(v, norms, out=np.zeros_like(v), where=norms > 0)
 
 
-def as_embedder(obj: Any) -> Embedder | None:
+EmbedFn = Callable[[list[str]], Any]  # a user's function: texts -> one vector per text (any array-like of rows)
+EmbedderLike = Embedder | EmbedFn  # what ``evaluate(embedder=...)`` takes
+
+
+def as_embedder(obj: EmbedderLike | None) -> Embedder | None:
     if obj is None or isinstance(obj, Embedder):
         return obj
     if callable(obj):

@@ -7,7 +7,7 @@ The retrieved view is cut at ``k`` unless a measure names its own ``@k``. The co
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.evaluation import EvaluationResult
@@ -16,6 +16,7 @@ from ragmeter.core.progress import Progress
 from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS
+from ragmeter.embeddings.base import EmbedderLike
 from ragmeter.engine.embedding_scoring import score_embedded
 from ragmeter.engine.judged_scoring import score_judged
 from ragmeter.engine.label_scoring import score_labels
@@ -23,6 +24,9 @@ from ragmeter.io.dataset import Dataset, from_samples
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.metrics.criteria import Criterion
 from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
+
+if TYPE_CHECKING:  # a label-only run loads no judge code
+    from ragmeter.judges.judge import Judge
 
 DEFAULT_METRICS = ("precision", "recall", "hit_rate", "reciprocal_rank", "ndcg")
 
@@ -65,8 +69,8 @@ def evaluate(
     *,
     k: int | None = DEFAULTS.k,
     view: str | None = None,
-    judge: Any = None,
-    embedder: Any = None,
+    judge: Judge | None = None,
+    embedder: EmbedderLike | None = None,
     criteria: Mapping[str, Criterion] | None = None,
     progress: Progress | None = None,
 ) -> EvaluationResult:
