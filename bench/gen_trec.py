@@ -44,7 +44,8 @@ def generate(queries: int, docs: int, out: Path, seed: int = 0, ties: bool = Fal
             scores = np.sort(rng.random(docs))[::-1] * 10
             if ties:
                 scores = np.round(scores, 2)
-            rf.write("".join(f"{qid} Q0 d{d} {r} {s:.6f} bench\n" for r, (d, s) in enumerate(zip(ranked, scores), start=1)))
+            rf.write("".join(f"{qid} Q0 d{d} {r} {s:.6f} bench\n"
+                             for r, (d, s) in enumerate(zip(ranked, scores), start=1)))
     return qrels_path, run_path
 
 

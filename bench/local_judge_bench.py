@@ -87,7 +87,8 @@ def collect(questions: str, parallel: int) -> dict[tuple[str, str], dict]:
     for question in local_llm.QUESTION_SETS[questions]:
         for key, row in _collect_one(question, parallel).items():
             merged.setdefault(key, {"passage": key[0], "claim": key[1]}).update(
-                {"yes": row["yes"]} if "yes" in row else {k: row[k] for k in ("supported", "contradicted", "unmentioned")})
+                {"yes": row["yes"]} if "yes" in row
+                else {k: row[k] for k in ("supported", "contradicted", "unmentioned")})
     return merged
 
 
@@ -229,7 +230,8 @@ def speed(names: list[str], repeat: int) -> dict[str, dict]:
             means = result.means()
             info[name] = {"faithfulness": means.get("faithfulness"), "context_recall": means.get("context_recall"),
                           "input_tokens": judge.stats.input_tokens, "seconds_by_prompt": by_prompt}
-            print(f"  round {r + 1} {name}: {seconds:.1f} s (load {load:.1f}; {by_prompt})", file=sys.stderr, flush=True)
+            print(f"  round {r + 1} {name}: {seconds:.1f} s (load {load:.1f}; {by_prompt})", file=sys.stderr,
+                  flush=True)
     local_llm.set_threads(base._llm, None)
     return {n: {**info[n], "seconds": times[n], "median_s": statistics.median(times[n]),
                 "samples_per_s": len(answered) / statistics.median(times[n])} for n in names}

@@ -19,6 +19,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from mcp.server.mcpserver import MCPServer
+
 from records_servers import documents
 
 TABLE, LOG = Path(sys.argv[1]), Path(sys.argv[2])

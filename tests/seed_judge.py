@@ -18,7 +18,8 @@ ANSWER_CLAIMS = [
 S, C, N = "supported", "contradicted", "not_found"
 # (list, source) -> [(verdict, sources)] per claim, as the seed works them by hand
 VERDICTS = {
-    ("answer", "context"): [(S, ["warranty-r2"]), (S, ["warranty-r2"]), (S, ["claim-steps"]), (C, ["claim-steps"]), (N, [])],
+    ("answer", "context"): [(S, ["warranty-r2"]), (S, ["warranty-r2"]), (S, ["claim-steps"]), (C, ["claim-steps"]),
+                            (N, [])],
     ("reference", "context"): [(S, ["warranty-r2"]), (S, ["warranty-r2"]), (S, ["claim-steps"]), (S, ["claim-steps"]),
                                (N, [])],
     ("answer", "reference"): [(S, ["reference"]), (S, ["reference"]), (S, ["reference"]), (C, ["reference"]), (N, [])],

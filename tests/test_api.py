@@ -18,7 +18,8 @@ def data(warranty):
 def test_dataframe_matches_values(data):
     result = ragmeter.evaluate(data, ["ndcg@5", "mrr@5"])
     df = result.to_dataframe()
-    assert list(df.columns) == ["ndcg@5", "reciprocal_rank@5"] and list(df.index) == ["q1", "q2", "q3", "q4", "q5", "q6"]
+    assert list(df.columns) == ["ndcg@5", "reciprocal_rank@5"]
+    assert list(df.index) == ["q1", "q2", "q3", "q4", "q5", "q6"]
     assert df["ndcg@5"].tolist() == result.values("ndcg@5")
     long = result.to_dataframe(long=True)
     assert set(long["status"]) == {"scored"} and len(long) == 12

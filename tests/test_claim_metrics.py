@@ -90,7 +90,8 @@ def _sample(answer="A.", context=("c1", "c2"), answerable=True, reference=None, 
 def judge_with(claims, verdicts, declines=False):
     def respond(prompt_id, inputs, messages):
         if prompt_id == "claims.extract":
-            return {"claims": [{"id": i, "text": t, "addresses_question": True, "cites": []} for i, t in enumerate(claims, 1)],
+            return {"claims": [{"id": i, "text": t, "addresses_question": True, "cites": []}
+                               for i, t in enumerate(claims, 1)],
                     "declines": declines, "reference_claims": []}
         return {"verdicts": [{"id": i, "verdict": v, "sources": s, "combined": comb, "quote": ""}
                              for i, (v, s, comb) in enumerate(verdicts, 1)]}

@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-
 METRICS = "faithfulness,context_recall,factual_correctness,answer_relevancy,context_relevance,recall@5"
 
 

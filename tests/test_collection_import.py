@@ -101,7 +101,8 @@ def test_topics_in_sgml_xml_and_tsv(tmp_path):
     sgml = tmp_path / "topics.301-302"
     sgml.write_text(SGML)
     assert read_topics(sgml) == {"301": "International Organized Crime", "302": "Poliomyelitis and Post-Polio"}
-    assert read_topics(sgml, "desc")["301"] == "Identify organizations that participate in international criminal activity."
+    assert read_topics(sgml, "desc")["301"] == ("Identify organizations that participate in international criminal "
+                                                "activity.")
     assert read_topics(sgml, "narr")["302"] == "Relevant documents give case counts."
     xml = tmp_path / "topics.xml"
     xml.write_text('<webtrack2009>\n<topic number="1" type="faceted">\n  <query>obama family tree</query>\n'
@@ -199,7 +200,8 @@ def test_trec_run_order_is_trec_evals(tmp_path):
 def test_trec_docs_in_sgml_become_the_corpus(tmp_path):
     topics, qrels, _ = _trec_case(tmp_path)
     docs = tmp_path / "docs.sgml"
-    docs.write_text("<DOC>\n<DOCNO> D001 </DOCNO>\n<HEADLINE>Routers</HEADLINE>\n<TEXT>\nThe R1 &amp; R2.\n</TEXT>\n</DOC>\n"
+    docs.write_text("<DOC>\n<DOCNO> D001 </DOCNO>\n<HEADLINE>Routers</HEADLINE>\n"
+                    "<TEXT>\nThe R1 &amp; R2.\n</TEXT>\n</DOC>\n"
                     "<DOC><DOCNO>D002</DOCNO><TEXT>Second <P>doc</P></TEXT></DOC>\n")
     written = write_collection(load_trec(topics, qrels, docs=docs), tmp_path / "o")
     corpus = [json.loads(x) for x in written.corpus.read_text().splitlines()]

@@ -97,7 +97,8 @@ def test_scores_by_turn_and_standalone(tmp_path):
     assert turns["2"]["reciprocal_rank@5"]["mean"] == 0.5
     assert turns["3+"]["reciprocal_rank@5"] == {"mean": pytest.approx(1 / 3), "n": 8}
     groups = table["standalone"]
-    assert groups["standalone"]["reciprocal_rank@5"]["n"] == 6 and groups["non-standalone"]["reciprocal_rank@5"]["n"] == 10
+    assert groups["standalone"]["reciprocal_rank@5"]["n"] == 6
+    assert groups["non-standalone"]["reciprocal_rank@5"]["n"] == 10
 
 
 def test_turns_command_and_plot(cli, tmp_path, runs_dir):

@@ -40,7 +40,7 @@ def test_paraphrase_is_closer_than_an_unrelated_sentence(minilm):
 def test_model_file_hash_is_checked(monkeypatch):
     monkeypatch.setattr(minilm_module, "MODEL_SHA256", "0" * 64)
     with pytest.raises(minilm_module.EmbedderUnavailable, match="pinned sha256"):
-        MiniLM()._runtime
+        _ = MiniLM()._runtime
 
 
 def test_token_vectors_leave_out_special_tokens(minilm):

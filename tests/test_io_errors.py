@@ -29,7 +29,8 @@ GOOD = {"id": "q1", "retrieved": ["a", "b"], "relevant": ["a"]}
     ({"id": "q2", "retrieved": "a,b"}, 2, "retrieved", "must be a list of chunk ids, got a string"),
     ({"retrieved": ["a"]}, 2, "id", "missing sample id"),
     ({"id": "q1", "retrieved": ["x"]}, 2, "id", "duplicate sample id (first seen on line 1)"),
-    ({"id": "q2", "retrieved": ["a", "b", "a"]}, 2, "retrieved", 'chunk "a" appears twice in one ranked list (ranks 1 and 3)'),
+    ({"id": "q2", "retrieved": ["a", "b", "a"]}, 2, "retrieved",
+     'chunk "a" appears twice in one ranked list (ranks 1 and 3)'),
     ({"id": "q2", "relevant": {"a": "high"}}, 2, "relevant", 'grade of chunk "a" must be a finite number'),
     ({"id": "q2", "relevant": "a"}, 2, "relevant", "must be a list of chunk ids"),
     ({"id": "q2", "answerable": "no"}, 2, "answerable", "must be true or false"),
@@ -55,7 +56,8 @@ def test_not_json(tmp_path):
 
 def test_non_utf8_names_the_line(tmp_path):
     p = write(tmp_path, "d.jsonl", jsonl(GOOD).encode() + b'{"id": "caf\xe9"}\n')
-    with pytest.raises(InvalidInputError, match=r"line 2: not valid UTF-8 \(byte 0xe9 at column 12\).*save the file as UTF-8"):
+    with pytest.raises(InvalidInputError,
+                       match=r"line 2: not valid UTF-8 \(byte 0xe9 at column 12\).*save the file as UTF-8"):
         load_dataset(p)
 
 
@@ -113,7 +115,8 @@ def test_corpus_supplies_texts_and_rejects_duplicates(tmp_path, warranty):
     assert data.samples[0].retrieved[1].text.startswith("The R2 router carries a 24-month")
     assert len(load_corpus(warranty / "corpus.jsonl")) == 12
     p = write(tmp_path, "c.jsonl", jsonl({"id": "a", "text": "x"}, {"id": "a", "text": "y"}))
-    with pytest.raises(InvalidInputError, match=r'c.jsonl, line 2 \(id "a"\), field "id": duplicate chunk id \(first on line 1\)'):
+    with pytest.raises(InvalidInputError,
+                       match=r'c.jsonl, line 2 \(id "a"\), field "id": duplicate chunk id \(first on line 1\)'):
         load_corpus(p)
     p = write(tmp_path, "c.csv", "id,text\na,hello\nb,\n")
     with pytest.raises(InvalidInputError, match=r'c.csv, line 3 \(id "b"\), field "text": missing'):

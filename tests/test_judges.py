@@ -8,8 +8,17 @@ import time
 
 import pytest
 
-from ragmeter.judges import (AnthropicBackend, Budget, BudgetExceeded, Decoding, Judge, JudgeConfigError,
-                             JudgeTransportError, OpenAIBackend, RetryPolicy)
+from ragmeter.judges import (
+    AnthropicBackend,
+    Budget,
+    BudgetExceeded,
+    Decoding,
+    Judge,
+    JudgeConfigError,
+    JudgeTransportError,
+    OpenAIBackend,
+    RetryPolicy,
+)
 from ragmeter.judges.transport import AdaptiveLimiter
 from ragmeter.ledger import Ledger
 
@@ -97,7 +106,8 @@ def test_reask_asks_only_for_missing_items(server):
                                            {"id": 3, "verdict": "contradicted"}]}})
     j = ask(openai_judge(server), request("a", n=5))
     assert j.ok and j.reasks == 1
-    assert "for id 2, 4, 5 (the other items are already recorded)" in server.requests[1]["payload"]["messages"][-1]["content"]
+    last_message = server.requests[1]["payload"]["messages"][-1]["content"]
+    assert "for id 2, 4, 5 (the other items are already recorded)" in last_message
     assert [v["verdict"] for v in j.value["verdicts"]] == ["supported", "supported", "contradicted", "supported",
                                                           "supported"]
 
@@ -154,7 +164,8 @@ def test_anthropic_tool_use_protocol(server):
     assert sent["path"] == "/v1/messages"
     assert sent["headers"]["x-api-key"] == KEY and sent["headers"]["anthropic-version"] == "2023-06-01"
     p = sent["payload"]
-    assert p["tool_choice"] == {"type": "tool", "name": "verdicts"} and p["tools"][0]["input_schema"]["type"] == "object"
+    assert p["tool_choice"] == {"type": "tool", "name": "verdicts"}
+    assert p["tools"][0]["input_schema"]["type"] == "object"
     assert p["system"] == "You grade items." and all(m["role"] != "system" for m in p["messages"])
 
 

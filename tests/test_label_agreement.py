@@ -276,7 +276,8 @@ def _call(url: str, token: str, body: dict | None = None, host: str | None = Non
 
 def test_a_killed_server_loses_no_acknowledged_click(tmp_path):
     data = tmp_path / "d.jsonl"
-    data.write_text('{"id": "q1", "question": "one?", "retrieved": [{"id": "c1", "text": "x"}, {"id": "c2", "text": "y"}]}\n'
+    data.write_text('{"id": "q1", "question": "one?", '
+                    '"retrieved": [{"id": "c1", "text": "x"}, {"id": "c2", "text": "y"}]}\n'
                     '{"id": "q2", "question": "two?", "retrieved": [{"id": "c1", "text": "x"}]}\n')
     labels = tmp_path / "d.labels.jsonl"
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}

@@ -138,7 +138,8 @@ def test_threshold_alert_runs_the_command_once_per_crossing(tmp_path):
     log.write_text("".join(live_judge.request_line(i, answer="wrong") for i in range(5)))
     marker = tmp_path / "alerts.txt"
     w = watcher(tmp_path, log, alerts=[Alert("faithfulness", below=0.8)],
-                alert_command=f"{sys.executable} -c \"import os; open({str(marker)!r}, 'a').write(os.environ['RAGMETER_ALERT'] + chr(10))\"")
+                alert_command=f"{sys.executable} -c \"import os; "
+                              f"open({str(marker)!r}, 'a').write(os.environ['RAGMETER_ALERT'] + chr(10))\"")
     w.poll()
     assert w.fired == ["faithfulness rolling mean 0.000 is below 0.8"]
     with open(log, "a") as f:

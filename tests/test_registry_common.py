@@ -80,3 +80,33 @@ def test_docstring_examples_run(module, monkeypatch):
     monkeypatch.chdir(ragmeter.__path__[0] + "/../..")
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert failures == 0
+
+
+# the public API and its extension point, documented the numpy-doc way (issue 16): the sections
+# each one must have, and a runnable example that test_docstring_examples_run runs
+PUBLIC_API = {
+    ("ragmeter", "evaluate"): ("Parameters", "Returns", "Raises", "Examples"),
+    ("ragmeter", "load_dataset"): ("Parameters", "Returns", "Raises", "Examples"),
+    ("ragmeter.trec", "evaluate_trec"): ("Parameters", "Returns", "Raises", "Examples"),
+    ("ragmeter.judges", "Judge"): ("Parameters", "Examples"),
+    ("ragmeter.judges", "Backend"): ("Examples",),
+    ("ragmeter.judges.backends", "Backend.complete"): ("Parameters", "Returns", "Raises"),
+    ("ragmeter", "EvaluationResult"): ("Parameters", "Raises", "Examples"),
+    ("ragmeter.ledger", "Ledger"): ("Parameters", "Raises", "Examples"),
+}
+
+
+@pytest.mark.parametrize("home,name", list(PUBLIC_API), ids=lambda x: x)
+def test_public_api_is_documented_numpy_style(home, name):
+    obj = importlib.import_module(home)
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    doc = obj.__doc__ or ""
+    lines = [line.strip() for line in doc.splitlines()]
+    for section in PUBLIC_API[(home, name)]:
+        at = lines.index(section) if section in lines else -1
+        assert at >= 0 and set(lines[at + 1]) == {"-"}, f"{home}.{name}: no numpydoc section {section!r}"
+    if "Examples" in PUBLIC_API[(home, name)]:
+        found = [t for t in doctest.DocTestFinder(recurse=False).find(obj, name) if t.examples]
+        assert found, f"{home}.{name}: no runnable example"
+        assert obj.__module__ in {m.__name__ for m in _modules()}, "the doctest test does not visit it"

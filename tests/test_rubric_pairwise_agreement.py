@@ -20,7 +20,8 @@ from . import judge_server
 
 def sample(sid="s", answer="The R2 warranty lasts 24 months [1].", question="How long is the R2 warranty?"):
     return Sample(id=sid, question=question, answer=answer,
-                  retrieved=(Chunk("c1", text="The R2 has a 24-month warranty."), Chunk("c2", text="Returns: 30 days.")))
+                  retrieved=(Chunk("c1", text="The R2 has a 24-month warranty."),
+                             Chunk("c2", text="Returns: 30 days.")))
 
 
 def rubric_judge(score=4):
@@ -67,7 +68,8 @@ def test_custom_criteria_from_yaml_and_json(tmp_path):
     def respond(pid, inputs, messages):
         seen.append(messages[1]["content"])
         return {"score": 8, "reason": "polite"}
-    r = ragmeter.evaluate([sample()], ["rubric(criterion='tone')"], judge=Judge(ScriptedBackend(respond)), criteria=crit)
+    r = ragmeter.evaluate([sample()], ["rubric(criterion='tone')"], judge=Judge(ScriptedBackend(respond)),
+                          criteria=crit)
     assert r.values("rubric(criterion='tone')") == [0.8] and "Go away." in seen[0]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"criteria": [{"name": "x", "description": "y", "scale": [5, 1]}]}))

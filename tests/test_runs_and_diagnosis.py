@@ -80,10 +80,12 @@ def _warranty_rows(warranty):
 def test_diagnosis_of_the_warranty_sample(warranty):
     samples, rows = _warranty_rows(warranty)
     found = {d.id: d for d in diagnose(samples, rows)}
-    assert set(found["q1"].labels) == {"buried", "missing_chunk", "not_extracted"}  # ranking, missing chunk, altered fact
+    # ranking, missing chunk, altered fact
+    assert set(found["q1"].labels) == {"buried", "missing_chunk", "not_extracted"}
     q1 = {f.label: f.evidence for f in found["q1"].findings}
     assert "exclusions not retrieved" in q1["missing_chunk"]
-    assert "2 business days" in q1["not_extracted"] and "contradicted by claim-steps (altered fact)" in q1["not_extracted"]
+    assert "2 business days" in q1["not_extracted"]
+    assert "contradicted by claim-steps (altered fact)" in q1["not_extracted"]
     assert found["q3"].labels == ["buried"] and "rank 5" in found["q3"].findings[0].evidence
     assert found["q5"].labels == ["missed_top_ranked"] and "transfer" in found["q5"].findings[0].evidence
     assert found["q2"].labels == found["q4"].labels == found["q6"].labels == []

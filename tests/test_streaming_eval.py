@@ -50,4 +50,5 @@ def test_duplicate_ids_are_refused_before_scoring(tmp_path, cli):
     path = tmp_path / "d.jsonl"
     path.write_text("".join(json.dumps({"id": i, "retrieved": ["a"], "relevant": ["a"]}) + "\n" for i in [1, 2, 3, 2]))
     out = cli("eval", path, "--block", "2", "--no-save")
-    assert out.exit_code == 2 and 'line 4 (id "2"), field "id": duplicate sample id (first seen on line 2)' in out.output
+    assert out.exit_code == 2
+    assert 'line 4 (id "2"), field "id": duplicate sample id (first seen on line 2)' in out.output

@@ -20,11 +20,13 @@ from . import judge_server
 
 # chunk id: (text, the question written from it, an unanswerable question near it, a follow-up about it)
 CHUNKS = {
-    "c01": ("The Falcon drone flies for 42 minutes on one battery.", "How long does the Falcon drone fly on one battery?",
+    "c01": ("The Falcon drone flies for 42 minutes on one battery.",
+            "How long does the Falcon drone fly on one battery?",
             "Can the Falcon drone fly in the rain?", "And how far can it go in that time?"),
     "c02": ("The Falcon drone weighs 1.2 kilograms with its battery.", "How much does the Falcon drone weigh?",
             "Does the Falcon drone need a pilot licence?", "And how heavy is it?"),
-    "c03": ("The Heron camera records video at 8K resolution.", "At what resolution does the Heron camera record video?",
+    "c03": ("The Heron camera records video at 8K resolution.",
+            "At what resolution does the Heron camera record video?",
             "Which lenses fit the Heron camera?", "What about its video resolution?"),
     "c04": ("The Heron camera is waterproof to a depth of 30 metres.", "How deep can the Heron camera go underwater?",
             "Does the Heron camera float?", "Can it go underwater?"),

@@ -281,7 +281,10 @@ REFUSALS = [  # (qrels, run, extra options, what ragmeter's message says, which 
 ]
 
 
-@pytest.mark.parametrize("qrels,run,extra,words,names", REFUSALS, ids=['fifth-qrels-field', 'run-as-qrels', 'blank-qrels-line', 'three-qrels-fields', 'two-comments', 'indented-hash', 'short-run-line', 'run-duplicate', 'qrels-duplicate', 'missing-topic', 'all-negative-first', 'unknown-measure', 'empty-parameters', 'duplicate-cutoffs', 'zero-cutoff'])
+@pytest.mark.parametrize("qrels,run,extra,words,names", REFUSALS, ids=[
+    'fifth-qrels-field', 'run-as-qrels', 'blank-qrels-line', 'three-qrels-fields', 'two-comments', 'indented-hash',
+    'short-run-line', 'run-duplicate', 'qrels-duplicate', 'missing-topic', 'all-negative-first', 'unknown-measure',
+    'empty-parameters', 'duplicate-cutoffs', 'zero-cutoff'])
 def test_refuses_what_trec_eval_refuses_with_its_exit_status(trec_eval, tmp_path, qrels, run, extra, words, names):
     q, r = tmp_path / "qrels.txt", tmp_path / "run.txt"
     q.write_text(qrels)

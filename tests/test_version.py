@@ -18,7 +18,7 @@ def test_public_names_resolve_and_unknown_names_fail():
         assert getattr(ragmeter, name) is not None
     assert ragmeter.evaluate is ragmeter.engine.evaluate
     try:
-        ragmeter.no_such_name
+        _ = ragmeter.no_such_name
     except AttributeError as exc:
         assert "no_such_name" in str(exc)
     else:

@@ -48,7 +48,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerl
     from ragmeter.core.errors import InvalidInputError, InvalidParameterError, RagmeterError
     from ragmeter.core.evaluation import EvaluationResult
     from ragmeter.core.measure import Measure
-    from ragmeter.engine import evaluate
+    from ragmeter.engine.evaluate import evaluate
     from ragmeter.engine.retriever import evaluate_retriever
     from ragmeter.io import Dataset, load_corpus, load_dataset
     from ragmeter.live.logger import log_request

@@ -6,7 +6,8 @@ shows a readable table: each metric below its bar with its mean, and the samples
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.engine.evaluate import evaluate

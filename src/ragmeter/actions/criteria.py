@@ -307,7 +307,7 @@ def load_criteria(path: str | Path) -> CriteriaSet:
         raise InvalidInputError("no such criteria file", file=str(path)) from None
     if p.suffix.lower() in (".yaml", ".yml"):
         try:
-            import yaml  # type: ignore[import-untyped]
+            import yaml
         except ImportError:
             raise InvalidParameterError(f"{p.name}: YAML criteria need pyyaml: {INSTALL_YAML}") from None
         try:

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.actions.grade import VerifyFn
-from ragmeter.judges.schemas import VERIFY
 from ragmeter.judges.judge import Judge, JudgeRequest
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.replies import Keyed
+from ragmeter.judges.schemas import VERIFY
 
 
 @dataclass(frozen=True)

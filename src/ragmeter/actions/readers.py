@@ -182,7 +182,7 @@ def read_openinference_spans(spans: Iterable[Any], *, where: _Where | None = Non
     seen_ids: set[str] = set()
     for _, _, span, attrs in rows:
         kind = str(attrs.get("openinference.span.kind", "")).upper()
-        for key, value in attrs.items():
+        for key in attrs:
             if key.startswith("llm.tools.") and key.endswith((".tool.json_schema", ".tool.name")):
                 prefix = key.rsplit(".tool.", 1)[0]
                 spec = _tool_spec(attrs.get(prefix + ".tool.json_schema"), attrs.get(prefix + ".tool.name"))

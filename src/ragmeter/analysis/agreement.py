@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -38,12 +38,12 @@ def cohen_kappa(a: Sequence, b: Sequence) -> float | None:
 
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
     """tau-b = (concordant - discordant) / sqrt((n0 - n1)(n0 - n2)), with ties in x (n1), y (n2)."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    n = len(x)
+    xs, ys = np.asarray(x, float), np.asarray(y, float)
+    n = len(xs)
     if n < 2:
         return None
-    dx = np.sign(x[:, None] - x[None, :])
-    dy = np.sign(y[:, None] - y[None, :])
+    dx = np.sign(xs[:, None] - xs[None, :])
+    dy = np.sign(ys[:, None] - ys[None, :])
     upper = np.triu_indices(n, 1)
     s = float((dx * dy)[upper].sum())
     n0 = n * (n - 1) / 2

@@ -18,8 +18,8 @@ and parameters, k, view, judge backend/model/decoding, prompt hashes, and the te
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 

@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ragmeter.core.sample import Sample
 
@@ -98,7 +99,8 @@ def _retrieval_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: T
     top = s.retrieved_ids[:k] if k else s.retrieved_ids
     if not s.answerable or (s.relevance and not relevant):
         declined = ev.get("declines")
-        said = {True: "the answer declined", False: "the answer did not decline"}.get(declined, "refusal not judged")
+        says: dict[object, str] = {True: "the answer declined", False: "the answer did not decline"}
+        said = says.get(declined, "refusal not judged")
         d.findings.append(Finding("missing_content", f"no relevant chunk exists for this question; {said}"))
     if hit is False:
         d.not_checked["missed_top_ranked"] = "needs hit_rate@k"
@@ -127,17 +129,17 @@ def _answer_findings(d: QueryDiagnosis, row: dict, ev: dict, th: Thresholds) -> 
     relevancy = _metric(row, r"answer_relevancy")
     if faith is False or ctx_recall is False:
         d.not_checked["not_extracted"] = "needs faithfulness and context_recall"
-    elif None not in (faith, ctx_recall) and ctx_recall >= th.high and faith < th.low:
+    elif faith is not None and ctx_recall is not None and ctx_recall >= th.high and faith < th.low:
         d.findings.append(Finding("not_extracted", f"context recall {ctx_recall:.2f}, faithfulness {faith:.2f}: "
                                                    + _failed_claims(ev)))
     if faith is False or fact_recall is False:
         d.not_checked["incomplete"] = "needs faithfulness and factual_correctness(mode='recall')"
-    elif None not in (faith, fact_recall) and faith >= th.high and fact_recall < th.low:
+    elif faith is not None and fact_recall is not None and faith >= th.high and fact_recall < th.low:
         d.findings.append(Finding("incomplete", f"faithfulness {faith:.2f}, factual recall {fact_recall:.2f}: "
                                                 + _missing_claims(ev)))
     if faith is False or relevancy is False:
         d.not_checked["incorrect_specificity"] = "needs faithfulness and answer_relevancy"
-    elif None not in (faith, relevancy) and faith >= th.high and relevancy < th.low:
+    elif faith is not None and relevancy is not None and faith >= th.high and relevancy < th.low:
         d.findings.append(Finding("incorrect_specificity", f"faithful ({faith:.2f}) but answer relevancy "
                                                            f"{relevancy:.2f}"))
 
@@ -168,7 +170,7 @@ def _missing_claims(ev: dict) -> str:
     for v in in_answer:
         if v["verdict"] != "supported":
             where = {"supported": "was in the context (incomplete)",
-                     "contradicted": "the context contradicts it"}.get(ctx.get(v["claim"]),
+                     "contradicted": "the context contradicts it"}.get(ctx.get(v["claim"], ""),
                                                                        "was not in the context (a retrieval fault)")
             parts.append(f"\"{claims.get(v['claim'], v['claim'])}\" missing; it {where}")
     return "; ".join(parts) or "no missing claim recorded"

@@ -12,8 +12,8 @@ Floors and ``metrics`` name measures as everywhere (``--min mrr@5=0.5`` is the f
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from ragmeter.analysis.compare import Comparison, compare_runs
 from ragmeter.metrics import resolve_key
@@ -58,6 +58,10 @@ def gate(run, baseline, *, max_drop: float = 0.02, metrics: Sequence[str] | None
     return GateResult(not failures, failures, comparison, resolved)
 
 
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
 def markdown(result: GateResult) -> str:
     """A summary for a CI comment."""
     head = "**ragmeter gate: passed**" if result.passed else "**ragmeter gate: failed**"
@@ -67,8 +71,7 @@ def markdown(result: GateResult) -> str:
               "|---|---|---|---|---|---|---|"]
     for m in result.comparison.metrics:
         ci = f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]" if m.ci95 else "-"
-        fmt = (lambda x: "-" if x is None else f"{x:.3f}")
-        lines.append(f"| {m.metric} | {fmt(m.mean_a)} | {fmt(m.mean_b)} | "
+        lines.append(f"| {m.metric} | {_fmt(m.mean_a)} | {_fmt(m.mean_b)} | "
                      f"{'-' if m.diff is None else f'{m.diff:+.3f}'} | {ci} | {m.p_holm:.4f} | "
                      f"{m.improved} / {m.worsened} / {m.tied} |")
     if result.comparison.differences:

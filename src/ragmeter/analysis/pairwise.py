@@ -15,8 +15,8 @@ binomial p-value against 1/2.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.core.sample import Sample
@@ -103,13 +103,14 @@ def pairwise(samples_a: Sequence[Sample], samples_b: Sequence[Sample], judge: Ju
     for i in ids:
         sa, sb = a[i], b[i]
         base = {"question": sa.question or "", "context": _context(sa)}
-        requests.append(JudgeRequest(prompt, {**base, "answer_1": sa.answer, "answer_2": sb.answer}, SCHEMA, "preference"))
-        requests.append(JudgeRequest(prompt, {**base, "answer_1": sb.answer, "answer_2": sa.answer}, SCHEMA, "preference"))
+        for one, two in ((sa, sb), (sb, sa)):
+            requests.append(JudgeRequest(prompt, {**base, "answer_1": one.answer, "answer_2": two.answer}, SCHEMA,
+                                         "preference"))
     replies = judge.run(requests)
     result = PairwiseResult(only_a=sorted(set(a) - set(b)), only_b=sorted(set(b) - set(a)))
     for n, i in enumerate(ids):
         first, second = replies[2 * n], replies[2 * n + 1]
-        la, lb = len(a[i].answer), len(b[i].answer)
+        la, lb = len(a[i].answer or ""), len(b[i].answer or "")
         longer = None if la == lb else ("A" if la > lb else "B")
         if isinstance(first, Exception) or isinstance(second, Exception) or not first.ok or not second.ok:
             result.outcomes.append(PairOutcome(i, "failed", None, None, False, longer))

@@ -7,7 +7,7 @@ and in questions that only make sense with the earlier ones (Katsis et al. 2025,
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 from ragmeter.core.sample import Sample
 

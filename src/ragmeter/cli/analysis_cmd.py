@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import List, Optional
 
 import typer
 
@@ -17,7 +16,7 @@ from ragmeter.core.settings import Settings
 def compare_command(
     run_a: str = typer.Argument(..., help="the baseline run directory"),
     run_b: str = typer.Argument(..., help="the new run directory"),
-    metrics: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="compare only these metrics"),
+    metrics: list[str] | None = typer.Option(None, "--metric", "-m", help="compare only these metrics"),
     allow_setup_change: bool = typer.Option(False, "--allow-setup-change", help="compare runs whose setups differ"),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
 ) -> None:
@@ -36,8 +35,8 @@ def gate_command(
     run: str = typer.Argument(..., help="the new run directory"),
     baseline: str = typer.Option(..., "--baseline", help="the baseline run directory"),
     max_drop: float = typer.Option(0.02, "--max-drop", help="the largest allowed significant drop"),
-    metrics: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="gate only these metrics"),
-    floors: Optional[List[str]] = typer.Option(None, "--min", help="METRIC=VALUE: a floor the run's mean must reach"),
+    metrics: list[str] | None = typer.Option(None, "--metric", "-m", help="gate only these metrics"),
+    floors: list[str] | None = typer.Option(None, "--min", help="METRIC=VALUE: a floor the run's mean must reach"),
     alpha: float = typer.Option(0.05, "--alpha", help="significance level after Holm's correction"),
     allow_setup_change: bool = typer.Option(False, "--allow-setup-change"),
     fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown"),
@@ -100,10 +99,10 @@ def _samples(path: str):
 @friendly
 def pairwise_command(
     a: str = typer.Argument(..., help="run directory or dataset with system A's answers"),
-    b: Optional[str] = typer.Argument(None, help="run directory or dataset with system B's answers"),
-    b_field: Optional[str] = typer.Option(None, "--b-field", help="compare `answer` with metadata[B_FIELD] of A"),
+    b: str | None = typer.Argument(None, help="run directory or dataset with system B's answers"),
+    b_field: str | None = typer.Option(None, "--b-field", help="compare `answer` with metadata[B_FIELD] of A"),
     judge: str = typer.Option(..., "--judge", help="openai:<model> or anthropic:<model>"),
-    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url"),
+    judge_base_url: str | None = typer.Option(None, "--judge-base-url"),
     ledger: str = typer.Option(Settings().ledger_path, "--ledger", help="judgment store"),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
 ) -> None:
@@ -171,7 +170,7 @@ def agreement_command(
 @app.command("turns")
 @friendly
 def turns_command(run: str = typer.Argument(..., help="a run directory of a conversation dataset"),
-                  svg: Optional[str] = typer.Option(None, "--svg", help="also write a plot of the means by turn"),
+                  svg: str | None = typer.Option(None, "--svg", help="also write a plot of the means by turn"),
                   fmt: str = typer.Option("text", "--format", "-f", help="text or json")) -> None:
     """Scores by turn index (1, 2, 3+) and standalone vs non-standalone turns."""
     from ragmeter.analysis.turns import by_turn, svg_plot

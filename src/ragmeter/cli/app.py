@@ -7,7 +7,8 @@ the library, never from each other; :mod:`ragmeter.cli.main` imports them all.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, List, Optional, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import typer
 
@@ -49,7 +50,7 @@ def friendly(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def split_metrics(values: Optional[List[str]]) -> Optional[List[str]]:
+def split_metrics(values: list[str] | None) -> list[str] | None:
     """``--metrics a,b --metrics c`` -> [a, b, c]; commas inside parentheses are kept.
 
     >>> split_metrics(["ndcg(discount='jk2002', base=2.0)@5,mrr", "recall"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -97,33 +97,33 @@ def render(done: EvaluationRun, fmt: str) -> None:
 @friendly
 def eval_command(
     ctx: typer.Context,
-    dataset: Optional[str] = typer.Argument(None, help="dataset file (.jsonl or .csv)"),
-    corpus: Optional[str] = typer.Option(None, "--corpus", help="chunk id -> text file (.jsonl or .csv)"),
+    dataset: str | None = typer.Argument(None, help="dataset file (.jsonl or .csv)"),
+    corpus: str | None = typer.Option(None, "--corpus", help="chunk id -> text file (.jsonl or .csv)"),
     k: int = typer.Option(DEFAULTS.k, "--k", "-k", help="cut-off for the retrieved list; 0 = the whole list"),
-    metrics: Optional[List[str]] = typer.Option(None, "--metrics", "-m",
+    metrics: list[str] | None = typer.Option(None, "--metrics", "-m",
                                                 help="comma-separated measures, e.g. ndcg@10,mrr"),
-    view: Optional[str] = typer.Option(None, "--view",
+    view: str | None = typer.Option(None, "--view",
                                        help="retrieved (default), context (what reached the prompt), or both"),
-    only: Optional[str] = typer.Option(None, "--only", help="comma-separated sample ids to score"),
+    only: str | None = typer.Option(None, "--only", help="comma-separated sample ids to score"),
     fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
-    judge: Optional[str] = typer.Option(None, "--judge",
+    judge: str | None = typer.Option(None, "--judge",
                                         help="openai:<model>, anthropic:<model>, local (bundled offline model; "
                                              "the default when ragmeter\\[local] is installed), local:<file.gguf>, "
                                              "or none"),
-    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url",
+    judge_base_url: str | None = typer.Option(None, "--judge-base-url",
                                                  help="the judge server's URL (vLLM, Ollama, llama.cpp, LiteLLM ...)"),
     embedder: str = typer.Option(DEFAULTS.embedder, "--embedder",
                                  help="embedding model: minilm (bundled, offline), sentence-transformers:<model> or "
                                       "openai:<model>"),
-    ledger: Optional[str] = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
+    ledger: str | None = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
     dry_run: bool = typer.Option(DEFAULTS.dry_run, "--dry-run",
                                  help="print the judge calls and tokens needed, call nothing"),
-    budget_tokens: Optional[int] = typer.Option(None, "--budget", help="stop before judge tokens would pass this cap"),
-    budget_usd: Optional[float] = typer.Option(None, "--budget-usd",
+    budget_tokens: int | None = typer.Option(None, "--budget", help="stop before judge tokens would pass this cap"),
+    budget_usd: float | None = typer.Option(None, "--budget-usd",
                                                help="stop before the judge's cost would pass this "
                                                     "(needs --price-in/--price-out)"),
-    price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per million input tokens (for cost)"),
-    price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per million output tokens (for cost)"),
+    price_in: float | None = typer.Option(None, "--price-in", help="USD per million input tokens (for cost)"),
+    price_out: float | None = typer.Option(None, "--price-out", help="USD per million output tokens (for cost)"),
     concurrency: int = typer.Option(DEFAULTS.concurrency, "--concurrency", help="judge requests in flight at most"),
     max_reasks: int = typer.Option(DEFAULTS.max_reasks, "--max-reasks",
                                    help="re-asks for a reply that does not validate"),
@@ -131,13 +131,13 @@ def eval_command(
     runs_dir: str = typer.Option(default_runs_dir(), "--runs-dir", help="where run directories go"),
     name: str = typer.Option(DEFAULTS.name, "--name", help="run name (the directory is <timestamp>-<name>)"),
     save: bool = typer.Option(DEFAULTS.save, "--save/--no-save", help="write a run directory"),
-    resume: Optional[str] = typer.Option(None, "--resume", help="finish an interrupted run directory (with the "
+    resume: str | None = typer.Option(None, "--resume", help="finish an interrupted run directory (with the "
                                                                 "settings it was started with)"),
-    criteria: Optional[str] = typer.Option(None, "--criteria", help="rubric criteria file (JSON or YAML)"),
-    block: Optional[int] = typer.Option(None, "--block", help="stream a JSONL dataset larger than memory, N samples "
+    criteria: str | None = typer.Option(None, "--criteria", help="rubric criteria file (JSON or YAML)"),
+    block: int | None = typer.Option(None, "--block", help="stream a JSONL dataset larger than memory, N samples "
                                                               "at a time (prints the means, writes the run)"),
     engine: str = typer.Option(DEFAULTS.engine, "--engine", help="local, or ray (pip install 'ragmeter\\[ray]')"),
-    address: Optional[str] = typer.Option(None, "--address",
+    address: str | None = typer.Option(None, "--address",
                                           help="Ray cluster: auto or HOST:PORT (default: start one)"),
 ) -> None:
     """Score a dataset: label metrics, and claim metrics through a judge; print the table and means."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Optional
 
 import typer
 
@@ -15,9 +14,9 @@ from ragmeter.core.settings import Settings
 @friendly
 def judge_check_command(
     judge: str = typer.Option("local", "--judge", help="openai:<model>, anthropic:<model>, local or local:<file.gguf>"),
-    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url"),
+    judge_base_url: str | None = typer.Option(None, "--judge-base-url"),
     split: str = typer.Option("all", "--split", help="all, or the tune / heldout half (by context)"),
-    mode: Optional[str] = typer.Option(None, "--mode", help="local judge: per_chunk (default) or joined"),
+    mode: str | None = typer.Option(None, "--mode", help="local judge: per_chunk (default) or joined"),
     ledger: str = typer.Option(":memory:", "--ledger", help="judgment store (default: none kept)"),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
 ) -> None:
@@ -53,9 +52,9 @@ def judge_check_command(
     _confusion(report.confusion)
     if cv is not None:
         clo, chi = cv.interval()
-        typer.echo(f"\ncross-validated (each context judged by a rule fitted on the others): accuracy {cv.accuracy:.3f} "
-                   f"({cv.correct}/{cv.n}), 95% interval {clo:.2f}-{chi:.2f}; contradicted claims called supported "
-                   f"{cv.rate('contradicted', 'supported'):.0%}")
+        typer.echo(f"\ncross-validated (each context judged by a rule fitted on the others): "
+                   f"accuracy {cv.accuracy:.3f} ({cv.correct}/{cv.n}), 95% interval {clo:.2f}-{chi:.2f}; "
+                   f"contradicted claims called supported {cv.rate('contradicted', 'supported'):.0%}")
         _confusion({a: dict(zip(LABELS, row)) for a, row in cv.confusion().items()})
 
 

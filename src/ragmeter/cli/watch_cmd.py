@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import List, Optional
-
 import typer
 
 from ragmeter.cli.app import app, echo_err, friendly, split_metrics
 from ragmeter.core.settings import DEFAULTS, Settings, WatchSettings
 
 W = DEFAULTS.watch
+DEFAULT_METRICS = ",".join(W.metrics)
 
 
 @app.command("watch")
@@ -17,8 +16,8 @@ W = DEFAULTS.watch
 def watch_command(
     log: str = typer.Argument(..., help="the JSONL request log your app appends to (or exported OTel spans)"),
     judge: str = typer.Option(..., "--judge", help="openai:<model> or anthropic:<model>"),
-    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url"),
-    metrics: Optional[List[str]] = typer.Option(None, "--metrics", "-m", help=f"default: {','.join(W.metrics)}"),
+    judge_base_url: str | None = typer.Option(None, "--judge-base-url"),
+    metrics: list[str] | None = typer.Option(None, "--metrics", "-m", help=f"default: {DEFAULT_METRICS}"),
     sample_rate: float = typer.Option(W.sample_rate, "--sample-rate",
                                       help="share of requests scored (deterministic by id)"),
     window: int = typer.Option(W.window, "--window", help="the rolling window: last N scored requests"),
@@ -26,17 +25,17 @@ def watch_command(
     host: str = typer.Option(W.host, "--host", help="where /metrics listens (loopback by default)"),
     port: int = typer.Option(W.port, "--port", help="the Prometheus port; 0 = no endpoint"),
     interval: float = typer.Option(W.interval, "--interval", help="seconds between polls"),
-    alert: Optional[List[str]] = typer.Option(None, "--alert",
+    alert: list[str] | None = typer.Option(None, "--alert",
                                               help="METRIC<VALUE: alert when the rolling mean falls below"),
-    baseline: Optional[str] = typer.Option(None, "--baseline", help="a run whose means the traffic is checked against"),
+    baseline: str | None = typer.Option(None, "--baseline", help="a run whose means the traffic is checked against"),
     max_drop: float = typer.Option(W.max_drop, "--max-drop",
                                    help="a significant drop from the baseline larger than this alerts"),
-    alert_command: Optional[str] = typer.Option(None, "--alert-command",
+    alert_command: str | None = typer.Option(None, "--alert-command",
                                                 help="run on an alert, with $RAGMETER_ALERT set"),
     exit_on_alert: bool = typer.Option(W.exit_on_alert, "--exit-on-alert",
                                        help="exit with status 3 on the first alert"),
     once: bool = typer.Option(W.once, "--once", help="score everything the log holds now, then exit"),
-    max_seconds: Optional[float] = typer.Option(None, "--max-seconds", help="stop after this long"),
+    max_seconds: float | None = typer.Option(None, "--max-seconds", help="stop after this long"),
 ) -> None:
     """Score a sample of live traffic, keep rolling windows, expose them to Prometheus, alert."""
     from ragmeter.live.loop import run_watch

@@ -9,8 +9,9 @@ them; so is a name it does not hold.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
 from ragmeter.core.results import Failed, NotComputed, Outcome, Score
@@ -26,12 +27,42 @@ class Recorded(Protocol):
 
 @dataclass(frozen=True)
 class EvaluationResult:
-    """Outcomes per measure, each a tuple aligned with ``samples``.
+    """What :func:`ragmeter.evaluate` returns: every outcome per measure, aligned with ``samples``.
 
-    ``outcomes`` may be given as any mapping keyed by the measures (or by their canonical
-    names); it is kept as a :class:`~ragmeter.core.measure.MeasureMap` in the order of
-    ``measures``.
+    An outcome is a :class:`~ragmeter.core.results.Score`, or ``NotComputed`` / ``Failed`` with
+    the reason; means and summaries leave the last two out and count them. Every lookup
+    (``result[...]``, :meth:`summary`, :meth:`outcome`, :meth:`values`) takes a
+    :class:`~ragmeter.core.measure.Measure` or any string that parses to one, aliases and
+    default ``k`` resolved (``"mrr"`` finds ``reciprocal_rank@5``).
 
+    Parameters
+    ----------
+    samples : tuple of Sample
+        The scored samples, in dataset order.
+    measures : tuple of Measure
+        The measures, in the order asked for.
+    outcomes : mapping of Measure to tuple of Outcome
+        One outcome per sample for each measure (keys may also be canonical names); kept as a
+        :class:`~ragmeter.core.measure.MeasureMap` in the order of ``measures``.
+    dataset_fingerprint, testset_fingerprint : str
+        sha256 of the dataset, and of its questions and labels alone.
+    dataset_path : str, optional
+        Where the dataset was read from.
+    evidence : tuple, optional
+        Per-sample claim matrices, when judged metrics ran.
+    judge_stats : dict, optional
+        Calls, re-asks, cached judgments and tokens, per prompt.
+
+    Raises
+    ------
+    MeasureNotFound
+        (an ``InvalidParameterError`` and a ``KeyError``) a lookup of a measure that was not
+        evaluated, naming the ones that were.
+    KeyError
+        :meth:`outcome` for an unknown sample id.
+
+    Examples
+    --------
     >>> from ragmeter import Sample, evaluate
     >>> r = evaluate([Sample("q1", retrieved=(), relevance={"a": 1.0})], ["mrr@5", "ndcg@5"])
     >>> r.measures
@@ -40,6 +71,10 @@ class EvaluationResult:
     True
     >>> r.summary("mrr").mean
     0.0
+    >>> r["precision@5"]
+    Traceback (most recent call last):
+    ...
+    ragmeter.core.measure.MeasureNotFound: the result has no measure 'precision@5'; it holds: reciprocal_rank@5, ndcg@5
     """
 
     samples: tuple[Sample, ...]

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Iterable, Iterator, Mapping, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from ragmeter.core.errors import InvalidParameterError
 

@@ -6,8 +6,9 @@ are counted and shown with their reason, never averaged as 0 or NaN.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Union
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,4 +70,4 @@ class Failed:
         return None
 
 
-Outcome = Union[Score, NotComputed, Failed]
+Outcome = Score | NotComputed | Failed

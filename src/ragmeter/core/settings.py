@@ -24,9 +24,10 @@ ragmeter.core.settings.InvalidSettingError: k: must be a positive integer, or No
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ragmeter.core.errors import InvalidParameterError
 

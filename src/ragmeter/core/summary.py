@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.core.results import Outcome, Score

@@ -8,7 +8,7 @@ path>``, ``openai:<model>`` (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` or the arg
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -25,7 +25,8 @@ class SentenceTransformerEmbedder(Embedder):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise EmbedderUnavailable("sentence-transformers:<model> needs: pip install sentence-transformers") from None
+            raise EmbedderUnavailable("sentence-transformers:<model> needs: "
+                                      "pip install sentence-transformers") from None
         self.model = SentenceTransformer(name)
         self.identity = {"backend": "sentence-transformers", "model": name}
 

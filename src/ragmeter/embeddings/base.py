@@ -8,7 +8,8 @@ into every embedding score's provenance: scores from two embedders are not compa
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,11 @@ def unit_rows(v: np.ndarray) -> np.ndarray:
     return np.divide(v, norms, out=np.zeros_like(v), where=norms > 0)
 
 
-def as_embedder(obj: Any) -> Embedder | None:
+EmbedFn = Callable[[list[str]], Any]  # a user's function: texts -> one vector per text (any array-like of rows)
+EmbedderLike = Embedder | EmbedFn  # what ``evaluate(embedder=...)`` takes
+
+
+def as_embedder(obj: EmbedderLike | None) -> Embedder | None:
     if obj is None or isinstance(obj, Embedder):
         return obj
     if callable(obj):

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Sequence
 from functools import cached_property, lru_cache
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -40,9 +40,9 @@ class MiniLM(Embedder):
         self.identity = {"backend": "onnx", "model": "all-MiniLM-L6-v2 (int8 ONNX)", "package": MODEL_PACKAGE,
                          "sha256": MODEL_SHA256, "pooling": "mean", "max_tokens": MAX_TOKENS}
 
-    def load(self) -> "MiniLM":
+    def load(self) -> MiniLM:
         """Load (and hash-check) the model now; raises :class:`EmbedderUnavailable` with the fix."""
-        self._runtime
+        _ = self._runtime
         return self
 
     @cached_property

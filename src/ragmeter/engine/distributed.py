@@ -7,8 +7,8 @@
   (a 429 seen by one worker pauses all of them).
 - Each shard writes its judgments to its own ledger file (``ledger-shard-<i>.sqlite`` next
   to the run's ledger) and reads the run's ledger too (``LayeredLedger``); the shards are
-  merged into the run's ledger at the end (``Ledger.merge_from``, ``INSERT OR IGNORE``). A task whose worker dies is retried by Ray and
-  finds the judgments its first attempt stored: nothing is lost or asked twice.
+  merged into the run's ledger at the end (``Ledger.merge_from``, ``INSERT OR IGNORE``). A task
+  whose worker dies is retried by Ray and finds the judgments its first attempt stored: nothing is lost or asked twice.
 - Outcomes are put back in sample order and aggregated exactly as locally (``math.fsum``
   means, seeded bootstrap on sorted values), so per-sample results and means are identical.
 
@@ -22,8 +22,9 @@ import dataclasses
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.evaluation import EvaluationResult

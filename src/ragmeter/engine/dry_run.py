@@ -5,7 +5,8 @@ Also whether a run needs a judge at all, which decides if ``auto`` picks the bun
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ragmeter.core.measure import Measure
 from ragmeter.core.settings import InvalidSettingError

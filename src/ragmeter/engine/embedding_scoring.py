@@ -3,19 +3,20 @@ every text encoded once, the embedder's identity in each score's provenance."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ragmeter._version import __version__
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.measure import Measure
 from ragmeter.core.results import Failed, NotComputed, Outcome, Provenance, Score
 from ragmeter.core.sample import Sample
-from ragmeter.embeddings.base import Embedder, Memo, as_embedder
+from ragmeter.embeddings.base import Embedder, EmbedderLike, Memo, as_embedder
 from ragmeter.embeddings.minilm import bundled
 from ragmeter.metrics.kinds import EmbeddingSpec, Unscorable
 
 
-def resolve_embedder(embedder: Any) -> Embedder | str:
+def resolve_embedder(embedder: EmbedderLike | None) -> Embedder | str:
     """The caller's embedder, else the bundled one; a string says why none could be loaded."""
     if embedder is not None:
         given = as_embedder(embedder)
@@ -28,7 +29,7 @@ def resolve_embedder(embedder: Any) -> Embedder | str:
 
 
 def score_embedded(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str,
-                   embedder: Any = None) -> dict[Measure, tuple[Outcome, ...]]:
+                   embedder: EmbedderLike | None = None) -> dict[Measure, tuple[Outcome, ...]]:
     """Every embedding measure's outcomes (NotComputed with the reason when no embedder loads)."""
     if not measures:
         return {}

@@ -6,7 +6,8 @@ The retrieved view is cut at ``k`` unless a measure names its own ``@k``. The co
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.evaluation import EvaluationResult
@@ -15,6 +16,7 @@ from ragmeter.core.progress import Progress
 from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS
+from ragmeter.embeddings.base import EmbedderLike
 from ragmeter.engine.embedding_scoring import score_embedded
 from ragmeter.engine.judged_scoring import score_judged
 from ragmeter.engine.label_scoring import score_labels
@@ -22,6 +24,9 @@ from ragmeter.io.dataset import Dataset, from_samples
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.metrics.criteria import Criterion
 from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
+
+if TYPE_CHECKING:  # a label-only run loads no judge code
+    from ragmeter.judges.judge import Judge
 
 DEFAULT_METRICS = ("precision", "recall", "hit_rate", "reciprocal_rank", "ndcg")
 
@@ -64,18 +69,75 @@ def evaluate(
     *,
     k: int | None = DEFAULTS.k,
     view: str | None = None,
-    judge: Any = None,
-    embedder: Any = None,
+    judge: Judge | None = None,
+    embedder: EmbedderLike | None = None,
     criteria: Mapping[str, Criterion] | None = None,
     progress: Progress | None = None,
 ) -> EvaluationResult:
-    """Score every sample with every measure (see :func:`resolve_measures` for k and view).
+    """Score every sample with every measure.
 
-    Label metrics need only the labels. Judged metrics (faithfulness, context_recall, ...)
-    read one shared claim matrix built through ``judge`` (a :class:`ragmeter.judges.Judge`);
-    without a judge they are NotComputed with the reason. Embedding metrics use ``embedder``
-    (the bundled MiniLM by default). ``criteria``: rubric criteria besides the built-in ones;
-    ``progress``: told how the judge calls advance (:class:`ragmeter.core.progress.Progress`).
+    Label metrics (precision, recall, MRR, nDCG, ...) need only the labels. Judged metrics
+    (faithfulness, context_recall, ...) read one shared claim matrix built through ``judge``;
+    without a judge they are :class:`~ragmeter.core.results.NotComputed` with the reason, never
+    0. Embedding metrics use ``embedder``. A score that cannot be computed, or whose judge reply
+    never validated, is kept as NotComputed or Failed and left out of the means.
+
+    Parameters
+    ----------
+    data : Dataset or sequence of Sample
+        What to score: :func:`ragmeter.load_dataset`'s result, or samples built in code.
+    metrics : iterable of str or Measure, optional
+        Measure strings such as ``"ndcg@5"``, ``"mrr"``, ``"faithfulness(unsupported='pass')"``
+        (``ragmeter metrics`` lists them all); aliases resolve. Default: precision, recall,
+        hit_rate, reciprocal_rank and ndcg.
+    k : int or None, default 5
+        The cut-off of the retrieved list for measures that give no ``@k``; ``None``: the
+        whole list. The context view is always scored whole.
+    view : {None, 'retrieved', 'context', 'both'}, optional
+        Moves measures that kept the default view onto this one (``'both'``: each measure on
+        the retrieved list and on the context, side by side).
+    judge : Judge, optional
+        The :class:`ragmeter.judges.Judge` (a backend plus its ledger) that judged metrics ask.
+    embedder : Embedder or callable, optional
+        An :class:`ragmeter.embeddings.base.Embedder`, or a function ``list[str] -> vectors``;
+        default: the bundled MiniLM, loaded only when an embedding metric runs.
+    criteria : mapping of str to Criterion, optional
+        Rubric criteria besides the built-in ones, by name.
+    progress : Progress, optional
+        Told how the judge calls advance (:class:`ragmeter.core.progress.Progress`).
+
+    Returns
+    -------
+    EvaluationResult
+        Every outcome per measure and sample, with summaries, means and provenance.
+
+    Raises
+    ------
+    InvalidParameterError
+        An unknown metric or parameter, a bad ``k`` or ``view``, or no metric at all.
+    JudgeConfigError, BudgetExceeded
+        From the judge: a backend that cannot be used, or the token budget reached.
+
+    See Also
+    --------
+    resolve_measures : how measure strings, ``k`` and ``view`` become measures.
+    ragmeter.runs.evaluation.run_evaluation : the same with a run directory, resume and cost.
+
+    Examples
+    --------
+    The bundled sample (the seed article's six questions), label metrics only:
+
+    >>> from ragmeter import evaluate, load_dataset
+    >>> data = load_dataset("examples/warranty/dataset.jsonl")
+    >>> r = evaluate(data, ["precision@5", "mrr@5"])
+    >>> round(r.summary("mrr@5").mean, 3), r.outcome("mrr@5", "q3")
+    (0.617, Score(value=0.2))
+
+    A judged metric without a judge is not computed, with the reason, and has no mean:
+
+    >>> r = evaluate(data, ["faithfulness"])
+    >>> r.outcome("faithfulness", "q1").status, r.means()
+    ('not_computed', {'faithfulness': None})
     """
     dataset = data if isinstance(data, Dataset) else from_samples(data)
     measures = resolve_measures(metrics, k, view=view)

@@ -7,7 +7,8 @@ a metric.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ragmeter._version import __version__
 from ragmeter.claims.matrix import Evidence
@@ -15,6 +16,7 @@ from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
 from ragmeter.core.results import Failed, NotComputed, Outcome, Provenance, Score
 from ragmeter.core.sample import Sample
+from ragmeter.embeddings.base import Embedder, EmbedderLike
 from ragmeter.engine.embedding_scoring import resolve_embedder
 from ragmeter.metrics.criteria import Criterion, with_builtin
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
@@ -33,7 +35,7 @@ def _spec(m: Measure) -> JudgedSpec:
 
 
 def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str, judge: Judge | None,
-                 *, embedder: Any = None, criteria: Mapping[str, Criterion] | None = None,
+                 *, embedder: EmbedderLike | None = None, criteria: Mapping[str, Criterion] | None = None,
                  progress: Progress | None = None) -> tuple[dict[Measure, tuple[Outcome, ...]], list[Evidence] | None]:
     """Every judged measure's outcomes (NotComputed with the reason when there is no judge),
     and the per-sample evidence they were read from."""
@@ -50,17 +52,18 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
     refused = {m: why for m in measures if (why := refusal(judge, m))}  # asked for nothing
     needs = frozenset().union(*(_spec(m).needs(m) for m in measures if m not in refused))
     evidence, planner = gather_evidence(samples, set(needs), judge, criteria=context.criteria, progress=progress)
+    resolved: Embedder | str | None = None
     if any(_spec(m).needs_embedder(m) for m in measures if m not in refused):
-        embedder = resolve_embedder(embedder)  # a string: why no embedding model could be loaded
-    context = JudgedContext(criteria=context.criteria, embedder=embedder, logprobs=judge.backend.supports_logprobs)
+        resolved = resolve_embedder(embedder)  # a string: why no embedding model could be loaded
+    context = JudgedContext(criteria=context.criteria, embedder=resolved, logprobs=judge.backend.supports_logprobs)
     hashes = planner.prompt_hashes
     out: dict[Measure, tuple[Outcome, ...]] = {}
     for m in measures:
         spec = _spec(m)
         judge_info = {**judge.identity, "prompts": {p: hashes[p] for p in spec.prompts(m)},
                       **spec.judge_details(m, context)}
-        if spec.needs_embedder(m) and embedder is not None and not isinstance(embedder, str):
-            judge_info["embedder"] = embedder.identity
+        if spec.needs_embedder(m) and resolved is not None and not isinstance(resolved, str):
+            judge_info["embedder"] = resolved.identity
         prov = _provenance(m, fingerprint, judge_info)
         if m in refused:
             out[m] = tuple(NotComputed(refused[m], prov) for _ in samples)
@@ -70,8 +73,8 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
             try:
                 outcomes.append(Score(float(spec.compute(ev, s, m, context)), prov))
             except Unscorable as stop:
-                why = stop.why
-                outcomes.append(Failed(why.reason, prov) if why.failed else NotComputed(why.reason, prov))
+                lack = stop.why
+                outcomes.append(Failed(lack.reason, prov) if lack.failed else NotComputed(lack.reason, prov))
         out[m] = tuple(outcomes)
     return out, evidence
 

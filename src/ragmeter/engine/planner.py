@@ -26,10 +26,24 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable, Iterable, Mapping, Sequence, cast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, cast
 
-from ragmeter.claims.matrix import (ANSWER_CLAIMS, PAIRS, QUESTIONS, REFERENCE_CLAIMS, RUBRIC, SENTENCES, STANDALONE,
-                                    Claim, Evidence, Unavailable, Verdict, need_argument, need_kind)
+from ragmeter.claims.matrix import (
+    ANSWER_CLAIMS,
+    PAIRS,
+    QUESTIONS,
+    REFERENCE_CLAIMS,
+    RUBRIC,
+    SENTENCES,
+    STANDALONE,
+    Claim,
+    Evidence,
+    Unavailable,
+    Verdict,
+    need_argument,
+    need_kind,
+)
 from ragmeter.core.errors import InvalidInputError, JudgeOutputError
 from ragmeter.core.progress import Progress
 from ragmeter.core.sample import Sample

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.evaluation import EvaluationResult
-from ragmeter.core.settings import DEFAULTS
 from ragmeter.core.sample import Chunk, Sample
+from ragmeter.core.settings import DEFAULTS
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.dataset import Dataset, from_samples
 
@@ -78,7 +79,8 @@ def retrieve_all(retriever: Any, samples: Sequence[Sample], k: int | None) -> li
             except ValueError as exc:
                 raise InvalidInputError(f"retrieved item {rank} {exc}", record=s.id, field="retrieved") from None
             if chunk.id in seen:
-                raise InvalidInputError(f'the retriever returned chunk "{chunk.id}" twice', record=s.id, field="retrieved")
+                raise InvalidInputError(f'the retriever returned chunk "{chunk.id}" twice', record=s.id,
+                                        field="retrieved")
             seen.add(chunk.id)
             chunks.append(chunk)
         out.append(dataclasses.replace(s, retrieved=tuple(chunks), context=None))

@@ -17,7 +17,8 @@ and ``standalone`` when the data says so.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 
@@ -25,7 +26,8 @@ USER, ASSISTANT = ("user", "human"), ("assistant", "ai", "agent")
 
 
 def is_conversational(record: Any) -> bool:
-    return isinstance(record, dict) and (isinstance(record.get("turns"), list) or isinstance(record.get("user_input"), list)
+    return isinstance(record, dict) and (isinstance(record.get("turns"), list)
+                                         or isinstance(record.get("user_input"), list)
                                          or ("conversation_id" in record and "messages" in record))
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample

@@ -9,8 +9,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.io.text import read_text
@@ -61,7 +62,8 @@ def _cell(name: str, value: str, file: str, line: int) -> Any:
             try:
                 return json.loads(stripped)
             except json.JSONDecodeError as exc:
-                raise InvalidInputError(f"cell is not valid JSON ({exc.msg})", file=file, line=line, field=name) from None
+                raise InvalidInputError(f"cell is not valid JSON ({exc.msg})", file=file, line=line,
+                                        field=name) from None
         if name in JSON_COLUMNS:
             raise InvalidInputError("must be a JSON object", file=file, line=line, field=name)
         return [part.strip() for part in stripped.split("|") if part.strip()]

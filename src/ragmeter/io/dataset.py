@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
+from ragmeter.io.conversations import flatten, is_conversational
 from ragmeter.io.corpus import attach_texts, load_corpus
 from ragmeter.io.csv_table import iter_csv
 from ragmeter.io.jsonl import iter_jsonl
-from ragmeter.io.conversations import flatten, is_conversational
 from ragmeter.io.rows import make_samples
 
 
@@ -37,7 +37,42 @@ class Dataset:
 
 
 def load_dataset(path: str | Path, *, corpus: str | Path | None = None) -> Dataset:
-    """Read and validate a dataset (and optionally a corpus that supplies chunk texts)."""
+    """Read and validate a dataset, and optionally a corpus that supplies the chunk texts.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.jsonl`` (``.ndjson``, ``.json``: one object per line) or ``.csv`` file: one sample
+        per record (``id``, ``question``, ``retrieved``, ``relevant``, ``answer``, ...), or
+        conversations (``turns``), flattened to one sample per turn.
+    corpus : str or Path, optional
+        A chunk id -> text file (``.jsonl`` or ``.csv``) for chunks given by id only.
+
+    Returns
+    -------
+    Dataset
+        The samples, in file order, with the dataset's fingerprint (and the test set's: the
+        questions and labels without the system's outputs).
+
+    Raises
+    ------
+    InvalidInputError
+        Bad input, naming the file, line, record and field and the fix: an unknown format, a
+        line that is not JSON or UTF-8, a duplicate or missing id, an unknown field, a chunk
+        listed twice in one ranking.
+
+    Examples
+    --------
+    >>> data = load_dataset("examples/warranty/dataset.jsonl", corpus="examples/warranty/corpus.jsonl")
+    >>> len(data.samples), data.samples[0].id, data.samples[0].retrieved_ids[:2]
+    (6, 'q1', ('warranty-r1', 'warranty-r2'))
+    >>> data.samples[0].retrieved[0].text
+    'The R1 router carries a 12-month limited...'
+    >>> load_dataset("examples/warranty/README.md")
+    Traceback (most recent call last):
+    ...
+    ragmeter.core.errors.InvalidInputError: ...README.md: unknown dataset format '.md'. Fix: use .jsonl or .csv...
+    """
     path = str(path)
     suffix = Path(path).suffix.lower()
     if suffix in (".jsonl", ".ndjson", ".json"):

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ from ragmeter.io.dataset import Fingerprints
 from ragmeter.io.rows import RowReader
 
 
-def _records(path: str) -> Iterator[tuple[int, object]]:
+def _records(path: str) -> Iterator[tuple[int, Any]]:
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
@@ -47,12 +48,14 @@ class RowReader:
     def sample(self, row: Mapping[str, Any], line: int) -> Sample:
         err = _ErrorAt(self.file, line)
         if not isinstance(row, Mapping):
-            raise err(f"each record must be a JSON object, got {_type_name(row)}", fix='write one object per line, e.g. {"id": "q1", ...}')
+            raise err(f"each record must be a JSON object, got {_type_name(row)}",
+                      fix='write one object per line, e.g. {"id": "q1", ...}')
         row = self._canonical_keys(row, err)
         sid = _id(row.get("id"), err.field("id"), what="sample id")
         err = err.record(sid)
         if sid in self.seen:
-            raise err(f"duplicate sample id (first seen on line {self.seen[sid]})", field="id", fix="give every sample a unique id")
+            raise err(f"duplicate sample id (first seen on line {self.seen[sid]})", field="id",
+                      fix="give every sample a unique id")
         if self.track_ids:
             self.seen[sid] = line
 
@@ -84,7 +87,7 @@ class RowReader:
         )
 
     @staticmethod
-    def _canonical_keys(row: Mapping[str, Any], err: "_ErrorAt") -> dict[str, Any]:
+    def _canonical_keys(row: Mapping[str, Any], err: _ErrorAt) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, value in row.items():
             name = ALIASES.get(key, key)
@@ -93,7 +96,8 @@ class RowReader:
             if name not in FIELDS:
                 close = difflib.get_close_matches(key, FIELDS, n=1, cutoff=0.75)
                 if close:
-                    raise err(f'unknown field "{key}"', field=key, fix=f'did you mean "{close[0]}"? Other data goes under "metadata"')
+                    raise err(f'unknown field "{key}"', field=key,
+                              fix=f'did you mean "{close[0]}"? Other data goes under "metadata"')
             out[name] = value
         return out
 
@@ -104,10 +108,10 @@ class _ErrorAt:
     def __init__(self, file: str, line: int, record: str | None = None, field: str | None = None):
         self.file, self.line, self._record, self._field = file, line, record, field
 
-    def record(self, record: str) -> "_ErrorAt":
+    def record(self, record: str) -> _ErrorAt:
         return _ErrorAt(self.file, self.line, record, self._field)
 
-    def field(self, name: str) -> "_ErrorAt":
+    def field(self, name: str) -> _ErrorAt:
         return _ErrorAt(self.file, self.line, self._record, name)
 
     def __call__(self, message: str, *, field: str | None = None, fix: str | None = None) -> InvalidInputError:
@@ -156,7 +160,8 @@ def _retrieved(value: Any, err: _ErrorAt) -> tuple[Chunk, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
-        raise err("must be a list of chunk ids, got a string", fix='write ["id1", "id2"] or [{"id": "id1", "score": 0.9}]')
+        raise err("must be a list of chunk ids, got a string",
+                  fix='write ["id1", "id2"] or [{"id": "id1", "score": 0.9}]')
     if not isinstance(value, list):
         raise err(f"must be a list of chunk ids, got {_type_name(value)}")
     chunks: list[Chunk] = []

@@ -15,7 +15,7 @@ def read_text(path: str | Path) -> str:
     >>> read_text(p)
     Traceback (most recent call last):
     ...
-    ragmeter.core.errors.InvalidInputError: ...x.txt, line 2: not valid UTF-8 (byte 0xff at column 1). Fix: save the file as UTF-8
+    ragmeter.core.errors.InvalidInputError: ...x.txt, line 2: not valid UTF-8 (byte 0xff at column 1). Fix: save...
     """
     p = Path(path)
     try:

@@ -50,7 +50,8 @@ def read_topics(path: str | Path, field: str = "title") -> dict[str, str]:
     else:
         topics = _tsv(path)
     if not topics:
-        raise InvalidInputError("no topics found", file=str(path), fix="give <top> (SGML), <topic> (XML) or qid<TAB>text")
+        raise InvalidInputError("no topics found", file=str(path),
+                                fix="give <top> (SGML), <topic> (XML) or qid<TAB>text")
     return topics
 
 

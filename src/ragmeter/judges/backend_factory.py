@@ -12,7 +12,8 @@ from ragmeter.judges.transport import JudgeConfigError, Limiter, RetryPolicy
 
 
 def make_backend(spec: str, *, base_url: str | None = None, api_key: str | None = None,
-                 concurrency: int = DEFAULTS.concurrency, policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> Backend:
+                 concurrency: int = DEFAULTS.concurrency, policy: RetryPolicy | None = None,
+                 limiter: Limiter | None = None) -> Backend:
     """``openai:<model>``, ``anthropic:<model>`` or ``local[:path.gguf]`` (in-process llama.cpp).
 
     ``limiter``: a concurrency limit shared with other backends (the HTTP backends use it

@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 
@@ -42,12 +43,58 @@ class Decoding:
 
 
 class Backend:
+    """The extension point for a judge model: turn chat messages plus a JSON schema into one reply.
+
+    To add a model server or an in-process model, subclass and implement:
+
+    - ``name`` and ``model`` (str): which backend and model answered; both go into every ledger
+      key and every score's provenance, so replies from two models are never mixed up;
+    - ``async complete(messages, schema, schema_name, decoding, request=None) -> Reply``: one
+      reply text (ideally JSON that validates against ``schema``) and the token counts.
+      :class:`~ragmeter.judges.Judge` validates it, re-asks a bounded number of times and
+      stores the judgment; never log or store a credential here.
+
+    Optional: ``supports_logprobs``; ``key_extra`` (setup that changes replies, such as a model
+    file's hash: added to the ledger key) and ``description`` (more setup, for provenance), as
+    class attributes or properties; ``refuses(prompt_id)`` (a prompt this backend does not
+    serve: the metrics that need it are NotComputed with the reason); ``rescore`` (re-decide a
+    stored reply, e.g. with a new decision rule, without a call); ``aclose()``.
+
+    The constructor is the subclass's own (an API key, a URL, a model path, ...).
+
+    Examples
+    --------
+    A backend that answers every question the same way (a real one calls a model):
+
+    >>> import json
+    >>> from ragmeter.judges import Backend, Judge, JudgeRequest, Reply, load_prompt
+    >>> from ragmeter.judges.schemas import NEEDED_SENTENCES
+    >>> class FirstSentence(Backend):
+    ...     name, model = "fixed", "first-sentence"
+    ...     async def complete(self, messages, schema, schema_name, decoding, request=None):
+    ...         return Reply(json.dumps({"needed": [1]}), input_tokens=40, output_tokens=6, latency_s=0.0)
+    >>> request = JudgeRequest(load_prompt("context.relevance"),
+    ...                        {"question": "How long is the R2 warranty?",
+    ...                         "sentences": "1. The R2 has a 24-month warranty.\\n2. Returns: 30 days."},
+    ...                        NEEDED_SENTENCES, "needed_sentences")
+    >>> [j.value for j in Judge(FirstSentence()).run([request])]
+    [{'needed': [1]}]
+    """
+
     name = "backend"
     model = ""
     base_url: str | None = None
     supports_logprobs = False
-    key_extra: dict | None = None  # backend setup that changes replies (model file hash, recipe): in the ledger key
-    description: dict = {}  # more of the backend's setup for provenance
+
+    @property
+    def key_extra(self) -> dict | None:
+        """Backend setup that changes replies (model file hash, recipe): part of every ledger key."""
+        return None
+
+    @property
+    def description(self) -> dict:
+        """More of the backend's setup, for provenance."""
+        return {}
 
     def rescore(self, request: Any, value: Any, logprobs: list | None) -> Any:
         """A stored judgment's value as this backend would decide it now (default: as stored)."""
@@ -60,7 +107,35 @@ class Backend:
 
     async def complete(self, messages: list[dict], schema: dict, schema_name: str, decoding: Decoding,
                        request: Any = None) -> Reply:
-        """One reply; ``request`` (the JudgeRequest) is for scripted backends only."""
+        """One reply to ``messages``: what a backend must implement.
+
+        Parameters
+        ----------
+        messages : list of dict
+            Chat messages (``{"role": "system" | "user" | "assistant", "content": str}``); on a
+            re-ask, the previous reply and the problem with it are appended.
+        schema : dict
+            The JSON Schema the reply must validate against (send it as structured output
+            where the server offers that).
+        schema_name : str
+            A short name for the schema (some APIs ask for one).
+        decoding : Decoding
+            Temperature, seed and token limit to use.
+        request : JudgeRequest, optional
+            The whole request (prompt id, inputs), for backends that decide without a prompt.
+
+        Returns
+        -------
+        Reply
+            The reply text and its token counts, latency and whether it was cut off.
+
+        Raises
+        ------
+        JudgeTransportError
+            The server could not be reached or kept failing (that item fails, the run goes on).
+        JudgeConfigError
+            A setup the run cannot go on with (a rejected API key, an unknown model).
+        """
         raise NotImplementedError
 
     async def aclose(self) -> None:
@@ -73,7 +148,8 @@ class _HTTPBackend(Backend):
 
     def __init__(self, model: str, base_url: str, api_key: str | None, *, concurrency: int = DEFAULTS.concurrency,
                  policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> None:
-        self.model, self.base_url, self._key = model, base_url.rstrip("/"), api_key
+        self.model, self._key = model, api_key
+        self.base_url: str = base_url.rstrip("/")
         self.policy = policy or RetryPolicy()
         self.limiter: Limiter = limiter if limiter is not None else AdaptiveLimiter(concurrency)
         self.stats: dict[str, int] = {}
@@ -215,6 +291,9 @@ class ScriptedBackend(Backend):
 class NoCallBackend(Backend):
     """A backend that fails if called: proves a code path makes no judge call. Give it the
     name and model of the backend whose ledger entries it should find."""
+
+    key_extra: dict | None = None  # set to the impersonated backend's, to find its ledger entries
+    description: dict = {}
 
     def __init__(self, name: str = "no-call", model: str = "none") -> None:
         self.name, self.model = name, model

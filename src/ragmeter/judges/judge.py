@@ -21,8 +21,9 @@ before a call would pass the cap, leaving it resumable.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from ragmeter.core.errors import JudgeOutputError, RagmeterError
 from ragmeter.core.progress import Progress
@@ -178,7 +179,49 @@ class JudgeStats:
 
 
 class Judge:
-    """A backend plus decoding settings, a ledger, a re-ask bound and an optional budget."""
+    """A backend plus decoding settings, a ledger, a re-ask bound and an optional budget.
+
+    Every judgment is stored in the ledger before it is used, under a key made of the backend,
+    model, decoding settings, prompt id and hash, schema and inputs: asking again, in this run
+    or a later one, costs no call. A reply that never validates against the schema (after
+    ``max_reasks`` re-asks) is stored and returned as failed, with the reply kept; that item
+    fails, the run goes on.
+
+    Parameters
+    ----------
+    backend : Backend
+        The model that answers (:class:`~ragmeter.judges.backends.Backend`; ``make_backend``
+        builds one from ``openai:<model>``, ``anthropic:<model>`` or ``local``).
+    ledger : Ledger, optional
+        Where judgments are stored; default: a throwaway in-memory one.
+    decoding : Decoding, optional
+        Temperature, seed and token limit (part of every ledger key); default temperature 0.
+    max_reasks : int, default 2
+        How many times a reply that does not validate is asked again, with the problem named.
+    budget : Budget, optional
+        A token (and USD) cap: the run stops with :class:`BudgetExceeded` before passing it.
+
+    Attributes
+    ----------
+    stats : JudgeStats
+        Calls, re-asks, cached judgments and tokens, per prompt.
+
+    Examples
+    --------
+    >>> from ragmeter.judges import Judge, JudgeRequest, ScriptedBackend, load_prompt
+    >>> from ragmeter.judges.schemas import NEEDED_SENTENCES
+    >>> from ragmeter.ledger import Ledger
+    >>> backend = ScriptedBackend(lambda prompt_id, inputs, messages: {"needed": [1]})
+    >>> judge = Judge(backend, ledger=Ledger(":memory:"))
+    >>> request = JudgeRequest(load_prompt("context.relevance"),
+    ...                        {"question": "How long is the R2 warranty?",
+    ...                         "sentences": "1. The R2 has a 24-month warranty.\\n2. Returns: 30 days."},
+    ...                        NEEDED_SENTENCES, "needed_sentences")
+    >>> [(j.ok, j.value, j.cached) for j in judge.run([request])]
+    [(True, {'needed': [1]}, False)]
+    >>> [(j.value, j.cached) for j in judge.run([request])], backend.calls  # from the ledger
+    ([({'needed': [1]}, True)], 1)
+    """
 
     def __init__(self, backend: Backend, *, ledger: Ledger | None = None, decoding: Decoding | None = None,
                  max_reasks: int = DEFAULTS.max_reasks, budget: Budget | None = None) -> None:

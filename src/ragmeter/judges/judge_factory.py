@@ -11,7 +11,8 @@ stated there.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import ragmeter.judges  # make_backend is read from the package at call time: callers and tests may swap it there
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettingError, Settings

@@ -113,7 +113,7 @@ class LocalBackend(Backend):
         return bundled()
 
     @property
-    def key_extra(self) -> dict:
+    def key_extra(self) -> dict | None:
         key = {"sha256": self.sha256, **recipe_hashes(self.settings.questions), "mode": self.mode}
         if self.settings != VerifySettings(mode=self.mode) or self.parallel != 1:  # the first recipe keeps its keys
             key["verify"] = {**self.settings.as_dict(), "parallel": self.parallel}
@@ -145,9 +145,9 @@ class LocalBackend(Backend):
                 value = self.rule.verdicts(probs, [cid for cid, _ in request.parts["claims"]])
                 return Reply(json.dumps(value), usage.prompt_tokens, 0, usage.seconds, logprobs=probs)
             if request is not None and request.prompt.id == EXTRACT:
-                value, cut = local_extract.extract(self.llm, dict(request.inputs), max_tokens=decoding.max_tokens,
+                found, cut = local_extract.extract(self.llm, dict(request.inputs), max_tokens=decoding.max_tokens,
                                                    seed=decoding.seed, usage=usage, claims=self.claims)
-                return Reply(json.dumps(value), usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
+                return Reply(json.dumps(found), usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)
             text, cut = self.llm.generate_json(messages, schema, max_tokens=decoding.max_tokens, seed=decoding.seed,
                                                usage=usage)
         return Reply(text, usage.prompt_tokens, usage.output_tokens, usage.seconds, truncated=cut)

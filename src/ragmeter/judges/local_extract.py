@@ -64,7 +64,8 @@ _MARKER = re.compile(r"\[([^\[\]\s][^\[\]]*)\]")
 _WORD = re.compile(r"\w+")
 
 
-def split_claims(llm: LocalLLM, text: str, *, max_tokens: int, seed: int | None, usage: Usage) -> tuple[list[str], bool]:
+def split_claims(llm: LocalLLM, text: str, *, max_tokens: int, seed: int | None,
+                 usage: Usage) -> tuple[list[str], bool]:
     messages = [{"role": "system", "content": SPLIT_SYSTEM}, {"role": "user", "content": SPLIT_USER.format(text=text)}]
     reply, cut = llm.generate_json(messages, CLAIM_LIST, max_tokens=max_tokens, seed=seed, usage=usage)
     if cut:

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -105,8 +106,8 @@ THREE_WAY_FEW_SHOT = TypedQuestion(
 
 # name -> questions asked per (claim, passage): the three-way one, and the yes/no one where a set has it
 QUESTION_SETS: dict[str, tuple[TypedQuestion, ...]] = {
-    "long": (THREE_WAY, YES_NO), "short": (THREE_WAY_SHORT, YES_NO_SHORT), "short3": (THREE_WAY_SHORT,), "long3": (THREE_WAY,),
-    "few_shot3": (THREE_WAY_FEW_SHOT,)}
+    "long": (THREE_WAY, YES_NO), "short": (THREE_WAY_SHORT, YES_NO_SHORT), "short3": (THREE_WAY_SHORT,),
+    "long3": (THREE_WAY,), "few_shot3": (THREE_WAY_FEW_SHOT,)}
 
 
 class PromptTooLong(JudgeTransportError):
@@ -130,12 +131,12 @@ def _load_settings(extra_bufts: bool, n_seq_max: int) -> Iterator[None]:
     low = high.llama_cpp
     model_defaults, context_defaults = low.llama_model_default_params, low.llama_context_default_params
 
-    def model_params():  # type: ignore[no-untyped-def]
+    def model_params() -> Any:
         p = model_defaults()
         p.use_extra_bufts = extra_bufts
         return p
 
-    def context_params():  # type: ignore[no-untyped-def]
+    def context_params() -> Any:
         p = context_defaults()
         p.n_seq_max = max(1, n_seq_max)
         p.kv_unified = True  # the sequences of one batch share their prefix's cells
@@ -167,7 +168,7 @@ def default_threads() -> int:
     return os.cpu_count() or 1
 
 
-def set_threads(llm: "LocalLLM", threads: int | None) -> None:
+def set_threads(llm: LocalLLM, threads: int | None) -> None:
     """Change the threads of a loaded model (``None``: the default)."""
     import llama_cpp
 
@@ -181,7 +182,8 @@ class LocalLLM:
         try:
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError:
-            raise JudgeUnavailableError("the local judge needs llama-cpp-python: pip install 'ragmeter[local]'") from None
+            raise JudgeUnavailableError("the local judge needs llama-cpp-python: "
+                                        "pip install 'ragmeter[local]'") from None
         self.path = Path(path)
         self.parallel = max(1, parallel)
         self.llm = open_llama(self.path, n_ctx=n_ctx, threads=threads, extra_bufts=extra_bufts,
@@ -200,8 +202,8 @@ class LocalLLM:
             return self.first_tokens[question.name]
         out = {}
         for label, words in question.words.items():
-            ids = {self.llm.tokenize(v.encode(), add_bos=False)[0] for w in words for v in (w, " " + w)}
-            out[label] = np.array(sorted(ids))
+            first = {self.llm.tokenize(v.encode(), add_bos=False)[0] for w in words for v in (w, " " + w)}
+            out[label] = np.array(sorted(first))
         seen: set = set()
         for ids in out.values():
             if seen & set(ids.tolist()):
@@ -211,7 +213,7 @@ class LocalLLM:
         self.first_tokens[question.name] = out
         return out
 
-    def _prompt_tokens(self, messages: list[dict]) -> list[int]:
+    def _prompt_tokens(self, messages: list[Any]) -> list[int]:  # llama-cpp-python's message TypedDicts
         text = self.formatter(messages=messages).prompt
         return list(self.llm.tokenize(text.encode(), add_bos=False, special=True))
 
@@ -262,7 +264,8 @@ class LocalLLM:
         group: list[list[int]] = []
         for suffix in (t[n:] for t in prompts):
             self._check_fits(n + len(suffix))
-            if group and (len(group) == self.parallel or n + sum(map(len, group)) + len(suffix) >= min(self.n_ctx, n + 512)):
+            if group and (len(group) == self.parallel
+                          or n + sum(map(len, group)) + len(suffix) >= min(self.n_ctx, n + 512)):
                 out.extend(self._decode_group(n, group, usage))
                 group = []
             group.append(suffix)
@@ -320,8 +323,9 @@ class LocalLLM:
         usage = usage if usage is not None else Usage()
         start = time.perf_counter()
         try:
-            reply = self.llm.create_chat_completion(messages=messages, temperature=0.0, max_tokens=max_tokens,
-                                                    seed=seed, response_format={"type": "json_object", "schema": schema})
+            reply = self.llm.create_chat_completion(
+                messages=messages, temperature=0.0, max_tokens=max_tokens, seed=seed,
+                response_format={"type": "json_object", "schema": schema})
         except ValueError as exc:  # llama-cpp-python: "Requested tokens (...) exceed context window of ..."
             raise PromptTooLong(f"local judge: {exc}") from None
         u = reply.get("usage") or {}

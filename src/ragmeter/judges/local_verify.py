@@ -17,8 +17,9 @@ asks about, which questions, in which order. The verdict itself is ``verdict_rul
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from ragmeter.judges.local_llm import QUESTION_SETS, LocalLLM, Usage
 from ragmeter.judges.local_select import preselect
@@ -65,7 +66,7 @@ def verdict_rows(llm: LocalLLM, passages: Sequence[tuple[str, str]], claims: Seq
     loose = VerdictRule(bias_unmentioned=rule.bias_unmentioned - SKIP_MARGIN)
     ask_yes = {i for i in range(len(claims))
                if not settings.skip_second or loose.mentioned([r for (ci, _), r in rows.items() if ci == i])}
-    for j, (pid, text) in enumerate(passages):
+    for j, (_, text) in enumerate(passages):
         wanted = [i for i, sel in enumerate(selections) if j in sel.keep and i in ask_yes]
         if not wanted:
             continue

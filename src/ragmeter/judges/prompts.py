@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
 
 from ragmeter.core.errors import InvalidParameterError
 
@@ -38,7 +39,7 @@ class Prompt:
     hash: str
 
     @classmethod
-    def from_text(cls, text: str) -> "Prompt":
+    def from_text(cls, text: str) -> Prompt:
         header, _, body = text.partition("--- system\n")
         meta = dict(line.split(":", 1) for line in header.strip().splitlines() if ":" in line)
         system, _, user = body.partition("--- user\n")
@@ -65,7 +66,7 @@ class Prompt:
 def load_prompt(prompt_id: str) -> Prompt:
     """Load ``prompts/<id>.txt`` shipped with ragmeter."""
     try:
-        text = resources.files("ragmeter").joinpath("prompts", f"{prompt_id}.txt").read_text(encoding="utf-8")
+        text = resources.files("ragmeter").joinpath("prompts").joinpath(f"{prompt_id}.txt").read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InvalidParameterError(f"no prompt named {prompt_id!r}") from None
     prompt = Prompt.from_text(text)

@@ -25,8 +25,8 @@ not a checked citation.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -110,7 +110,7 @@ class Claims:
     groups: np.ndarray  # context of each claim
 
     @classmethod
-    def from_rows(cls, per_claim: Iterable[tuple[str, str, Sequence[dict]]]) -> "Claims":
+    def from_rows(cls, per_claim: Iterable[tuple[str, str, Sequence[dict]]]) -> Claims:
         """``per_claim``: (context, label, probability rows of the passages checked)."""
         feats, labels, groups = [], [], []
         for group, label, rows in per_claim:
@@ -126,7 +126,7 @@ class Claims:
             groups.append(group)
         return cls(np.array(feats, dtype=float).reshape(-1, 4), np.array(labels, dtype=int), np.array(groups))
 
-    def subset(self, mask: np.ndarray) -> "Claims":
+    def subset(self, mask: np.ndarray) -> Claims:
         return Claims(self.features[mask], self.labels[mask], self.groups[mask])
 
 
@@ -220,7 +220,8 @@ class CrossValidation:
     def as_dict(self) -> dict:
         lo, hi = self.interval()
         return {"method": "leave-one-context-out cross-validation", "n": self.n, "contexts": len(set(self.groups)),
-                "correct": self.correct, "accuracy": round(self.accuracy, 4), "interval95": [round(lo, 4), round(hi, 4)],
+                "correct": self.correct, "accuracy": round(self.accuracy, 4),
+                "interval95": [round(lo, 4), round(hi, 4)],
                 "interval_method": "percentile bootstrap over contexts (2000 draws, seed 0)",
                 "contradicted_called_supported": round(self.rate("contradicted", "supported"), 4),
                 "confusion": self.confusion(), "labels": list(LABELS)}
@@ -244,7 +245,8 @@ def cross_validate(claims: Claims, *, score: str = "yes", band: bool = True, pen
     return CrossValidation(predicted, claims.labels, claims.groups, rules)
 
 
-def cluster_interval(correct: np.ndarray, groups: np.ndarray, *, draws: int = 2000, seed: int = 0) -> tuple[float, float]:
+def cluster_interval(correct: np.ndarray, groups: np.ndarray, *, draws: int = 2000,
+                     seed: int = 0) -> tuple[float, float]:
     """95% percentile bootstrap of a mean over resampled contexts (claims of one context move together)."""
     keys = list(dict.fromkeys(groups.tolist()))
     sums = np.array([correct[groups == k].sum() for k in keys], dtype=float)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ragmeter.core.shared_sqlite import open_shared
 
@@ -49,7 +50,44 @@ class Entry:
 
 
 class Ledger:
-    """A SQLite file of judgments. ``Ledger(":memory:")`` for a throwaway one."""
+    """A SQLite file of judgments: what makes a rerun, a resumed run or a new metric variant free.
+
+    :class:`~ragmeter.judges.Judge` stores each judgment here (``put``) before any metric reads
+    it and looks it up (``get``) before asking its backend. Writes are ``INSERT OR IGNORE``, so
+    several processes may share one file; :meth:`merge_from` brings another ledger file's
+    judgments in (the Ray engine's shards). No API key or header is ever written.
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file (created with its folder when missing), or ``":memory:"`` for a
+        throwaway ledger.
+
+    Raises
+    ------
+    sqlite3.OperationalError
+        The file cannot be opened or stays locked by another process for 30 seconds.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.mkdtemp()
+    >>> ledger = Ledger(os.path.join(folder, "ledger.sqlite"))
+    >>> ledger.put(key="k1", backend="scripted", model="m", decoding={}, prompt_id="claims.verify",
+    ...            prompt_hash="h", schema_hash="s", input_hash="i", status="ok", parsed={"verdict": "supported"},
+    ...            raw=None, error=None, input_tokens=10, output_tokens=2, latency_s=0.1, calls=1, reasks=0)
+    >>> ledger.get("k1").parsed, len(ledger), ledger.get("k2")
+    ({'verdict': 'supported'}, 1, None)
+    >>> shard = Ledger(os.path.join(folder, "shard.sqlite"))
+    >>> shard.put(key="k2", backend="scripted", model="m", decoding={}, prompt_id="claims.verify",
+    ...           prompt_hash="h", schema_hash="s", input_hash="j", status="failed", parsed=None,
+    ...           raw="not JSON", error="no JSON object", input_tokens=10, output_tokens=2, latency_s=0.1,
+    ...           calls=3, reasks=2)
+    >>> shard.close()
+    >>> ledger.merge_from(os.path.join(folder, "shard.sqlite")), sorted(ledger.keys())
+    (1, ['k1', 'k2'])
+    >>> ledger.close()
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)

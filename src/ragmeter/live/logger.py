@@ -73,8 +73,8 @@ class RequestLogger:
                 self._queue.task_done()
 
 
-def _chunks(retrieved: Any) -> list:
-    out = []
+def _chunks(retrieved: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for item in retrieved or []:
         if isinstance(item, str):
             out.append({"id": item})
@@ -82,7 +82,8 @@ def _chunks(retrieved: Any) -> list:
             out.append({k: item[k] for k in ("id", "text", "score") if k in item})
         else:  # LangChain Document / LlamaIndex node, duck-typed
             node = getattr(item, "node", item)
-            cid = getattr(node, "node_id", None) or getattr(node, "id", None) or (getattr(node, "metadata", {}) or {}).get("id")
+            cid = (getattr(node, "node_id", None) or getattr(node, "id", None)
+                   or (getattr(node, "metadata", {}) or {}).get("id"))
             text = getattr(node, "text", None) or getattr(node, "page_content", None)
             out.append({"id": str(cid), "text": text})
     return out

@@ -9,8 +9,9 @@ value is the process's exit status: 0, or 3 when an alert stopped it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ragmeter.core.settings import InvalidSettingError, Settings
 from ragmeter.judges.judge_factory import make_judge

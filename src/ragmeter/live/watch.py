@@ -24,9 +24,10 @@ import shlex
 import subprocess
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -208,7 +209,7 @@ class _Prometheus:
         self.latency = Gauge("ragmeter_judge_latency_seconds_avg", "Mean judge call latency", registry=registry)
         self.alerts = Gauge("ragmeter_alerts_fired", "Alerts fired since start", registry=registry)
 
-    def update(self, w: "Watcher") -> None:
+    def update(self, w: Watcher) -> None:
         for which in ("last_n", "last_hour"):
             for m, s in w.window_summary(which).items():
                 if s["mean"] is not None:

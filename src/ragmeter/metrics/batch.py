@@ -10,8 +10,8 @@ Metrics are pure functions of a batch and a cut-off; they never loop over querie
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -39,7 +39,7 @@ class RankedBatch:
         return self.grades.shape[0]
 
     @classmethod
-    def from_lists(cls, ranked: Sequence[Sequence[str]], labels: Sequence[Mapping[str, float]]) -> "RankedBatch":
+    def from_lists(cls, ranked: Sequence[Sequence[str]], labels: Sequence[Mapping[str, float]]) -> RankedBatch:
         """Build from ranked id lists and id -> grade maps (one pair per query)."""
         n = len(ranked)
         width = max((len(r) for r in ranked), default=0)

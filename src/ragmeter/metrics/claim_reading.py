@@ -12,7 +12,8 @@ ragmeter.metrics.kinds.Unscorable: no claims
 
 from __future__ import annotations
 
-from typing import Iterable, TypeVar
+from collections.abc import Iterable
+from typing import TypeVar
 
 from ragmeter.claims.matrix import Claim, Unavailable, Verdict
 from ragmeter.metrics.kinds import Unscorable

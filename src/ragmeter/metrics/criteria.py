@@ -12,9 +12,9 @@ Built-in criteria, and criteria files (JSON, or YAML with PyYAML installed)::
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from ragmeter.core.errors import InvalidInputError
 
@@ -57,7 +57,7 @@ def load_criteria(path: str | Path) -> dict[str, Criterion]:
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() in (".yaml", ".yml"):
         try:
-            import yaml  # type: ignore[import-untyped]  # an optional dependency without stubs
+            import yaml  # an optional dependency without stubs
         except ImportError:
             raise InvalidInputError("reading YAML criteria needs PyYAML", file=str(path),
                                     fix="pip install pyyaml, or write the criteria as JSON") from None
@@ -73,7 +73,8 @@ def load_criteria(path: str | Path) -> dict[str, Criterion]:
     out: dict[str, Criterion] = {}
     for i, item in enumerate(items, start=1):
         file, record = str(path), str(item.get("name", f"criterion {i}")) if isinstance(item, dict) else None
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not isinstance(item.get("description"), str):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str) \
+                or not isinstance(item.get("description"), str):
             raise InvalidInputError("each criterion needs a string name and description", file=file, record=record)
         scale = item.get("scale", [1, 5])
         if (not isinstance(scale, list) or len(scale) != 2 or not all(isinstance(x, int) for x in scale)

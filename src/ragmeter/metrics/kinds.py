@@ -20,8 +20,9 @@ is a judgment that never validated.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Protocol, Union
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmeter.claims.matrix import Evidence, Unavailable, prompts_for
 from ragmeter.core.measure import Measure, MetricSpec
@@ -111,7 +112,7 @@ class EmbeddingSpec(MetricSpec):
     rank_aware: bool = False
 
 
-AnySpec = Union[LabelSpec, JudgedSpec, EmbeddingSpec]
+AnySpec = LabelSpec | JudgedSpec | EmbeddingSpec
 
 
 def label_kernel(measure: Measure) -> LabelKernel:

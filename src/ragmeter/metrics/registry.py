@@ -21,7 +21,8 @@ literal values, and an optional ``@k`` are accepted (:func:`ragmeter.core.measur
 from __future__ import annotations
 
 import difflib
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.measure import Measure, build_measure, resolve_measure, split_measure_text

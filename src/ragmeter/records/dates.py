@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from ragmeter.records.quantities import clean
 
 _MONTHS = {n: i for i, n in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"], start=1)}
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+     "december"], start=1)}
 _MONTHS.update({n[:3]: i for n, i in list(_MONTHS.items())})
 _MONTHS["sept"] = 9
 _WEEKDAYS = r"(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day|sday|nesday|rsday|urday)?"

@@ -52,8 +52,10 @@ _CURRENCY_WORDS: dict[str, frozenset[str]] = {
 _SYMBOLS = sorted((k for k in _CURRENCY_WORDS if not k.isalpha()), key=len, reverse=True)
 
 _SMALL = {w: i for i, w in enumerate(
-    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
-_TENS = {w: 10 * i for i, w in enumerate(["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]) if i >= 2}
+    ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+     "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"])}
+_TENS = {w: 10 * i for i, w in enumerate(["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+                                         "ninety"]) if i >= 2}
 _SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000}
 _MULTIPLIERS = {"k": 1000, "thousand": 1000, "million": 1_000_000, "mn": 1_000_000, "m": 1_000_000,
                 "billion": 1_000_000_000, "bn": 1_000_000_000}

@@ -5,7 +5,7 @@
 | ``records.jsonl``, ``records.csv``, ``table:PATH`` | a table file (:mod:`ragmeter.records.table`) |
 | ``http://host/orders/{entity}`` | GET, pointer ``/<attribute>`` into the JSON reply |
 | ``http://host/orders/{entity}#/data/{attribute}`` | GET, one pointer for every attribute |
-| ``http://host/orders/{entity}#status=/status,product=/items/0/sku`` | GET, a pointer per attribute (others: no record) |
+| ``http://host/orders/{entity}#status=/status,product=/items/0/sku`` | GET, named attributes only |
 | ``mcp:python server.py#get_order`` | a stdio MCP server's tool, arguments from its schema, pointer ``/<attribute>`` |
 | ``mcp:python server.py#get_order(order_id={entity})#/order/{attribute}`` | arguments and pointer given |
 | ``python:mypackage.records:lookup`` | a Python function ``lookup(entity, attribute)`` |
@@ -78,7 +78,8 @@ def _mcp(rest: str, timeout_s: float) -> RecordSource:
 
     command, sep, tail = rest.partition("#")
     if not sep or not command.strip() or not tail.strip():
-        raise InvalidParameterError(f"mcp:{rest}: write mcp:<server command>#<tool>, e.g. mcp:python server.py#get_order")
+        raise InvalidParameterError(f"mcp:{rest}: write mcp:<server command>#<tool>, "
+                                    "e.g. mcp:python server.py#get_order")
     tool_part, _, pointer = tail.partition("#")
     match = _TOOL.match(tool_part)
     if match is None:

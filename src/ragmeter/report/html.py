@@ -45,6 +45,8 @@ margin:2px 4px 2px 0;font-size:12px}#filter{padding:6px 10px;width:320px;margin-
 border-radius:4px}.muted{color:#6b7385}
 """
 
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
 SCRIPT = """
 window.onerror=function(m){document.body.dataset.errors=(document.body.dataset.errors||'')+m+';'};
 (function(){
@@ -79,7 +81,8 @@ def _histogram(values: list[float], bins: int = 10, width: int = 220, height: in
     bar = width / bins
     rects = "".join(
         f'<rect x="{i * bar + 1:.1f}" y="{height - 14 - c / top * (height - 20):.1f}" width="{bar - 2:.1f}" '
-        f'height="{c / top * (height - 20):.1f}" fill="#4c6ef5"><title>{i / bins:.1f}-{(i + 1) / bins:.1f}: {c}</title></rect>'
+        f'height="{c / top * (height - 20):.1f}" fill="#4c6ef5">'
+        f'<title>{i / bins:.1f}-{(i + 1) / bins:.1f}: {c}</title></rect>'
         for i, c in enumerate(counts))
     axis = (f'<text x="0" y="{height - 2}" font-size="10" fill="#6b7385">0</text>'
             f'<text x="{width - 8}" y="{height - 2}" font-size="10" fill="#6b7385">1</text>')
@@ -125,7 +128,8 @@ def _claims(title: str, claims: Any, verdicts: dict[str, Any]) -> str:
                 cells.append('<td class="nc">-</td>')
             else:
                 src = f' <span class="muted">({escape(", ".join(found["sources"]))})</span>' if found["sources"] else ""
-                cells.append(f'<td><span class="v-{escape(found["verdict"])}">{escape(found["verdict"])}</span>{src}</td>')
+                verdict = escape(found["verdict"])
+                cells.append(f'<td><span class="v-{verdict}">{verdict}</span>{src}</td>')
         rows.append(f'<tr><td class="num">{escape(c["id"])}</td><td>{escape(c["text"])}</td>{"".join(cells)}</tr>')
     return (f'<h4>{escape(title)}</h4><table><thead><tr><th>#</th><th>claim</th>{heads}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
@@ -196,13 +200,14 @@ def render_html(run) -> str:
     q_head = "".join(f"<th>{escape(name)}</th>" for name in ["query", "question", *metrics, "failure points"])
     drill = [_drill_down(r, samples[r["id"]], by_id.get(r["id"])) for r in run.results if r["id"] in samples]
 
+    dataset, version = setup.get("dataset", {}), setup.get("ragmeter_version")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
 <title>ragmeter report: {escape(run.name)}</title><style>{CSS}</style></head>
 <body><header><h1>ragmeter report: {escape(run.name)}</h1>
-<p>dataset {escape(setup.get("dataset", {}).get("path"))} &middot; fingerprint {escape(setup.get("dataset", {}).get("fingerprint"))}
-&middot; {len(run.results)} samples &middot; judge {escape(judge)} &middot; ragmeter {escape(setup.get("ragmeter_version"))}
+<p>dataset {escape(dataset.get("path"))} &middot; fingerprint {escape(dataset.get("fingerprint"))}
+&middot; {len(run.results)} samples &middot; judge {escape(judge)} &middot; ragmeter {escape(version)}
 &middot; {escape(setup.get("status"))} &middot; started {escape(started)}</p></header>
 <main><h2>Headline</h2><table><thead><tr><th>metric</th><th>mean</th><th>95% CI</th><th>scored</th>
 <th>not computed</th><th>failed</th><th>definition</th></tr></thead><tbody>{"".join(head_rows)}</tbody></table>

@@ -19,7 +19,7 @@ class JudgeProgress:
                                  console=Console(stderr=True), transient=False)
         self.task: TaskID | None = None
 
-    def __enter__(self) -> "JudgeProgress":
+    def __enter__(self) -> JudgeProgress:
         self.progress.start()
         return self
 

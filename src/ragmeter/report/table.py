@@ -10,7 +10,8 @@ Cells that were not scored read ``n/c`` (not computed) or ``failed``; the covera
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure

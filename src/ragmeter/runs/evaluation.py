@@ -8,10 +8,11 @@ one, or the one resumed). Everything it reads is in :class:`~ragmeter.core.setti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure

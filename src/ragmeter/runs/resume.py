@@ -14,7 +14,8 @@ run directory or another run name is refused too: the run directory is the one r
 from __future__ import annotations
 
 import os
-from typing import Any, Collection, Mapping
+from collections.abc import Collection, Mapping
+from typing import Any
 
 from ragmeter.core.settings import STORED, InvalidSettingError, Settings
 from ragmeter.runs.store import Run

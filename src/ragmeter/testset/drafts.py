@@ -23,9 +23,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragmeter.judges.schemas import STANDALONE
 from ragmeter.judges.judge import JudgeRequest, Judgment
 from ragmeter.judges.prompts import Prompt, load_prompt
+from ragmeter.judges.schemas import STANDALONE
 from ragmeter.testset import schemas
 
 GENERATE = {"single": "testset.single", "multi": "testset.multi", "unanswerable": "testset.unanswerable",
@@ -53,7 +53,9 @@ class Draft:
 
     @property
     def history(self) -> str:
-        return f"User: {self.first_question}\nAssistant: {self.first_answer}" if self.kind == "conversational" else "(none)"
+        if self.kind != "conversational":
+            return "(none)"
+        return f"User: {self.first_question}\nAssistant: {self.first_answer}"
 
     @property
     def key_text(self) -> str:
@@ -69,8 +71,8 @@ class Prompts:
     """The prompts used, loaded once; their hashes go into the report."""
 
     def __init__(self) -> None:
-        self.by_id: dict[str, Prompt] = {pid: load_prompt(pid) for pid in
-                                         (*GENERATE.values(), "testset.verify", "testset.answerable", "turn.standalone")}
+        ids = (*GENERATE.values(), "testset.verify", "testset.answerable", "turn.standalone")
+        self.by_id: dict[str, Prompt] = {pid: load_prompt(pid) for pid in ids}
 
     @property
     def hashes(self) -> dict[str, str]:
@@ -95,8 +97,8 @@ class Prompts:
                                        "question": d.question, "answer": d.answer},
                                       schemas.VERIFY, "testset_verify")}
         if d.kind == "conversational":
-            out["standalone"] = JudgeRequest(self.by_id["turn.standalone"], {"history": d.history, "question": d.question},
-                                             STANDALONE, "standalone")
+            out["standalone"] = JudgeRequest(self.by_id["turn.standalone"],
+                                             {"history": d.history, "question": d.question}, STANDALONE, "standalone")
         return out
 
 

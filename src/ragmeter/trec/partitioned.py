@@ -216,7 +216,8 @@ def _read(buckets: list[Bucket]) -> pa.Table:
 
 def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",), *,
                             memory_limit_mb: float | None = None, max_part_rows: int | None = None,
-                            chunk_bytes: int | None = None, tmpdir: str | None = None, level: int = 1, complete: bool = False,
+                            chunk_bytes: int | None = None, tmpdir: str | None = None, level: int = 1,
+                            complete: bool = False,
                             max_docs: int | None = None, judged_only: bool = False, iprec_rule: str = "v10",
                             skip_missing: bool = False) -> TrecResult:
     """``evaluate_trec`` with the process's peak memory at or under ``memory_limit_mb``.

@@ -305,7 +305,7 @@ def _slow_run(path: str) -> tuple[pa.Table, str]:
     docs: list[str] = []
     scores: list[float] = []
     runid = b""
-    for qid, doc, score, runid in run_rows(run_lines(path), path):
+    for qid, doc, score, runid in run_rows(run_lines(path), path):  # noqa: B007 (the last row's run id is returned)
         qids.append(qid)
         docs.append(doc)
         scores.append(score)

@@ -55,5 +55,6 @@ class TrecResult:
     def to_dict(self) -> dict[str, Any]:
         return {"topics": self.topics, "runid": self.runid,
                 "measures": {n: {"all": self.mean(n),
-                                 "per_topic": self.query(n) if n in self.per_topic and self.kinds[n] not in ("gm",) else None}
+                                 "per_topic": self.query(n) if n in self.per_topic and self.kinds[n] not in ("gm",)
+                                 else None}
                              for n in self.names}}

@@ -69,7 +69,8 @@ register(JudgedSpec(
     name="judged_context_precision", version=1, family="context", rank_aware=True,
     evidence=frozenset({"reference_claims", "reference@context"}),
     display=Display("judged ctx precision", "judged context precision"),
-    definition="rank_weighted: sum(P@i rel_i) / relevant found; average_precision: / (found + unsupported reference claims)",
+    definition="rank_weighted: sum(P@i rel_i) / relevant found; "
+               "average_precision: / (found + unsupported reference claims)",
     source="Ragas 0.4 LLMContextPrecisionWithReference, DeepEval ContextualPrecision (rank_weighted)",
     params={"form": Param(str, "rank_weighted", choices=("rank_weighted", "average_precision"))},
     undefined="no reference claims", compute=judged_context_precision))

@@ -57,7 +57,8 @@ def faithfulness(ev: Evidence, sample: Sample, measure: Measure, context: Judged
 def contradiction_rate(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
     claims = require_claims(ev.answer_claims, "answer")
     verdicts = by_claim(require(ev.verdicts.get("answer@context"), "no verdicts"))
-    return sum(verdicts.get(c.id) is not None and verdicts[c.id].verdict == "contradicted" for c in claims) / len(claims)
+    contradicted = sum(verdicts.get(c.id) is not None and verdicts[c.id].verdict == "contradicted" for c in claims)
+    return contradicted / len(claims)
 
 
 register(JudgedSpec(
@@ -66,12 +67,14 @@ register(JudgedSpec(
     definition="answer claims supported by the context / answer claims",
     source="Es et al. 2023 (Ragas paper); RAGChecker (per_chunk); DeepEval 4.2.8 (unsupported='pass')",
     aliases=("groundedness",),
-    params={"unsupported": Param(str, "fail", choices=("fail", "pass"), doc="does a claim the context does not mention fail?"),
+    params={"unsupported": Param(str, "fail", choices=("fail", "pass"),
+                                 doc="does a claim the context does not mention fail?"),
             "evidence": Param(str, "joined", choices=("joined", "per_chunk"), doc="may support combine passages?")},
     undefined="the answer has no claims", compute=faithfulness))
 
 register(JudgedSpec(
     name="contradiction_rate", version=1, family="generation", evidence=NEEDS,
     higher_is_better=False, display=Display("contradicted", "contradiction rate"),
-    definition="answer claims the context contradicts / answer claims", source="ragmeter (from the faithfulness verdicts)",
+    definition="answer claims the context contradicts / answer claims",
+    source="ragmeter (from the faithfulness verdicts)",
     undefined="the answer has no claims", compute=contradiction_rate))

@@ -95,5 +95,6 @@ register(JudgedSpec(name="noise_sensitivity", version=1, family="generation", so
 register(JudgedSpec(name="context_utilization", version=1, family="generation", source=RAGCHECKER,
                     evidence=frozenset({"reference_claims", "reference@context", "reference@answer"}),
                     display=Display("utilization", "context utilization"),
-                    definition="reference claims in the context that the answer states / reference claims in the context",
+                    definition="reference claims in the context that the answer states "
+                               "/ reference claims in the context",
                     undefined="the context supports no reference claim", compute=context_utilization))

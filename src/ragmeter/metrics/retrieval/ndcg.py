@@ -19,7 +19,8 @@ Seed q1 (binary, relevant at 2 and 4, R = 3, k = 5):
 >>> from ragmeter.metrics.batch import RankedBatch
 >>> from ragmeter.metrics import parse_measure
 >>> b = RankedBatch.from_lists([["a", "r1", "b", "r2", "c"]], [{"r1": 1, "r2": 1, "r3": 1}])
->>> [round(float(m.spec.compute(b, m).values[0]), 3) for m in map(parse_measure, ["ndcg@5", "ndcg(discount='jk2002')@5"])]
+>>> measures = map(parse_measure, ["ndcg@5", "ndcg(discount='jk2002')@5"])
+>>> [round(float(m.spec.compute(b, m).values[0]), 3) for m in measures]
 [0.498, 0.57]
 """
 
@@ -69,7 +70,8 @@ register(LabelSpec(
     aliases=("ndcg_cut", "n_dcg"),
     params={
         "gain": Param(str, "linear", choices=("linear", "exp"), doc="gain of grade g: g, or 2^g - 1"),
-        "discount": Param(str, "log2", choices=("log2", "jk2002"), doc="1/log2(i+1), or JK-2002 log_base(i) from rank base"),
+        "discount": Param(str, "log2", choices=("log2", "jk2002"),
+                          doc="1/log2(i+1), or JK-2002 log_base(i) from rank base"),
         "base": Param(float, 2.0, ge=1.0000001, doc="log base of the jk2002 discount"),
         "view": VIEW,
     },

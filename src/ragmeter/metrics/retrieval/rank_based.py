@@ -71,7 +71,8 @@ COMMON = {"rel": REL, "view": VIEW}
 
 register(LabelSpec(
     name="reciprocal_rank", version=1, family="retrieval", display=Display("RR", "MRR"),
-    definition="1 / rank of the first relevant chunk within k, 0 if none; granular=True: mean of 1/rank over relevant found",
+    definition="1 / rank of the first relevant chunk within k, 0 if none; "
+               "granular=True: mean of 1/rank over relevant found",
     source="Voorhees 1999 (TREC-8 QA); trec_eval recip_rank; LlamaIndex MRR(use_granular_mrr)",
     aliases=("mrr", "rr", "recip_rank"),
     params={**COMMON, "granular": Param(bool, False, doc="average 1/rank over every relevant chunk found")},
