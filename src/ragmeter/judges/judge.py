@@ -162,6 +162,7 @@ class JudgeStats:
     unreachable: int = 0  # items that failed for transport or envelope reasons (not stored, counted in failed)
     shared: int = 0  # identical requests answered by a call already in flight
     by_prompt: dict = field(default_factory=dict)
+    transport: dict = field(default_factory=dict)  # the backend's HTTP counts (requests sent, retries)
 
     def add_unreachable(self, prompt_id: str) -> None:
         self.failed += 1
@@ -187,6 +188,7 @@ class JudgeStats:
     def as_dict(self) -> dict:
         return {"calls": self.calls, "reasks": self.reasks, "cached": self.cached, "failed": self.failed,
                 "unreachable": self.unreachable, "shared": self.shared,
+                "requests": self.transport.get("requests", self.calls), "retries": self.transport.get("retries", 0),
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "latency_s": round(self.latency_s, 6), "by_prompt": self.by_prompt}
 
@@ -204,6 +206,9 @@ class Judge:
         self.budget = budget
         self.retry_failed = retry_failed
         self.stats = JudgeStats()
+        http = getattr(backend, "stats", None)
+        if isinstance(http, dict):
+            self.stats.transport = http  # the same dict: counts every HTTP request, retried ones too
         self._in_flight: dict[str, asyncio.Future] = {}
         self._retried: set[str] = set()  # failed judgments already re-asked in this process
 
