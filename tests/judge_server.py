@@ -133,7 +133,7 @@ def start(responder: Callable[[str, dict], Any]) -> tuple[ThreadingHTTPServer, S
     handler = type("BoundHandler", (Handler,), {"state": state})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
     return server, state
 

@@ -295,7 +295,8 @@ def load_run(path: str | Path) -> Run:
 
 def damaged_run(path: Path, error: InvalidInputError) -> Run:
     """A placeholder for a run that cannot be read: status ``damaged``, the error kept."""
-    return Run(path, {"status": "damaged", "damage": str(error)}, [], {})
+    where = ", ".join([Path(error.file).name] + ([f"line {error.line}"] if error.line else [])) if error.file else ""
+    return Run(path, {"status": "damaged", "damage": f"{where}: {error.problem}" if where else str(error)}, [], {})
 
 
 def list_runs(base: str | Path | None = None, *, damaged: bool = False) -> list[Run]:
