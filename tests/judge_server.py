@@ -50,6 +50,7 @@ class Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("content-length", 0)))
         payload = json.loads(body)
         record = {"path": self.path, "payload": payload, "headers": dict(self.headers), "start": time.monotonic(),
+                  "wall": time.time(),
                   "end": None}
         with st.lock:
             st.requests.append(record)

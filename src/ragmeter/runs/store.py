@@ -88,17 +88,28 @@ def check_writable(base: str | Path) -> None:
 
 def start_run(path: Path, options: dict[str, Any], dataset: dict[str, Any] | None = None) -> dict:
     """Create the directory and a setup marked running (what --resume needs is in ``options``;
-    ``dataset``: its absolute path and fingerprint, checked on resume)."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StorageError(f"cannot create the run directory ({exc.strerror or exc})", file=str(path),
-                           fix=os_error_fix(exc)) from None
+    ``dataset``: its absolute path and fingerprint, checked on resume). The directory appears
+    with its setup.json in it (made under a temporary name, then renamed), so a kill never
+    leaves a run directory that is not a run."""
     setup = {"status": "running", "ragmeter_version": __version__, "started": time.time(), "options": options}
     if dataset is not None:
         setup["dataset"] = dataset
     setup = redact_value(setup)
-    _write_json(path / "setup.json", setup)
+    if path.is_dir() and (path / "setup.json").is_file():
+        _write_json(path / "setup.json", setup)
+        return setup
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create the run directory ({exc.strerror or exc})", file=str(path),
+                           fix=os_error_fix(exc)) from None
+    _write_json(tmp / "setup.json", setup)
+    try:
+        tmp.rename(path)
+    except OSError as exc:
+        raise StorageError(f"cannot create the run directory ({exc.strerror or exc})", file=str(path),
+                           fix=os_error_fix(exc)) from None
     return setup
 
 
@@ -304,7 +315,7 @@ def list_runs(base: str | Path | None = None, *, damaged: bool = False) -> list[
     cannot be read is left out, or with ``damaged=True`` listed with status ``damaged``."""
     base = Path(default_runs_dir() if base is None else base)
     out: list[Run] = []
-    runs = sorted(p for p in base.iterdir() if (p / "setup.json").is_file()) if base.is_dir() else []
+    runs = sorted(p for p in base.iterdir() if not p.name.startswith(".") and (p / "setup.json").is_file()) if base.is_dir() else []
     for p in runs:
         try:
             out.append(load_run(p))
