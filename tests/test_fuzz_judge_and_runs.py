@@ -72,7 +72,7 @@ def test_anthropic_envelopes_read_or_fail_typed(body):
 @FUZZ
 @given(st.one_of(content, json_values.map(lambda v: json.dumps(v, allow_nan=True))), st.booleans())
 def test_reply_content_is_checked_without_escaping_errors(text, truncated):
-    value, problem, missing = Judge._check(request("a"), Reply(str(text), 1, 1, 0.0, truncated), {})
+    value, problem, _ = Judge._check(request("a"), Reply(str(text), 1, 1, 0.0, truncated), {})
     assert (problem is None) == (value is not None) or problem is None
     if problem is None:
         assert value == good_verdicts

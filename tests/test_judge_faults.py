@@ -14,10 +14,21 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from ragmeter.judges import AnthropicBackend, Judge, JudgeConfigError, OpenAIBackend, RetryPolicy
-from ragmeter.judges import transport
+from ragmeter.judges import (
+    AnthropicBackend,
+    Judge,
+    JudgeConfigError,
+    OpenAIBackend,
+    RetryPolicy,
+    transport,
+)
 from ragmeter.judges.agreement_set import check, load_set
-from ragmeter.judges.transport import JudgeReplyError, JudgeTransportError, retry_after, send
+from ragmeter.judges.transport import (
+    JudgeReplyError,
+    JudgeTransportError,
+    retry_after,
+    send,
+)
 from ragmeter.ledger import Ledger
 
 from . import judge_server

@@ -80,7 +80,7 @@ def test_run_files_are_written_atomically(cli, warranty, runs_dir, monkeypatch):
     assert cli("eval", warranty / "dataset.jsonl", "-m", LABEL).exit_code == 0
     (run,) = _runs(runs_dir)
     before = (run / "samples.jsonl").read_text()
-    import ragmeter.io.writer as writer
+    from ragmeter.io import writer
 
     def crash(tmp, path):
         raise KeyboardInterrupt  # as if killed between writing the temporary file and renaming it
@@ -113,7 +113,7 @@ def test_an_unwritable_runs_folder_fails_before_any_scoring(cli, warranty, tmp_p
 
 
 def test_a_full_disk_is_a_typed_error(cli, warranty, runs_dir, monkeypatch):
-    import ragmeter.runs.store as store
+    from ragmeter.runs import store
 
     def full(path, doc):
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -15,10 +15,17 @@ from typing import Any, Callable
 
 import httpx
 
-from ragmeter.core.settings import DEFAULTS
 from ragmeter.core.secrets import redact
+from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges import envelope
-from ragmeter.judges.transport import AdaptiveLimiter, JudgeConfigError, JudgeReplyError, Limiter, RetryPolicy, send
+from ragmeter.judges.transport import (
+    AdaptiveLimiter,
+    JudgeConfigError,
+    JudgeReplyError,
+    Limiter,
+    RetryPolicy,
+    send,
+)
 
 
 @dataclass(frozen=True)
@@ -88,7 +95,7 @@ class _HTTPBackend(Backend):
         return self._client
 
     async def _post(self, path: str, payload: dict, headers: dict) -> httpx.Response:
-        return await send(lambda: self.client.post(self.base_url + path, json=payload, headers=headers),
+        return await send(lambda: self.client.post(f"{self.base_url}{path}", json=payload, headers=headers),
                           limiter=self.limiter, policy=self.policy, backend=self.name, stats=self.stats)
 
     def _redact(self, text: str) -> str:

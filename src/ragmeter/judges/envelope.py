@@ -13,6 +13,7 @@ and a rerun asks again. A missing ``usage`` is read as zero tokens (many local s
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,7 +51,7 @@ def _tokens(backend: str, usage: Any, name: str, body: str) -> int:
     value = usage.get(name) if usage is not None else None
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0 \
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value) or value < 0 \
             or value > 2 ** 53 or int(value) != value:
         raise _bad(backend, f"envelope (usage.{name} is {type(value).__name__} {str(value)[:40]!r}, "
                             f"not a token count)", body)

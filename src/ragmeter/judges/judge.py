@@ -37,7 +37,12 @@ from ragmeter.judges import cost
 from ragmeter.judges.backends import Backend, Decoding, Reply
 from ragmeter.judges.prompts import Prompt
 from ragmeter.judges.replies import Keyed, digest, extract_json, schema_errors
-from ragmeter.judges.transport import JudgeConfigError, JudgeReplyError, JudgeTransportError, LoopCondition
+from ragmeter.judges.transport import (
+    JudgeConfigError,
+    JudgeReplyError,
+    JudgeTransportError,
+    LoopCondition,
+)
 from ragmeter.ledger.sqlite import Ledger
 
 MAX_ECHO = 4000  # characters of a bad reply shown back to the judge in a re-ask
@@ -285,10 +290,10 @@ class Judge:
             self.stats.calls += tally.calls
             self.stats.add_unreachable(request.prompt.id)
             raise
-        except (JudgeConfigError, BudgetExceeded):
+        except RagmeterError:  # a setting, the budget, a local judge that cannot start: the run stops
             self.stats.calls += tally.calls
             raise
-        except Exception as exc:  # a reply no check foresaw (RecursionError, ...): this item only, not stored
+        except Exception as exc:  # noqa: BLE001 -- a reply no check foresaw: this item fails, nothing stored
             self.stats.calls += tally.calls
             self.stats.add_unreachable(request.prompt.id)
             raise JudgeReplyError(redact(f"{self.backend.name}: the reply could not be read "

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -162,7 +163,7 @@ def retry_after(response: httpx.Response, now: datetime | None = None) -> float 
         if when.tzinfo is None:
             when = when.replace(tzinfo=timezone.utc)
         seconds = (when - (now or datetime.now(timezone.utc))).total_seconds()
-    if seconds != seconds:  # NaN
+    if math.isnan(seconds):
         return None
     return max(0.0, seconds)
 

@@ -27,7 +27,15 @@ from ragmeter.judges.judge_factory import default_judge, describe_judge, make_ju
 from ragmeter.metrics.criteria import Criterion, load_criteria
 from ragmeter.runs.blockwise import evaluate_streaming
 from ragmeter.runs.resume import absolute_options, check_fingerprint
-from ragmeter.runs.store import Run, check_writable, finish_run, mark_stopped, new_run_path, save_partial, start_run
+from ragmeter.runs.store import (
+    Run,
+    check_writable,
+    finish_run,
+    mark_stopped,
+    new_run_path,
+    save_partial,
+    start_run,
+)
 
 #: Made from the judge on the local engine; receives the engine's progress (``start``, ``advance``).
 ProgressFactory = Callable[[Judge], AbstractContextManager[Progress]]

@@ -46,8 +46,10 @@ def absolute_options(options: Mapping[str, Any]) -> dict[str, Any]:
 def check_fingerprint(run: Run, fingerprint: str) -> None:
     """Refuse to resume ``run`` on a dataset whose content changed since it started."""
     dataset = run.setup.get("dataset")
-    stored = dataset.get("fingerprint") if isinstance(dataset, dict) else None
-    if stored and stored != fingerprint:
+    if not isinstance(dataset, dict):
+        return
+    stored = dataset.get("fingerprint")
+    if isinstance(stored, str) and stored and stored != fingerprint:
         raise InvalidInputError(f"the dataset changed since the run started (fingerprint {stored[:12]}... then, "
                                 f"{fingerprint[:12]}... now)", file=str(dataset.get("path") or "the dataset"),
                                 fix=f"restore the dataset the run {run.path} was started on, or start a new run "

@@ -27,14 +27,18 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from ragmeter._version import __version__
-from ragmeter.core.errors import InvalidInputError, RagmeterError, StorageError, os_error_fix
+from ragmeter.core.errors import (
+    InvalidInputError,
+    RagmeterError,
+    StorageError,
+    os_error_fix,
+)
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.sample import Sample
 from ragmeter.core.secrets import redact, redact_value
