@@ -68,11 +68,13 @@ def test_rejected_options_leave_no_run_directory(cli, warranty, runs_dir, args):
     assert res.exit_code == 2 and _runs(runs_dir) == []
 
 
-def test_a_rejected_dataset_leaves_no_run_directory(cli, tmp_path, runs_dir):
+@pytest.mark.parametrize("extra", [(), ("--block", "1")])
+def test_a_rejected_dataset_leaves_no_run_directory(cli, tmp_path, runs_dir, extra):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"id": "q1", "retrieved": [}\n')
-    res = cli("eval", bad)
-    assert res.exit_code == 2 and "bad.jsonl" in res.output and _runs(runs_dir) == []
+    good = json.dumps({"id": "q0", "retrieved": ["a"], "relevant": {"a": 1}})
+    bad.write_text(good + '\n{"id": "q1", "retrieved": [}\n')
+    res = cli("eval", bad, "-m", "recall", *extra)
+    assert res.exit_code == 2 and "bad.jsonl" in res.output and "line 2" in res.output and _runs(runs_dir) == []
 
 
 def test_run_files_are_written_atomically(cli, warranty, runs_dir, monkeypatch):

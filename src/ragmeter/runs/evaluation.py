@@ -186,14 +186,22 @@ def _recording(settings: Settings, resume: Run | None,
 def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
               criteria: dict[str, Criterion] | None, resume: Run | None) -> EvaluationRun:
     embedder = embedder_for(settings)
-    run_path, setup = _recording(settings, resume)
+    opened: dict[str, Any] = {"path": None, "setup": None}
+
+    def open_run(dataset: dict[str, Any]) -> tuple[Path | None, dict | None]:
+        if resume is not None:
+            check_fingerprint(resume, dataset["fingerprint"])
+        opened["path"], opened["setup"] = _recording(settings, resume, dataset)
+        return opened["path"], opened["setup"]
+
     try:
-        summary, dataset = evaluate_streaming(path, settings.metrics, block=block, run_path=run_path,
-                                              setup=setup, corpus=settings.corpus, k=settings.k, view=settings.view,
+        summary, dataset = evaluate_streaming(path, settings.metrics, block=block, open_run=open_run,
+                                              corpus=settings.corpus, k=settings.k, view=settings.view,
                                               judge=judge, criteria=criteria, embedder=embedder)
     except BaseException as exc:
-        if run_path is not None and setup is not None:
-            mark_stopped(run_path, setup, exc)
+        if opened["path"] is not None and opened["setup"] is not None:
+            mark_stopped(opened["path"], opened["setup"], exc)
         raise
+    run_path = opened["path"]
     measures = resolve_measures(settings.metrics, settings.k, view=settings.view)
     return EvaluationRun(settings, run_path, streamed=StreamedEvaluation(summary, dataset, measures, block))
