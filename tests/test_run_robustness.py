@@ -59,7 +59,8 @@ def test_a_torn_last_line_of_an_unfinished_run_is_trimmed(four_runs):
     setup = json.loads((run / "setup.json").read_text())
     (run / "setup.json").write_text(json.dumps({**setup, "status": "running"}))
     (run / "results.jsonl").write_text((run / "results.jsonl").read_text() + '{"id": "q7", "metr')
-    assert len(load_run(run).results) == 6
+    (run / "samples.jsonl").write_text((run / "samples.jsonl").read_text() + '{"id": "q7", "retr')
+    assert len(load_run(run).results) == 6 and len(load_run(run).samples()) == 6
 
 
 @pytest.mark.parametrize("args", [("--metrics", "bogus"), ("--k", "-1"), ("--judge", "nope:x")])

@@ -196,8 +196,19 @@ class Run:
         return {r["id"]: r["metrics"][key] for r in self.results if key in r["metrics"]}
 
     def samples(self) -> tuple[Sample, ...]:
-        """The samples as they were scored (the run's own copy)."""
-        return load_dataset(self.path / "samples.jsonl").samples
+        """The samples as they were scored (the run's own copy). A run that is not complete may
+        end in a torn line (killed mid-append): the samples before it are read."""
+        path = self.path / "samples.jsonl"
+        if not self.complete and path.is_file():
+            text = path.read_bytes()
+            if text and not text.endswith(b"\n"):
+                import tempfile
+
+                with tempfile.TemporaryDirectory() as tmp:
+                    trimmed = Path(tmp) / "samples.jsonl"
+                    trimmed.write_bytes(text[: text.rfind(b"\n") + 1])
+                    return load_dataset(trimmed).samples
+        return load_dataset(path).samples
 
 
 def _located(path: Path, line: int | None, problem: str) -> InvalidInputError:
