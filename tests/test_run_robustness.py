@@ -208,3 +208,14 @@ def test_retry_failed_from_the_cli_on_eval_and_resume(cli, warranty, runs_dir, s
     retried = cli("eval", "--resume", run, "--retry-failed")
     assert retried.exit_code == 0 and seed_server.count > calls
     assert load_run(run).summary["faithfulness"]["failed"] == 0
+
+
+def test_the_judge_line_counts_requests_after_a_5xx(cli, warranty, seed_server):
+    seed_server.queue({"status": 500})
+    res = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--only", "q1",
+              "--metrics", "faithfulness", "--judge", "openai:m", "--concurrency", "1", "--no-save",
+              "--judge-base-url", seed_server.url + "/v1")
+    assert res.exit_code == 0 and "0 failed" in res.stdout
+    calls = seed_server.count - 1
+    assert f"judge openai:m: {calls} calls" in res.stdout
+    assert f"{seed_server.count} HTTP requests (1 retried after a timeout, 5xx or 429)" in res.stdout

@@ -2,8 +2,9 @@
 
 Two kinds of secret are redacted (replaced by ``***``): the userinfo of a URL
 (``http://user:pass@host`` -> ``http://***@host``), and any text equal to a credential the
-process holds: the value of an environment variable whose name says it is one (``*_API_KEY``,
-``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``, ``*_KEY``), or a key passed in. Applied to
+process holds: the value (8 characters or more) of an environment variable whose name says it
+is one (``*_API_KEY``, ``*_ACCESS_KEY``, ``*_SECRET_KEY``, ``*_TOKEN``, ``*_SECRET``,
+``*_PASSWORD``), or a key passed in. Applied to
 setup.json, results, summaries, ledger contents, logs and error messages.
 
 >>> redact("POST http://alice:s3cret@judge.local/v1 failed", "sk-abcdef123456")
@@ -19,8 +20,9 @@ import re
 from typing import Any
 
 MASK = "***"
-MIN_SECRET = 6  # shorter values are not treated as secrets (they would mask ordinary words)
-_SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.IGNORECASE)
+MIN_SECRET = 8  # shorter values are not treated as secrets (they would mask ordinary words)
+_SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|ACCESS_?KEY|SECRET_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)$",
+                          re.IGNORECASE)
 _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<info>[^/?#@\s]+)@")
 
 

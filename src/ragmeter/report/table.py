@@ -95,6 +95,10 @@ def judge_line(spec: str | None, result: EvaluationResult, price_in: float | Non
             f"{st['cached']} from the ledger, {st['failed']} failed"
             f"{f' ({u} unreachable, not stored)' if (u := st.get('unreachable')) else ''}, {st['input_tokens']} input + "
             f"{st['output_tokens']} output tokens")
+    if st.get("retries"):
+        line += f", {st['requests']} HTTP requests ({st['retries']} retried after a timeout, 5xx or 429)"
+    if st.get("shared"):
+        line += f", {st['shared']} identical requests asked once"
     if price_in is not None and price_out is not None:
         line += f", about ${usd(st['input_tokens'], st['output_tokens'], price_in, price_out):.4f}"
     return line
