@@ -23,7 +23,7 @@ from ragmeter.ledger.sqlite import Ledger
 
 #: How a Ray task receives a judge: the description's keys and the settings they carry.
 WIRE = {"judge": "judge", "base_url": "judge_base_url", "concurrency": "concurrency", "timeout": "timeout",
-        "max_reasks": "max_reasks"}
+        "max_reasks": "max_reasks", "retry_failed": "retry_failed"}
 
 
 def default_judge() -> str | None:
