@@ -1,7 +1,8 @@
 """A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions and embeddings and
 the Anthropic Messages wire protocols, for judge and embedder tests. It answers with ``responder(payload)`` unless an
 action queued in ``state.actions`` says otherwise (status, Retry-After, delay, raw body,
-reply content, truncation). It records every request and the most requests in flight."""
+reply content, truncation, content type). It records every request (with its arrival and
+finish times, for the kill -9 loop) and the most requests in flight."""
 
 from __future__ import annotations
 
@@ -49,8 +50,11 @@ class Handler(BaseHTTPRequestHandler):
         st = self.state
         body = self.rfile.read(int(self.headers.get("content-length", 0)))
         payload = json.loads(body)
+        record = {"path": self.path, "payload": payload, "headers": dict(self.headers), "start": time.monotonic(),
+                  "wall": time.time(),
+                  "end": None}
         with st.lock:
-            st.requests.append({"path": self.path, "payload": payload, "headers": dict(self.headers)})
+            st.requests.append(record)
             action = st.actions.popleft() if st.actions else {}
             st.in_flight += 1
             st.max_in_flight = max(st.max_in_flight, st.in_flight)
@@ -61,7 +65,8 @@ class Handler(BaseHTTPRequestHandler):
             if "status" in action:
                 return self._send(action["status"], {"error": {"message": "scripted failure"}}, action.get("headers"))
             if "body" in action:
-                return self._send(200, action["body"])
+                return self._send(action.get("body_status", 200), action["body"], action.get("headers"),
+                                  action.get("content_type", "application/json"))
             if self.path.endswith("/embeddings"):  # letter counts; each batch answered in reverse order
                 data = [{"object": "embedding", "index": i, "embedding": _letters(text)}
                         for i, text in enumerate(payload["input"])][::-1]
@@ -91,11 +96,14 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             with st.lock:
                 st.in_flight -= 1
+                record["end"] = time.monotonic()
 
-    def _send(self, status: int, body: Any, headers: dict | None = None) -> None:
-        data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
+    def _send(self, status: int, body: Any, headers: dict | None = None,
+              content_type: str = "application/json") -> None:
+        data = (body if isinstance(body, bytes) else body.encode() if isinstance(body, str)
+                else json.dumps(body).encode())
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
@@ -129,7 +137,7 @@ def start(responder: Callable[[str, dict], Any]) -> tuple[ThreadingHTTPServer, S
     handler = type("BoundHandler", (Handler,), {"state": state})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
     return server, state
 

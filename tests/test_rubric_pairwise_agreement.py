@@ -166,7 +166,7 @@ def test_agreement_command(cli, warranty, runs_dir, tmp_path):
 
 def test_pairwise_command_over_http(cli, tmp_path):
     data = tmp_path / "d.jsonl"
-    data.write_text("".join(json.dumps({"id": f"q{i}", "question": "Q?", "answer": "short",
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": f"Q{i}?", "answer": "short",
                                         "metadata": {"answer_b": "a much longer answer"}}) + "\n" for i in range(4)))
     srv, state = judge_server.start(lambda text, payload: {"winner": "2", "reason": "second"})
     try:

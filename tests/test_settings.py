@@ -159,7 +159,7 @@ def test_resume_accepts_a_stored_setting_given_again_with_its_value(stored_run, 
 
 
 @pytest.mark.parametrize("name,value", [("k", 10), ("metrics", ("recall",)), ("judge", "openai:other"),
-                                        ("dataset", "other.jsonl"), ("concurrency", 2), ("save", False),
+                                        ("dataset", "other.jsonl"), ("max_reasks", 5), ("save", False),
                                         ("name", "again")])
 def test_resume_refuses_what_would_change_the_run(stored_run, name, value):
     with pytest.raises(InvalidSettingError) as exc:

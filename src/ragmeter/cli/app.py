@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import typer
 
 from ragmeter.core.errors import RagmeterError
+from ragmeter.core.secrets import redact
 from ragmeter.core.settings import InvalidSettingError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -35,16 +36,17 @@ def flag(setting: str) -> str:
 
 def friendly(fn: F) -> F:
     """A setting the library refuses becomes a usage error naming its option (exit status 2);
-    any other of ragmeter's own errors becomes one line on stderr (exit status 2)."""
+    any other of ragmeter's own errors becomes one line on stderr (exit status 2). Messages are
+    redacted (URL userinfo, held API keys)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except InvalidSettingError as exc:
-            raise typer.BadParameter(exc.message, param_hint=flag(exc.setting)) from None
+            raise typer.BadParameter(redact(exc.message), param_hint=flag(exc.setting)) from None
         except RagmeterError as exc:
-            typer.echo(f"error: {exc}", err=True)
+            typer.echo(f"error: {redact(str(exc))}", err=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]

@@ -132,7 +132,11 @@ def eval_command(
     name: str = typer.Option(DEFAULTS.name, "--name", help="run name (the directory is <timestamp>-<name>)"),
     save: bool = typer.Option(DEFAULTS.save, "--save/--no-save", help="write a run directory"),
     resume: str | None = typer.Option(None, "--resume", help="finish an interrupted run directory (with the "
-                                                                "settings it was started with)"),
+                                                                "settings it was started with; --judge-base-url, "
+                                                                "--timeout, --concurrency and prices may change)"),
+    retry_failed: bool = typer.Option(DEFAULTS.retry_failed, "--retry-failed",
+                                      help="ask the judge again for judgments stored as failed (replies that never "
+                                           "validated); a transport failure is never stored, so it is always retried"),
     criteria: str | None = typer.Option(None, "--criteria", help="rubric criteria file (JSON or YAML)"),
     block: int | None = typer.Option(None, "--block", help="stream a JSONL dataset larger than memory, N samples "
                                                               "at a time (prints the means, writes the run)"),

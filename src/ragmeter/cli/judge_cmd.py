@@ -46,9 +46,9 @@ def judge_check_command(
                                "cross_validated": cv.as_dict() if cv else None}, indent=2))
         return
     lo, hi = report.interval()
+    failed = f", {report.failed} of {report.n} not answered (failed calls, left out)" if report.failed else ""
     typer.echo(f"judge {judge} on the {split} split: accuracy {report.accuracy:.3f} "
-               f"({report.correct}/{report.n}{f', {report.failed} failed' if report.failed else ''}), "
-               f"95% interval {lo:.2f}-{hi:.2f}")
+               f"({report.correct}/{report.answered}{failed}), 95% interval {lo:.2f}-{hi:.2f}")
     _confusion(report.confusion)
     if cv is not None:
         clo, chi = cv.interval()

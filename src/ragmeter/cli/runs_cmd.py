@@ -13,11 +13,12 @@ from ragmeter.core.settings import default_runs_dir
 @app.command("runs")
 @friendly
 def runs_command(runs_dir: str = typer.Argument(default_runs_dir())) -> None:
-    """List runs with their status and headline means."""
+    """List runs with their status and headline means (a run whose files cannot be read is
+    listed as damaged, with the file and line)."""
     from ragmeter.report.terminal import runs_table
     from ragmeter.runs import list_runs
 
-    typer.echo(runs_table(list_runs(runs_dir)))
+    typer.echo(runs_table(list_runs(runs_dir, damaged=True)))
 
 
 @app.command("show")

@@ -7,6 +7,8 @@ The hierarchy mirrors what a caller can do about it:
 - ``JudgeUnavailableError``: a judge backend cannot be reached or is not configured.
 - ``JudgeOutputError``: a judge's reply never validated; the judge records that item as
   failed (with the reply) and the run goes on.
+- ``StorageError``: a file ragmeter writes or keeps (a run directory, the ledger) cannot be
+  used: the disk is full, the folder is not writable, the SQLite file is damaged.
 """
 
 from __future__ import annotations
@@ -66,3 +68,27 @@ class JudgeOutputError(RagmeterError):
     def __init__(self, message: str, *, raw: str | None = None) -> None:
         super().__init__(message)
         self.raw = raw
+
+
+class StorageError(RagmeterError):
+    """An OS or SQLite failure on a file ragmeter keeps, with the file and the fix.
+
+    >>> str(StorageError("database disk image is malformed", file="runs/ledger.sqlite", fix="move it aside"))
+    'runs/ledger.sqlite: database disk image is malformed. Fix: move it aside'
+    """
+
+    def __init__(self, message: str, *, file: str | None = None, fix: str | None = None) -> None:
+        self.file, self.fix, self.problem = file, fix, message
+        text = f"{file}: {message}" if file else message
+        super().__init__(f"{text}. Fix: {fix}" if fix else text)
+
+
+def os_error_fix(exc: OSError) -> str:
+    """What to do about an OS error writing a file, by its errno."""
+    import errno
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free some disk space (or point --runs-dir/--ledger at a disk with room) and run again"
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "make the folder writable, or choose another with --runs-dir / --ledger"
+    return "check that the path exists and can be written, or choose another with --runs-dir / --ledger"

@@ -113,6 +113,7 @@ class Settings:
     price_out: float | None = None  # USD per million output tokens
     budget_tokens: int | None = None  # stop before judge tokens would pass this
     budget_usd: float | None = None  # stop before the judge's cost would pass this (needs both prices)
+    retry_failed: bool = False  # ask again the judgments stored as failed (replies that never validated)
     # this invocation
     runs_dir: str = field(default_factory=default_runs_dir)
     name: str = "eval"

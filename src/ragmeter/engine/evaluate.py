@@ -6,7 +6,7 @@ The retrieved view is cut at ``k`` unless a measure names its own ``@k``. The co
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ragmeter.core.errors import InvalidParameterError
@@ -73,6 +73,7 @@ def evaluate(
     embedder: EmbedderLike | None = None,
     criteria: Mapping[str, Criterion] | None = None,
     progress: Progress | None = None,
+    before_judged: Callable[[EvaluationResult], None] | None = None,
 ) -> EvaluationResult:
     """Score every sample with every measure.
 
@@ -105,6 +106,9 @@ def evaluate(
         Rubric criteria besides the built-in ones, by name.
     progress : Progress, optional
         Told how the judge calls advance (:class:`ragmeter.core.progress.Progress`).
+    before_judged : callable, optional
+        Given the label and embedding results before any judged metric starts (the run driver
+        saves them, so a judge failure never costs the rest of the table).
 
     Returns
     -------
@@ -145,12 +149,16 @@ def evaluate(
     outcomes: dict[Measure, tuple[Outcome, ...]] = {}
     outcomes.update(score_labels([m for m in measures if isinstance(m.spec, LabelSpec)], samples,
                                  dataset.fingerprint))
-    judged, evidence = score_judged([m for m in measures if isinstance(m.spec, JudgedSpec)], samples,
-                                    dataset.fingerprint, judge, embedder=embedder, criteria=criteria,
-                                    progress=progress)
-    outcomes.update(judged)
     outcomes.update(score_embedded([m for m in measures if isinstance(m.spec, EmbeddingSpec)], samples,
                                    dataset.fingerprint, embedder))
+    judged_measures = [m for m in measures if isinstance(m.spec, JudgedSpec)]
+    if before_judged is not None and judged_measures and outcomes:
+        done = tuple(m for m in measures if m in outcomes)
+        before_judged(EvaluationResult(samples, done, outcomes, dataset.fingerprint, dataset.path,
+                                       testset_fingerprint=dataset.testset_fingerprint))
+    judged, evidence = score_judged(judged_measures, samples, dataset.fingerprint, judge, embedder=embedder,
+                                    criteria=criteria, progress=progress)
+    outcomes.update(judged)
     return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
                             testset_fingerprint=dataset.testset_fingerprint,
                             evidence=tuple(evidence) if evidence is not None else None,

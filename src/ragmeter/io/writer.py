@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -31,15 +32,35 @@ def sample_to_row(s: Sample) -> dict:
     return row
 
 
-def write_json(path: str | Path, doc: dict) -> None:
-    """Write ``doc`` as indented JSON atomically: a crash never leaves half a file."""
-    path = Path(path)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False))
+def _replace(tmp: Path, path: Path) -> None:
+    """Move a finished temporary file into place (``rename`` is atomic on one file system)."""
     tmp.replace(path)
 
 
+def write_json(path: str | Path, doc: dict) -> None:
+    """Write ``doc`` as indented JSON atomically: a crash never leaves half a file."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(json.dumps(doc, indent=2, ensure_ascii=False))
+            f.flush()
+            os.fsync(f.fileno())
+        _replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def write_jsonl(path: str | Path, rows: Iterable[dict]) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    """Write one JSON object per line atomically (temporary file, then rename)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for row in rows:
+                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        _replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

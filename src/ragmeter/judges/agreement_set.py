@@ -48,20 +48,27 @@ class AgreementReport:
     probs: dict = field(default_factory=dict)  # case id -> the judgment's stored probabilities (local judge)
 
     @property
+    def answered(self) -> int:
+        """Claims the judge gave a verdict for (a failed call is not a wrong answer)."""
+        return self.n - self.failed
+
+    @property
     def accuracy(self) -> float:
-        return self.correct / self.n if self.n else 0.0
+        return self.correct / self.answered if self.answered else 0.0
 
     def interval(self) -> tuple[float, float]:
-        """95% percentile bootstrap over contexts (the claims of one context move together)."""
+        """95% percentile bootstrap over contexts (the claims of one context move together),
+        over the claims the judge answered."""
         import numpy as np
 
-        correct = np.array([r["predicted"] == r["label"] for r in self.rows])
-        groups = np.array([r["case"] for r in self.rows])
+        rows = [r for r in self.rows if r["predicted"] is not None]
+        correct = np.array([r["predicted"] == r["label"] for r in rows])
+        groups = np.array([r["case"] for r in rows])
         return cluster_interval(correct, groups) if len(correct) else (0.0, 0.0)
 
     def as_dict(self) -> dict:
         lo, hi = self.interval()
-        return {"n": self.n, "correct": self.correct, "accuracy": round(self.accuracy, 4),
+        return {"n": self.n, "answered": self.answered, "correct": self.correct, "accuracy": round(self.accuracy, 4),
                 "interval95": [round(lo, 4), round(hi, 4)], "failed": self.failed,
                 "confusion": self.confusion, "labels": list(LABELS)}
 

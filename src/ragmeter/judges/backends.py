@@ -16,8 +16,17 @@ from typing import Any
 
 import httpx
 
+from ragmeter.core.secrets import redact
 from ragmeter.core.settings import DEFAULTS
-from ragmeter.judges.transport import AdaptiveLimiter, JudgeConfigError, Limiter, RetryPolicy, send
+from ragmeter.judges import envelope
+from ragmeter.judges.transport import (
+    AdaptiveLimiter,
+    JudgeConfigError,
+    JudgeReplyError,
+    Limiter,
+    RetryPolicy,
+    send,
+)
 
 
 @dataclass(frozen=True)
@@ -162,11 +171,18 @@ class _HTTPBackend(Backend):
         return self._client
 
     async def _post(self, path: str, payload: dict, headers: dict) -> httpx.Response:
-        return await send(lambda: self.client.post(self.base_url + path, json=payload, headers=headers),
+        return await send(lambda: self.client.post(f"{self.base_url}{path}", json=payload, headers=headers),
                           limiter=self.limiter, policy=self.policy, backend=self.name, stats=self.stats)
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key else text
+        return redact(text, self._key)
+
+    def _envelope(self, read: Callable[[bytes, str], envelope.Envelope], response: httpx.Response) -> envelope.Envelope:
+        """The envelope read by ``read``; a broken one fails this item (redacted message)."""
+        try:
+            return read(response.content, self.name)
+        except JudgeReplyError as exc:
+            raise JudgeReplyError(self._redact(str(exc))) from None
 
     async def aclose(self) -> None:
         if self._client is not None:
@@ -217,17 +233,9 @@ class OpenAIBackend(_HTTPBackend):
         if response.status_code == 400:
             raise JudgeConfigError(f"openai: the server rejected the request (HTTP 400): "
                                    f"{self._redact(response.text[:300])}")
-        try:
-            data = response.json()
-            choice = data["choices"][0]
-            text = choice["message"].get("content") or ""
-        except (ValueError, KeyError, IndexError, TypeError):
-            return Reply(self._redact(response.text[:2000]), 0, 0, time.perf_counter() - start)
-        usage = data.get("usage") or {}
-        logprobs = (choice.get("logprobs") or {}).get("content") if isinstance(choice.get("logprobs"), dict) else None
-        return Reply(text, int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                     time.perf_counter() - start, truncated=choice.get("finish_reason") == "length",
-                     logprobs=logprobs)
+        env = self._envelope(envelope.openai, response)
+        return Reply(env.text, env.input_tokens, env.output_tokens, time.perf_counter() - start,
+                     truncated=env.truncated, logprobs=env.logprobs)
 
 
 class AnthropicBackend(_HTTPBackend):
@@ -258,16 +266,9 @@ class AnthropicBackend(_HTTPBackend):
         if response.status_code == 400:
             raise JudgeConfigError(f"anthropic: the server rejected the request (HTTP 400): "
                                    f"{self._redact(response.text[:300])}")
-        try:
-            data = response.json()
-            blocks = data["content"]
-            tool = next((b for b in blocks if b.get("type") == "tool_use"), None)
-            text = json.dumps(tool["input"]) if tool else "".join(b.get("text", "") for b in blocks)
-        except (ValueError, KeyError, TypeError):
-            return Reply(self._redact(response.text[:2000]), 0, 0, time.perf_counter() - start)
-        usage = data.get("usage") or {}
-        return Reply(text, int(usage.get("input_tokens") or 0), int(usage.get("output_tokens") or 0),
-                     time.perf_counter() - start, truncated=data.get("stop_reason") == "max_tokens")
+        env = self._envelope(envelope.anthropic, response)
+        return Reply(env.text, env.input_tokens, env.output_tokens, time.perf_counter() - start,
+                     truncated=env.truncated)
 
 
 @dataclass

@@ -13,9 +13,14 @@
    failure with the raw reply kept (``JudgeOutputError``: that item fails, the run goes on).
    Never a NaN and never a guessed default.
 
-Transport failures (timeouts, 5xx after retries) are not stored: a rerun tries them again.
-Configuration failures (401/403/404, no key) stop the whole run. ``Budget`` stops a run
-before a call would pass the cap, leaving it resumable.
+Transport failures (timeouts, 5xx after retries) and replies that are not an envelope of the
+protocol (an HTML page with status 200, a message that is a string, 100,000 levels of
+nesting) are not stored: that item fails, and a rerun asks again. ``retry_failed`` re-asks
+the judgments stored as failed (a reply that never validated) and replaces them when the
+new reply validates. Configuration failures (401/403/404, no key) stop the whole run.
+``Budget`` stops a run before a call would pass the cap, leaving it resumable.
+Identical requests asked at once are sent once: the others wait for that judgment.
+Reply text, errors and values are redacted (``core.secrets``) before they are stored.
 """
 
 from __future__ import annotations
@@ -27,12 +32,18 @@ from typing import Any
 
 from ragmeter.core.errors import JudgeOutputError, RagmeterError
 from ragmeter.core.progress import Progress
+from ragmeter.core.secrets import redact, redact_value
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges import cost
 from ragmeter.judges.backends import Backend, Decoding, Reply
 from ragmeter.judges.prompts import Prompt
 from ragmeter.judges.replies import Keyed, digest, extract_json, schema_errors
-from ragmeter.judges.transport import JudgeConfigError, JudgeTransportError, LoopCondition
+from ragmeter.judges.transport import (
+    JudgeConfigError,
+    JudgeReplyError,
+    JudgeTransportError,
+    LoopCondition,
+)
 from ragmeter.ledger.sqlite import Ledger
 
 MAX_ECHO = 4000  # characters of a bad reply shown back to the judge in a re-ask
@@ -154,7 +165,15 @@ class JudgeStats:
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0  # summed over calls made (not cached)
+    unreachable: int = 0  # items that failed for transport or envelope reasons (not stored, counted in failed)
+    shared: int = 0  # identical requests answered by a call already in flight
     by_prompt: dict = field(default_factory=dict)
+    transport: dict = field(default_factory=dict)  # the backend's HTTP counts (requests sent, retries)
+
+    def add_unreachable(self, prompt_id: str) -> None:
+        self.failed += 1
+        self.unreachable += 1
+        self.by_prompt.setdefault(prompt_id, {"calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0})
 
     def add(self, prompt_id: str, j: Judgment) -> None:
         self.calls += j.calls
@@ -174,6 +193,8 @@ class JudgeStats:
 
     def as_dict(self) -> dict:
         return {"calls": self.calls, "reasks": self.reasks, "cached": self.cached, "failed": self.failed,
+                "unreachable": self.unreachable, "shared": self.shared,
+                "requests": self.transport.get("requests", self.calls), "retries": self.transport.get("retries", 0),
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "latency_s": round(self.latency_s, 6), "by_prompt": self.by_prompt}
 
@@ -224,13 +245,20 @@ class Judge:
     """
 
     def __init__(self, backend: Backend, *, ledger: Ledger | None = None, decoding: Decoding | None = None,
-                 max_reasks: int = DEFAULTS.max_reasks, budget: Budget | None = None) -> None:
+                 max_reasks: int = DEFAULTS.max_reasks, budget: Budget | None = None,
+                 retry_failed: bool = False) -> None:
         self.backend = backend
         self.ledger = ledger if ledger is not None else Ledger(":memory:")
         self.decoding = decoding or Decoding()
         self.max_reasks = max_reasks
         self.budget = budget
+        self.retry_failed = retry_failed
         self.stats = JudgeStats()
+        http = getattr(backend, "stats", None)
+        if isinstance(http, dict):
+            self.stats.transport = http  # the same dict: counts every HTTP request, retried ones too
+        self._in_flight: dict[str, asyncio.Future] = {}
+        self._retried: set[str] = set()  # failed judgments already re-asked in this process
 
     @property
     def identity(self) -> dict:
@@ -247,17 +275,52 @@ class Judge:
         return digest(key)
 
     def is_stored(self, request: JudgeRequest) -> bool:
-        return self.ledger.get(self.key(request)) is not None
+        entry = self.ledger.get(self.key(request))
+        return entry is not None and not self._retries(entry)
+
+    def _retries(self, entry: Any) -> bool:
+        """Whether a stored judgment is asked again: a failed one, under ``retry_failed``, once."""
+        return self.retry_failed and entry.status != "ok" and entry.key not in self._retried
 
     async def ask(self, request: JudgeRequest) -> Judgment:
+        """The judgment for ``request``; identical requests in flight share one call."""
         key = self.key(request)
+        running = self._in_flight.get(key)
+        if running is not None and running.get_loop() is asyncio.get_running_loop():
+            self.stats.shared += 1
+            try:
+                j = await asyncio.shield(running)
+            except JudgeTransportError:
+                self.stats.add_unreachable(request.prompt.id)
+                raise
+            self.stats.failed += not j.ok
+            return Judgment(**{**j.__dict__, "calls": 0, "reasks": 0, "cached": True})
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        try:
+            j = await self._ask(request, key)
+        except BaseException as exc:
+            if not future.done():
+                future.set_exception(exc)
+                future.exception()  # retrieved: a waiter re-raises it, no "never retrieved" warning
+            raise
+        else:
+            future.set_result(j)
+            return j
+        finally:
+            if self._in_flight.get(key) is future:
+                del self._in_flight[key]
+
+    async def _ask(self, request: JudgeRequest, key: str) -> Judgment:
         entry = self.ledger.get(key)
-        if entry is not None:
+        if entry is not None and not self._retries(entry):
             value = self.backend.rescore(request, entry.parsed, entry.logprobs) if entry.status == "ok" else None
             j = Judgment(key, entry.status == "ok", value, entry.error, entry.raw, 0, 0,
                          entry.input_tokens, entry.output_tokens, cached=True, logprobs=entry.logprobs)
             self.stats.add(request.prompt.id, j)
             return j
+        if entry is not None:
+            self._retried.add(key)
         tally = _Tally()
         try:
             value, text, logprobs = await self._ask_until_valid(request, tally)
@@ -266,12 +329,30 @@ class Judge:
         except JudgeOutputError as exc:  # stored as failed, with the reply kept: this item only
             j = Judgment(key, False, None, f"{type(exc).__name__}: {exc}", exc.raw, tally.calls, tally.reasks,
                          tally.tokens_in, tally.tokens_out, cached=False, latency_s=tally.latency)
+        except JudgeTransportError:
+            self.stats.calls += tally.calls
+            self.stats.add_unreachable(request.prompt.id)
+            raise
+        except RagmeterError:  # a setting, the budget, a local judge that cannot start: the run stops
+            self.stats.calls += tally.calls
+            raise
+        except Exception as exc:  # noqa: BLE001 -- a reply no check foresaw: this item fails, nothing stored
+            self.stats.calls += tally.calls
+            self.stats.add_unreachable(request.prompt.id)
+            raise JudgeReplyError(redact(f"{self.backend.name}: the reply could not be read "
+                                         f"({type(exc).__name__}: {str(exc)[:200]}); nothing was stored")) from None
+        key_text = getattr(self.backend, "_key", None)
+        j = Judgment(j.key, j.ok, redact_value(j.value, key_text) if j.value is not None else None,
+                     redact(j.error, key_text) if j.error else j.error,
+                     redact(j.raw, key_text) if j.raw else j.raw, j.calls, j.reasks, j.input_tokens,
+                     j.output_tokens, j.cached, j.logprobs, j.latency_s)
         self.ledger.put(key=key, backend=self.backend.name, model=self.backend.model, decoding=self.decoding.as_dict(),
                         prompt_id=request.prompt.id, prompt_hash=request.prompt.hash,
                         schema_hash=digest(request.schema),
                         input_hash=digest(dict(request.inputs)), status="ok" if j.ok else "failed", parsed=j.value,
                         raw=j.raw, error=j.error, input_tokens=j.input_tokens, output_tokens=j.output_tokens,
-                        latency_s=j.latency_s, calls=j.calls, reasks=j.reasks, logprobs=j.logprobs)
+                        latency_s=j.latency_s, calls=j.calls, reasks=j.reasks, logprobs=j.logprobs,
+                        replace_failed=entry is not None)
         self.stats.add(request.prompt.id, j)
         return j
 
@@ -317,6 +398,8 @@ class Judge:
             value = extract_json(reply.text)
         except ValueError as exc:
             return None, str(exc), []
+        except RecursionError:
+            return None, "the reply is JSON nested too deep to read", []
         keyed = request.keyed
         if keyed is not None:
             got, _ = keyed.split(value, request.schema)
@@ -326,7 +409,10 @@ class Judge:
             if missing:
                 return None, f"no valid item for {keyed.key} {', '.join(map(str, missing))}", missing
             value = keyed.merged(found)
-        errors = schema_errors(value, request.schema)
+        try:
+            errors = schema_errors(value, request.schema)
+        except RecursionError:
+            errors = ["(top level): the reply is nested too deep to check"]
         if errors:
             return None, "; ".join(errors[:5]), []
         return value, None, []

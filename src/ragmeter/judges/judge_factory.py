@@ -24,7 +24,7 @@ from ragmeter.ledger.sqlite import Ledger
 
 #: How a Ray task receives a judge: the description's keys and the settings they carry.
 WIRE = {"judge": "judge", "base_url": "judge_base_url", "concurrency": "concurrency", "timeout": "timeout",
-        "max_reasks": "max_reasks"}
+        "max_reasks": "max_reasks", "retry_failed": "retry_failed"}
 
 
 def default_judge() -> str | None:
@@ -40,7 +40,7 @@ def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
     ``spec``: ``openai:<model>``, ``anthropic:<model>``, ``local``, ``local:<file.gguf>``,
     ``auto`` (:func:`default_judge`), or a ready :class:`Backend`. From ``settings``: the
     server URL, concurrency, timeout per call, re-asks, and the token or dollar budget with
-    its prices. ``ledger``: an open ledger or a path; None opens ``settings.ledger_path``.
+    its prices, and ``retry_failed``. ``ledger``: an open ledger or a path; None opens ``settings.ledger_path``.
     ``limiter``: a concurrency limit shared with other judges (the Ray engine's cluster-wide
     one), used by an HTTP backend instead of its own.
 
@@ -65,7 +65,8 @@ def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
         budget = Budget(max_tokens=settings.budget_tokens, max_usd=settings.budget_usd, price_in=settings.price_in,
                         price_out=settings.price_out)
     store = ledger if isinstance(ledger, Ledger) else Ledger(settings.ledger_path if ledger is None else ledger)
-    return Judge(backend, ledger=store, max_reasks=settings.max_reasks, budget=budget)
+    return Judge(backend, ledger=store, max_reasks=settings.max_reasks, budget=budget,
+                 retry_failed=settings.retry_failed)
 
 
 def describe_judge(settings: Settings) -> dict[str, Any] | None:

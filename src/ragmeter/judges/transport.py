@@ -8,15 +8,22 @@
   run goes on, and a rerun retries it since nothing was stored).
 - 401/403/404 raise ``JudgeConfigError`` at once: retrying cannot fix a wrong key, model or
   URL, so the whole run stops with a message naming the setting.
+- Every wait is bounded: a Retry-After (seconds or an HTTP date, RFC 9110 section 10.2.3) is
+  capped at ``RetryPolicy.max_wait``, also when the limiter pauses every request for it, and
+  a wait of ``LONG_WAIT`` seconds or more is said on stderr (the ``ragmeter`` logger).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
 import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 import httpx
@@ -25,6 +32,8 @@ from ragmeter.core.errors import JudgeUnavailableError
 from ragmeter.core.settings import DEFAULTS
 
 THROTTLED = {429, 503, 529}
+LONG_WAIT = 10.0  # seconds: a pause at least this long is said on stderr
+log = logging.getLogger("ragmeter")
 
 
 class JudgeConfigError(JudgeUnavailableError):
@@ -35,15 +44,25 @@ class JudgeTransportError(JudgeUnavailableError):
     """The backend could not be reached after the allowed retries (this item only)."""
 
 
+class JudgeReplyError(JudgeTransportError):
+    """The server answered, but not with a reply of its protocol (an HTML page with status 200,
+    an envelope of the wrong shape): this item fails, nothing is stored, a rerun asks again."""
+
+
 @dataclass
 class RetryPolicy:
     max_retries: int = 4
     base_delay: float = 0.5
     max_delay: float = 30.0
     timeout: float = DEFAULTS.timeout  # seconds per call
+    max_wait: float = 120.0  # the longest a server's Retry-After may pause the run, per throttle
 
     def backoff(self, attempt: int) -> float:
         return random.uniform(0, min(self.max_delay, self.base_delay * 2 ** attempt))
+
+    def capped(self, wait: float) -> float:
+        """``wait`` bounded by ``max_wait`` (a NaN or negative wait is no wait)."""
+        return min(self.max_wait, wait) if wait > 0 else 0.0
 
 
 class LoopCondition:
@@ -122,14 +141,44 @@ class AdaptiveLimiter:
         self.paused_until = max(self.paused_until, time.monotonic() + wait)
 
 
-def retry_after(response: httpx.Response) -> float | None:
+def retry_after(response: httpx.Response, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header: a number of seconds or an HTTP date
+    (``Wed, 21 Oct 2015 07:28:00 GMT``); None when absent or unreadable. Not capped here.
+
+    >>> retry_after(httpx.Response(429, headers={"retry-after": "7"}))
+    7.0
+    >>> retry_after(httpx.Response(429, headers={"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}),
+    ...             now=datetime(2015, 10, 21, 7, 28, tzinfo=timezone.utc))
+    30.0
+    """
     value = response.headers.get("retry-after")
     if value is None:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
+        try:
+            when = parsedate_to_datetime(value.strip())
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = (when - (now or datetime.now(timezone.utc))).total_seconds()
+    if math.isnan(seconds):
         return None
+    return max(0.0, seconds)
+
+
+def throttle_wait(response: httpx.Response, policy: RetryPolicy, attempt: int, backend: str) -> float:
+    """How long a throttled request pauses: the server's Retry-After capped at the policy's
+    ``max_wait``, else the back-off; a long pause is said on stderr."""
+    asked = retry_after(response)
+    wait = policy.capped(asked) if asked is not None else policy.backoff(attempt)
+    if wait >= LONG_WAIT:
+        capped = asked is not None and asked > wait
+        said = f" (the server asked for {asked:g} s, capped by the retry policy)" if capped else ""
+        log.warning("%s: throttled (HTTP %s): pausing requests for %.0f s%s", backend, response.status_code, wait, said)
+    return wait
 
 
 async def send(
@@ -170,8 +219,7 @@ async def send(
             raise JudgeConfigError(f"{backend}: not found (HTTP 404): check the model name and the base URL "
                                    f"(--judge / --judge-base-url)")
         if status in THROTTLED:
-            wait = retry_after(response)
-            limiter.on_throttle(wait if wait is not None else policy.backoff(attempt))
+            limiter.on_throttle(throttle_wait(response, policy, attempt, backend))
             last = f"throttled (HTTP {status})"
         else:
             last = f"HTTP {status}"

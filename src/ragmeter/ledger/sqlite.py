@@ -5,18 +5,23 @@ canonical input hash). A rerun finds its judgments and makes no call; a run kill
 finds the ones that completed; another metric variant reading the same judgments costs
 nothing. Writes are ``INSERT OR IGNORE`` in their own transaction, so concurrent writers
 (several processes, a killed one) can neither corrupt nor duplicate a judgment.
-API keys and headers are never written here.
+API keys and headers are never written here. A failed judgment is replaced only by a
+retry (``replace_failed``), never an ok one. SQLite and OS failures (a damaged file, a full
+disk, a folder that cannot be written) are ``StorageError`` naming the file and the fix.
 """
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragmeter.core.errors import StorageError, os_error_fix
 from ragmeter.core.shared_sqlite import open_shared
 
 SCHEMA = """
@@ -31,6 +36,11 @@ CREATE TABLE IF NOT EXISTS judgments (
     logprobs TEXT                    -- token log-probabilities when the backend gave them
 );
 """
+
+
+COLUMNS = ("key", "backend", "model", "decoding", "prompt_id", "prompt_hash", "schema_hash", "input_hash", "status",
+           "parsed", "raw", "error", "input_tokens", "output_tokens", "latency_s", "calls", "reasks", "created_at",
+           "logprobs")
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,20 @@ class Entry:
     logprobs: Any = None
 
 
+def _fix(exc: Exception) -> str:
+    text = str(exc).lower()
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        return ("the ledger file is damaged: move it aside (the runs keep their results; judgments not in "
+                "another ledger will be asked again) or point --ledger at another file")
+    if "full" in text:
+        return "free some disk space (or point --ledger at a disk with room) and run again"
+    if "readonly" in text or "read-only" in text or "unable to open" in text or "permission" in text:
+        return "make the ledger file and its folder writable, or point --ledger at another file"
+    if isinstance(exc, OSError):
+        return os_error_fix(exc)
+    return "check the ledger file, or point --ledger at another file"
+
+
 class Ledger:
     """A SQLite file of judgments: what makes a rerun, a resumed run or a new metric variant free.
 
@@ -65,8 +89,9 @@ class Ledger:
 
     Raises
     ------
-    sqlite3.OperationalError
-        The file cannot be opened or stays locked by another process for 30 seconds.
+    StorageError
+        The file cannot be opened, read or written (damaged, full disk, read-only, or locked by
+        another process for 30 seconds), with the file and the fix.
 
     Examples
     --------
@@ -91,9 +116,23 @@ class Ledger:
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        self._db = open_shared(self.path, SCHEMA, pragmas=("synchronous=NORMAL",))
+        with self._guard("open"):
+            self._db = open_shared(self.path, SCHEMA, pragmas=("synchronous=NORMAL",))
+
+    @contextmanager
+    def _guard(self, doing: str) -> Iterator[None]:
+        """SQLite and OS errors as ``StorageError`` naming the file and the fix."""
+        try:
+            yield
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise StorageError(f"the judgment ledger cannot be {'opened' if doing == 'open' else doing} "
+                               f"({type(exc).__name__}: {exc})", file=self.path, fix=_fix(exc)) from None
 
     def get(self, key: str) -> Entry | None:
+        with self._guard("read"):
+            return self._get(key)
+
+    def _get(self, key: str) -> Entry | None:
         row = self._db.execute(
             "SELECT key, status, parsed, raw, error, input_tokens, output_tokens, calls, reasks, prompt_id, model, "
             "logprobs FROM judgments WHERE key = ?", (key,)).fetchone()
@@ -106,19 +145,29 @@ class Ledger:
     def put(self, *, key: str, backend: str, model: str, decoding: dict, prompt_id: str, prompt_hash: str,
             schema_hash: str, input_hash: str, status: str, parsed: Any, raw: str | None, error: str | None,
             input_tokens: int, output_tokens: int, latency_s: float, calls: int, reasks: int,
-            logprobs: Any = None) -> None:
-        self._db.execute(
-            "INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (key, backend, model, json.dumps(decoding, sort_keys=True), prompt_id, prompt_hash, schema_hash,
+            logprobs: Any = None, replace_failed: bool = False) -> None:
+        """Store a judgment (``INSERT OR IGNORE``); ``replace_failed``: a retry's outcome replaces
+        a stored failure (never an ok judgment)."""
+        sql = "INSERT OR IGNORE INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        if replace_failed:  # one statement: a kill leaves the old entry or the new one
+            sql = ("INSERT INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                   "ON CONFLICT(key) DO UPDATE SET "
+                   + ", ".join(f"{c} = excluded.{c}" for c in COLUMNS[1:]) + " WHERE judgments.status != 'ok'")
+        with self._guard("written"):
+            self._db.execute(sql, (key, backend, model, json.dumps(decoding, sort_keys=True), prompt_id, prompt_hash,
+                                   schema_hash,
              input_hash, status, json.dumps(parsed) if parsed is not None else None, raw, error,
              input_tokens, output_tokens, latency_s, calls, reasks, time.time(),
              json.dumps(logprobs) if logprobs is not None else None))
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        with self._guard("read"):
+            return int(self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
 
     def keys(self) -> Iterator[str]:
-        for (key,) in self._db.execute("SELECT key FROM judgments"):
+        with self._guard("read"):
+            rows = self._db.execute("SELECT key FROM judgments").fetchall()
+        for (key,) in rows:
             yield key
 
     def merge_from(self, path: str | Path) -> int:

@@ -93,8 +93,14 @@ def judge_line(spec: str | None, result: EvaluationResult, price_in: float | Non
     dollars when both prices (per million tokens) are given."""
     st = result.judge_stats or {}
     line = (f"judge {spec}: {st['calls']} calls ({result.calls_per_sample:.1f} per sample), {st['reasks']} re-asks, "
-            f"{st['cached']} from the ledger, {st['failed']} failed, {st['input_tokens']} input + "
+            f"{st['cached']} from the ledger, {st['failed']} failed"
+            f"{f' ({u} unreachable, not stored)' if (u := st.get('unreachable')) else ''}, "
+            f"{st['input_tokens']} input + "
             f"{st['output_tokens']} output tokens")
+    if st.get("retries"):
+        line += f", {st['requests']} HTTP requests ({st['retries']} retried after a timeout, 5xx or 429)"
+    if st.get("shared"):
+        line += f", {st['shared']} identical requests asked once"
     if price_in is not None and price_out is not None:
         line += f", about ${usd(st['input_tokens'], st['output_tokens'], price_in, price_out):.4f}"
     return line

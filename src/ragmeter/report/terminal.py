@@ -26,6 +26,9 @@ def runs_table(runs) -> str:
         return "no runs yet (ragmeter eval writes them)"
     t = Table("run", "status", "samples", "headline means", box=None)
     for r in runs:
+        if r.setup.get("status") == "damaged":
+            t.add_row(r.name, "damaged", "-", str(r.setup.get("damage", "")))
+            continue
         means = ", ".join(f"{m} {_fmt(v.get('mean'))}" for m, v in list(r.summary.items())[:4])
         t.add_row(r.name, r.setup.get("status", "?"), str(len(r.results)), means)
     return _render(t)
@@ -47,6 +50,8 @@ def show_run(run) -> str:
                   str(m["not_computed"]), str(m["failed"]))
     lines.append(_render(t))
     if not run.complete:
+        if s.get("stopped_by"):
+            lines.append(f"stopped by: {s['stopped_by']}")
         lines.append(f"incomplete: finish it with `ragmeter eval --resume {run.path}`")
     return "\n".join(lines)
 

@@ -12,6 +12,7 @@ import dataclasses
 import json
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +52,19 @@ class Accumulator:
                 for name in self.status}
 
 
-def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None, setup: dict | None,
-                       corpus: str | None = None, **kwargs: Any) -> tuple[dict, dict]:
-    """Score ``path`` in blocks of ``block`` samples; returns (summary, dataset info)."""
+def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None = None, setup: dict | None = None,
+                       corpus: str | None = None,
+                       open_run: Callable[[dict], tuple[Path | None, dict | None]] | None = None,
+                       **kwargs: Any) -> tuple[dict, dict]:
+    """Score ``path`` in blocks of ``block`` samples; returns (summary, dataset info).
+
+    ``open_run``: called with the dataset's absolute path and fingerprint once the whole file
+    has been checked, returning the run directory and its setup (so a rejected dataset leaves
+    no run directory); or give ``run_path`` and ``setup`` directly."""
     texts = load_corpus(corpus) if corpus else None
     fingerprint, testset, count = scan(path, corpus=texts)  # ids checked before anything is scored
+    if open_run is not None:
+        run_path, setup = open_run({"path": str(Path(path).resolve()), "fingerprint": fingerprint})
     acc = Accumulator()
     files = None
     if run_path is not None:

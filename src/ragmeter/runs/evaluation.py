@@ -27,7 +27,16 @@ from ragmeter.judges.judge import Judge
 from ragmeter.judges.judge_factory import default_judge, describe_judge, make_judge
 from ragmeter.metrics.criteria import Criterion, load_criteria
 from ragmeter.runs.blockwise import evaluate_streaming
-from ragmeter.runs.store import Run, finish_run, new_run_path, start_run
+from ragmeter.runs.resume import absolute_options, check_fingerprint
+from ragmeter.runs.store import (
+    Run,
+    check_writable,
+    finish_run,
+    mark_stopped,
+    new_run_path,
+    save_partial,
+    start_run,
+)
 
 #: Made from the judge on the local engine; receives the engine's progress (``start``, ``advance``).
 ProgressFactory = Callable[[Judge], AbstractContextManager[Progress]]
@@ -117,43 +126,83 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     # (Ray workers build their own from its description)
     judge = make_judge(settings.judge_spec, settings)
     criteria = _criteria(settings)
+    resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m leaves no run directory
     if settings.block is not None and settings.dataset is not None:
         return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume)
     data = load_samples(settings)
     if settings.dry_run:
         return EvaluationRun(settings, None, plan=dry_run_plan(data, settings.metrics, k=settings.k,
                                                                view=settings.view, judge=judge))
-    run_path, setup = _recording(settings, resume)  # only now: bad input leaves no run directory behind
-    if settings.engine == "ray":
-        result = evaluate_ray(data, settings.metrics, k=settings.k, view=settings.view,
-                              judge_spec=describe_judge(settings), ledger=settings.ledger_path,
-                              address=settings.address, concurrency=settings.concurrency,
-                              embedder=settings.embedder, criteria=criteria)
-    else:
-        embedder = embedder_for(settings)
-        with progress(judge) if progress is not None and judge is not None else nullcontext() as on_judged:
-            result = evaluate(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
-                              criteria=criteria, embedder=embedder, progress=on_judged)
-    if run_path is not None and setup is not None:
-        finish_run(run_path, setup, result)
+    if resume is not None:
+        check_fingerprint(resume, data.fingerprint)
+    # only now: bad input leaves no run directory behind
+    run_path, setup = _recording(settings, resume, {"path": data.path and str(Path(data.path).resolve()),
+                                                    "fingerprint": data.fingerprint})
+    try:
+        if settings.engine == "ray":
+            result = evaluate_ray(data, settings.metrics, k=settings.k, view=settings.view,
+                                  judge_spec=describe_judge(settings), ledger=settings.ledger_path,
+                                  address=settings.address, concurrency=settings.concurrency,
+                                  embedder=settings.embedder, criteria=criteria)
+        else:
+            embedder = embedder_for(settings)
+            saved = _saver(run_path, setup)
+            with progress(judge) if progress is not None and judge is not None else nullcontext() as on_judged:
+                result = evaluate(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
+                                  criteria=criteria, embedder=embedder, progress=on_judged, before_judged=saved)
+        if run_path is not None and setup is not None:
+            finish_run(run_path, setup, result)
+    except BaseException as exc:
+        if run_path is not None and setup is not None:
+            mark_stopped(run_path, setup, exc)
+            if notify is not None and not isinstance(exc, KeyboardInterrupt):
+                notify(f"run stopped; what was scored is saved in {run_path} "
+                       f"(`ragmeter show {run_path}`; finish it with `ragmeter eval --resume {run_path}`)")
+        raise
     return EvaluationRun(settings, run_path, result=result)
 
 
-def _recording(settings: Settings, resume: Run | None) -> tuple[Path | None, dict | None]:
-    if resume is not None:
-        return resume.path, resume.setup
+def _saver(run_path: Path | None, setup: dict | None) -> Callable[[EvaluationResult], None] | None:
+    """Saves the label and embedding results before the judged metrics start."""
+    if run_path is None or setup is None:
+        return None
+
+    def save(partial: EvaluationResult) -> None:
+        save_partial(run_path, setup, partial)
+
+    return save
+
+
+def _recording(settings: Settings, resume: Run | None,
+               dataset: dict[str, Any] | None = None) -> tuple[Path | None, dict | None]:
+    if resume is not None:  # the options it finishes with (a new server URL, timeout) are recorded
+        return resume.path, {**resume.setup, "options": absolute_options(settings.stored())}
     if not settings.save or settings.dry_run:
         return None, None
+    check_writable(settings.runs_dir)  # before any scoring: an unwritable folder costs nothing
     path = new_run_path(settings.runs_dir, settings.name)
-    return path, start_run(path, settings.stored())
+    return path, start_run(path, absolute_options(settings.stored()), dataset)
 
 
 def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
               criteria: dict[str, Criterion] | None, resume: Run | None) -> EvaluationRun:
     embedder = embedder_for(settings)
-    run_path, setup = _recording(settings, resume)
-    summary, dataset = evaluate_streaming(path, settings.metrics, block=block, run_path=run_path,
-                                          setup=setup, corpus=settings.corpus, k=settings.k, view=settings.view,
-                                          judge=judge, criteria=criteria, embedder=embedder)
+    opened: dict[str, Any] = {"path": None, "setup": None}
+
+    def open_run(dataset: dict[str, Any]) -> tuple[Path | None, dict | None]:
+        if resume is not None:
+            check_fingerprint(resume, dataset["fingerprint"])
+        opened["path"], opened["setup"] = _recording(settings, resume, dataset)
+        return opened["path"], opened["setup"]
+
+    try:
+        summary, dataset = evaluate_streaming(path, settings.metrics, block=block, open_run=open_run,
+                                              corpus=settings.corpus, k=settings.k, view=settings.view,
+                                              judge=judge, criteria=criteria, embedder=embedder)
+    except BaseException as exc:
+        if opened["path"] is not None and opened["setup"] is not None:
+            mark_stopped(opened["path"], opened["setup"], exc)
+        raise
+    run_path = opened["path"]
     measures = resolve_measures(settings.metrics, settings.k, view=settings.view)
     return EvaluationRun(settings, run_path, streamed=StreamedEvaluation(summary, dataset, measures, block))

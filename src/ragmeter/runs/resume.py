@@ -6,9 +6,16 @@ finished run is the one that was started; the judgments it already made are in i
 and are not asked again. What only shapes this invocation (budget caps, ``--block``,
 ``--engine``, ``--address``, ``--dry-run``) comes from the caller.
 
-A stored setting given again with the same value is fine; with another value it is
-refused, with the stored and the given value, rather than silently ignored. Asking for no
-run directory or another run name is refused too: the run directory is the one resumed.
+A stored setting given again with the same value is fine. Settings that cannot change a
+number (:data:`HONOURED`: the judge server's URL, the timeout, the concurrency, the prices)
+are taken from the command line when given, so a run can be finished against a server that
+moved. Any other stored setting given with another value is refused, with the stored and the
+given value, rather than silently ignored. Asking for no run directory or another run name
+is refused too: the run directory is the one resumed.
+
+Paths are stored absolute (:func:`absolute_options`), so a run resumes from any folder, and
+the dataset's fingerprint is checked (:func:`check_fingerprint`): a dataset that changed
+since the run started is refused, since its judgments would be mixed with the new data's.
 """
 
 from __future__ import annotations
@@ -17,10 +24,37 @@ import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.secrets import MASK, has_userinfo
 from ragmeter.core.settings import STORED, InvalidSettingError, Settings
 from ragmeter.runs.store import Run
 
 PATHS = ("dataset", "corpus", "criteria", "ledger")
+#: Stored settings that change no number: given with --resume, the new value is used.
+HONOURED = ("judge_base_url", "timeout", "concurrency", "price_in", "price_out")
+
+
+def absolute_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """Stored options with every path made absolute (a resume from another folder finds them).
+
+    >>> absolute_options({"dataset": "/d/x.jsonl", "k": 5})["dataset"]
+    '/d/x.jsonl'
+    """
+    return {name: os.path.abspath(value) if name in PATHS and isinstance(value, str) and value != ":memory:"
+            else value for name, value in options.items()}
+
+
+def check_fingerprint(run: Run, fingerprint: str) -> None:
+    """Refuse to resume ``run`` on a dataset whose content changed since it started."""
+    dataset = run.setup.get("dataset")
+    if not isinstance(dataset, dict):
+        return
+    stored = dataset.get("fingerprint")
+    if isinstance(stored, str) and stored and stored != fingerprint:
+        raise InvalidInputError(f"the dataset changed since the run started (fingerprint {stored[:12]}... then, "
+                                f"{fingerprint[:12]}... now)", file=str(dataset.get("path") or "the dataset"),
+                                fix=f"restore the dataset the run {run.path} was started on, or start a new run "
+                                    f"without --resume")
 #: Settings of a new run directory that a resumed run cannot take (it keeps its own).
 RUN_DIRECTORY = ("name", "save")
 
@@ -50,9 +84,17 @@ def resume_settings(run: Run, options: Mapping[str, Any], given: Collection[str]
     ...
     ragmeter.core.settings.InvalidSettingError: k: the run runs/x was started with k=5; resuming it with k=10 would ...
     """
-    stored = Settings.from_stored(run.setup.get("options", {}))
+    try:
+        stored = Settings.from_stored(run.setup.get("options", {}))
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, InvalidSettingError):
+            raise InvalidInputError(f"the stored option {exc.setting} cannot be used: {exc.message}",
+                                    file=str(run.path / "setup.json"), field=f"options.{exc.setting}") from None
+        raise InvalidInputError(f"the stored options cannot be read ({exc})", file=str(run.path / "setup.json"),
+                                field="options") from None
+    honoured = {name: options[name] for name in HONOURED if name in given}
     conflicts = [(name, getattr(stored, name), options[name]) for name in STORED
-                 if name in given and not _same(name, options[name], getattr(stored, name))]
+                 if name in given and name not in honoured and not _same(name, options[name], getattr(stored, name))]
     if conflicts:
         what = ", ".join(f"{n}={a!r}" for n, a, _ in conflicts)
         asked = ", ".join(f"{n}={b!r}" for n, _, b in conflicts)
@@ -64,4 +106,10 @@ def resume_settings(run: Run, options: Mapping[str, Any], given: Collection[str]
             raise InvalidSettingError(name, f"--resume finishes the run directory {run.path} as it is: "
                                             f"{name}={options[name]!r} does not apply to it")
     invocation = {name: value for name, value in options.items() if name not in STORED and name not in RUN_DIRECTORY}
-    return stored.replace(**invocation)
+    settings = stored.replace(**invocation, **honoured)
+    url = settings.judge_base_url
+    if url is not None and has_userinfo(url) and f"//{MASK}@" in url:
+        raise InvalidSettingError("judge_base_url", f"the run {run.path} was started with a judge URL holding "
+                                                    f"credentials, which were not stored ({url}): give "
+                                                    f"--judge-base-url again to resume it")
+    return settings

@@ -10,11 +10,21 @@
         results.jsonl   per sample and metric: status, value, reason or error
         summary.json    per metric: mean, 95% bootstrap interval, coverage
         ledger.sqlite   every judgment (unless --ledger points elsewhere)
+
+Every file is written atomically (temporary file, then rename); the streaming engine appends
+to samples.jsonl and results.jsonl, and a reader of a run that is not complete trims a torn
+last line. Paths are stored absolute, with the dataset's fingerprint, so ``--resume`` works
+from any folder and notices a changed dataset. Status: ``running``, ``complete``, or
+``interrupted`` (with ``stopped_by``: the error that stopped it; ``--resume`` finishes it).
+Label and embedding results are saved before any judged metric starts. A run whose files
+cannot be read is listed as damaged (file and line); the commands that read it say where.
+Secrets (URL userinfo, held API keys) are redacted from everything written here.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from dataclasses import dataclass
@@ -23,9 +33,15 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter._version import __version__
-from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.errors import (
+    InvalidInputError,
+    RagmeterError,
+    StorageError,
+    os_error_fix,
+)
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.sample import Sample
+from ragmeter.core.secrets import redact, redact_value
 from ragmeter.core.settings import DEFAULTS, default_runs_dir
 from ragmeter.io.dataset import load_dataset
 from ragmeter.io.writer import sample_to_row, write_json, write_jsonl
@@ -45,25 +61,107 @@ def new_run_path(base: str | Path | None = None, name: str = DEFAULTS.name) -> P
     return path
 
 
-def start_run(path: Path, options: dict[str, Any]) -> dict:
-    """Create the directory and a setup marked running (what --resume needs is in ``options``)."""
-    path.mkdir(parents=True, exist_ok=True)
+def _write_json(path: Path, doc: dict) -> None:
+    try:
+        write_json(path, redact_value(doc))
+    except OSError as exc:
+        raise StorageError(f"cannot write the run file ({exc.strerror or exc})", file=str(path),
+                           fix=os_error_fix(exc)) from None
+
+
+def _write_jsonl(path: Path, rows: Any) -> None:
+    try:
+        write_jsonl(path, (redact_value(r) for r in rows))
+    except OSError as exc:
+        raise StorageError(f"cannot write the run file ({exc.strerror or exc})", file=str(path),
+                           fix=os_error_fix(exc)) from None
+
+
+def check_writable(base: str | Path) -> None:
+    """Fail before any scoring when the runs folder cannot take a run directory."""
+    base = Path(base)
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        probe = base / f".ragmeter-write-check-{os.getpid()}"
+        probe.write_bytes(b"x")
+        probe.unlink()
+    except OSError as exc:
+        raise StorageError(f"the runs folder cannot be written ({exc.strerror or exc})", file=str(base),
+                           fix=os_error_fix(exc)) from None
+
+
+def start_run(path: Path, options: dict[str, Any], dataset: dict[str, Any] | None = None) -> dict:
+    """Create the directory and a setup marked running (what --resume needs is in ``options``;
+    ``dataset``: its absolute path and fingerprint, checked on resume). The directory appears
+    with its setup.json in it (made under a temporary name, then renamed), so a kill never
+    leaves a run directory that is not a run."""
     setup = {"status": "running", "ragmeter_version": __version__, "started": time.time(), "options": options}
-    write_json(path / "setup.json", setup)
+    if dataset is not None:
+        setup["dataset"] = dataset
+    setup = redact_value(setup)
+    if path.is_dir() and (path / "setup.json").is_file():
+        _write_json(path / "setup.json", setup)
+        return setup
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create the run directory ({exc.strerror or exc})", file=str(path),
+                           fix=os_error_fix(exc)) from None
+    _write_json(tmp / "setup.json", setup)
+    try:
+        tmp.rename(path)
+    except OSError as exc:
+        raise StorageError(f"cannot create the run directory ({exc.strerror or exc})", file=str(path),
+                           fix=os_error_fix(exc)) from None
+    return setup
+
+
+def _write_result(path: Path, result: EvaluationResult) -> dict:
+    _write_jsonl(path / "samples.jsonl", (sample_to_row(s) for s in result.samples))
+    doc = result.to_dict()
+    _write_jsonl(path / "results.jsonl", doc["samples"])
+    summary = {name: {k: v for k, v in m.items() if k != "provenance"} for name, m in doc["metrics"].items()}
+    _write_json(path / "summary.json", summary)
+    return doc
+
+
+def save_partial(path: Path, setup: dict, result: EvaluationResult) -> dict:
+    """Save what is scored so far (the label and embedding metrics) while the run goes on:
+    the run stays ``running`` and lists them in ``saved``."""
+    doc = _write_result(path, result)
+    setup = {**setup, "saved": list(doc["metrics"]), "dataset": {**setup.get("dataset", {}), **doc["dataset"]},
+             "metrics": {name: m["provenance"] for name, m in doc["metrics"].items()}}
+    _write_json(path / "setup.json", setup)
     return setup
 
 
 def finish_run(path: Path, setup: dict, result: EvaluationResult) -> dict:
-    write_jsonl(path / "samples.jsonl", (sample_to_row(s) for s in result.samples))
-    doc = result.to_dict()
-    write_jsonl(path / "results.jsonl", doc["samples"])
-    summary = {name: {k: v for k, v in m.items() if k != "provenance"} for name, m in doc["metrics"].items()}
-    write_json(path / "summary.json", summary)
+    doc = _write_result(path, result)
+    setup = {k: v for k, v in setup.items() if k not in ("saved", "stopped_by")}
     setup = {**setup, "status": "complete", "finished": time.time(), "ragmeter_version": __version__,
-             "dataset": doc["dataset"], "metrics": {name: m["provenance"] for name, m in doc["metrics"].items()},
+             "dataset": {**setup.get("dataset", {}), **doc["dataset"]},
+             "metrics": {name: m["provenance"] for name, m in doc["metrics"].items()},
              "judge": doc.get("judge")}
-    write_json(path / "setup.json", setup)
+    _write_json(path / "setup.json", setup)
     return setup
+
+
+def mark_stopped(path: Path, setup: dict, error: BaseException) -> None:
+    """Record that the run stopped before it completed (``interrupted``, with the error), so it is
+    never left ``running``. Best effort: a failure to write is not allowed to hide ``error``."""
+    reason = "interrupted (Ctrl-C)" if isinstance(error, KeyboardInterrupt) else f"{type(error).__name__}: {error}"
+    try:
+        current = json.loads((path / "setup.json").read_text(encoding="utf-8"))
+        if not isinstance(current, dict) or current.get("status") == "complete":
+            current = setup
+    except (OSError, ValueError, RecursionError):
+        current = setup
+    try:
+        _write_json(path / "setup.json", {**current, "status": "interrupted", "stopped_by": redact(reason[:2000]),
+                                          "stopped": time.time()})
+    except RagmeterError:
+        pass
 
 
 @dataclass
@@ -98,29 +196,146 @@ class Run:
         return {r["id"]: r["metrics"][key] for r in self.results if key in r["metrics"]}
 
     def samples(self) -> tuple[Sample, ...]:
-        """The samples as they were scored (the run's own copy)."""
-        return load_dataset(self.path / "samples.jsonl").samples
+        """The samples as they were scored (the run's own copy). A run that is not complete may
+        end in a torn line (killed mid-append): the samples before it are read."""
+        path = self.path / "samples.jsonl"
+        if not self.complete and path.is_file():
+            text = path.read_bytes()
+            if text and not text.endswith(b"\n"):
+                import tempfile
+
+                with tempfile.TemporaryDirectory() as tmp:
+                    trimmed = Path(tmp) / "samples.jsonl"
+                    trimmed.write_bytes(text[: text.rfind(b"\n") + 1])
+                    return load_dataset(trimmed).samples
+        return load_dataset(path).samples
+
+
+def _located(path: Path, line: int | None, problem: str) -> InvalidInputError:
+    return InvalidInputError(f"the run file is damaged: {problem}", file=str(path), line=line,
+                             fix="rerun it (`ragmeter eval --resume` on a run that did not complete), or delete "
+                                 "the run directory")
+
+
+def _read_json(path: Path, what: str) -> dict:
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise _located(path, exc.lineno, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+    except (ValueError, RecursionError) as exc:  # not UTF-8, nested too deep
+        raise _located(path, None, f"cannot be read ({type(exc).__name__})") from None
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the run file ({exc.strerror or exc})", file=str(path)) from None
+    if not isinstance(doc, dict):
+        raise _located(path, 1, f"{what} must be a JSON object, got {type(doc).__name__}")
+    return doc
+
+
+def _read_results(path: Path, complete: bool) -> list[dict]:
+    """results.jsonl, each row checked; a run that is not complete may end in a torn line
+    (killed mid-append), which is dropped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except ValueError:
+        raise _located(path, None, "not UTF-8 text") from None
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the run file ({exc.strerror or exc})", file=str(path)) from None
+    lines = text.split("\n")
+    if not complete and lines and lines[-1].strip():
+        lines = lines[:-1]  # no newline yet: the last line was being written
+    rows = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise _located(path, number, f"not valid JSON ({exc.msg}, column {exc.colno})") from None
+        except RecursionError:
+            raise _located(path, number, "JSON nested too deep") from None
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("metrics"), dict) \
+                or not all(isinstance(c, dict) and isinstance(c.get("status"), str) for c in row["metrics"].values()):
+            raise _located(path, number, 'each line must be {"id": str, "metrics": {name: {"status": ...}}}')
+        rows.append(row)
+    return rows
+
+
+def _count(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _check_summary(path: Path, summary: dict) -> None:
+    for name, m in summary.items():
+        if not isinstance(m, dict) or not all(_count(m.get(k)) for k in ("scored", "not_computed", "failed")) \
+                or not (m.get("mean") is None or _number(m.get("mean"))):
+            raise _located(path, None, f'metric "{name}" must have a numeric mean (or null) and counts')
+        ci = m.get("ci95")
+        if ci is not None and not (isinstance(ci, list) and len(ci) == 2 and all(map(_number, ci))):
+            raise _located(path, None, f'metric "{name}": "ci95" must be null or [low, high]')
+
+
+def _check_setup(path: Path, setup: dict) -> None:
+    problems = []
+    if not isinstance(setup.get("options", {}), dict):
+        problems.append('"options" must be an object')
+    if not isinstance(setup.get("status", ""), str):
+        problems.append('"status" must be a string')
+    for name in ("started", "finished"):
+        if name in setup and not _number(setup[name]):
+            problems.append(f'"{name}" must be a time in seconds')
+    for name in ("dataset", "metrics"):
+        if name in setup and not isinstance(setup[name], dict):
+            problems.append(f'"{name}" must be an object')
+    judge = setup.get("judge")
+    if judge is not None and not (isinstance(judge, dict) and all(
+            _count(judge.get(k)) for k in ("calls", "cached", "input_tokens", "output_tokens"))):
+        problems.append('"judge" must be null or an object with calls, cached and token counts')
+    if problems:
+        raise _located(path, None, "; ".join(problems))
 
 
 def load_run(path: str | Path) -> Run:
+    """A run directory, every file checked: a damaged one is an ``InvalidInputError`` naming
+    the file and line (never a JSONDecodeError)."""
     path = Path(path)
     setup_file = path / "setup.json"
     if not setup_file.is_file():
         raise InvalidInputError("not a ragmeter run directory (no setup.json)", file=str(path),
                                 fix="give a directory that `ragmeter eval` wrote, e.g. runs/<timestamp>-<name>")
-    setup = json.loads(setup_file.read_text())
-    results, summary = [], {}
+    setup = _read_json(setup_file, "setup.json")
+    _check_setup(setup_file, setup)
+    complete = setup.get("status") == "complete"
+    results: list[dict] = []
+    summary: dict = {}
     if (path / "results.jsonl").is_file():
-        results = [json.loads(line) for line in (path / "results.jsonl").read_text().splitlines() if line.strip()]
+        results = _read_results(path / "results.jsonl", complete)
     if (path / "summary.json").is_file():
-        summary = json.loads((path / "summary.json").read_text())
+        summary = _read_json(path / "summary.json", "summary.json")
+        _check_summary(path / "summary.json", summary)
     return Run(path, setup, results, summary)
 
 
-def list_runs(base: str | Path | None = None) -> list[Run]:
-    """The runs under ``base`` (``$RAGMETER_RUNS_DIR`` or ``runs``), oldest first."""
-    base = Path(default_runs_dir() if base is None else base)
-    if not base.is_dir():
-        return []
-    return [load_run(p) for p in sorted(base.iterdir()) if (p / "setup.json").is_file()]
+def damaged_run(path: Path, error: InvalidInputError) -> Run:
+    """A placeholder for a run that cannot be read: status ``damaged``, the error kept."""
+    where = ", ".join([Path(error.file).name] + ([f"line {error.line}"] if error.line else [])) if error.file else ""
+    return Run(path, {"status": "damaged", "damage": f"{where}: {error.problem}" if where else str(error)}, [], {})
 
+
+def list_runs(base: str | Path | None = None, *, damaged: bool = False) -> list[Run]:
+    """The runs under ``base`` (``$RAGMETER_RUNS_DIR`` or ``runs``), oldest first. A run that
+    cannot be read is left out, or with ``damaged=True`` listed with status ``damaged``."""
+    base = Path(default_runs_dir() if base is None else base)
+    out: list[Run] = []
+    runs = (sorted(p for p in base.iterdir() if not p.name.startswith(".") and (p / "setup.json").is_file())
+            if base.is_dir() else [])
+    for p in runs:
+        try:
+            out.append(load_run(p))
+        except InvalidInputError as exc:
+            if damaged:
+                out.append(damaged_run(p, exc))
+    return out

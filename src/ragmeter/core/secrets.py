@@ -1,0 +1,73 @@
+"""Keeping secrets out of everything ragmeter stores or prints.
+
+Two kinds of secret are redacted (replaced by ``***``): the userinfo of a URL
+(``http://user:pass@host`` -> ``http://***@host``), and any text equal to a credential the
+process holds: the value (8 characters or more) of an environment variable whose name says it
+is one (``*_API_KEY``, ``*_ACCESS_KEY``, ``*_SECRET_KEY``, ``*_TOKEN``, ``*_SECRET``,
+``*_PASSWORD``), or a key passed in. Applied to
+setup.json, results, summaries, ledger contents, logs and error messages.
+
+>>> redact("POST http://alice:s3cret@judge.local/v1 failed", "sk-abcdef123456")
+'POST http://***@judge.local/v1 failed'
+>>> redact("echoed sk-abcdef123456 back", "sk-abcdef123456")
+'echoed *** back'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any
+
+MASK = "***"
+MIN_SECRET = 8  # shorter values are not treated as secrets (they would mask ordinary words)
+_SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|ACCESS_?KEY|SECRET_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)$",
+                          re.IGNORECASE)
+_USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<info>[^/?#@\s]+)@")
+
+
+def held_secrets(extra: tuple[str | None, ...] = ()) -> list[str]:
+    """The credentials this process holds (longest first, so no key is half-masked)."""
+    found = {v for name, v in os.environ.items() if _SECRET_NAME.search(name) and v and len(v) >= MIN_SECRET}
+    found.update(x for x in extra if x and len(x) >= MIN_SECRET)
+    return sorted(found, key=len, reverse=True)
+
+
+def redact_url(url: str | None) -> str | None:
+    """``url`` without its userinfo (``http://u:p@h/v1`` -> ``http://***@h/v1``)."""
+    return None if url is None else _USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", url)
+
+
+def has_userinfo(url: str | None) -> bool:
+    return url is not None and _USERINFO.search(url) is not None
+
+
+def redact(text: str, *keys: str | None) -> str:
+    """``text`` with URL userinfo and every held credential (and ``keys``) masked."""
+    if not text:
+        return text
+    text = _USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", text)
+    for secret in held_secrets(keys):
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def redact_value(value: Any, *keys: str | None) -> Any:
+    """A JSON-like value with every string in it redacted (a new value; the input is unchanged)."""
+    secrets = held_secrets(keys)
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            if "@" in v or any(s in v for s in secrets):
+                v = _USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", v)
+                for s in secrets:
+                    v = v.replace(s, MASK)
+            return v
+        if isinstance(v, dict):
+            return {walk(k) if isinstance(k, str) else k: walk(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x) for x in v]
+        return v
+
+    return walk(value)
