@@ -8,8 +8,8 @@ from typing import List, Optional
 import typer
 
 from ragmeter.cli.app import app, friendly, split_metrics
-from ragmeter.core.errors import RagmeterError
-from ragmeter.core.settings import Settings
+from ragmeter.core.errors import InvalidInputError, RagmeterError
+from ragmeter.core.settings import InvalidSettingError, Settings
 
 
 @app.command("compare")
@@ -31,6 +31,9 @@ def compare_command(
     typer.echo(json.dumps(cmp.as_dict(), indent=2) if fmt == "json" else comparison_text(cmp))
 
 
+GATE_FLAGS = {"max_drop": "--max-drop", "alpha": "--alpha", "floors": "--min"}
+
+
 @app.command("gate")
 def gate_command(
     run: str = typer.Argument(..., help="the new run directory"),
@@ -46,13 +49,22 @@ def gate_command(
     from ragmeter.analysis.gate import gate, markdown
     from ragmeter.runs import load_run
 
-    try:
-        parsed = {}
-        for item in floors or []:
-            name, sep, value = item.rpartition("=")
-            if not sep or not name:
-                raise typer.BadParameter(f"write METRIC=VALUE, got {item!r}", param_hint="--min")
+    from ragmeter.analysis.gate import check_thresholds
+
+    parsed: dict[str, float] = {}
+    for item in floors or []:  # usage errors (exit 2, with the usage line), before any run is read
+        name, sep, value = item.rpartition("=")
+        try:
             parsed[name] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name:
+            raise typer.BadParameter(f"write METRIC=VALUE with a number, got {item!r}", param_hint="--min")
+    try:
+        check_thresholds(max_drop=max_drop, alpha=alpha, floors=parsed)
+    except InvalidSettingError as exc:
+        raise typer.BadParameter(exc.message, param_hint=GATE_FLAGS[exc.setting]) from None
+    try:
         result = gate(load_run(run), load_run(baseline), max_drop=max_drop, metrics=split_metrics(metrics),
                       floors=parsed, alpha=alpha, allow_setup_change=allow_setup_change)
     except (RagmeterError, typer.BadParameter, ValueError) as exc:
@@ -152,6 +164,12 @@ def agreement_command(
 
     r = load_run(run)
     human = load_labels(labels)
+    known = {str(row["id"]) for row in r.results}
+    unknown = sorted({sid for values in human.values() for sid in values} - known)
+    if unknown:
+        shown = ", ".join(repr(u) for u in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise InvalidInputError(f"{len(unknown)} labeled id(s) are not samples of the run: {shown}", file=labels,
+                                field="id", fix=f"label the run's sample ids (it has {len(known)})")
     found = [agreement(r.values(metric), values, metric) for metric, values in human.items() if metric in r.summary]
     if not found:
         raise typer.BadParameter(f"no label column matches a metric of the run ({', '.join(r.summary)})",

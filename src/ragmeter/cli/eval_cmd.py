@@ -23,9 +23,10 @@ NOT_SETTINGS = ("fmt", "resume")
 
 def settings_values(params: dict[str, Any]) -> dict[str, Any]:
     """The command line's values as :class:`Settings` fields: ``--k 0`` (the whole list) is
-    ``k=None``, ``--block 0`` is no streaming, lists are split, no ``--judge`` is ``auto``."""
+    ``k=None``, ``--block`` is 1 or more (0 and below are refused by :class:`Settings`), lists are
+    split, no ``--judge`` is ``auto``."""
     values = {name: value for name, value in params.items() if name not in NOT_SETTINGS}
-    values.update(k=params["k"] or None, block=params["block"] or None, only=split_ids(params["only"]),
+    values.update(k=params["k"] or None, block=params["block"], only=split_ids(params["only"]),
                   judge=AUTO_JUDGE if params["judge"] is None else params["judge"])
     metrics = split_metrics(params["metrics"])
     values["metrics"] = tuple(metrics) if metrics else None

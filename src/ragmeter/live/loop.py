@@ -96,12 +96,12 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
             say(f"ALERT: {message}")
         say_notes(watcher, say)
         if watcher.fired and w.exit_on_alert:
-            say(summary_line(watcher))
+            say_summary(watcher, say)
             return ALERT_EXIT
         if watcher.pending:
             continue  # more complete lines wait: no sleep
         if w.once or (w.max_seconds is not None and time.monotonic() - start > w.max_seconds):
-            say(summary_line(watcher))
+            say_summary(watcher, say)
             return 0
         time.sleep(w.interval)
 
@@ -111,6 +111,12 @@ def say_notes(watcher: Watcher, say: Callable[[str], None]) -> None:
     for note in watcher.notes:
         say(f"note: {note}")
     watcher.notes.clear()
+
+
+def say_summary(watcher: Watcher, say: Callable[[str], None]) -> None:
+    """On exit, when lines were quarantined: how many, and where (a clean log stays quiet)."""
+    if watcher.counts["malformed"]:
+        say(summary_line(watcher))
 
 
 def summary_line(watcher: Watcher) -> str:
