@@ -87,7 +87,7 @@ def render(done: EvaluationRun, fmt: str) -> None:
 
             typer.echo(results_csv(result), nl=False)
             return
-        typer.echo(render_table(result))
+        typer.echo(render_table(result))  # ids and reasons escaped by render_table
         if result.judge_stats is not None:
             typer.echo(judge_line(s.judge_spec, result, s.price_in, s.price_out))
     if done.run_path is not None:

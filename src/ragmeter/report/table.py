@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ragmeter.core.display import terminal_safe
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.results import Score
@@ -65,7 +66,7 @@ def render_table(result: EvaluationResult) -> str:
     rows = []
     for i, s in enumerate(result.samples):
         relevant = sum(1 for g in s.relevance.values() if g >= 1)
-        row = [s.id, rank_pattern(s, view, width), str(relevant)]
+        row = [terminal_safe(s.id), rank_pattern(s, view, width), str(relevant)]
         row += [_cell(m, result.outcomes[m][i]) for m in result.measures]
         rows.append(row)
     widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
@@ -97,7 +98,7 @@ def coverage_lines(result: EvaluationResult) -> list[str]:
         s = result.summary(m)
         line = f"{m}: {s.scored} scored, {s.not_computed} not computed, {s.failed} failed"
         if s.reasons:
-            line += " (" + "; ".join(f"{reason}: {n}" for reason, n in s.reasons.items()) + ")"
+            line += " (" + "; ".join(f"{terminal_safe(reason)}: {n}" for reason, n in s.reasons.items()) + ")"
         lines.append(line)
     return lines
 
