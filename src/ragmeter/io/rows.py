@@ -211,7 +211,9 @@ def finite_number(value: Any) -> float | None:
 
 def _shown(value: Any, limit: int = 40) -> str:
     """``repr`` of a value, cut to ``limit`` characters (a 4000-digit number is not echoed whole)."""
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10 ** 30 else f"an integer of {len(str(abs(value)))} digits"
+    if isinstance(value, int) and abs(value) >= 10 ** 30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
 
 
