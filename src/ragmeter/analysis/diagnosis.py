@@ -27,6 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import regex  # type: ignore[import-untyped]
+
+from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
 
 LABELS = ("missed_top_ranked", "missing_content", "missing_chunk", "not_in_context", "buried", "not_extracted",
@@ -85,7 +88,7 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
     _answer_findings(d, row, ev, th)
     expected = s.metadata.get("expected_format")
     if expected is not None:
-        problem = format_problem(s.answer or "", expected)
+        problem = format_problem(s.answer or "", expected, sample=s.id)
         if problem:
             d.findings.append(Finding("wrong_format", problem))
     return d
@@ -176,13 +179,22 @@ def _missing_claims(ev: dict) -> str:
     return "; ".join(parts) or "no missing claim recorded"
 
 
-def format_problem(answer: str, expected: Any) -> str | None:
-    """Check an answer against ``expected_format``: "json", "list", "table" or {"regex": ...}."""
+#: The longest a user's ``expected_format`` regex may search one answer (catastrophic
+#: backtracking ends here, as a located error, instead of hanging ``diagnose``).
+REGEX_TIMEOUT_S = 1.0
+
+
+def format_problem(answer: str, expected: Any, *, sample: str | None = None) -> str | None:
+    """Check an answer against ``expected_format``: "json", "list", "table" or {"regex": ...}.
+
+    A regex that does not compile, or that searches longer than :data:`REGEX_TIMEOUT_S`
+    (the ``regex`` package's ``timeout``), is an ``InvalidInputError`` naming the sample.
+    """
     if expected == "json":
         try:
             json.loads(re.sub(r"^```(?:json)?|```$", "", answer.strip()).strip())
             return None
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             return "expected JSON, the answer does not parse"
     if expected == "list":
         items = [line for line in answer.splitlines() if re.match(r"\s*([-*\u2022]|\d+[.)])\s+", line)]
@@ -192,8 +204,26 @@ def format_problem(answer: str, expected: Any) -> str | None:
         ok = any("|" in a and re.fullmatch(r"\s*\|?\s*:?-{3,}.*", b or "") for a, b in zip(lines, lines[1:]))
         return None if ok else "expected a Markdown table, none found"
     if isinstance(expected, dict) and "regex" in expected:
-        return None if re.search(expected["regex"], answer) else f"the answer does not match {expected['regex']!r}"
+        return None if _search(expected["regex"], answer, sample) else \
+            f"the answer does not match {expected['regex']!r}"
     return f"unknown expected_format {expected!r} (use json, list, table or {{\"regex\": ...}})"
+
+
+def _search(pattern: Any, answer: str, sample: str | None) -> bool:
+    field = "metadata.expected_format.regex"
+    if not isinstance(pattern, str):
+        raise InvalidInputError(f"must be a string, got {type(pattern).__name__}", record=sample, field=field)
+    try:
+        compiled = regex.compile(pattern)
+    except (regex.error, RecursionError, OverflowError, ValueError) as exc:
+        raise InvalidInputError(f"the regex {pattern[:60]!r} does not compile ({exc})", record=sample, field=field,
+                                fix="escape special characters (\\( for a literal parenthesis)") from None
+    try:
+        return compiled.search(answer, timeout=REGEX_TIMEOUT_S) is not None
+    except TimeoutError:
+        raise InvalidInputError(f"the regex {pattern[:60]!r} did not finish within {REGEX_TIMEOUT_S:g} s on the "
+                                "answer (catastrophic backtracking, e.g. nested repeats like (a+)+)", record=sample,
+                                field=field, fix="simplify the regex: no nested or overlapping repeats") from None
 
 
 def count_labels(diagnoses: Sequence[QueryDiagnosis]) -> dict[str, int]:

@@ -12,10 +12,12 @@ Floors and ``metrics`` name measures as everywhere (``--min mrr@5=0.5`` is the f
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ragmeter.analysis.compare import Comparison, compare_runs
+from ragmeter.core.settings import InvalidSettingError
 from ragmeter.metrics import resolve_key
 
 
@@ -31,9 +33,23 @@ class GateResult:
                 "comparison": self.comparison.as_dict()}
 
 
+def check_thresholds(*, max_drop: float, alpha: float, floors: Mapping[str, float] | None = None) -> None:
+    """Numbers that cannot be thresholds are refused: a NaN or negative ``max_drop``, an
+    ``alpha`` outside (0, 1), a floor that is not finite (NaN compares false with every mean,
+    so a NaN floor could never fail)."""
+    if not math.isfinite(max_drop) or max_drop < 0:
+        raise InvalidSettingError("max_drop", f"must be a finite number >= 0, got {max_drop!r}")
+    if not math.isfinite(alpha) or not 0 < alpha < 1:
+        raise InvalidSettingError("alpha", f"must be a significance level strictly between 0 and 1, got {alpha!r}")
+    for name, floor in (floors or {}).items():
+        if not math.isfinite(floor):
+            raise InvalidSettingError("floors", f"the floor of {name} must be a finite number, got {floor!r}")
+
+
 def gate(run, baseline, *, max_drop: float = 0.02, metrics: Sequence[str] | None = None,
          floors: Mapping[str, float] | None = None, alpha: float = 0.05,
          allow_setup_change: bool = False) -> GateResult:
+    check_thresholds(max_drop=max_drop, alpha=alpha, floors=floors)
     resolved = {resolve_key(name, run.summary, holder=f"the run ({getattr(run, 'name', '')})"): floor
                 for name, floor in (floors or {}).items()}
     comparison = compare_runs(baseline, run, metrics=metrics, allow_setup_change=allow_setup_change)

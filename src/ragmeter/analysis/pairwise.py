@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ragmeter.core.bootstrap import bootstrap_ci
+from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
 from ragmeter.judges.judge import Judge, JudgeRequest
 from ragmeter.judges.prompts import load_prompt
@@ -99,6 +100,10 @@ def pairwise(samples_a: Sequence[Sample], samples_b: Sequence[Sample], judge: Ju
     a = {s.id: s for s in samples_a if s.answer}
     b = {s.id: s for s in samples_b if s.answer}
     ids = [i for i in a if i in b]
+    if not ids:
+        raise InvalidInputError(f"no sample id has an answer in both A ({len(a)} answered) and B ({len(b)} answered)",
+                                fix="compare two runs or datasets of the same questions (the same sample ids), "
+                                    "or give --b-field")
     requests = []
     for i in ids:
         sa, sb = a[i], b[i]

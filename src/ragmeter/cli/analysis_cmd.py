@@ -6,9 +6,9 @@ import json
 
 import typer
 
-from ragmeter.cli.app import app, friendly, split_metrics
-from ragmeter.core.errors import RagmeterError
-from ragmeter.core.settings import Settings
+from ragmeter.cli.app import app, echo_err, echo_text, friendly, split_metrics
+from ragmeter.core.errors import InvalidInputError, RagmeterError
+from ragmeter.core.settings import InvalidSettingError, Settings
 
 
 @app.command("compare")
@@ -30,6 +30,9 @@ def compare_command(
     typer.echo(json.dumps(cmp.as_dict(), indent=2) if fmt == "json" else comparison_text(cmp))
 
 
+GATE_FLAGS = {"max_drop": "--max-drop", "alpha": "--alpha", "floors": "--min"}
+
+
 @app.command("gate")
 def gate_command(
     run: str = typer.Argument(..., help="the new run directory"),
@@ -42,27 +45,34 @@ def gate_command(
     fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown"),
 ) -> None:
     """Exit 0 when the run holds up against the baseline, 1 when it does not, 2 on a setup mismatch."""
-    from ragmeter.analysis.gate import gate, markdown
+    from ragmeter.analysis.gate import check_thresholds, gate, markdown
     from ragmeter.runs import load_run
 
-    try:
-        parsed = {}
-        for item in floors or []:
-            name, sep, value = item.rpartition("=")
-            if not sep or not name:
-                raise typer.BadParameter(f"write METRIC=VALUE, got {item!r}", param_hint="--min")
+    parsed: dict[str, float] = {}
+    for item in floors or []:  # usage errors (exit 2, with the usage line), before any run is read
+        name, sep, value = item.rpartition("=")
+        try:
             parsed[name] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not name:
+            raise typer.BadParameter(f"write METRIC=VALUE with a number, got {item!r}", param_hint="--min")
+    try:
+        check_thresholds(max_drop=max_drop, alpha=alpha, floors=parsed)
+    except InvalidSettingError as exc:
+        raise typer.BadParameter(exc.message, param_hint=GATE_FLAGS[exc.setting]) from None
+    try:
         result = gate(load_run(run), load_run(baseline), max_drop=max_drop, metrics=split_metrics(metrics),
                       floors=parsed, alpha=alpha, allow_setup_change=allow_setup_change)
     except (RagmeterError, typer.BadParameter, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        echo_err(f"error: {exc}")
         raise typer.Exit(2) from None
     if fmt == "json":
         typer.echo(json.dumps(result.as_dict(), indent=2))
     elif fmt == "markdown":
-        typer.echo(markdown(result))
+        echo_text(markdown(result))
     else:
-        typer.echo("gate passed" if result.passed else "gate failed:\n  " + "\n  ".join(result.failures))
+        echo_text("gate passed" if result.passed else "gate failed:\n  " + "\n  ".join(result.failures))
     raise typer.Exit(0 if result.passed else 1)
 
 
@@ -83,7 +93,7 @@ def correlate_command(run: str = typer.Argument(..., help="a run directory"),
         rho = "n/a" if p.rho is None else f"{p.rho:+.2f}"
         flag = f"  DIVERGES (expected > {p.expected}: {p.meaning})" if p.diverges else (
             f"  (expected > {p.expected})" if p.expected is not None else "")
-        typer.echo(f"{p.a} ~ {p.b}: rho {rho} over {p.n} queries{flag}")
+        echo_text(f"{p.a} ~ {p.b}: rho {rho} over {p.n} queries{flag}")
 
 
 def _samples(path: str):
@@ -128,12 +138,12 @@ def pairwise_command(
         return
     d = result.as_dict()
     ci = d["win_rate_ci95"]
-    typer.echo(f"B vs A: {d['wins']} wins, {d['ties']} ties, {d['losses']} losses ({d['failed']} failed)")
+    echo_text(f"B vs A: {d['wins']} wins, {d['ties']} ties, {d['losses']} losses ({d['failed']} failed)")
     if d["win_rate"] is not None:
-        typer.echo(f"B's win rate {d['win_rate']:.3f} (ties count 1/2), 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]")
-        typer.echo(f"position bias: {d['position_bias_rate']:.3f} of pairs flipped with the order (recorded as ties)")
+        echo_text(f"B's win rate {d['win_rate']:.3f} (ties count 1/2), 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]")
+        echo_text(f"position bias: {d['position_bias_rate']:.3f} of pairs flipped with the order (recorded as ties)")
         lb = d["length_bias"]
-        typer.echo(f"length bias: the longer answer won {lb['longer_won']} of {lb['decisive_with_length_difference']} "
+        echo_text(f"length bias: the longer answer won {lb['longer_won']} of {lb['decisive_with_length_difference']} "
                    f"decisive pairs (binomial p={lb['p']:.4f})")
 
 
@@ -151,6 +161,12 @@ def agreement_command(
 
     r = load_run(run)
     human = load_labels(labels)
+    known = {str(row["id"]) for row in r.results}
+    unknown = sorted({sid for values in human.values() for sid in values} - known)
+    if unknown:
+        shown = ", ".join(repr(u) for u in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise InvalidInputError(f"{len(unknown)} labeled id(s) are not samples of the run: {shown}", file=labels,
+                                field="id", fix=f"label the run's sample ids (it has {len(known)})")
     found = [agreement(r.values(metric), values, metric) for metric, values in human.items() if metric in r.summary]
     if not found:
         raise typer.BadParameter(f"no label column matches a metric of the run ({', '.join(r.summary)})",
@@ -161,10 +177,10 @@ def agreement_command(
     for a in found:
         fmt3 = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
         ppi = f"{fmt3(a.ppi)} [{a.ppi_ci95[0]:.3f}, {a.ppi_ci95[1]:.3f}]" if a.ppi_ci95 else "n/a"
-        typer.echo(f"{a.metric}: {a.n} labeled; judge mean {fmt3(a.judge_mean)}, PPI-corrected {ppi}; "
+        echo_text(f"{a.metric}: {a.n} labeled; judge mean {fmt3(a.judge_mean)}, PPI-corrected {ppi}; "
                    f"kappa {fmt3(a.kappa)}, Spearman {fmt3(a.spearman)}, Kendall {fmt3(a.kendall)}")
         if a.confusion:
-            typer.echo("    confusion: " + ", ".join(f"{k} {v}" for k, v in a.confusion.items()))
+            echo_text("    confusion: " + ", ".join(f"{k} {v}" for k, v in a.confusion.items()))
 
 
 @app.command("turns")
@@ -187,7 +203,7 @@ def turns_command(run: str = typer.Argument(..., help="a run directory of a conv
         typer.echo(json.dumps(table, indent=2))
         return
     for title, groups in (("by turn", table["turns"]), ("by question kind", table["standalone"])):
-        typer.echo(title + ":")
+        echo_text(title + ":")
         for group, metrics in groups.items():
             cells = ", ".join(f"{m} {v['mean']:.3f} (n={v['n']})" for m, v in metrics.items())
-            typer.echo(f"  {group:<15} {cells}")
+            echo_text(f"  {group:<15} {cells}")

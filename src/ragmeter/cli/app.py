@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import typer
 
+from ragmeter.core.display import terminal_safe
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.secrets import redact
 from ragmeter.core.settings import InvalidSettingError
@@ -46,7 +47,7 @@ def friendly(fn: F) -> F:
         except InvalidSettingError as exc:
             raise typer.BadParameter(redact(exc.message), param_hint=flag(exc.setting)) from None
         except RagmeterError as exc:
-            typer.echo(f"error: {redact(str(exc))}", err=True)
+            typer.echo(f"error: {terminal_safe(redact(str(exc)))}", err=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
@@ -73,6 +74,12 @@ def split_metrics(values: list[str] | None) -> list[str] | None:
     return [m.strip() for m in out if m.strip()]
 
 
+def echo_text(text: str) -> None:
+    """Text for a person on stdout, with escape sequences from data shown escaped (JSON output
+    goes through ``typer.echo`` as it is)."""
+    typer.echo(terminal_safe(text, multiline=True))
+
+
 def echo_err(message: str) -> None:
-    """One line on stderr."""
-    typer.echo(message, err=True)
+    """One line on stderr (escape sequences from data shown escaped)."""
+    typer.echo(terminal_safe(message, multiline=True), err=True)

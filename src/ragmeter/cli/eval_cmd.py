@@ -23,9 +23,10 @@ NOT_SETTINGS = ("fmt", "resume")
 
 def settings_values(params: dict[str, Any]) -> dict[str, Any]:
     """The command line's values as :class:`Settings` fields: ``--k 0`` (the whole list) is
-    ``k=None``, ``--block 0`` is no streaming, lists are split, no ``--judge`` is ``auto``."""
+    ``k=None``, ``--block`` is 1 or more (0 and below are refused by :class:`Settings`), lists are
+    split, no ``--judge`` is ``auto``."""
     values = {name: value for name, value in params.items() if name not in NOT_SETTINGS}
-    values.update(k=params["k"] or None, block=params["block"] or None, only=split_ids(params["only"]),
+    values.update(k=params["k"] or None, block=params["block"], only=split_ids(params["only"]),
                   judge=AUTO_JUDGE if params["judge"] is None else params["judge"])
     metrics = split_metrics(params["metrics"])
     values["metrics"] = tuple(metrics) if metrics else None
@@ -86,7 +87,7 @@ def render(done: EvaluationRun, fmt: str) -> None:
 
             typer.echo(results_csv(result), nl=False)
             return
-        typer.echo(render_table(result))
+        typer.echo(render_table(result))  # ids and reasons escaped by render_table
         if result.judge_stats is not None:
             typer.echo(judge_line(s.judge_spec, result, s.price_in, s.price_out))
     if done.run_path is not None:

@@ -135,7 +135,8 @@ class Settings:
         if self.max_reasks < 0:
             raise InvalidSettingError("max_reasks", f"must not be negative, got {self.max_reasks!r}")
         if self.block is not None and self.block < 1:
-            raise InvalidSettingError("block", f"must be at least 1, got {self.block!r}")
+            raise InvalidSettingError("block", f"takes 1 or more samples per block (1 to any size), got "
+                                               f"{self.block!r}; leave it out to read the whole dataset in memory")
         if self.engine not in ENGINES:
             raise InvalidSettingError("engine", "use local or ray")
         if self.budget_usd is not None and (self.price_in is None or self.price_out is None):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.io.collection import Collection, iter_lines
+from ragmeter.io.numbers import whole_number
 from ragmeter.io.trec_collection import read_trec_run
 
 
@@ -62,11 +63,10 @@ def read_beir_qrels(path: Path) -> dict[str, dict[str, float]]:
             raise InvalidInputError(f"expected query-id<TAB>corpus-id<TAB>score, got {len(fields)} fields",
                                     file=str(path), line=line)
         qid, doc, score = (f.strip() for f in fields)
-        try:
-            grade = int(score)
-        except ValueError:
-            raise InvalidInputError(f"score {score!r} is not an integer", file=str(path), line=line,
-                                    record=qid) from None
+        grade = whole_number(score)
+        if grade is None:
+            raise InvalidInputError(f"score {score[:40]!r} is not an integer of at most 64 bits", file=str(path),
+                                    line=line, record=qid, field="score") from None
         judged = out.setdefault(qid, {})
         if doc in judged:
             raise InvalidInputError(f"document {doc} is judged twice for query {qid}", file=str(path), line=line,

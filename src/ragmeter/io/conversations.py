@@ -17,7 +17,8 @@ and ``standalone`` when the data says so.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
@@ -44,13 +45,33 @@ def flatten(records: Iterable[tuple[int, Any]], file: str) -> list[tuple[int, di
             cid = rec.get("id")
             if cid is None:
                 raise InvalidInputError("a conversation needs an id", file=file, line=line, field="id")
-            turns = _native_or_deepeval(rec, file, line) if "turns" in rec else _ragas(rec)
-            out.extend((line, t) for t in _number(str(cid), turns))
+            with _shape_errors(file, line, "turns" if "turns" in rec else "user_input"):
+                turns = _native_or_deepeval(rec, file, line) if "turns" in rec else _ragas(rec)
+                out.extend((line, t) for t in _number(str(cid), turns))
     for cid, rows in mtrag.items():
         rows.sort(key=lambda r: _turn_key(r[1].get("turn_id")))
-        turns = [_mtrag_turn(rec, file, line) for line, rec in rows]
-        out.extend((rows[i][0], t) for i, t in enumerate(_number(cid, turns)))
+        turns = []
+        for line, rec in rows:
+            with _shape_errors(file, line, "messages"):
+                turns.append(_mtrag_turn(rec, file, line))
+        with _shape_errors(file, rows[0][0], "metadata"):
+            out.extend((rows[i][0], t) for i, t in enumerate(_number(cid, turns)))
     return out
+
+
+@contextmanager
+def _shape_errors(file: str, line: int, field: str) -> Iterator[None]:
+    """A conversation record whose parts have the wrong types (a turn that is not an object,
+    a message list that is a number) is a located error, not a TypeError."""
+    try:
+        yield
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError) as exc:
+        if isinstance(exc, InvalidInputError):
+            raise
+        raise InvalidInputError(f"a conversation part has the wrong type ({type(exc).__name__}: {exc})",
+                                file=file, line=line, field=field,
+                                fix="turns and messages are lists of objects; see the conversation formats in "
+                                    "the README") from None
 
 
 def _turn_key(value):

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.io.json_text import decode_json
 from ragmeter.io.text import read_text
 
 LIST_COLUMNS = {"retrieved", "relevant", "context", "retrieved_ids", "relevant_ids", "context_ids", "labels"}
@@ -26,7 +27,8 @@ _FALSE = {"false", "0", "no"}
 def iter_csv(path: str | Path, *, required: tuple[str, ...] = ("id",)) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, record)``, decoding list, boolean and JSON cells."""
     text = read_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""))
+    _allow_cells_up_to(len(text))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(reader)
     except csv.Error as exc:
@@ -52,7 +54,21 @@ def iter_csv(path: str | Path, *, required: tuple[str, ...] = ("id",)) -> Iterat
             yield line, {name: _cell(name, value, str(path), line) for name, value in zip(header, row)
                          if value.strip() != ""}
     except csv.Error as exc:
-        raise InvalidInputError(f"not valid CSV ({exc})", file=str(path), line=reader.line_num) from None
+        if "end of data" in str(exc):
+            raise InvalidInputError("a quoted cell is never closed (the file ends inside quotes)", file=str(path),
+                                    line=start, fix='close the quote; write a quote inside a quoted cell as ""') \
+                from None
+        raise InvalidInputError(f"not valid CSV ({exc})", file=str(path), line=reader.line_num,
+                                fix='quote cells that hold commas, quotes or line breaks; double inner quotes ("")') \
+            from None
+
+
+def _allow_cells_up_to(size: int) -> None:
+    """The csv module refuses cells over 128 KB (``field_size_limit``, one process-wide value).
+    The whole file is in memory already, so a cell may be as long as the file: raise the limit
+    to that, never lower it."""
+    if size >= csv.field_size_limit():
+        csv.field_size_limit(min(size + 1, sys.maxsize))
 
 
 def _cell(name: str, value: str, file: str, line: int) -> Any:
@@ -60,9 +76,9 @@ def _cell(name: str, value: str, file: str, line: int) -> Any:
     if name in LIST_COLUMNS or name in JSON_COLUMNS:
         if stripped[0] in "[{":
             try:
-                return json.loads(stripped)
-            except json.JSONDecodeError as exc:
-                raise InvalidInputError(f"cell is not valid JSON ({exc.msg})", file=file, line=line,
+                return decode_json(stripped, file=file, line=line)
+            except InvalidInputError as exc:
+                raise InvalidInputError(f"cell is not valid JSON: {exc.problem}", file=file, line=line,
                                         field=name) from None
         if name in JSON_COLUMNS:
             raise InvalidInputError("must be a JSON object", file=file, line=line, field=name)

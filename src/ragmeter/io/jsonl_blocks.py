@@ -8,7 +8,6 @@ is bounded by the block size plus 8 bytes per sample for the duplicate-id check.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
 from ragmeter.io.corpus import attach_texts
 from ragmeter.io.dataset import Fingerprints
+from ragmeter.io.json_text import BOM, decode_json
 from ragmeter.io.rows import RowReader
 
 
@@ -30,13 +30,11 @@ def _records(path: str) -> Iterator[tuple[int, Any]]:
             except UnicodeDecodeError as exc:
                 raise InvalidInputError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
                                         file=path, line=number, fix="save the file as UTF-8") from None
+            if number == 1 and line.startswith(BOM):
+                line = line[1:]  # as read_text does for the in-memory reader
             if not line.strip():
                 continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInputError(f"not valid JSON ({exc.msg} at column {exc.colno})", file=path, line=number,
-                                        fix="write one complete JSON object per line") from None
+            yield number, decode_json(line, file=path, line=number)
 
 
 def iter_blocks(path: str | Path, block: int, *, corpus: dict | None = None) -> Iterator[list[Sample]]:

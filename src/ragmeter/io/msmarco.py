@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.io.collection import Collection, iter_lines
+from ragmeter.io.numbers import whole_number
 from ragmeter.io.trec_collection import read_qrels, read_trec_run
 
 
@@ -62,10 +63,11 @@ def read_msmarco_run(path: str | Path) -> Mapping[str, Sequence[tuple[str, float
             raise InvalidInputError(f"expected qid<TAB>pid<TAB>rank, got {len(fields)} fields", file=str(path),
                                     line=line)
         qid, pid, rank = fields
-        try:
-            r = int(rank)
-        except ValueError:
-            raise InvalidInputError(f"rank {rank!r} is not an integer", file=str(path), line=line, record=qid) from None
+        parsed = whole_number(rank)
+        if parsed is None:
+            raise InvalidInputError(f"rank {rank[:40]!r} is not an integer of at most 64 bits", file=str(path),
+                                    line=line, record=qid, field="rank") from None
+        r = parsed
         if (qid, pid) in seen:
             raise InvalidInputError(f"passage {pid} appears twice for query {qid} (first on line {seen[(qid, pid)]})",
                                     file=str(path), line=line, record=qid)

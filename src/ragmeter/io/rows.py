@@ -19,6 +19,9 @@ from ragmeter.core.sample import Chunk, Sample
 FIELDS = ("id", "question", "retrieved", "relevant", "context", "answer", "reference", "answerable", "metadata",
           "reference_claims", "answer_claims")
 
+#: A dataset record gives at least one of these; a record with only an id and a text is a corpus's.
+CONTENT_FIELDS = frozenset({"question", "retrieved", "relevant", "context", "answer", "reference"})
+
 # Names other tools use for the same fields; one table, so aliases never spread.
 ALIASES = {
     "query_id": "id", "qid": "id", "sample_id": "id",
@@ -51,6 +54,11 @@ class RowReader:
             raise err(f"each record must be a JSON object, got {_type_name(row)}",
                       fix='write one object per line, e.g. {"id": "q1", ...}')
         row = self._canonical_keys(row, err)
+        if "text" in row and not set(row) & CONTENT_FIELDS:
+            raise err("this record has a text but no question, ranked list or answer: it looks like a corpus "
+                      "(chunk id -> text), not a dataset", field="text",
+                      fix="give the corpus with --corpus, and as DATASET a file of questions with their "
+                          '"retrieved" chunk ids')
         sid = _id(row.get("id"), err.field("id"), what="sample id")
         err = err.record(sid)
         if sid in self.seen:
@@ -180,13 +188,38 @@ def _retrieved(value: Any, err: _ErrorAt) -> tuple[Chunk, ...]:
                       fix="remove the duplicate; each chunk has one rank")
         seen[cid] = rank
         if score is not None:
-            if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
-                raise err(f"item {rank} score must be a finite number, got {score!r}")
-            score = float(score)
+            number = finite_number(score)
+            if number is None:
+                raise err(f"item {rank} score must be a finite number, got {_shown(score)}")
+            score = number
         if text is not None and not isinstance(text, str):
             raise err(f"item {rank} text must be a string, got {_type_name(text)}")
         chunks.append(Chunk(cid, score, text))
     return tuple(chunks)
+
+
+def finite_number(value: Any) -> float | None:
+    """``value`` as a finite float, or None when it is not a number (booleans are not) or does
+    not fit one (``1e999`` read as inf, NaN, an integer of 400 digits).
+
+    >>> finite_number(2), finite_number(10 ** 400), finite_number(float("nan")), finite_number(True)
+    (2.0, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    """``repr`` of a value, cut to ``limit`` characters (a 4000-digit number is not echoed whole)."""
+    if isinstance(value, int) and abs(value) >= 10 ** 30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _claims(value: Any, err: _ErrorAt) -> tuple[str, ...] | None:
@@ -205,10 +238,11 @@ def _relevance(value: Any, err: _ErrorAt) -> dict[str, float]:
     if isinstance(value, Mapping):
         out: dict[str, float] = {}
         for cid, grade in value.items():
-            if isinstance(grade, bool) or not isinstance(grade, (int, float)) or not math.isfinite(grade):
-                raise err(f'grade of chunk "{cid}" must be a finite number, got {grade!r}',
+            number = finite_number(grade)
+            if number is None:
+                raise err(f'grade of chunk "{cid}" must be a finite number, got {_shown(grade)}',
                           fix='write {"chunk-id": 1} (or 2, 3 for graded relevance)')
-            out[str(cid)] = float(grade)
+            out[str(cid)] = number
         return out
     raise err(f"must be a list of chunk ids or an object of chunk id -> grade, got {_type_name(value)}")
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.io.collection import Collection, iter_lines, trec_order
+from ragmeter.io.numbers import whole_number
 from ragmeter.io.text import read_text
 
 FIELDS = ("title", "desc", "narr")
@@ -128,11 +129,10 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, float]]:
             raise InvalidInputError(f"expected 4 fields (qid iter docno rel), got {len(fields)}", file=str(path),
                                     line=line)
         qid, _, doc, rel = fields
-        try:
-            grade = int(rel)
-        except ValueError:
-            raise InvalidInputError(f"relevance {rel!r} is not an integer", file=str(path), line=line,
-                                    record=qid) from None
+        grade = whole_number(rel)
+        if grade is None:
+            raise InvalidInputError(f"relevance {rel[:40]!r} is not an integer of at most 64 bits", file=str(path),
+                                    line=line, record=qid, field="rel") from None
         judged = out.setdefault(qid, {})
         if doc in judged:
             raise InvalidInputError(f"document {doc} is judged twice for topic {qid}", file=str(path), line=line,

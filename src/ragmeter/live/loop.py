@@ -82,19 +82,48 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
     if watcher.registry is not None:
         serve(watcher.registry, w.host, w.port)
         say(f"metrics on http://{w.host}:{w.port}/metrics")
+    say_notes(watcher, say)
     start = time.monotonic()
     while True:
         scored = watcher.poll()
+        if watcher.quarantined:
+            say(f"quarantined {len(watcher.quarantined)} malformed line(s) to {watcher.quarantine_file} "
+                f"(last: {watcher.quarantined[-1]}); {watcher.counts['malformed']} so far")
         if scored:
             summary = watcher.window_summary()
             say(f"scored {scored} new; last {w.window}: " + ", ".join(
                 f"{m} {s['mean']:.3f}" for m, s in summary.items() if s["mean"] is not None))
         for message in watcher.fired:
             say(f"ALERT: {message}")
+        say_notes(watcher, say)
         if watcher.fired and w.exit_on_alert:
+            say_summary(watcher, say)
             return ALERT_EXIT
         if watcher.pending:
             continue  # more complete lines wait: no sleep
         if w.once or (w.max_seconds is not None and time.monotonic() - start > w.max_seconds):
+            say_summary(watcher, say)
             return 0
         time.sleep(w.interval)
+
+
+def say_notes(watcher: Watcher, say: Callable[[str], None]) -> None:
+    """Say (once) what the watcher had to repair or could not do."""
+    for note in watcher.notes:
+        say(f"note: {note}")
+    watcher.notes.clear()
+
+
+def say_summary(watcher: Watcher, say: Callable[[str], None]) -> None:
+    """On exit, when lines were quarantined: how many, and where (a clean log stays quiet)."""
+    if watcher.counts["malformed"]:
+        say(summary_line(watcher))
+
+
+def summary_line(watcher: Watcher) -> str:
+    """What this process read: lines, scored, quarantined (and where), sampled out, duplicates."""
+    c = watcher.counts
+    line = (f"read {c['lines']} line(s): {c['scored']} scored, {c['malformed']} malformed (quarantined"
+            f"{' in ' + str(watcher.quarantine_file) if c['malformed'] else ''}), {c['sampled_out']} sampled out, "
+            f"{c['duplicates']} already scored")
+    return line

@@ -1,20 +1,33 @@
 """Reading a growing request log: complete lines from a byte offset, parsed into samples.
 
 Two shapes per line: ragmeter's own (``log_request``): ``{"request_id", "ts", "question",
-"retrieved": [{"id", "text"}], "answer", "context"?}``; or an OpenTelemetry/OpenInference
-span exported as JSON, whose flattened attributes carry ``input.value`` (the question),
-``output.value`` (the answer) and ``retrieval.documents.<i>.document.id`` / ``.content``.
+"retrieved": [{"id", "text", "score"?}], "answer", "context"?, "metadata"?}``; or an
+OpenTelemetry/OpenInference span exported as JSON, whose flattened attributes carry
+``input.value`` (the question), ``output.value`` (the answer) and
+``retrieval.documents.<i>.document.id`` / ``.content``.
+
+A line is validated whole before it becomes a sample: anything else (invalid JSON, a torn
+line, ``"ts": "yesterday"``, an answer that is a number, a context of numbers) is a
+:class:`Rejected` with the reason, which the watcher writes to its quarantine file. Nothing
+here raises on what a line holds.
 """
 
 from __future__ import annotations
 
-import json
+import math
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
 
+from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
+from ragmeter.io.json_text import decode_json
+from ragmeter.io.rows import RowReader
 
 _DOC = re.compile(r"retrieval\.documents\.(\d+)\.document\.(id|content)$")
+#: Bytes read per poll at most (more when one line is longer): a backlog is read in pieces.
+READ_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -26,12 +39,26 @@ class LoggedRequest:
     sample: Sample
 
 
-def read_new(path: str, offset: int) -> tuple[list[tuple[int, bytes]], int]:
-    """Complete lines after ``offset`` as (start offset, bytes), and the offset after them."""
+@dataclass(frozen=True)
+class Rejected:
+    """A line that is not a request, and why (the quarantine file records both)."""
+
+    reason: str
+
+
+def read_new(path: str, offset: int, max_bytes: int = READ_BYTES) -> tuple[list[tuple[int, bytes]], int]:
+    """Complete lines after ``offset`` as (start offset, bytes), and the offset after them.
+    Reads about ``max_bytes`` (more only to finish one longer line); a partial last line is
+    left for the next poll."""
     try:
         with open(path, "rb") as f:
             f.seek(offset)
-            data = f.read()
+            data = f.read(max_bytes)
+            while b"\n" not in data:
+                more = f.read(max(max_bytes, len(data)))
+                if not more:
+                    break
+                data += more
     except FileNotFoundError:
         return [], offset
     end = data.rfind(b"\n")
@@ -44,42 +71,93 @@ def read_new(path: str, offset: int) -> tuple[list[tuple[int, bytes]], int]:
     return out, offset + end + 1
 
 
-def parse(raw: bytes) -> LoggedRequest | None:
-    """A request, or None for a line that is not one (counted as malformed by the caller)."""
+def parse(raw: bytes) -> LoggedRequest | Rejected:
+    """A request, or :class:`Rejected` with the reason for a line that is not one."""
     try:
-        obj = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Rejected(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})")
+    try:
+        obj = decode_json(text, file="log")
+    except InvalidInputError as exc:
+        return Rejected(exc.problem)
     if not isinstance(obj, dict):
-        return None
+        return Rejected(f"a line must be a JSON object, got {type(obj).__name__}")
     attrs = obj.get("attributes")
-    if isinstance(attrs, dict) and "input.value" in attrs:
-        return _span(obj, attrs)
-    if not isinstance(obj.get("question"), str) or not obj.get("request_id"):
-        return None
-    chunks = []
-    for item in obj.get("retrieved") or []:
-        if not isinstance(item, dict) or not item.get("id"):
-            return None
-        chunks.append(Chunk(str(item["id"]), item.get("score"), item.get("text")))
-    context = tuple(obj["context"]) if isinstance(obj.get("context"), list) else None
-    rid = str(obj["request_id"])
-    sample = Sample(id=rid, question=obj["question"], retrieved=tuple(chunks), context=context,
-                    answer=obj.get("answer"))
-    return LoggedRequest(rid, float(obj.get("ts") or 0.0), sample)
+    try:
+        if isinstance(attrs, dict) and "input.value" in attrs:
+            return _span(obj, attrs)
+        return _request(obj)
+    except InvalidInputError as exc:
+        return Rejected(exc.problem if exc.field is None else f'field "{exc.field}": {exc.problem}')
 
 
-def _span(obj: dict, attrs: dict) -> LoggedRequest | None:
+def _request(obj: dict) -> LoggedRequest:
+    rid = obj.get("request_id")
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
+        raise InvalidInputError("a request needs a non-empty string request_id", field="request_id")
+    context = obj.get("context")
+    if context is not None and (not isinstance(context, list) or not all(isinstance(c, str) for c in context)):
+        raise InvalidInputError("must be a list of strings", field="context")
+    row = {"id": str(rid), "question": obj.get("question"), "retrieved": obj.get("retrieved"),
+           "answer": obj.get("answer"), "context": context, "metadata": obj.get("metadata")}
+    if not isinstance(row["question"], str):
+        raise InvalidInputError(f"must be a string, got {_kind(row['question'])}", field="question")
+    sample = RowReader("log", track_ids=False).sample({k: v for k, v in row.items() if v is not None}, 0)
+    return LoggedRequest(sample.id, _timestamp(obj.get("ts"), "ts"), sample)
+
+
+def _span(obj: dict, attrs: dict) -> LoggedRequest:
     docs: dict[int, dict] = {}
     for key, value in attrs.items():
         m = _DOC.match(key)
         if m:
-            docs.setdefault(int(m.group(1)), {})[m.group(2)] = value
-    chunks = tuple(Chunk(str(d.get("id", f"doc-{i}")), None, d.get("content")) for i, d in sorted(docs.items()))
-    span_id = obj.get("span_id") or (obj.get("context") or {}).get("span_id")
-    if not span_id:
-        return None
-    ts = obj.get("start_time") or obj.get("startTimeUnixNano") or 0
-    return LoggedRequest(str(span_id), float(ts) if not isinstance(ts, str) else 0.0,
-                   Sample(id=str(span_id), question=str(attrs["input.value"]), retrieved=chunks,
-                          answer=attrs.get("output.value")))
+            docs.setdefault(int(m.group(1)[:9]), {})[m.group(2)] = value
+    chunks = []
+    for i, d in sorted(docs.items()):
+        cid, content = d.get("id", f"doc-{i}"), d.get("content")
+        if isinstance(cid, bool) or not isinstance(cid, (str, int)):
+            raise InvalidInputError(f"document {i} id must be a string, got {_kind(cid)}", field="attributes")
+        if content is not None and not isinstance(content, str):
+            raise InvalidInputError(f"document {i} content must be a string, got {_kind(content)}",
+                                    field="attributes")
+        chunks.append(Chunk(str(cid), None, content))
+    context = obj.get("context")
+    span_id = obj.get("span_id") or (context.get("span_id") if isinstance(context, dict) else None)
+    if isinstance(span_id, bool) or not isinstance(span_id, (str, int)) or not str(span_id).strip():
+        raise InvalidInputError("a span needs a span_id", field="span_id")
+    question, answer = attrs["input.value"], attrs.get("output.value")
+    if not isinstance(question, str):
+        raise InvalidInputError(f"input.value must be a string, got {_kind(question)}", field="attributes")
+    if answer is not None and not isinstance(answer, str):
+        raise InvalidInputError(f"output.value must be a string, got {_kind(answer)}", field="attributes")
+    ts = obj.get("start_time") if obj.get("start_time") is not None else obj.get("startTimeUnixNano")
+    ts_value = 0.0 if isinstance(ts, str) else _timestamp(ts, "start_time")
+    return LoggedRequest(str(span_id), ts_value, Sample(id=str(span_id), question=question, retrieved=tuple(chunks),
+                                                        answer=answer))
+
+
+def _timestamp(value: Any, field: str) -> float:
+    """Seconds since the epoch: a finite number, an ISO 8601 string, or absent (0)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, str):
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidInputError(f"must be seconds since the epoch or an ISO 8601 time, got {value[:40]!r}",
+                                    field=field) from None
+        return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidInputError(f"must be a number, got {_kind(value)}", field=field)
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise InvalidInputError("must be a finite number", field=field)
+    return number
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__

@@ -8,6 +8,14 @@ in the state directory *before* it moves the stored offset. A crash between the 
 the restart re-read those lines; their requests are already in ``scored.jsonl`` and are
 skipped (and their judgments are in the ledger), so nothing is scored twice or lost.
 
+A line that is not a request (invalid JSON, a torn line, a wrong type in a field) never
+stops the watcher: it is appended to ``quarantine.jsonl`` in the state directory (its byte
+offset, its line number, the reason and the line itself), counted as ``malformed``, and the
+offset moves past it. A restart that re-reads a quarantined line (killed before the offset
+was saved) does not quarantine it twice. The state files are read the same way: a torn
+last line of ``scored.jsonl`` (a kill mid-write) is trimmed off, a damaged ``offset.json``
+restarts from the top of the log (every request already in ``scored.jsonl`` is skipped).
+
 Metric names (``--metrics``, ``--alert``) resolve through the parser as everywhere
 (``groundedness`` is ``faithfulness``); the records, windows and gauges use canonical names.
 
@@ -20,11 +28,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shlex
 import subprocess
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +44,7 @@ from ragmeter.core.measure import resolve_measure
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.engine.evaluate import evaluate, resolve_measures
 from ragmeter.io.dataset import from_samples
-from ragmeter.live.source import LoggedRequest, parse, read_new
+from ragmeter.live.source import LoggedRequest, Rejected, parse, read_new
 
 DEFAULT_METRICS = DEFAULTS.watch.metrics
 HOUR = 3600.0
@@ -78,42 +87,71 @@ class Watcher:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.offset_file = self.state_dir / "offset.json"
         self.scored_file = self.state_dir / "scored.jsonl"
-        self.offset = json.loads(self.offset_file.read_text())["offset"] if self.offset_file.exists() else 0
+        self.quarantine_file = self.state_dir / "quarantine.jsonl"
+        self.notes: list[str] = []  # what the state files needed on start, and alert-command failures
+        self.offset, self.line = self._load_offset()
         self.seen: set[str] = set()
         self.recent: deque = deque(maxlen=self.window)
         self.hour: deque = deque()
         self.counts = {"lines": 0, "malformed": 0, "sampled_out": 0, "scored": 0, "duplicates": 0}
         self.fired: list[str] = []  # messages of this poll's new alerts
+        self.quarantined: list[str] = []  # reasons of this poll's quarantined lines
         self.alerts_total = 0
         self.pending = False  # complete lines remain after the last poll
-        if self.scored_file.exists():
-            for line in self.scored_file.read_text().splitlines():
-                rec = json.loads(line)
-                self.seen.add(rec["id"])
-                self._remember(rec)
+        for rec in _records(self.scored_file, self.notes, _is_scored):
+            self.seen.add(rec["id"])
+            self._remember(rec)
+        self.in_quarantine = {rec["offset"] for rec in _records(self.quarantine_file, self.notes,
+                                                                lambda r: isinstance(r.get("offset"), int))}
         self.gauges = _Prometheus(self.registry) if self.registry is not None else None
+
+    def _load_offset(self) -> tuple[int, int | None]:
+        """(byte offset, line number) from ``offset.json``; (0, 0) when there is none, and when
+        it is damaged (said in :attr:`notes`): re-reading skips every request already scored."""
+        if not self.offset_file.exists():
+            return 0, 0
+        try:
+            data = json.loads(self.offset_file.read_text(encoding="utf-8"))
+            offset, line = data["offset"], data.get("line")
+            if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+                raise ValueError("offset")
+            return offset, line if isinstance(line, int) and not isinstance(line, bool) else None
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            self.notes.append(f"{self.offset_file} is damaged: reading the log from the start (requests already "
+                              "scored are skipped)")
+            return 0, 0
 
     def _remember(self, rec: dict) -> None:
         self.recent.append(rec)
         self.hour.append(rec)
 
     def poll(self) -> int:
-        """Read, sample, score and record up to ``batch`` requests; returns how many were scored."""
+        """Read, sample, score and record up to ``batch`` requests; returns how many were scored.
+        A line that is not a request goes to the quarantine file; none stops the watcher."""
         self.fired = []
+        self.quarantined = []
         lines, end = read_new(self.log, self.offset)
         self.pending = False
         requests: list[LoggedRequest] = []
+        bad: list[dict] = []
+        line = self.line
         for start, raw in lines:
             if len(requests) >= self.batch:
                 end = start  # the rest waits for the next poll
                 self.pending = True
                 break
+            line = None if line is None else line + 1
             self.counts["lines"] += 1
             if not raw.strip():
                 continue
             req = parse(raw)
-            if req is None:
+            if isinstance(req, Rejected):
                 self.counts["malformed"] += 1
+                self.quarantined.append(req.reason)
+                if start not in self.in_quarantine:
+                    bad.append({"offset": start, "line": line, "reason": req.reason,
+                                "text": raw.decode("utf-8", "replace")})
+                    self.in_quarantine.add(start)
             elif req.id in self.seen:
                 self.counts["duplicates"] += 1
             elif not kept(req.id, self.sample_rate):
@@ -121,21 +159,24 @@ class Watcher:
             else:
                 self.seen.add(req.id)
                 requests.append(req)
+        if bad:
+            _append(self.quarantine_file, bad)
         if requests:
             result = evaluate(from_samples([r.sample for r in requests]), self.measures, judge=self.judge)
-            with open(self.scored_file, "a", encoding="utf-8") as f:
-                for i, r in enumerate(requests):
-                    rec = {"id": r.id, "ts": r.ts or time.time(),
-                           "metrics": {str(m): {"status": o.status, "value": o.value}
-                                       for m, o in ((m, result.outcomes[m][i]) for m in result.measures)}}
-                    f.write(json.dumps(rec) + "\n")
-                    self._remember(rec)
+            records = []
+            for i, r in enumerate(requests):
+                records.append({"id": r.id, "ts": r.ts or time.time(),
+                                "metrics": {str(m): {"status": o.status, "value": o.value}
+                                            for m, o in ((m, result.outcomes[m][i]) for m in result.measures)}})
+            _append(self.scored_file, records)
+            for rec in records:
+                self._remember(rec)
             self.counts["scored"] += len(requests)
         if end != self.offset:
             tmp = self.offset_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"offset": end}))
-            tmp.replace(self.offset_file)  # only after the results above are on disk
-            self.offset = end
+            tmp.write_text(json.dumps({"offset": end, "line": line}))
+            os.replace(tmp, self.offset_file)  # only after the results above are on disk
+            self.offset, self.line = end, line
         cutoff = time.time() - HOUR
         while self.hour and self.hour[0]["ts"] < cutoff:
             self.hour.popleft()
@@ -154,6 +195,21 @@ class Watcher:
                       "not_computed": sum(c["status"] == "not_computed" for c in cells),
                       "failed": sum(c["status"] == "failed" for c in cells)}
         return out
+
+    def _run_alert_command(self, message: str) -> None:
+        """Run ``--alert-command`` with the user's environment plus ``RAGMETER_ALERT``; a command
+        that cannot start, fails or hangs is reported in :attr:`notes`, never fatal."""
+        assert self.alert_command is not None
+        try:
+            done = subprocess.run(shlex.split(self.alert_command), env={**os.environ, "RAGMETER_ALERT": message},
+                                  check=False, timeout=30, stdin=subprocess.DEVNULL)
+        except (OSError, ValueError) as exc:
+            self.notes.append(f"alert command could not run: {exc}")
+        except subprocess.TimeoutExpired:
+            self.notes.append("alert command did not finish within 30 s (stopped)")
+        else:
+            if done.returncode:
+                self.notes.append(f"alert command exited with status {done.returncode}")
 
     def _check_alerts(self) -> None:
         summary = self.window_summary()
@@ -176,10 +232,51 @@ class Watcher:
                 self.fired.append(message)
                 self.alerts_total += 1
                 if self.alert_command:
-                    subprocess.run(shlex.split(self.alert_command), env={"RAGMETER_ALERT": message}, check=False,
-                                   timeout=30)
+                    self._run_alert_command(message)
             elif not message:
                 a.firing = False
+
+
+def _append(path: Path, records: list[dict]) -> None:
+    """Append JSON lines in one write (a kill leaves at most one torn last line, which
+    :func:`_records` trims)."""
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+        f.flush()
+
+
+def _is_scored(rec: dict) -> bool:
+    ts = rec.get("ts")
+    return (isinstance(rec.get("id"), str) and isinstance(rec.get("metrics"), dict)
+            and isinstance(ts, (int, float)) and not isinstance(ts, bool)
+            and all(isinstance(c, dict) and "status" in c for c in rec["metrics"].values()))
+
+
+def _records(path: Path, notes: list[str], valid: Callable[[dict], bool]) -> list[dict]:
+    """The complete JSON-object lines of a state file. A torn last line (a kill mid-append) is
+    cut off the file; a damaged line elsewhere is skipped; both are said in ``notes``."""
+    if not path.exists():
+        return []
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if end < len(data):
+        with open(path, "r+b") as f:
+            f.truncate(end)
+        notes.append(f"{path}: trimmed a torn last line ({len(data) - end} bytes) left by an interrupted write")
+        data = data[:end]
+    out, damaged = [], 0
+    for raw in data.split(b"\n")[:-1]:
+        try:
+            rec = json.loads(raw)
+        except (ValueError, RecursionError):
+            rec = None
+        if isinstance(rec, dict) and valid(rec):
+            out.append(rec)
+        elif raw.strip():
+            damaged += 1
+    if damaged:
+        notes.append(f"{path}: skipped {damaged} damaged line(s)")
+    return out
 
 
 def _two_sample_p(a: Sequence[float], b: Sequence[float]) -> float:

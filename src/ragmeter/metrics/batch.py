@@ -55,12 +55,12 @@ class RankedBatch:
         return cls(grades, lengths, label_grades, has_labels)
 
     def cut(self, k: int | None) -> np.ndarray:
-        """Grades of the top k ranks (n x k), NaN-padded past each list's end; ``None``: all."""
+        """Grades of the top k ranks; ``None``: all. The width is min(k, longest list): a
+        padded rank (NaN) is never relevant and has no gain, so no kernel needs the padding
+        and a k past the longest list costs nothing (``--k 1000000000`` allocates no more)."""
         if k is None:
             return self.grades
-        if k <= self.grades.shape[1]:
-            return self.grades[:, :k]
-        return np.pad(self.grades, ((0, 0), (0, k - self.grades.shape[1])), constant_values=np.nan)
+        return self.grades[:, :k]
 
     def num_relevant(self, rel: float) -> np.ndarray:
         """R: the number of labeled chunks with grade >= rel, retrieved or not."""

@@ -11,12 +11,13 @@ Built-in criteria, and criteria files (JSON, or YAML with PyYAML installed)::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.io.json_text import decode_json
+from ragmeter.io.text import read_text
 
 
 @dataclass(frozen=True)
@@ -54,19 +55,24 @@ def with_builtin(criteria: Mapping[str, Criterion] | None) -> dict[str, Criterio
 def load_criteria(path: str | Path) -> dict[str, Criterion]:
     """Read criteria from JSON or YAML; every problem names the file and the criterion."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     if path.suffix.lower() in (".yaml", ".yml"):
         try:
             import yaml  # an optional dependency without stubs
         except ImportError:
             raise InvalidInputError("reading YAML criteria needs PyYAML", file=str(path),
                                     fix="pip install pyyaml, or write the criteria as JSON") from None
-        doc = yaml.safe_load(text)
-    else:
         try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"not valid JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise InvalidInputError(f"not valid YAML ({getattr(exc, 'problem', None) or exc})", file=str(path),
+                                    line=mark.line + 1 if mark is not None else None) from None
+        except (RecursionError, ValueError) as exc:
+            raise InvalidInputError(f"YAML that cannot be read ({type(exc).__name__})", file=str(path),
+                                    fix="write a flat list of criteria") from None
+    else:
+        doc = decode_json(text, file=str(path))
     items = doc.get("criteria") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         raise InvalidInputError('expected {"criteria": [...]}', file=str(path))
@@ -82,6 +88,11 @@ def load_criteria(path: str | Path) -> dict[str, Criterion]:
             raise InvalidInputError("scale must be two integers [low, high] with low < high", field="scale", file=file,
                                     record=record)
         examples = item.get("examples", [])
+        if not isinstance(examples, list):
+            raise InvalidInputError("examples must be a list", field="examples", file=file, record=record)
+        if item["name"] in out:
+            raise InvalidInputError("two criteria have this name", field="name", file=file, record=record,
+                                    fix="give each criterion its own name")
         for ex in examples:
             if not isinstance(ex, dict) or "answer" not in ex or not isinstance(ex.get("score"), int):
                 raise InvalidInputError('each example needs "answer" and an integer "score"', field="examples",

@@ -4,7 +4,9 @@
     q1,recall@5,scored,0.6666666666666666,
 
 ``value`` is Python's ``repr`` of the float (round-trips exactly), empty when not scored;
-``reason`` is why a value is not computed, or the error of a failed one.
+``reason`` is why a value is not computed, or the error of a failed one. A text cell that a
+spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@``, tab, CR first) gets a leading
+``'`` (OWASP CSV injection; :func:`~ragmeter.core.display.spreadsheet_safe`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import csv
 import io
 import os
 
+from ragmeter.core.display import spreadsheet_safe
 from ragmeter.core.evaluation import EvaluationResult
 
 HEADER = ("sample_id", "metric", "status", "value", "reason")
@@ -25,8 +28,9 @@ def results_csv(result: EvaluationResult) -> str:
     writer.writerow(HEADER)
     for row in result.to_dict()["samples"]:
         for metric, cell in row["metrics"].items():
-            writer.writerow([row["id"], metric, cell["status"], "" if cell["value"] is None else repr(cell["value"]),
-                             cell.get("reason") or cell.get("error") or ""])
+            writer.writerow([spreadsheet_safe(row["id"]), spreadsheet_safe(metric), cell["status"],
+                             "" if cell["value"] is None else repr(cell["value"]),
+                             spreadsheet_safe(cell.get("reason") or cell.get("error") or "")])
     return buf.getvalue()
 
 

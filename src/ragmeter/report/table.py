@@ -13,11 +13,27 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragmeter.core.display import terminal_safe
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.results import Score
 from ragmeter.core.sample import Sample
 from ragmeter.judges.cost import usd
+
+#: Past-the-end dashes are drawn up to k only while k is at most this or the longest list.
+PATTERN_PAD = 20
+
+
+def pattern_width(k: int | None, longest: int) -> int:
+    """The ranks the pattern shows: k, unless k runs past both the longest list and
+    :data:`PATTERN_PAD` ranks (``--k 1000000000``): then the longest list.
+
+    >>> pattern_width(5, 3), pattern_width(10**9, 7), pattern_width(None, 7)
+    (5, 7, 7)
+    """
+    if k is None or k > max(longest, PATTERN_PAD):
+        return longest
+    return k
 
 
 def rank_pattern(sample: Sample, view: str, k: int | None) -> str:
@@ -43,14 +59,14 @@ def _pattern_view(measures: tuple[Measure, ...]) -> tuple[str, int | None]:
 def render_table(result: EvaluationResult) -> str:
     """Per-query rows, the mean line, then one coverage line per metric."""
     view, k = _pattern_view(result.measures)
-    width = k if k is not None else max((len(s.ranked_ids(view)) for s in result.samples), default=0)
+    width = pattern_width(k, max((len(s.ranked_ids(view)) for s in result.samples), default=0))
     headers = ["query", f"ranks 1-{width}" if view == "retrieved" else f"context 1-{width}", "relevant"]
     mixed = len({m.view for m in result.measures}) > 1
     headers += [f"{m.label} [{m.view}]" if mixed else m.label for m in result.measures]
     rows = []
     for i, s in enumerate(result.samples):
         relevant = sum(1 for g in s.relevance.values() if g >= 1)
-        row = [s.id, rank_pattern(s, view, k), str(relevant)]
+        row = [terminal_safe(s.id), rank_pattern(s, view, width), str(relevant)]
         row += [_cell(m, result.outcomes[m][i]) for m in result.measures]
         rows.append(row)
     widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
@@ -82,7 +98,7 @@ def coverage_lines(result: EvaluationResult) -> list[str]:
         s = result.summary(m)
         line = f"{m}: {s.scored} scored, {s.not_computed} not computed, {s.failed} failed"
         if s.reasons:
-            line += " (" + "; ".join(f"{reason}: {n}" for reason, n in s.reasons.items()) + ")"
+            line += " (" + "; ".join(f"{terminal_safe(reason)}: {n}" for reason, n in s.reasons.items()) + ")"
         lines.append(line)
     return lines
 

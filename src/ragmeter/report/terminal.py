@@ -1,4 +1,8 @@
-"""Terminal views of saved runs: the run list, one run's summary, the diagnosis."""
+"""Terminal views of saved runs: the run list, one run's summary, the diagnosis.
+
+Every cell of a rich table is a ``Text`` (rich never parses ``[red]`` in an id as markup) and
+every piece of text from data passes :func:`~ragmeter.core.display.terminal_safe` (no escape
+sequence reaches the terminal)."""
 
 from __future__ import annotations
 
@@ -7,14 +11,20 @@ from datetime import datetime, timezone
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ragmeter.analysis.diagnosis import count_labels
+from ragmeter.core.display import terminal_safe as safe
 
 
 def _render(table) -> str:
     buf = io.StringIO()
     Console(file=buf, width=160, color_system=None).print(table)
     return buf.getvalue().rstrip()
+
+
+def _row(table: Table, *cells: object) -> None:
+    table.add_row(*(Text(safe(c)) for c in cells))
 
 
 def _fmt(x, digits: int = 3) -> str:
@@ -30,15 +40,16 @@ def runs_table(runs) -> str:
             t.add_row(r.name, "damaged", "-", str(r.setup.get("damage", "")))
             continue
         means = ", ".join(f"{m} {_fmt(v.get('mean'))}" for m, v in list(r.summary.items())[:4])
-        t.add_row(r.name, r.setup.get("status", "?"), str(len(r.results)), means)
+        _row(t, r.name, r.setup.get("status", "?"), str(len(r.results)), means)
     return _render(t)
 
 
 def show_run(run) -> str:
     s = run.setup
     started = datetime.fromtimestamp(s.get("started", 0), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    lines = [f"run {run.name}: {s.get('status')}, ragmeter {s.get('ragmeter_version')}, started {started}",
-             f"dataset {s.get('dataset', {}).get('path')} (fingerprint {s.get('dataset', {}).get('fingerprint')})"]
+    lines = [safe(f"run {run.name}: {s.get('status')}, ragmeter {s.get('ragmeter_version')}, started {started}"),
+             safe(f"dataset {s.get('dataset', {}).get('path')} "
+                  f"(fingerprint {s.get('dataset', {}).get('fingerprint')})")]
     if s.get("judge"):
         j = s["judge"]
         lines.append(f"judge: {j['calls']} calls, {j['cached']} from the ledger, {j['input_tokens']} + "
@@ -46,7 +57,7 @@ def show_run(run) -> str:
     t = Table("metric", "mean", "95% CI", "scored", "not computed", "failed", box=None)
     for name, m in run.summary.items():
         ci = m.get("ci95")
-        t.add_row(name, _fmt(m["mean"]), f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-", str(m["scored"]),
+        _row(t, name, _fmt(m["mean"]), f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-", str(m["scored"]),
                   str(m["not_computed"]), str(m["failed"]))
     lines.append(_render(t))
     if not run.complete:
@@ -59,14 +70,14 @@ def show_run(run) -> str:
 def diagnosis_text(found) -> str:
     lines = []
     for d in found:
-        lines.append(f"{d.id}: {', '.join(d.labels) or 'no failure point found'}")
-        lines.extend(f"    {f.label}: {f.evidence}" for f in d.findings)
+        lines.append(safe(f"{d.id}: {', '.join(d.labels) or 'no failure point found'}"))
+        lines.extend(safe(f"    {f.label}: {f.evidence}") for f in d.findings)
     counts = count_labels(found)
     lines.append("")
     lines.append("queries per failure point: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none")
     unchecked = sorted({f"{k} ({v})" for d in found for k, v in d.not_checked.items()})
     if unchecked:
-        lines.append("not checked: " + "; ".join(unchecked))
+        lines.append(safe("not checked: " + "; ".join(unchecked)))
     return "\n".join(lines)
 
 
@@ -74,14 +85,14 @@ def comparison_text(cmp) -> str:
     lines = []
     if cmp.differences:
         lines.append("SETUP DIFFERS (compared anyway):")
-        lines.extend(f"  {d}" for d in cmp.differences)
+        lines.extend(safe(f"  {d}") for d in cmp.differences)
     t = Table("metric", "A", "B", "B - A", "95% CI", "p", "p (Holm)", "up/down/tied", "moved most", box=None)
     for m in cmp.metrics:
         ci = f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]" if m.ci95 else "-"
         movers = ", ".join(f"{i} {d:+.2f}" for i, d in m.movers[:3])
-        t.add_row(m.metric, _fmt(m.mean_a), _fmt(m.mean_b), "-" if m.diff is None else f"{m.diff:+.3f}", ci,
+        _row(t, m.metric, _fmt(m.mean_a), _fmt(m.mean_b), "-" if m.diff is None else f"{m.diff:+.3f}", ci,
                   f"{m.p:.4f}", f"{m.p_holm:.4f}", f"{m.improved}/{m.worsened}/{m.tied}", movers)
     lines.append(_render(t))
     if cmp.only_a or cmp.only_b:
-        lines.append(f"only in A: {', '.join(cmp.only_a) or '-'}; only in B: {', '.join(cmp.only_b) or '-'}")
+        lines.append(safe(f"only in A: {', '.join(cmp.only_a) or '-'}; only in B: {', '.join(cmp.only_b) or '-'}"))
     return "\n".join(lines)

@@ -100,10 +100,9 @@ class Block:
         return self.rel.sum(axis=1) - self.num_rel_ret
 
     def top(self, k: int) -> np.ndarray:
-        """rel_i for i <= k, padded with False past the list's end."""
-        if k <= self.rel.shape[1]:
-            return self.rel[:, :k]
-        return np.pad(self.rel, ((0, 0), (0, k - self.rel.shape[1])))
+        """rel_i for i <= min(k, longest list): past a list's end nothing is relevant, so the
+        measures divide by k themselves and a huge cut-off (``P.1000000000``) allocates nothing."""
+        return self.rel[:, :k]
 
     def cum_at(self, k: np.ndarray) -> np.ndarray:
         """cum at rank k per topic (k >= 1; past the width: the total)."""
