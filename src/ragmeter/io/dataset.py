@@ -1,6 +1,8 @@
-"""Load a dataset file into samples, and fingerprint it.
+"""Load a dataset (a file, or data already in memory) into samples, and fingerprint it.
 
-Formats by extension: ``.jsonl`` / ``.ndjson`` (one sample per line) and ``.csv``.
+The shapes accepted are :mod:`ragmeter.io.shapes`'s: ``.jsonl`` / ``.ndjson``, ``.json``
+(an array, or lines), ``.csv`` and ``.parquet`` files; lists of dicts, DataFrames, Hugging
+Face datasets, Ragas and DeepEval samples.
 """
 
 from __future__ import annotations
@@ -9,15 +11,15 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable, Iterator
 
+from ragmeter.core.display import table_html
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
-from ragmeter.io.corpus import attach_texts, load_corpus
-from ragmeter.io.csv_table import iter_csv
-from ragmeter.io.jsonl import iter_jsonl
 from ragmeter.io.conversations import flatten, is_conversational
+from ragmeter.io.corpus import attach_texts, load_corpus
 from ragmeter.io.rows import make_samples
+from ragmeter.io.shapes import read_records
 
 
 @dataclass(frozen=True)
@@ -32,26 +34,48 @@ class Dataset:
     def __len__(self) -> int:
         return len(self.samples)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Sample]:
         return iter(self.samples)
 
+    def __repr__(self) -> str:
+        where = f", path={self.path!r}" if self.path else ""
+        return f"Dataset({len(self.samples)} samples{where}, fingerprint={self.fingerprint!r})"
 
-def load_dataset(path: str | Path, *, corpus: str | Path | None = None) -> Dataset:
-    """Read and validate a dataset (and optionally a corpus that supplies chunk texts)."""
-    path = str(path)
-    suffix = Path(path).suffix.lower()
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        records = list(iter_jsonl(path))
-    elif suffix == ".csv":
-        records = list(iter_csv(path))
+    def _repr_html_(self) -> str:
+        rows = [(s.id, s.question, len(s.retrieved), len(s.relevance), "yes" if s.answer else "")
+                for s in self.samples]
+        return table_html(repr(self), ("id", "question", "retrieved", "labeled relevant", "answer"), rows)
+
+
+def load_dataset(data: Any, *, corpus: str | Path | None = None) -> Dataset:
+    """Read and validate a dataset, and optionally a corpus file that supplies chunk texts.
+
+    ``data``: a path (``.jsonl``, ``.json``, ``.csv``, ``.parquet``), a list of dicts, a
+    pandas DataFrame, a Hugging Face ``datasets.Dataset``, Ragas samples or
+    ``EvaluationDataset``, DeepEval test cases, a list of :class:`Sample`, or a
+    :class:`Dataset` (returned as is unless a corpus is given). Contexts given as texts
+    get content-hash chunk ids and reference contexts given as texts become labels by exact
+    text match (:mod:`ragmeter.io.foreign`). Anything else raises
+    :class:`~ragmeter.core.errors.UnsupportedInputError`.
+    """
+    if isinstance(data, Dataset):
+        samples = list(data.samples)
+        path = data.path
+    elif isinstance(data, (list, tuple)) and data and all(isinstance(s, Sample) for s in data):
+        samples, path = list(data), None
     else:
-        raise InvalidInputError(f"unknown dataset format {suffix or '(no extension)'!r}", file=path,
-                                fix="use .jsonl or .csv (TREC files go to `ragmeter trec QRELS RUN`)")
-    if any(is_conversational(r) for _, r in records):
-        records = flatten(records, path)
-    samples = make_samples(records, path)
+        source = read_records(data)
+        records = source.rows
+        if any(is_conversational(r) for _, r in records):
+            records = flatten(records, source.label)
+        samples = make_samples(records, source.label, unit=source.unit)
+        path = source.path
+        if not samples:
+            raise InvalidInputError("no samples", file=source.label, fix="give at least one record")
     if corpus is not None:
         samples = attach_texts(samples, load_corpus(corpus))
+    elif isinstance(data, Dataset):
+        return data
     return from_samples(samples, path=path)
 
 
