@@ -12,6 +12,7 @@ from typing import Any, Callable, List, Optional, TypeVar
 import typer
 
 from ragmeter.core.errors import RagmeterError
+from ragmeter.core.measure import split_measure_list
 from ragmeter.core.settings import InvalidSettingError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -57,17 +58,7 @@ def split_metrics(values: Optional[List[str]]) -> Optional[List[str]]:
     """
     if not values:
         return None
-    out: list[str] = []
-    for value in values:
-        depth, start = 0, 0
-        for i, ch in enumerate(value):
-            depth += ch == "("
-            depth -= ch == ")"
-            if ch == "," and depth == 0:
-                out.append(value[start:i])
-                start = i + 1
-        out.append(value[start:])
-    return [m.strip() for m in out if m.strip()]
+    return [m for value in values for m in split_measure_list(value)]
 
 
 def echo_err(message: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
+from ragmeter.core.display import table_html
 from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
 from ragmeter.core.results import Failed, NotComputed, Outcome, Score
 from ragmeter.core.sample import Sample
@@ -62,6 +63,25 @@ class EvaluationResult:
             by_measure.append((m, tuple(given[key])))
         object.__setattr__(self, "measures", measures)
         object.__setattr__(self, "outcomes", MeasureMap(by_measure))
+
+    def __repr__(self) -> str:
+        """Short: sample and measure counts, up to 6 means, the dataset fingerprint."""
+        means = [f"{m} {_fmt(self.summary(m).mean)}" for m in self.measures[:6]]
+        more = f", +{len(self.measures) - 6} more" if len(self.measures) > 6 else ""
+        return (f"EvaluationResult({len(self.samples)} samples; {', '.join(means)}{more}; "
+                f"dataset {self.dataset_fingerprint})")
+
+    def _repr_html_(self) -> str:
+        """A notebook table: one row per measure with its mean, 95% interval and coverage."""
+        rows = []
+        for m in self.measures:
+            s = self.summary(m)
+            ci = f"{s.ci95[0]:.3f} to {s.ci95[1]:.3f}" if s.ci95 else ""
+            rows.append((str(m), _fmt(s.mean), ci, s.scored, s.not_computed, s.failed))
+        where = f" from {self.dataset_path}" if self.dataset_path else ""
+        title = f"ragmeter: {len(self.samples)} samples{where} (dataset {self.dataset_fingerprint})"
+        return table_html(title, ("metric", "mean", "95% interval", "scored", "not computed", "failed"), rows,
+                          note="per-sample values: result.to_dataframe()", max_rows=len(rows))
 
     @property
     def metric_names(self) -> list[str]:
@@ -146,3 +166,7 @@ class EvaluationResult:
         data = {str(m): [float("nan") if v is None else v for v in self.values(m)] for m in self.measures}
         return pd.DataFrame(data, index=pd.Index([s.id for s in self.samples], name="sample_id"))
 
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

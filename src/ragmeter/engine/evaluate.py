@@ -6,19 +6,22 @@ The retrieved view is cut at ``k`` unless a measure names its own ``@k``. The co
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+import asyncio
+from typing import Any, Iterable, Mapping
 
+from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.evaluation import EvaluationResult
-from ragmeter.core.measure import Measure
+from ragmeter.core.measure import Measure, split_measure_list
+from ragmeter.core.notebook import notebook_progress
 from ragmeter.core.progress import Progress
 from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
-from ragmeter.core.settings import DEFAULTS
+from ragmeter.core.settings import DEFAULTS, Settings
 from ragmeter.engine.embedding_scoring import score_embedded
-from ragmeter.engine.judged_scoring import score_judged
+from ragmeter.engine.judged_scoring import ascore_judged
 from ragmeter.engine.label_scoring import score_labels
-from ragmeter.io.dataset import Dataset, from_samples
+from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.metrics.criteria import Criterion
 from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
@@ -58,9 +61,92 @@ def resolve_measures(
     return tuple(out)
 
 
+def measure_list(metrics: str | Iterable[str | Measure] | None) -> list[str | Measure] | None:
+    """``"precision@5, mrr"`` -> ``["precision@5", "mrr"]`` (commas inside parentheses kept);
+    a list or tuple is taken item by item, each string item split the same way."""
+    if metrics is None:
+        return None
+    if isinstance(metrics, str):
+        return list(split_measure_list(metrics))
+    if isinstance(metrics, Measure):
+        return [metrics]
+    out: list[str | Measure] = []
+    for item in metrics:
+        if isinstance(item, str):
+            out.extend(split_measure_list(item))
+        elif isinstance(item, Measure):
+            out.append(item)
+        else:
+            raise InvalidParameterError(f"metrics: each item must be a metric name or a Measure, got "
+                                        f"{type(item).__name__}")
+    return out
+
+
+def as_dataset(data: Any) -> Dataset:
+    """``data`` as a :class:`Dataset`: a Dataset as is, samples fingerprinted, anything else read
+    by :func:`ragmeter.io.load_dataset` (paths, lists of dicts, DataFrames, Ragas, DeepEval...)."""
+    if isinstance(data, Dataset):
+        return data
+    if isinstance(data, (list, tuple)) and all(isinstance(s, Sample) for s in data):
+        return from_samples(data)
+    return load_dataset(data)
+
+
+def judge_for(judge: Any) -> tuple[Any, bool]:
+    """(the judge, whether this call made it and must close its ledger). A string is a judge
+    spec as ``--judge`` takes it (``"local"``, ``"openai:<model>"``, ``"anthropic:<model>"``,
+    ``"none"``, ``"auto"``), built by :func:`ragmeter.judges.judge_factory.make_judge` with the
+    default settings (the ledger in ``$RAGMETER_RUNS_DIR``, else ``runs/``)."""
+    if judge is None or not isinstance(judge, str):
+        return judge, False
+    from ragmeter.judges.judge_factory import make_judge  # noqa: I001 - a label-only call loads no judge code
+
+    made = make_judge(judge, Settings())
+    return made, made is not None
+
+
+async def aevaluate(
+    data: Any,
+    metrics: str | Iterable[str | Measure] | None = None,
+    *,
+    k: int | None = DEFAULTS.k,
+    view: str | None = None,
+    judge: Any = None,
+    embedder: Any = None,
+    criteria: Mapping[str, Criterion] | None = None,
+    progress: Progress | None = None,
+) -> EvaluationResult:
+    """Score every sample with every measure: the async core of :func:`evaluate` (same
+    arguments), for code that runs in an event loop (``await ragmeter.aevaluate(...)``)."""
+    dataset = as_dataset(data)
+    measures = resolve_measures(measure_list(metrics), k, view=view)
+    the_judge, owned = judge_for(judge)
+    if progress is None and the_judge is not None:
+        progress = notebook_progress()
+    try:
+        samples = dataset.samples
+        outcomes: dict[Measure, tuple[Outcome, ...]] = {}
+        outcomes.update(score_labels([m for m in measures if isinstance(m.spec, LabelSpec)], samples,
+                                     dataset.fingerprint))
+        judged, evidence = await ascore_judged([m for m in measures if isinstance(m.spec, JudgedSpec)], samples,
+                                               dataset.fingerprint, the_judge, embedder=embedder, criteria=criteria,
+                                               progress=progress)
+        outcomes.update(judged)
+        embedded = [m for m in measures if isinstance(m.spec, EmbeddingSpec)]
+        if embedded:  # model time: off the event loop
+            outcomes.update(await asyncio.to_thread(score_embedded, embedded, samples, dataset.fingerprint, embedder))
+        stats = the_judge.stats.as_dict() if the_judge is not None and judged else None
+    finally:
+        if owned:
+            the_judge.ledger.close()
+    return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
+                            testset_fingerprint=dataset.testset_fingerprint,
+                            evidence=tuple(evidence) if evidence is not None else None, judge_stats=stats)
+
+
 def evaluate(
-    data: Dataset | Sequence[Sample],
-    metrics: Iterable[str | Measure] | None = None,
+    data: Any,
+    metrics: str | Iterable[str | Measure] | None = None,
     *,
     k: int | None = DEFAULTS.k,
     view: str | None = None,
@@ -71,25 +157,21 @@ def evaluate(
 ) -> EvaluationResult:
     """Score every sample with every measure (see :func:`resolve_measures` for k and view).
 
+    ``data``: anything :func:`ragmeter.io.load_dataset` reads (a path, a list of dicts, a
+    DataFrame, a Hugging Face dataset, Ragas or DeepEval samples) or a list of samples.
+    ``metrics``: ``"precision@5,mrr"``, a list of names or measures, or None for the label
+    defaults. ``k``: the cut-off, or None for the whole list.
+
     Label metrics need only the labels. Judged metrics (faithfulness, context_recall, ...)
-    read one shared claim matrix built through ``judge`` (a :class:`ragmeter.judges.Judge`);
+    read one shared claim matrix built through ``judge``: a :class:`ragmeter.judges.Judge`,
+    or a spec string (``"local"``, ``"openai:gpt-4o-mini"``: see :func:`judge_for`);
     without a judge they are NotComputed with the reason. Embedding metrics use ``embedder``
     (the bundled MiniLM by default). ``criteria``: rubric criteria besides the built-in ones;
-    ``progress``: told how the judge calls advance (:class:`ragmeter.core.progress.Progress`).
+    ``progress``: told how the judge calls advance (:class:`ragmeter.core.progress.Progress`;
+    in a notebook, an updating line by default).
+
+    A sync wrapper of :func:`aevaluate`; it works inside a running event loop too (a notebook):
+    there the evaluation runs on its own loop in a worker thread.
     """
-    dataset = data if isinstance(data, Dataset) else from_samples(data)
-    measures = resolve_measures(metrics, k, view=view)
-    samples = dataset.samples
-    outcomes: dict[Measure, tuple[Outcome, ...]] = {}
-    outcomes.update(score_labels([m for m in measures if isinstance(m.spec, LabelSpec)], samples,
-                                 dataset.fingerprint))
-    judged, evidence = score_judged([m for m in measures if isinstance(m.spec, JudgedSpec)], samples,
-                                    dataset.fingerprint, judge, embedder=embedder, criteria=criteria,
-                                    progress=progress)
-    outcomes.update(judged)
-    outcomes.update(score_embedded([m for m in measures if isinstance(m.spec, EmbeddingSpec)], samples,
-                                   dataset.fingerprint, embedder))
-    return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
-                            testset_fingerprint=dataset.testset_fingerprint,
-                            evidence=tuple(evidence) if evidence is not None else None,
-                            judge_stats=judge.stats.as_dict() if judge is not None and judged else None)
+    return run_sync(lambda: aevaluate(data, metrics, k=k, view=view, judge=judge, embedder=embedder,
+                                      criteria=criteria, progress=progress))
