@@ -9,6 +9,7 @@ them; so is a name it does not hold.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
@@ -143,6 +144,17 @@ class EvaluationResult:
         if self.judge_stats is not None:
             out["judge"] = {**self.judge_stats, "calls_per_sample": self.calls_per_sample}
         return out
+
+    def log_to_mlflow(self, *, tracking_uri: str | None = None, experiment: str | None = None,
+                      run_name: str | None = None) -> str:
+        """Log this result to MLflow (setup as params, means and intervals as metrics, the HTML
+        report and the results as artifacts); returns the MLflow run id. Needs
+        ``pip install 'ragmeter[mlflow]'``. See :mod:`ragmeter.runs.mlflow_log`."""
+        # a facade over a higher layer (the report and the run files), resolved on call as the
+        # package facade resolves its names: core itself imports nothing above it
+        log_result = getattr(importlib.import_module("ragmeter.runs.mlflow_log"), "log_result")
+        run_id: str = log_result(self, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name)
+        return run_id
 
     @property
     def calls_per_sample(self) -> float | None:

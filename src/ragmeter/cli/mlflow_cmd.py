@@ -1,0 +1,26 @@
+"""``ragmeter mlflow-log RUN``: hand a run directory to MLflow."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from ragmeter.cli.app import app, friendly
+
+
+@app.command("mlflow-log")
+@friendly
+def mlflow_log_command(
+    run: str = typer.Argument(..., help="a run directory"),
+    tracking_uri: Optional[str] = typer.Option(None, "--tracking-uri",
+                                               help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI)"),
+    experiment: Optional[str] = typer.Option(None, "--experiment", help="MLflow experiment name"),
+    run_name: Optional[str] = typer.Option(None, "--run-name", help="MLflow run name (default: the directory's)"),
+) -> None:
+    """Log a run to MLflow: setup as params, means and 95% intervals as metrics, the HTML
+    report and the run's files as artifacts (pip install 'ragmeter[mlflow]')."""
+    from ragmeter.runs.mlflow_log import log_run
+
+    run_id = log_run(run, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name)
+    typer.echo(f"logged to MLflow run {run_id}")
