@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -67,9 +68,9 @@ def test_cli_logs_a_run_directory(cli, runs_dir, store, tmp_path):
     # the report and the run's files
     assert {"report.html", "ragmeter/results.jsonl", "ragmeter/summary.json", "ragmeter/setup.json",
             "ragmeter/samples.jsonl", "ragmeter/names.json"} <= artifacts
-    page = open(client.download_artifacts(run_id, "report.html", str(tmp_path))).read()
+    page = Path(client.download_artifacts(run_id, "report.html", str(tmp_path))).read_text()
     assert page.startswith("<!DOCTYPE html>") and "ragmeter report" in page
-    names = json.loads(open(client.download_artifacts(run_id, "ragmeter/names.json", str(tmp_path))).read())
+    names = json.loads(Path(client.download_artifacts(run_id, "ragmeter/names.json", str(tmp_path))).read_text())
     assert names["precision_at5"] == "precision@5"
     assert os.environ["MLFLOW_DISABLE_TELEMETRY"] == "true"
 
@@ -91,7 +92,7 @@ def test_a_judged_result_logs_itself(store, seed_server, tmp_path, monkeypatch):
     assert "report.html" in artifacts
     everything = json.dumps({**data.params, **data.tags})
     for name in ("report.html", "ragmeter/setup.json", "ragmeter/results.jsonl"):
-        everything += open(client.download_artifacts(run_id, name, str(tmp_path))).read()
+        everything += Path(client.download_artifacts(run_id, name, str(tmp_path))).read_text()
     assert "sk-never-logged" not in everything
 
 
