@@ -262,3 +262,14 @@ def test_a_dataset_repr_is_short_and_its_html_escaped():
     assert repr(data).startswith("Dataset(1 samples, fingerprint=")
     page = data._repr_html_()
     assert "<script>" not in page and "&lt;script&gt;" in page and "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+def test_readme_your_data_block_runs_and_says_what_it_prints():
+    text = (WARRANTY.parent.parent / "README.md").read_text()
+    start = text.index("## Your data")
+    section = text[start:text.index("\n## ", start + 10)]
+    (block,) = __import__("re").findall(r"```python\n(.*?)```", section, __import__("re").DOTALL)
+    scope: dict = {}
+    exec(block, scope)  # noqa: S102  (README's own example)
+    assert scope["result"].means() == {"precision@2": 0.5, "reciprocal_rank@2": 0.5}
+    assert "result.means()  # {'precision@2': 0.5, 'reciprocal_rank@2': 0.5}" in section
