@@ -251,6 +251,13 @@ def test_one_dict_and_bad_text_contexts_say_the_fix(tmp_path):
         load_dataset(bad)
 
 
+def test_a_json_array_error_names_the_row(tmp_path):
+    p = tmp_path / "d.json"
+    p.write_text(json.dumps([{"id": "q1"}, {"id": "q2", "retrieved": "a"}]), encoding="utf-8")
+    with pytest.raises(InvalidInputError, match=r'd.json, row 2 \(id "q2"\), field "retrieved"'):
+        load_dataset(p)
+
+
 def test_json_lines_in_a_json_file_still_read(tmp_path):
     p = tmp_path / "d.json"
     p.write_text((WARRANTY / "dataset.jsonl").read_text(), encoding="utf-8")

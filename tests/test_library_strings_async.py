@@ -71,6 +71,25 @@ def test_judged_evaluate_inside_a_running_event_loop(judged_env):
     assert sync.judge_stats["calls"] > 0 and awaited.judge_stats["calls"] == 0  # the ledger, across both
 
 
+def test_a_judge_made_outside_the_loop_works_inside_it(judged_env, tmp_path):
+    """A notebook makes its judge in one cell and evaluates in another: the judge's ledger and
+    limiter were made outside the loop that the evaluation runs on."""
+    from ragmeter.core.settings import Settings
+    from ragmeter.judges.judge_factory import make_judge
+
+    judge = make_judge("openai:judge-model", Settings(), ledger=str(tmp_path / "own.sqlite"))
+
+    async def cells():
+        first = evaluate(q1(), "faithfulness", judge=judge)
+        calls = judged_env.count
+        second = await ragmeter.aevaluate(q1(), "faithfulness", judge=judge)
+        return first, second, calls
+
+    first, second, calls = asyncio.run(cells())
+    assert first.values("faithfulness") == second.values("faithfulness") == [pytest.approx(3 / 5)]
+    assert calls > 0 and judged_env.count == calls  # the second call: every judgment from the ledger
+
+
 def test_a_result_repr_is_short_and_its_html_a_table():
     r = evaluate(WARRANTY / "dataset.jsonl", "precision,recall,hit_rate,mrr,ndcg")
     text = repr(r)

@@ -56,9 +56,9 @@ def read_records(data: Any, *, argument: str = "data") -> Records:
     """The records in ``data`` (see the module docstring); anything else is an
     :class:`~ragmeter.core.errors.UnsupportedInputError` naming ``argument``."""
     if isinstance(data, (str, os.PathLike)):
-        path = os.fspath(data)
-        return Records(_file_rows(str(path)), str(path), "line" if not path.lower().endswith(".parquet") else "row",
-                       str(path))
+        path = str(os.fspath(data))
+        rows, unit = _file_rows(path)
+        return Records(rows, path, unit, path)
     kind = _kind(data)
     if kind == "pandas":
         if not hasattr(data, "columns"):
@@ -131,17 +131,19 @@ def _missing(value: Any) -> bool:
     return type(value).__name__ in ("NAType", "NaTType")
 
 
-def _file_rows(path: str) -> list[tuple[int, Any]]:
+def _file_rows(path: str) -> tuple[list[tuple[int, Any]], str]:
+    """The records and what their numbers count: a line of a JSONL or CSV file, or a row
+    (an object of a JSON array, a row of a parquet table)."""
     suffix = Path(path).suffix.lower()
     if suffix in (".jsonl", ".ndjson"):
-        return list(iter_jsonl(path))
+        return list(iter_jsonl(path)), "line"
     if suffix == ".json":
         text = read_text(path)
-        return _json_array(path, text) if text.lstrip().startswith("[") else list(iter_jsonl(path))
+        return (_json_array(path, text), "row") if text.lstrip().startswith("[") else (list(iter_jsonl(path)), "line")
     if suffix == ".csv":
-        return list(iter_csv(path, required=()))
+        return list(iter_csv(path, required=())), "line"
     if suffix == ".parquet":
-        return _parquet(path)
+        return _parquet(path), "row"
     raise InvalidInputError(f"unknown dataset format {suffix or '(no extension)'!r}", file=path,
                             fix="use .jsonl, .json, .csv or .parquet (TREC files go to `ragmeter trec QRELS RUN`)")
 
