@@ -280,3 +280,21 @@ def test_readme_your_data_block_runs_and_says_what_it_prints():
     exec(block, scope)  # noqa: S102  (README's own example)
     assert scope["result"].means() == {"precision@2": 0.5, "reciprocal_rank@2": 0.5}
     assert "result.means()  # {'precision@2': 0.5, 'reciprocal_rank@2': 0.5}" in section
+
+
+@pytest.mark.parametrize("name", ["json array", "parquet"])
+def test_the_cli_scores_a_json_array_and_parquet(name, cli, tmp_path):
+    out = cli("eval", shape(name, tmp_path), "--no-save")
+    assert out.exit_code == 0, out.output
+    assert "mean   precision@5 0.300 | recall@5 0.778 | hit rate@5 0.833 | MRR 0.617 | nDCG@5 0.628" in out.stdout
+
+
+def test_graded_labels_and_metadata_through_arrow_and_as_dicts(tmp_path):
+    """Arrow unifies per-row objects into one struct (missing keys become null): those nulls are
+    not grades. A list of dicts keeps its metadata as written."""
+    rows = [{"id": "a", "retrieved": ["x", "y"], "relevant": {"x": 2}, "metadata": {"m": None}},
+            {"id": "b", "retrieved": ["x", "y"], "relevant": {"y": 1}}]
+    arrow = load_dataset(write_parquet(rows, tmp_path / "g.parquet"))
+    assert [dict(s.relevance) for s in arrow] == [{"x": 2.0}, {"y": 1.0}]
+    assert dict(load_dataset(rows).samples[0].metadata) == {"m": None}
+    assert evaluate(rows, "ndcg", k=None).values("ndcg") == evaluate(arrow, "ndcg", k=None).values("ndcg")

@@ -100,7 +100,7 @@ def _list_label(items: list[Any]) -> str:
 def _record(item: Any, argument: str) -> Any:
     """A dict, or the fields of a sample object read by their attribute names."""
     if isinstance(item, Mapping):
-        return _plain(dict(item))
+        return _plain(dict(item), arrow=False)
     if not any(getattr(item, n, None) is not None for n in _QUESTION_NAMES) \
             and not any(getattr(item, n, None) is not None for n in ("retrieved", "retrieved_contexts",
                                                                      "retrieval_context", "id")):
@@ -109,19 +109,23 @@ def _record(item: Any, argument: str) -> Any:
     extra = getattr(item, "additional_metadata", None)  # DeepEval
     if isinstance(extra, Mapping):
         out["metadata"] = {**dict(extra), **dict(out.get("metadata") or {})}
-    return _plain(out)
+    return _plain(out, arrow=False)
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any, *, arrow: bool = True, top: bool = True) -> Any:
     """Plain Python values: numpy arrays and scalars (from pandas, parquet, Arrow) to lists and
-    numbers, tuples to lists; missing cells (None, NaN, pandas NA) leave the key out."""
+    numbers, tuples to lists. A missing cell (None, NaN, pandas NA) leaves its key out. Inside
+    a cell, ``arrow``: a None in an object is a key Arrow added to unify the rows' objects
+    (``{"a": 2}`` and ``{"b": 1}`` become one struct), so it is left out too; data that never
+    went through Arrow (a list of dicts) keeps its inner values as written."""
     if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items() if not _missing(v)}
+        drop = top or arrow
+        return {str(k): _plain(v, arrow=arrow, top=False) for k, v in value.items() if not (drop and _missing(v))}
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [_plain(v, arrow=arrow, top=False) for v in value]
     tolist = getattr(value, "tolist", None)
     if tolist is not None and not isinstance(value, (str, bytes)):  # numpy arrays and scalars
-        return _plain(tolist())
+        return _plain(tolist(), arrow=arrow, top=False)
     return value
 
 
