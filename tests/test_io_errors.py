@@ -96,7 +96,6 @@ def test_csv_dataset(tmp_path):
 
 
 @pytest.mark.parametrize("text,line,words", [
-    ("question,retrieved\nq,a\n", 1, "the header has no 'id' column"),
     ("id,retrieved\nq1,a|b|a\n", 2, 'chunk "a" appears twice'),
     ("id,retrieved\nq1,a\nq1,b\n", 3, "duplicate sample id"),
     ("id,retrieved\nq1,a,extra\n", 2, "has 3 cells but the header has 2"),
@@ -141,3 +140,13 @@ def test_fingerprint_ignores_format_but_not_content(tmp_path):
     b = load_dataset(write(tmp_path, "b.csv", "id,retrieved,relevant\nq1,a|b,a\n"))
     c = load_dataset(write(tmp_path, "c.jsonl", jsonl({**GOOD, "relevant": ["b"]})))
     assert a.fingerprint == b.fingerprint != c.fingerprint
+
+
+def test_csv_without_an_id_column_takes_positions_and_says_so(tmp_path, capsys):
+    """Issue 18 (was: "the header has no 'id' column"): data with no ids at all (Ragas and
+    DeepEval exports have none) takes each record's position as its id, said once on stderr;
+    a file where only some records have ids is still refused (see the JSONL case above)."""
+    p = write(tmp_path, "d.csv", "question,retrieved\nq,a\nr,b\n")
+    assert [s.id for s in load_dataset(p)] == ["1", "2"]
+    err = capsys.readouterr().err
+    assert err.count("no record has an id; each sample's id is its position (1 to 2)") == 1, err

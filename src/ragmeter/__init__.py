@@ -19,9 +19,10 @@ _HOMES = {
     "Chunk": "ragmeter.core", "Failed": "ragmeter.core", "NotComputed": "ragmeter.core",
     "Provenance": "ragmeter.core", "Sample": "ragmeter.core", "Score": "ragmeter.core",
     "InvalidInputError": "ragmeter.core.errors", "InvalidParameterError": "ragmeter.core.errors",
+    "UnsupportedInputError": "ragmeter.core.errors",
     "RagmeterError": "ragmeter.core.errors",
     "EvaluationResult": "ragmeter.core.evaluation", "Measure": "ragmeter.core.measure",
-    "evaluate": "ragmeter.engine", "evaluate_retriever": "ragmeter.engine.retriever",
+    "evaluate": "ragmeter.engine", "aevaluate": "ragmeter.engine", "evaluate_retriever": "ragmeter.engine.retriever",
     "Dataset": "ragmeter.io", "load_corpus": "ragmeter.io", "load_dataset": "ragmeter.io",
     "log_request": "ragmeter.live.logger",
     "REGISTRY": "ragmeter.metrics", "make_measure": "ragmeter.metrics", "parse_measure": "ragmeter.metrics",
@@ -45,10 +46,10 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # for type checkers and IDEs: the same names, imported eagerly
     from ragmeter.core import Chunk, Failed, NotComputed, Provenance, Sample, Score
-    from ragmeter.core.errors import InvalidInputError, InvalidParameterError, RagmeterError
+    from ragmeter.core.errors import InvalidInputError, InvalidParameterError, RagmeterError, UnsupportedInputError
     from ragmeter.core.evaluation import EvaluationResult
     from ragmeter.core.measure import Measure
-    from ragmeter.engine.evaluate import evaluate
+    from ragmeter.engine.evaluate import aevaluate, evaluate
     from ragmeter.engine.retriever import evaluate_retriever
     from ragmeter.io import Dataset, load_corpus, load_dataset
     from ragmeter.live.logger import log_request

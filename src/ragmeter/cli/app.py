@@ -14,6 +14,7 @@ import typer
 
 from ragmeter.core.display import terminal_safe
 from ragmeter.core.errors import RagmeterError
+from ragmeter.core.measure import split_measure_list
 from ragmeter.core.secrets import redact
 from ragmeter.core.settings import InvalidSettingError
 
@@ -61,17 +62,7 @@ def split_metrics(values: list[str] | None) -> list[str] | None:
     """
     if not values:
         return None
-    out: list[str] = []
-    for value in values:
-        depth, start = 0, 0
-        for i, ch in enumerate(value):
-            depth += ch == "("
-            depth -= ch == ")"
-            if ch == "," and depth == 0:
-                out.append(value[start:i])
-                start = i + 1
-        out.append(value[start:])
-    return [m.strip() for m in out if m.strip()]
+    return [m for value in values for m in split_measure_list(value)]
 
 
 def echo_text(text: str) -> None:

@@ -19,6 +19,7 @@ from ragmeter.cli import watch_cmd  # noqa: F401
 from ragmeter.cli import import_cmd  # noqa: F401
 from ragmeter.cli import label_cmd  # noqa: F401
 from ragmeter.cli import testset_cmd  # noqa: F401
+from ragmeter.cli import mlflow_cmd  # noqa: F401
 # isort: on
 
 __all__ = ["app", "run"]

@@ -3,6 +3,7 @@
 The hierarchy mirrors what a caller can do about it:
 
 - ``InvalidInputError``: the data is wrong (a file, a row, a field). Fix the data.
+  ``UnsupportedInputError`` (also a ``TypeError``): data of a type ragmeter does not read.
 - ``InvalidParameterError``: a metric name or option is wrong. Fix the call.
 - ``JudgeUnavailableError``: a judge backend cannot be reached or is not configured.
 - ``JudgeOutputError``: a judge's reply never validated; the judge records that item as
@@ -31,17 +32,20 @@ class InvalidInputError(RagmeterError, ValueError):
         *,
         file: str | None = None,
         line: int | None = None,
+        row: int | None = None,
         record: str | None = None,
         field: str | None = None,
         fix: str | None = None,
     ) -> None:
-        self.file, self.line, self.record, self.field, self.fix = file, line, record, field, fix
+        self.file, self.line, self.row, self.record, self.field, self.fix = file, line, row, record, field, fix
         self.problem = message
         where = []
         if file is not None:
             where.append(str(file))
         if line is not None:
             where.append(f"line {line}")
+        if row is not None:  # a record of an in-memory table (a DataFrame, a list): 1-based
+            where.append(f"row {row}")
         head = ", ".join(where)
         if record is not None:
             head = f'{head} (id "{record}")' if head else f'record "{record}"'
@@ -51,6 +55,18 @@ class InvalidInputError(RagmeterError, ValueError):
         if fix:
             text = f"{text}. Fix: {fix}"
         super().__init__(text)
+
+
+class UnsupportedInputError(InvalidInputError, TypeError):
+    """Data of a type ragmeter does not read, naming the argument and the types it takes.
+
+    >>> str(UnsupportedInputError("data", 42, ("a path", "a list of dicts")))
+    'data: got int; accepted: a path, a list of dicts'
+    """
+
+    def __init__(self, argument: str, value: object, accepted: tuple[str, ...]) -> None:
+        self.argument, self.accepted = argument, accepted
+        super().__init__(f"{argument}: got {type(value).__name__}; accepted: {', '.join(accepted)}")
 
 
 class InvalidParameterError(RagmeterError, ValueError):

@@ -9,11 +9,13 @@ them; so is a name it does not hold.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
+from ragmeter.core.notebook_html import table_html
 from ragmeter.core.results import Failed, NotComputed, Outcome, Score
 from ragmeter.core.sample import Sample
 from ragmeter.core.summary import MetricSummary, summarize
@@ -98,6 +100,25 @@ class EvaluationResult:
         object.__setattr__(self, "measures", measures)
         object.__setattr__(self, "outcomes", MeasureMap(by_measure))
 
+    def __repr__(self) -> str:
+        """Short: sample and measure counts, up to 6 means, the dataset fingerprint."""
+        means = [f"{m} {_fmt(self.summary(m).mean)}" for m in self.measures[:6]]
+        more = f", +{len(self.measures) - 6} more" if len(self.measures) > 6 else ""
+        return (f"EvaluationResult({len(self.samples)} samples; {', '.join(means)}{more}; "
+                f"dataset {self.dataset_fingerprint})")
+
+    def _repr_html_(self) -> str:
+        """A notebook table: one row per measure with its mean, 95% interval and coverage."""
+        rows = []
+        for m in self.measures:
+            s = self.summary(m)
+            ci = f"{s.ci95[0]:.3f} to {s.ci95[1]:.3f}" if s.ci95 else ""
+            rows.append((str(m), _fmt(s.mean), ci, s.scored, s.not_computed, s.failed))
+        where = f" from {self.dataset_path}" if self.dataset_path else ""
+        title = f"ragmeter: {len(self.samples)} samples{where} (dataset {self.dataset_fingerprint})"
+        return table_html(title, ("metric", "mean", "95% interval", "scored", "not computed", "failed"), rows,
+                          note="per-sample values: result.to_dataframe()", max_rows=len(rows))
+
     @property
     def metric_names(self) -> list[str]:
         """The measures' canonical names, in order."""
@@ -159,6 +180,17 @@ class EvaluationResult:
             out["judge"] = {**self.judge_stats, "calls_per_sample": self.calls_per_sample}
         return out
 
+    def log_to_mlflow(self, *, tracking_uri: str | None = None, experiment: str | None = None,
+                      run_name: str | None = None) -> str:
+        """Log this result to MLflow (setup as params, means and intervals as metrics, the HTML
+        report and the results as artifacts); returns the MLflow run id. Needs
+        ``pip install 'ragmeter[mlflow]'``. See :mod:`ragmeter.runs.mlflow_log`."""
+        # a facade over a higher layer (the report and the run files), resolved on call as the
+        # package facade resolves its names: core itself imports nothing above it
+        log_result = importlib.import_module("ragmeter.runs.mlflow_log").log_result
+        run_id: str = log_result(self, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name)
+        return run_id
+
     @property
     def calls_per_sample(self) -> float | None:
         """Judge calls made per sample in this run (0 when everything came from the ledger)."""
@@ -181,3 +213,7 @@ class EvaluationResult:
         data = {str(m): [float("nan") if v is None else v for v in self.values(m)] for m in self.measures}
         return pd.DataFrame(data, index=pd.Index([s.id for s in self.samples], name="sample_id"))
 
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

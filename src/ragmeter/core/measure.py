@@ -142,6 +142,15 @@ class Measure:
 
     __repr__ = __str__
 
+    def _repr_html_(self) -> str:
+        from ragmeter.core.notebook_html import table_html  # notebooks only
+
+        spec = self.spec
+        rows = [("definition", spec.definition), ("source", spec.source),
+                ("better", "higher" if spec.higher_is_better else "lower"),
+                *((f"param {n}", repr(v)) for n, v in sorted(self.params.items()))]
+        return table_html(str(self), ("", ""), rows, max_rows=len(rows))
+
     def with_k(self, k: int | None) -> Measure:
         return Measure(self.spec, self.params, check_k(self.spec, k))
 
@@ -207,6 +216,25 @@ class MeasureText:
 _AT_K = re.compile(r"^(?P<body>.*?)@(?P<k>-?\d+)$")
 _NAMED = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_\-]*)\s*(?:\((?P<args>.*)\))?$", re.DOTALL)
 EXAMPLE = "write e.g. ndcg@5 or ndcg(discount='jk2002')@5"
+
+
+def split_measure_list(text: str) -> list[str]:
+    """``"ndcg(discount='jk2002', base=2.0)@5, mrr"`` -> the measure strings it lists: split at
+    commas outside parentheses.
+
+    >>> split_measure_list("ndcg(discount='jk2002', base=2.0)@5,mrr")
+    ["ndcg(discount='jk2002', base=2.0)@5", 'mrr']
+    """
+    out: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return [m.strip() for m in out if m.strip()]
 
 
 def split_measure_text(text: str) -> MeasureText:

@@ -2,6 +2,6 @@
 the judge, each kind of metric scored; locally, or sharded on Ray (``engine.distributed``)."""
 
 from ragmeter.core.evaluation import EvaluationResult
-from ragmeter.engine.evaluate import DEFAULT_METRICS, evaluate, resolve_measures
+from ragmeter.engine.evaluate import DEFAULT_METRICS, aevaluate, evaluate, resolve_measures
 
-__all__ = ["evaluate", "resolve_measures", "EvaluationResult", "DEFAULT_METRICS"]
+__all__ = ["evaluate", "aevaluate", "resolve_measures", "EvaluationResult", "DEFAULT_METRICS"]

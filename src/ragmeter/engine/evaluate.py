@@ -6,21 +6,24 @@ The retrieved view is cut at ``k`` unless a measure names its own ``@k``. The co
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
+from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.evaluation import EvaluationResult
-from ragmeter.core.measure import Measure
+from ragmeter.core.measure import Measure, split_measure_list
+from ragmeter.core.notebook import notebook_progress
 from ragmeter.core.progress import Progress
 from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
-from ragmeter.core.settings import DEFAULTS
+from ragmeter.core.settings import DEFAULTS, Settings
 from ragmeter.embeddings.base import EmbedderLike
 from ragmeter.engine.embedding_scoring import score_embedded
-from ragmeter.engine.judged_scoring import score_judged
+from ragmeter.engine.judged_scoring import ascore_judged
 from ragmeter.engine.label_scoring import score_labels
-from ragmeter.io.dataset import Dataset, from_samples
+from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.metrics.criteria import Criterion
 from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
@@ -63,13 +66,101 @@ def resolve_measures(
     return tuple(out)
 
 
-def evaluate(
-    data: Dataset | Sequence[Sample],
-    metrics: Iterable[str | Measure] | None = None,
+def measure_list(metrics: str | Iterable[str | Measure] | None) -> list[str | Measure] | None:
+    """``"precision@5, mrr"`` -> ``["precision@5", "mrr"]`` (commas inside parentheses kept);
+    a list or tuple is taken item by item, each string item split the same way."""
+    if metrics is None:
+        return None
+    if isinstance(metrics, str):
+        return list(split_measure_list(metrics))
+    if isinstance(metrics, Measure):
+        return [metrics]
+    out: list[str | Measure] = []
+    for item in metrics:
+        if isinstance(item, str):
+            out.extend(split_measure_list(item))
+        elif isinstance(item, Measure):
+            out.append(item)
+        else:
+            raise InvalidParameterError(f"metrics: each item must be a metric name or a Measure, got "
+                                        f"{type(item).__name__}")
+    return out
+
+
+def as_dataset(data: Any) -> Dataset:
+    """``data`` as a :class:`Dataset`: a Dataset as is, samples fingerprinted, anything else read
+    by :func:`ragmeter.io.load_dataset` (paths, lists of dicts, DataFrames, Ragas, DeepEval...)."""
+    if isinstance(data, Dataset):
+        return data
+    if isinstance(data, (list, tuple)) and all(isinstance(s, Sample) for s in data):
+        return from_samples(data)
+    return load_dataset(data)
+
+
+def judge_for(judge: Any) -> tuple[Any, bool]:
+    """(the judge, whether this call made it and must close its ledger). A string is a judge
+    spec as ``--judge`` takes it (``"local"``, ``"openai:<model>"``, ``"anthropic:<model>"``,
+    ``"none"``, ``"auto"``), built by :func:`ragmeter.judges.judge_factory.make_judge` with the
+    default settings (the ledger in ``$RAGMETER_RUNS_DIR``, else ``runs/``)."""
+    if judge is None or not isinstance(judge, str):
+        return judge, False
+    from ragmeter.judges.judge_factory import make_judge  # noqa: I001 - a label-only call loads no judge code
+
+    made = make_judge(judge, Settings())
+    return made, made is not None
+
+
+async def aevaluate(
+    data: Any,
+    metrics: str | Iterable[str | Measure] | None = None,
     *,
     k: int | None = DEFAULTS.k,
     view: str | None = None,
-    judge: Judge | None = None,
+    judge: Judge | str | None = None,
+    embedder: EmbedderLike | None = None,
+    criteria: Mapping[str, Criterion] | None = None,
+    progress: Progress | None = None,
+    before_judged: Callable[[EvaluationResult], None] | None = None,
+) -> EvaluationResult:
+    """Score every sample with every measure: the async core of :func:`evaluate` (same
+    arguments), for code that runs in an event loop (``await ragmeter.aevaluate(...)``)."""
+    dataset = as_dataset(data)
+    measures = resolve_measures(measure_list(metrics), k, view=view)
+    the_judge, owned = judge_for(judge)
+    if progress is None and the_judge is not None:
+        progress = notebook_progress()
+    try:
+        samples = dataset.samples
+        outcomes: dict[Measure, tuple[Outcome, ...]] = {}
+        outcomes.update(score_labels([m for m in measures if isinstance(m.spec, LabelSpec)], samples,
+                                     dataset.fingerprint))
+        embedded = [m for m in measures if isinstance(m.spec, EmbeddingSpec)]
+        if embedded:  # model time: off the event loop
+            outcomes.update(await asyncio.to_thread(score_embedded, embedded, samples, dataset.fingerprint, embedder))
+        judged_measures = [m for m in measures if isinstance(m.spec, JudgedSpec)]
+        if before_judged is not None and judged_measures and outcomes:
+            done = tuple(m for m in measures if m in outcomes)
+            before_judged(EvaluationResult(samples, done, outcomes, dataset.fingerprint, dataset.path,
+                                           testset_fingerprint=dataset.testset_fingerprint))
+        judged, evidence = await ascore_judged(judged_measures, samples, dataset.fingerprint, the_judge,
+                                               embedder=embedder, criteria=criteria, progress=progress)
+        outcomes.update(judged)
+        stats = the_judge.stats.as_dict() if the_judge is not None and judged else None
+    finally:
+        if owned and the_judge is not None:
+            the_judge.ledger.close()
+    return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
+                            testset_fingerprint=dataset.testset_fingerprint,
+                            evidence=tuple(evidence) if evidence is not None else None, judge_stats=stats)
+
+
+def evaluate(
+    data: Any,
+    metrics: str | Iterable[str | Measure] | None = None,
+    *,
+    k: int | None = DEFAULTS.k,
+    view: str | None = None,
+    judge: Judge | str | None = None,
     embedder: EmbedderLike | None = None,
     criteria: Mapping[str, Criterion] | None = None,
     progress: Progress | None = None,
@@ -85,10 +176,13 @@ def evaluate(
 
     Parameters
     ----------
-    data : Dataset or sequence of Sample
-        What to score: :func:`ragmeter.load_dataset`'s result, or samples built in code.
-    metrics : iterable of str or Measure, optional
-        Measure strings such as ``"ndcg@5"``, ``"mrr"``, ``"faithfulness(unsupported='pass')"``
+    data : path, records, Dataset or sequence of Sample
+        What to score: anything :func:`ragmeter.load_dataset` reads (a path, a list of dicts,
+        a DataFrame, a Hugging Face dataset, Ragas or DeepEval samples), its result, or
+        samples built in code.
+    metrics : str or iterable of str or Measure, optional
+        ``"precision@5,mrr"``, or measure strings such as ``"ndcg@5"``, ``"mrr"``,
+        ``"faithfulness(unsupported='pass')"``
         (``ragmeter metrics`` lists them all); aliases resolve. Default: precision, recall,
         hit_rate, reciprocal_rank and ndcg.
     k : int or None, default 5
@@ -97,15 +191,18 @@ def evaluate(
     view : {None, 'retrieved', 'context', 'both'}, optional
         Moves measures that kept the default view onto this one (``'both'``: each measure on
         the retrieved list and on the context, side by side).
-    judge : Judge, optional
-        The :class:`ragmeter.judges.Judge` (a backend plus its ledger) that judged metrics ask.
+    judge : Judge or str, optional
+        The :class:`ragmeter.judges.Judge` (a backend plus its ledger) that judged metrics ask,
+        or a spec string as ``--judge`` takes it (``"local"``, ``"openai:gpt-4o-mini"``: see
+        :func:`judge_for`).
     embedder : Embedder or callable, optional
         An :class:`ragmeter.embeddings.base.Embedder`, or a function ``list[str] -> vectors``;
         default: the bundled MiniLM, loaded only when an embedding metric runs.
     criteria : mapping of str to Criterion, optional
         Rubric criteria besides the built-in ones, by name.
     progress : Progress, optional
-        Told how the judge calls advance (:class:`ragmeter.core.progress.Progress`).
+        Told how the judge calls advance (:class:`ragmeter.core.progress.Progress`; in a
+        notebook, an updating line by default).
     before_judged : callable, optional
         Given the label and embedding results before any judged metric starts (the run driver
         saves them, so a judge failure never costs the rest of the table).
@@ -121,6 +218,11 @@ def evaluate(
         An unknown metric or parameter, a bad ``k`` or ``view``, or no metric at all.
     JudgeConfigError, BudgetExceeded
         From the judge: a backend that cannot be used, or the token budget reached.
+
+    Notes
+    -----
+    A sync wrapper of :func:`aevaluate`; it works inside a running event loop too (a notebook):
+    there the evaluation runs on its own loop in a worker thread.
 
     See Also
     --------
@@ -143,23 +245,5 @@ def evaluate(
     >>> r.outcome("faithfulness", "q1").status, r.means()
     ('not_computed', {'faithfulness': None})
     """
-    dataset = data if isinstance(data, Dataset) else from_samples(data)
-    measures = resolve_measures(metrics, k, view=view)
-    samples = dataset.samples
-    outcomes: dict[Measure, tuple[Outcome, ...]] = {}
-    outcomes.update(score_labels([m for m in measures if isinstance(m.spec, LabelSpec)], samples,
-                                 dataset.fingerprint))
-    outcomes.update(score_embedded([m for m in measures if isinstance(m.spec, EmbeddingSpec)], samples,
-                                   dataset.fingerprint, embedder))
-    judged_measures = [m for m in measures if isinstance(m.spec, JudgedSpec)]
-    if before_judged is not None and judged_measures and outcomes:
-        done = tuple(m for m in measures if m in outcomes)
-        before_judged(EvaluationResult(samples, done, outcomes, dataset.fingerprint, dataset.path,
-                                       testset_fingerprint=dataset.testset_fingerprint))
-    judged, evidence = score_judged(judged_measures, samples, dataset.fingerprint, judge, embedder=embedder,
-                                    criteria=criteria, progress=progress)
-    outcomes.update(judged)
-    return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
-                            testset_fingerprint=dataset.testset_fingerprint,
-                            evidence=tuple(evidence) if evidence is not None else None,
-                            judge_stats=judge.stats.as_dict() if judge is not None and judged else None)
+    return run_sync(lambda: aevaluate(data, metrics, k=k, view=view, judge=judge, embedder=embedder,
+                                      criteria=criteria, progress=progress, before_judged=before_judged))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter._version import __version__
 from ragmeter.claims.matrix import Evidence
+from ragmeter.core.aio import run_sync
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
 from ragmeter.core.results import Failed, NotComputed, Outcome, Provenance, Score
@@ -37,6 +38,15 @@ def _spec(m: Measure) -> JudgedSpec:
 def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str, judge: Judge | None,
                  *, embedder: EmbedderLike | None = None, criteria: Mapping[str, Criterion] | None = None,
                  progress: Progress | None = None) -> tuple[dict[Measure, tuple[Outcome, ...]], list[Evidence] | None]:
+    """The sync wrapper of :func:`ascore_judged`."""
+    return run_sync(lambda: ascore_judged(measures, samples, fingerprint, judge, embedder=embedder,
+                                          criteria=criteria, progress=progress))
+
+
+async def ascore_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str,
+                        judge: Judge | None, *, embedder: Any = None, criteria: Mapping[str, Criterion] | None = None,
+                        progress: Progress | None = None
+                        ) -> tuple[dict[Measure, tuple[Outcome, ...]], list[Evidence] | None]:
     """Every judged measure's outcomes (NotComputed with the reason when there is no judge),
     and the per-sample evidence they were read from."""
     if not measures:
@@ -47,11 +57,12 @@ def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
     if judge is None:
         return {m: tuple(NotComputed(NO_JUDGE, _provenance(m, fingerprint, None)) for _ in samples)
                 for m in measures}, None
-    from ragmeter.engine.planner import gather_evidence  # start-up: a label-only run loads no judge code
+    from ragmeter.engine.planner import agather_evidence  # start-up: a label-only run loads no judge code
 
     refused = {m: why for m in measures if (why := refusal(judge, m))}  # asked for nothing
     needs = frozenset().union(*(_spec(m).needs(m) for m in measures if m not in refused))
-    evidence, planner = gather_evidence(samples, set(needs), judge, criteria=context.criteria, progress=progress)
+    evidence, planner = await agather_evidence(samples, set(needs), judge, criteria=context.criteria,
+                                               progress=progress)
     resolved: Embedder | str | None = None
     if any(_spec(m).needs_embedder(m) for m in measures if m not in refused):
         resolved = resolve_embedder(embedder)  # a string: why no embedding model could be loaded

@@ -44,6 +44,7 @@ from ragmeter.claims.matrix import (
     need_argument,
     need_kind,
 )
+from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import InvalidInputError, JudgeOutputError
 from ragmeter.core.progress import Progress
 from ragmeter.core.sample import Sample
@@ -329,6 +330,13 @@ def weighted_score(logprobs: list[dict[str, Any]] | None, low: int, high: int) -
 def gather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
                     criteria: Mapping[str, Criterion] | None = None,
                     progress: Progress | None = None) -> tuple[list[Evidence], Planner]:
+    """The sync wrapper of :func:`agather_evidence`."""
+    return run_sync(lambda: agather_evidence(samples, needs, judge, criteria=criteria, progress=progress))
+
+
+async def agather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
+                           criteria: Mapping[str, Criterion] | None = None,
+                           progress: Progress | None = None) -> tuple[list[Evidence], Planner]:
     """Run stage 1 then stage 2 for every sample through the judge (and its ledger)."""
     planner = Planner(needs, criteria=criteria)
     check_texts(samples, needs)
@@ -342,7 +350,7 @@ def gather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
             continue
         if progress is not None:
             progress.start(label, len(jobs))
-        results = judge.run([req for _, _, req in jobs], progress=progress)
+        results = await judge.arun([req for _, _, req in jobs], progress=progress)
         for (i, name, _), j in zip(jobs, results):
             read(evidence[i], name, j)
     return evidence, planner

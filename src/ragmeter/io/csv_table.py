@@ -1,11 +1,15 @@
 """CSV reader for datasets and corpora.
 
 List cells (``retrieved``, ``relevant``, ``context``) hold either JSON (``["a", "b"]``,
-``{"a": 2}``) or ids separated by ``|`` (``a|b``). Empty cells are missing values.
+``{"a": 2}``) or ids separated by ``|`` (``a|b``). Cells of text lists (Ragas'
+``retrieved_contexts``, DeepEval's ``retrieval_context``, ...) hold JSON, or the Python list
+literal pandas writes (``['first text', 'second text']``, read with ``ast.literal_eval``,
+never ``eval``). Empty cells are missing values.
 """
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import sys
@@ -17,7 +21,10 @@ from ragmeter.core.errors import InvalidInputError
 from ragmeter.io.json_text import decode_json
 from ragmeter.io.text import read_text
 
-LIST_COLUMNS = {"retrieved", "relevant", "context", "retrieved_ids", "relevant_ids", "context_ids", "labels"}
+LIST_COLUMNS = {"retrieved", "relevant", "context", "retrieved_ids", "relevant_ids", "context_ids", "labels",
+                "retrieved_context_ids", "reference_context_ids"}
+TEXT_LIST_COLUMNS = {"retrieved_contexts", "reference_contexts", "contexts", "retrieval_context", "ground_truths",
+                     "reference_claims", "answer_claims"}
 JSON_COLUMNS = {"metadata"}
 BOOL_COLUMNS = {"answerable"}
 _TRUE = {"true", "1", "yes"}
@@ -73,6 +80,8 @@ def _allow_cells_up_to(size: int) -> None:
 
 def _cell(name: str, value: str, file: str, line: int) -> Any:
     stripped = value.strip()
+    if name in TEXT_LIST_COLUMNS:
+        return _text_list(name, stripped, file, line)
     if name in LIST_COLUMNS or name in JSON_COLUMNS:
         if stripped[0] in "[{":
             try:
@@ -90,4 +99,20 @@ def _cell(name: str, value: str, file: str, line: int) -> Any:
         if low in _FALSE:
             return False
         raise InvalidInputError(f"must be true or false, got {value!r}", file=file, line=line, field=name)
+    return value
+
+
+def _text_list(name: str, cell: str, file: str, line: int) -> list[Any]:
+    """A list of texts: JSON, or a Python list literal; anything else is an error (a text
+    may hold ``|`` and commas, so no separator is guessed)."""
+    try:
+        value = decode_json(cell, file=file, line=line)
+    except InvalidInputError:
+        try:
+            value = ast.literal_eval(cell)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            value = None
+    if not isinstance(value, list):
+        raise InvalidInputError("must be a list of texts", file=file, line=line, field=name,
+                                fix='write a JSON list, e.g. ["first passage", "second passage"]')
     return value

@@ -1,23 +1,26 @@
-"""Load a dataset file into samples, and fingerprint it.
+"""Load a dataset (a file, or data already in memory) into samples, and fingerprint it.
 
-Formats by extension: ``.jsonl`` / ``.ndjson`` (one sample per line) and ``.csv``.
+The shapes accepted are :mod:`ragmeter.io.shapes`'s: ``.jsonl`` / ``.ndjson``, ``.json``
+(an array, or lines), ``.csv`` and ``.parquet`` files; lists of dicts, DataFrames, Hugging
+Face datasets, Ragas and DeepEval samples.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.notebook_html import table_html
 from ragmeter.core.sample import Sample
 from ragmeter.io.conversations import flatten, is_conversational
 from ragmeter.io.corpus import attach_texts, load_corpus
-from ragmeter.io.csv_table import iter_csv
-from ragmeter.io.jsonl import iter_jsonl
 from ragmeter.io.rows import make_samples
+from ragmeter.io.shapes import read_records
 
 
 @dataclass(frozen=True)
@@ -32,26 +35,41 @@ class Dataset:
     def __len__(self) -> int:
         return len(self.samples)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Sample]:
         return iter(self.samples)
 
+    def __repr__(self) -> str:
+        where = f", path={self.path!r}" if self.path else ""
+        return f"Dataset({len(self.samples)} samples{where}, fingerprint={self.fingerprint!r})"
 
-def load_dataset(path: str | Path, *, corpus: str | Path | None = None) -> Dataset:
-    """Read and validate a dataset, and optionally a corpus that supplies the chunk texts.
+    def _repr_html_(self) -> str:
+        rows = [(s.id, s.question, len(s.retrieved), len(s.relevance), "yes" if s.answer else "")
+                for s in self.samples]
+        return table_html(repr(self), ("id", "question", "retrieved", "labeled relevant", "answer"), rows)
+
+
+def load_dataset(data: Any, *, corpus: str | Path | None = None) -> Dataset:
+    """Read and validate a dataset, and optionally a corpus file that supplies chunk texts.
 
     Parameters
     ----------
-    path : str or Path
-        A ``.jsonl`` (``.ndjson``, ``.json``: one object per line) or ``.csv`` file: one sample
-        per record (``id``, ``question``, ``retrieved``, ``relevant``, ``answer``, ...), or
-        conversations (``turns``), flattened to one sample per turn.
+    data : path, records or samples
+        A file (``.jsonl`` / ``.ndjson``, ``.json``: an array or one object per line, ``.csv``,
+        ``.parquet``) of one sample per record (``id``, ``question``, ``retrieved``,
+        ``relevant``, ``answer``, ...) or of conversations (``turns``, one sample per turn); or
+        data in memory: a list of dicts, a pandas DataFrame, a Hugging Face
+        ``datasets.Dataset``, Ragas samples or ``EvaluationDataset``, DeepEval test cases, a
+        list of :class:`Sample`, or a :class:`Dataset` (returned as is unless a corpus is
+        given). Ragas and DeepEval field names are read as ragmeter's; contexts given as texts
+        get content-hash chunk ids, and reference contexts given as texts become labels by
+        exact text match (:mod:`ragmeter.io.foreign`).
     corpus : str or Path, optional
         A chunk id -> text file (``.jsonl`` or ``.csv``) for chunks given by id only.
 
     Returns
     -------
     Dataset
-        The samples, in file order, with the dataset's fingerprint (and the test set's: the
+        The samples, in order, with the dataset's fingerprint (and the test set's: the
         questions and labels without the system's outputs).
 
     Raises
@@ -60,6 +78,8 @@ def load_dataset(path: str | Path, *, corpus: str | Path | None = None) -> Datas
         Bad input, naming the file, line, record and field and the fix: an unknown format, a
         line that is not JSON or UTF-8, a duplicate or missing id, an unknown field, a chunk
         listed twice in one ranking.
+    UnsupportedInputError
+        An object of a kind ragmeter does not read.
 
     Examples
     --------
@@ -68,25 +88,29 @@ def load_dataset(path: str | Path, *, corpus: str | Path | None = None) -> Datas
     (6, 'q1', ('warranty-r1', 'warranty-r2'))
     >>> data.samples[0].retrieved[0].text
     'The R1 router carries a 12-month limited...'
-    >>> load_dataset("examples/warranty/README.md")
-    Traceback (most recent call last):
-    ...
-    ragmeter.core.errors.InvalidInputError: ...README.md: unknown dataset format '.md'. Fix: use .jsonl or .csv...
+    >>> rows = [{"user_input": "How long is the warranty?", "retrieved_contexts": ["12 months."],
+    ...          "response": "12 months."}]
+    >>> load_dataset(rows).samples[0].retrieved_ids
+    ('text-...',)
     """
-    path = str(path)
-    suffix = Path(path).suffix.lower()
-    if suffix in (".jsonl", ".ndjson", ".json"):
-        records = list(iter_jsonl(path))
-    elif suffix == ".csv":
-        records = list(iter_csv(path))
+    if isinstance(data, Dataset):
+        samples = list(data.samples)
+        path = data.path
+    elif isinstance(data, (list, tuple)) and data and all(isinstance(s, Sample) for s in data):
+        samples, path = list(data), None
     else:
-        raise InvalidInputError(f"unknown dataset format {suffix or '(no extension)'!r}", file=path,
-                                fix="use .jsonl or .csv (TREC files go to `ragmeter trec QRELS RUN`)")
-    if any(is_conversational(r) for _, r in records):
-        records = flatten(records, path)
-    samples = make_samples(records, path)
+        source = read_records(data)
+        records = source.rows
+        if any(is_conversational(r) for _, r in records):
+            records = flatten(records, source.label)
+        samples = make_samples(records, source.label, unit=source.unit)
+        path = source.path
+        if not samples:
+            raise InvalidInputError("no samples", file=source.label, fix="give at least one record")
     if corpus is not None:
         samples = attach_texts(samples, load_corpus(corpus))
+    elif isinstance(data, Dataset):
+        return data
     return from_samples(samples, path=path)
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import difflib
 import math
+import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
+from ragmeter.io.foreign import native_fields
 
 FIELDS = ("id", "question", "retrieved", "relevant", "context", "answer", "reference", "answerable", "metadata",
           "reference_claims", "answer_claims")
@@ -40,29 +42,54 @@ def _type_name(value: Any) -> str:
             dict: "an object"}.get(type(value), type(value).__name__)
 
 
-class RowReader:
-    """Validates records from one file, remembering ids to refuse duplicates."""
+ID_NAMES = ("id", *(k for k, v in ALIASES.items() if v == "id"))
 
-    def __init__(self, file: str, *, track_ids: bool = True) -> None:
-        self.file = file
+
+def has_ids(records: list[tuple[int, Any]]) -> bool:
+    """Whether any record names its id (then every record must)."""
+    return any(isinstance(r, Mapping) and any(r.get(n) is not None for n in ID_NAMES) for _, r in records)
+
+
+class RowReader:
+    """Validates records from one source, remembering ids to refuse duplicates.
+
+    ``unit``: what the numbers given to :meth:`sample` count (``"line"`` of a file, or
+    ``"row"`` of an in-memory table). ``default_ids``: a record without an id takes its
+    1-based position among the records (used when no record has one: Ragas and DeepEval
+    data carry none); ``defaulted`` counts them.
+    """
+
+    def __init__(self, file: str, *, track_ids: bool = True, unit: str = "line", default_ids: bool = False) -> None:
+        self.file, self.unit = file, unit
         self.track_ids = track_ids  # a streaming reader checks duplicate ids in a separate pass
+        self.default_ids = default_ids
         self.seen: dict[str, int] = {}
+        self.position = 0
+        self.defaulted = 0
 
     def sample(self, row: Mapping[str, Any], line: int) -> Sample:
-        err = _ErrorAt(self.file, line)
+        self.position += 1
+        err = _ErrorAt(self.file, line, unit=self.unit)
         if not isinstance(row, Mapping):
             raise err(f"each record must be a JSON object, got {_type_name(row)}",
                       fix='write one object per line, e.g. {"id": "q1", ...}')
+        try:
+            row = native_fields(row)
+        except InvalidInputError as exc:
+            raise err(exc.problem, field=exc.field, fix=exc.fix) from None
         row = self._canonical_keys(row, err)
         if "text" in row and not set(row) & CONTENT_FIELDS:
             raise err("this record has a text but no question, ranked list or answer: it looks like a corpus "
                       "(chunk id -> text), not a dataset", field="text",
                       fix="give the corpus with --corpus, and as DATASET a file of questions with their "
                           '"retrieved" chunk ids')
+        if row.get("id") is None and self.default_ids:
+            row["id"] = str(self.position)
+            self.defaulted += 1
         sid = _id(row.get("id"), err.field("id"), what="sample id")
         err = err.record(sid)
         if sid in self.seen:
-            raise err(f"duplicate sample id (first seen on line {self.seen[sid]})", field="id",
+            raise err(f"duplicate sample id (first seen on {self.unit} {self.seen[sid]})", field="id",
                       fix="give every sample a unique id")
         if self.track_ids:
             self.seen[sid] = line
@@ -113,18 +140,20 @@ class RowReader:
 class _ErrorAt:
     """Builds errors for one location; ``.field()`` and ``.record()`` narrow it."""
 
-    def __init__(self, file: str, line: int, record: str | None = None, field: str | None = None):
-        self.file, self.line, self._record, self._field = file, line, record, field
+    def __init__(self, file: str, line: int, record: str | None = None, field: str | None = None,
+                 unit: str = "line"):
+        self.file, self.line, self._record, self._field, self.unit = file, line, record, field, unit
 
     def record(self, record: str) -> _ErrorAt:
-        return _ErrorAt(self.file, self.line, record, self._field)
+        return _ErrorAt(self.file, self.line, record, self._field, self.unit)
 
     def field(self, name: str) -> _ErrorAt:
-        return _ErrorAt(self.file, self.line, self._record, name)
+        return _ErrorAt(self.file, self.line, self._record, name, self.unit)
 
     def __call__(self, message: str, *, field: str | None = None, fix: str | None = None) -> InvalidInputError:
-        return InvalidInputError(message, file=self.file, line=self.line, record=self._record,
-                                 field=field or self._field, fix=fix)
+        where = {"line": self.line} if self.unit == "line" else {"row": self.line}
+        return InvalidInputError(message, file=self.file, record=self._record, field=field or self._field, fix=fix,
+                                 **where)
 
 
 def _id(value: Any, err: _ErrorAt, *, what: str) -> str:
@@ -247,8 +276,13 @@ def _relevance(value: Any, err: _ErrorAt) -> dict[str, float]:
     raise err(f"must be a list of chunk ids or an object of chunk id -> grade, got {_type_name(value)}")
 
 
-def make_samples(records: list[tuple[int, Any]], file: str) -> list[Sample]:
-    """Validate ``(line, record)`` pairs from one file into samples."""
-    reader = RowReader(file)
-    return [reader.sample(rec, line) for line, rec in records]
+def make_samples(records: list[tuple[int, Any]], file: str, *, unit: str = "line") -> list[Sample]:
+    """Validate ``(line, record)`` pairs from one source into samples. When no record has an
+    id, each takes its position, and stderr says so once."""
+    reader = RowReader(file, unit=unit, default_ids=not has_ids(records))
+    samples = [reader.sample(rec, line) for line, rec in records]
+    if reader.defaulted:
+        sys.stderr.write(f"ragmeter: {file}: no record has an id; each sample's id is its position "
+                         f"(1 to {len(samples)})\n")
+    return samples
 

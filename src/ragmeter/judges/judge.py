@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import JudgeOutputError, RagmeterError
 from ragmeter.core.progress import Progress
 from ragmeter.core.secrets import redact, redact_value
@@ -441,17 +442,19 @@ class Judge:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
 
+    async def arun(self, requests: Iterable[JudgeRequest], *, progress: Progress | None = None
+                   ) -> list[Judgment | Exception]:
+        """:meth:`ask_all`, then the backend's connections closed (they belong to this loop)."""
+        try:
+            return await self.ask_all(list(requests), progress=progress)
+        finally:
+            await self.backend.aclose()
+
     def run(self, requests: Iterable[JudgeRequest], *, progress: Progress | None = None
             ) -> list[Judgment | Exception]:
-        """The thin sync wrapper of :meth:`ask_all`."""
-
-        async def main() -> list[Judgment | Exception]:
-            try:
-                return await self.ask_all(list(requests), progress=progress)
-            finally:
-                await self.backend.aclose()
-
-        return asyncio.run(main())
+        """The thin sync wrapper of :meth:`arun`; inside a running event loop (a notebook) it
+        runs on its own loop in a worker thread (:func:`ragmeter.core.aio.run_sync`)."""
+        return run_sync(lambda: self.arun(requests, progress=progress))
 
     def plan(self, requests: Iterable[JudgeRequest]) -> dict:
         """A dry run: how many calls are still needed, and an estimate of their tokens."""

@@ -1,0 +1,104 @@
+"""Ragas and DeepEval field names, with contexts given as texts, mapped onto ragmeter's fields.
+
+- Ragas (``SingleTurnSample``): ``user_input``, ``retrieved_contexts`` (texts, rank order),
+  ``response``, ``reference``, ``reference_contexts`` (texts); ``retrieved_context_ids`` /
+  ``reference_context_ids`` when the data has ids. The older names: ``question``,
+  ``contexts``, ``answer``, ``ground_truth`` / ``ground_truths`` (joined by newlines).
+- DeepEval (``LLMTestCase``): ``input``, ``actual_output``, ``expected_output``,
+  ``retrieval_context`` (texts, rank order) and ``context`` (the ideal context, texts). In a
+  row with ``retrieval_context``, ``context`` is DeepEval's; otherwise it is ragmeter's own
+  field (the chunk ids that reached the prompt).
+
+A context given as text becomes a chunk whose id is :func:`content_id` of the text, so the
+same text gets the same id in every row. Reference contexts given as texts become relevance
+labels (grade 1) by exact text match: a retrieved text is relevant when it is character for
+character one of the reference texts (no case, whitespace or Unicode folding).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from ragmeter.core.errors import InvalidInputError
+
+RETRIEVED_TEXTS = ("retrieved_contexts", "contexts", "retrieval_context")  # rank order
+REFERENCE_TEXTS = ("reference_contexts",)
+#: Every field name this module reads (objects are read through these attribute names too).
+NAMES = (*RETRIEVED_TEXTS, *REFERENCE_TEXTS, "retrieved_context_ids", "reference_context_ids", "ground_truths",
+         "context")
+
+
+def content_id(text: str) -> str:
+    """The chunk id of a context given as text: ``text-`` and the first 16 hex digits of the
+    SHA-256 of its UTF-8 bytes (stable across rows, runs and machines).
+
+    >>> content_id("abc")
+    'text-ba7816bf8f01cfea'
+    """
+    return "text-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _texts(row: Mapping[str, Any], name: str) -> list[str]:
+    value = row[name]
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        got = "a string" if isinstance(value, str) else type(value).__name__
+        raise InvalidInputError(f"must be a list of texts, got {got}",
+                                field=name, fix='write ["first passage", "second passage"]')
+    for i, t in enumerate(value, start=1):
+        if not isinstance(t, str):
+            raise InvalidInputError(f"item {i} must be a text, got {type(t).__name__}", field=name)
+    return list(value)
+
+
+def _ids(row: Mapping[str, Any], name: str) -> list[Any]:
+    value = row[name]
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise InvalidInputError("must be a list of chunk ids", field=name, fix='write ["id1", "id2"]')
+    return list(value)
+
+
+def _give(out: dict[str, Any], target: str, source: str, value: Any, given_by: dict[str, str]) -> None:
+    if target in out or target in given_by:
+        other = given_by.get(target, target)
+        raise InvalidInputError(f'"{source}" and "{other}" both give "{target}"', field=source,
+                                fix="keep only one of them")
+    out[target] = value
+    given_by[target] = source
+
+
+def native_fields(row: Mapping[str, Any]) -> dict[str, Any]:
+    """``row`` with the Ragas / DeepEval context fields turned into ``retrieved`` (chunk
+    objects with text) and ``relevant`` (chunk ids). Other fields are left to the row reader
+    (its alias table maps ``user_input``, ``response``, ``input`` and the rest)."""
+    present = [n for n in NAMES if n in row and row[n] is not None]
+    deepeval_context = "retrieval_context" in present and "context" in present
+    if not present or present == ["context"]:
+        return dict(row)  # ragmeter's own row: "context" holds chunk ids
+    out = {k: v for k, v in row.items() if k not in NAMES or (k == "context" and not deepeval_context)}
+    given_by: dict[str, str] = {}
+    retrieved = [n for n in RETRIEVED_TEXTS if n in present]
+    for name in retrieved:
+        texts = _texts(row, name)
+        if "retrieved_context_ids" in present:
+            ids = _ids(row, "retrieved_context_ids")
+            if len(ids) != len(texts):
+                raise InvalidInputError(f"has {len(ids)} ids for {len(texts)} texts in \"{name}\"",
+                                        field="retrieved_context_ids", fix="give one id per retrieved text")
+        else:
+            ids = [content_id(t) for t in texts]
+        _give(out, "retrieved", name, [{"id": i, "text": t} for i, t in zip(ids, texts)], given_by)
+    if "retrieved_context_ids" in present and not retrieved:
+        _give(out, "retrieved", "retrieved_context_ids", _ids(row, "retrieved_context_ids"), given_by)
+    if "reference_context_ids" in present:
+        _give(out, "relevant", "reference_context_ids", _ids(row, "reference_context_ids"), given_by)
+    reference_texts = [n for n in REFERENCE_TEXTS if n in present] + (["context"] if deepeval_context else [])
+    for name in reference_texts:
+        if "reference_context_ids" in present:
+            continue  # the ids say which chunks are relevant; the texts add nothing to the labels
+        labels = list(dict.fromkeys(content_id(t) for t in _texts(row, name)))
+        _give(out, "relevant", name, labels, given_by)
+    if "ground_truths" in present:
+        _give(out, "reference", "ground_truths", "\n".join(_texts(row, "ground_truths")), given_by)
+    return out
