@@ -35,9 +35,14 @@ def compare_command(
 def gate_command(
     run: str = typer.Argument(..., help="the new run directory"),
     baseline: str = typer.Option(..., "--baseline", help="the baseline run directory"),
-    max_drop: float = typer.Option(0.02, "--max-drop", help="the largest allowed significant drop"),
+    max_drop: float = typer.Option(0.02, "--max-drop", help="the largest allowed significant drop (a rise, for a "
+                                                            "lower-is-better metric)"),
     metrics: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="gate only these metrics"),
-    floors: Optional[List[str]] = typer.Option(None, "--min", help="METRIC=VALUE: a floor the run's mean must reach"),
+    floors: Optional[List[str]] = typer.Option(None, "--min", help="METRIC=VALUE: a floor the run's mean must reach "
+                                                                   "(higher-is-better metrics)"),
+    ceilings: Optional[List[str]] = typer.Option(None, "--max", help="METRIC=VALUE: a ceiling the run's mean must "
+                                                                     "stay under (lower-is-better metrics, e.g. "
+                                                                     "contradiction_rate)"),
     alpha: float = typer.Option(0.05, "--alpha", help="significance level after Holm's correction"),
     allow_setup_change: bool = typer.Option(False, "--allow-setup-change"),
     fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown"),
@@ -47,14 +52,16 @@ def gate_command(
     from ragmeter.runs import load_run
 
     try:
-        parsed = {}
-        for item in floors or []:
-            name, sep, value = item.rpartition("=")
-            if not sep or not name:
-                raise typer.BadParameter(f"write METRIC=VALUE, got {item!r}", param_hint="--min")
-            parsed[name] = float(value)
+        bars: dict[str, dict[str, float]] = {"--min": {}, "--max": {}}
+        for option, items in (("--min", floors), ("--max", ceilings)):
+            for item in items or []:
+                name, sep, value = item.rpartition("=")
+                if not sep or not name:
+                    raise typer.BadParameter(f"write METRIC=VALUE, got {item!r}", param_hint=option)
+                bars[option][name] = float(value)
         result = gate(load_run(run), load_run(baseline), max_drop=max_drop, metrics=split_metrics(metrics),
-                      floors=parsed, alpha=alpha, allow_setup_change=allow_setup_change)
+                      floors=bars["--min"], ceilings=bars["--max"], alpha=alpha,
+                      allow_setup_change=allow_setup_change)
     except (RagmeterError, typer.BadParameter, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -64,6 +71,8 @@ def gate_command(
         typer.echo(markdown(result))
     else:
         typer.echo("gate passed" if result.passed else "gate failed:\n  " + "\n  ".join(result.failures))
+        if result.checks:
+            typer.echo("thresholds:\n  " + "\n  ".join(result.checks))
     raise typer.Exit(0 if result.passed else 1)
 
 

@@ -67,9 +67,9 @@ class WatchSettings:
     host: str = "127.0.0.1"  # where /metrics listens (loopback)
     port: int = 9464  # the Prometheus port; 0 = no endpoint
     interval: float = 2.0  # seconds between polls
-    alerts: tuple[str, ...] = ()  # METRIC<VALUE: alert when the rolling mean falls below VALUE
+    alerts: tuple[str, ...] = ()  # METRIC<VALUE: alert below a floor; METRIC>VALUE: above a ceiling
     baseline: str | None = None  # a run whose means the traffic is checked against
-    max_drop: float = 0.05  # a significant drop from the baseline larger than this alerts
+    max_drop: float = 0.05  # a significant drop (a rise, when lower is better) from the baseline alerts
     alert_command: str | None = None  # run on an alert, with $RAGMETER_ALERT set
     exit_on_alert: bool = False  # stop (status 3) on the first alert
     once: bool = False  # score what the log holds now, then stop
