@@ -66,3 +66,18 @@ class JudgeOutputError(RagmeterError):
     def __init__(self, message: str, *, raw: str | None = None) -> None:
         super().__init__(message)
         self.raw = raw
+
+
+class MissingExtraError(RagmeterError, ImportError):
+    """A feature needs a package that ragmeter's light core install leaves out; the message
+    names the ``pip install`` that brings it.
+
+    >>> str(MissingExtraError("ragmeter trec", "trec", "pyarrow"))
+    "ragmeter trec needs pyarrow, which the core install leaves out. Fix: pip install 'ragmeter[trec]'"
+    """
+
+    def __init__(self, feature: str, extra: str, module: str) -> None:
+        self.feature, self.extra, self.module = feature, extra, module
+        self.install = f"pip install 'ragmeter[{extra}]'"
+        super().__init__(f"{feature} needs {module}, which the core install leaves out. Fix: {self.install}",
+                         name=module)
