@@ -29,7 +29,7 @@ def run_python(code: str, *, blocked: tuple[str, ...] = ()) -> subprocess.Comple
     prelude = "import sys\n" + "".join(f"sys.modules[{m!r}] = None\n" for m in blocked)
     env = {**os.environ, "PYTHONPATH": SRC}
     return subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, env=env,
-                          timeout=120, cwd=Path(SRC).parent)
+                          timeout=120, cwd=Path(SRC).parent, check=False)
 
 
 LABEL_RUN = """
