@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import httpx
 
+from ragmeter.core.network import http_options
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges.transport import AdaptiveLimiter, JudgeConfigError, Limiter, RetryPolicy, send
 
@@ -82,7 +83,7 @@ class _HTTPBackend(Backend):
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.policy.timeout, trust_env=False)
+            self._client = httpx.AsyncClient(timeout=self.policy.timeout, **http_options())
         return self._client
 
     async def _post(self, path: str, payload: dict, headers: dict) -> httpx.Response:
