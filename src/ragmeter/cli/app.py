@@ -7,6 +7,8 @@ the library, never from each other; :mod:`ragmeter.cli.main` imports them all.
 from __future__ import annotations
 
 import functools
+import logging
+import sys
 from typing import Any, Callable, List, Optional, TypeVar
 
 import typer
@@ -16,6 +18,27 @@ from ragmeter.core.settings import InvalidSettingError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Measure every stage of a RAG pipeline: retrieval, context and answers.")
+
+
+class _StderrHandler(logging.Handler):
+    """Writes to the current ``sys.stderr`` (which a test runner may have swapped)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(f"ragmeter: {self.format(record)}\n")
+        except Exception:  # noqa: BLE001 - logging must never break the command
+            self.handleError(record)
+
+
+def _say_judge_trouble() -> None:
+    """The command line shows the judges' retries, throttling and give-ups on stderr (the
+    library leaves ``ragmeter.*`` records to the caller's logging setup)."""
+    logger = logging.getLogger("ragmeter.judges")
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        logger.addHandler(_StderrHandler(logging.WARNING))
+
+
+_say_judge_trouble()
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -76,8 +76,18 @@ class MissingExtraError(RagmeterError, ImportError):
     "ragmeter trec needs pyarrow, which the core install leaves out. Fix: pip install 'ragmeter[trec]'"
     """
 
-    def __init__(self, feature: str, extra: str, module: str) -> None:
+    def __init__(self, feature: str, extra: str, module: str, *, packages: str | None = None) -> None:
         self.feature, self.extra, self.module = feature, extra, module
         self.install = f"pip install 'ragmeter[{extra}]'"
-        super().__init__(f"{feature} needs {module}, which the core install leaves out. Fix: {self.install}",
+        alone = f" (or the packages alone: pip install {packages})" if packages else ""
+        super().__init__(f"{feature} needs {module}, which the core install leaves out. Fix: {self.install}{alone}",
                          name=module)
+
+
+class RagmeterWarning(UserWarning):
+    """Base class of every warning ragmeter gives (filter them with ``warnings.filterwarnings``)."""
+
+
+class LowCoverageWarning(RagmeterWarning):
+    """A measure scored fewer of the samples than ``Settings.min_coverage``: its mean stands on
+    the rest, and the message says why they were not scored."""

@@ -34,6 +34,7 @@ RUNS_DIR_ENV = "RAGMETER_RUNS_DIR"
 AUTO_JUDGE = "auto"  # the bundled local judge when ragmeter[local] is installed and a judged metric needs one
 NO_JUDGE = "none"
 ENGINES = ("local", "ray")
+PROGRESS_MODES = ("auto", "rich", "plain", "none")  # auto: rich on a terminal, plain lines otherwise
 
 #: The settings a run directory stores (``setup.json`` ``options``), in the order they are written;
 #: ``--resume`` takes them from the run, never from the command line.
@@ -120,6 +121,9 @@ class Settings:
     block: int | None = None  # stream a JSONL dataset N samples at a time
     engine: str = "local"  # local, or ray
     address: str | None = None  # Ray cluster: auto or HOST:PORT; None starts one
+    progress: str = "auto"  # auto, rich, plain (a line every progress_interval seconds) or none
+    progress_interval: float = 5.0  # seconds between plain progress lines
+    min_coverage: float = 0.5  # a metric scoring a smaller share of the samples warns (LowCoverageWarning)
     # ragmeter watch
     watch: WatchSettings = field(default_factory=WatchSettings)
 
@@ -136,6 +140,10 @@ class Settings:
             raise InvalidSettingError("block", f"must be at least 1, got {self.block!r}")
         if self.engine not in ENGINES:
             raise InvalidSettingError("engine", "use local or ray")
+        if self.progress not in PROGRESS_MODES:
+            raise InvalidSettingError("progress", f"use {', '.join(PROGRESS_MODES)}; got {self.progress!r}")
+        if not 0.0 <= self.min_coverage <= 1.0:
+            raise InvalidSettingError("min_coverage", f"must be between 0 and 1, got {self.min_coverage!r}")
         if self.budget_usd is not None and (self.price_in is None or self.price_out is None):
             raise InvalidSettingError("budget_usd", "a budget in dollars needs --price-in and --price-out")
 

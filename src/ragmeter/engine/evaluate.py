@@ -15,6 +15,7 @@ from ragmeter.core.progress import Progress
 from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS
+from ragmeter.engine.coverage import report_coverage
 from ragmeter.engine.embedding_scoring import score_embedded
 from ragmeter.engine.judged_scoring import score_judged
 from ragmeter.engine.label_scoring import score_labels
@@ -75,20 +76,23 @@ def evaluate(
     read one shared claim matrix built through ``judge`` (a :class:`ragmeter.judges.Judge`);
     without a judge they are NotComputed with the reason. Embedding metrics use ``embedder``
     (the bundled MiniLM by default). ``criteria``: rubric criteria besides the built-in ones;
-    ``progress``: told how the judge calls advance (:class:`ragmeter.core.progress.Progress`).
+    ``progress``: told how each stage advances (:class:`ragmeter.core.progress.Progress`): label
+    metrics, embeddings, judge calls. A measure that scored under ``Settings.min_coverage`` of
+    the samples gives a :class:`~ragmeter.core.errors.LowCoverageWarning` (and a log record).
     """
     dataset = data if isinstance(data, Dataset) else from_samples(data)
     measures = resolve_measures(metrics, k, view=view)
     samples = dataset.samples
     outcomes: dict[Measure, tuple[Outcome, ...]] = {}
     outcomes.update(score_labels([m for m in measures if isinstance(m.spec, LabelSpec)], samples,
-                                 dataset.fingerprint))
+                                 dataset.fingerprint, progress=progress))
     judged, evidence = score_judged([m for m in measures if isinstance(m.spec, JudgedSpec)], samples,
                                     dataset.fingerprint, judge, embedder=embedder, criteria=criteria,
                                     progress=progress)
     outcomes.update(judged)
     outcomes.update(score_embedded([m for m in measures if isinstance(m.spec, EmbeddingSpec)], samples,
-                                   dataset.fingerprint, embedder))
+                                   dataset.fingerprint, embedder, progress=progress))
+    report_coverage({m: outcomes[m] for m in measures})
     return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
                             testset_fingerprint=dataset.testset_fingerprint,
                             evidence=tuple(evidence) if evidence is not None else None,

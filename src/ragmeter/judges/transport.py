@@ -8,11 +8,15 @@
   run goes on, and a rerun retries it since nothing was stored).
 - 401/403/404 raise ``JudgeConfigError`` at once: retrying cannot fix a wrong key, model or
   URL, so the whole run stops with a message naming the setting.
+
+Each retry, throttle and give-up is a ``logging`` record on the ``ragmeter.judges.transport``
+logger (WARNING; the give-up is ERROR), naming the backend, the attempt and the wait, never a key.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from dataclasses import dataclass
@@ -24,6 +28,7 @@ from ragmeter.core.errors import JudgeUnavailableError
 from ragmeter.core.settings import DEFAULTS
 
 THROTTLED = {429, 503, 529}
+log = logging.getLogger(__name__)
 
 
 class JudgeConfigError(JudgeUnavailableError):
@@ -156,7 +161,10 @@ async def send(
             await limiter.release()
         if response is None:
             stats["retries"] = stats.get("retries", 0) + (attempt < policy.max_retries)
-            await asyncio.sleep(policy.backoff(attempt))
+            wait = policy.backoff(attempt)
+            if attempt < policy.max_retries:
+                log.warning("%s: %s; retry %d of %d in %.1f s", backend, last, attempt + 1, policy.max_retries, wait)
+            await asyncio.sleep(wait)
             continue
         status = response.status_code
         if status < 300 or status == 400:
@@ -170,12 +178,18 @@ async def send(
                                    f"(--judge / --judge-base-url)")
         if status in THROTTLED:
             wait = retry_after(response)
-            limiter.on_throttle(wait if wait is not None else policy.backoff(attempt))
+            pause = wait if wait is not None else policy.backoff(attempt)
+            limiter.on_throttle(pause)
             last = f"throttled (HTTP {status})"
+            log.warning("%s: throttled (HTTP %d): pausing %.1f s, at most %s requests in flight now", backend, status,
+                        pause, getattr(limiter, "limit", "?"))
         else:
             last = f"HTTP {status}"
         if attempt < policy.max_retries:
             stats["retries"] = stats.get("retries", 0) + 1
             if status not in THROTTLED:
-                await asyncio.sleep(policy.backoff(attempt))
+                wait = policy.backoff(attempt)
+                log.warning("%s: %s; retry %d of %d in %.1f s", backend, last, attempt + 1, policy.max_retries, wait)
+                await asyncio.sleep(wait)
+    log.error("%s: gave up after %d attempts: %s", backend, policy.max_retries + 1, last)
     raise JudgeTransportError(f"{backend}: gave up after {policy.max_retries + 1} attempts: {last}")

@@ -26,6 +26,7 @@ import json
 import shlex
 import subprocess
 import time
+import warnings
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ragmeter.analysis.thresholds import checked_threshold
-from ragmeter.core.errors import InvalidParameterError
+from ragmeter.core.errors import InvalidParameterError, LowCoverageWarning
 from ragmeter.core.measure import resolve_measure
 from ragmeter.core.settings import DEFAULTS, InvalidSettingError
 from ragmeter.engine.evaluate import evaluate, resolve_measures
@@ -152,7 +153,9 @@ class Watcher:
                 self.seen.add(req.id)
                 requests.append(req)
         if requests:
-            result = evaluate(from_samples([r.sample for r in requests]), self.measures, judge=self.judge)
+            with warnings.catch_warnings():  # a poll's batch is not the traffic: the windows say coverage
+                warnings.simplefilter("ignore", LowCoverageWarning)
+                result = evaluate(from_samples([r.sample for r in requests]), self.measures, judge=self.judge)
             with open(self.scored_file, "a", encoding="utf-8") as f:
                 for i, r in enumerate(requests):
                     rec = {"id": r.id, "ts": r.ts or time.time(),
