@@ -162,3 +162,23 @@ def test_the_coverage_bar_is_a_setting(warranty, monkeypatch):
         ragmeter.evaluate(data, ["faithfulness"])  # 0% is not under a 0% bar
     with pytest.raises(settings.InvalidSettingError, match="min_coverage"):
         settings.Settings(min_coverage=1.5)
+
+
+def test_pairwise_and_judge_check_report_progress(cli):
+    from ragmeter.analysis.pairwise import pairwise
+    from ragmeter.judges import Judge, ScriptedBackend
+    from ragmeter.judges.agreement_set import check, load_set
+
+    from .test_rubric_pairwise_agreement import _pair_samples
+
+    a, b = _pair_samples()
+    rec = Recorder()
+    pairwise(a, b, Judge(ScriptedBackend(lambda pid, inputs, m: {"winner": "1", "reason": "first"})), progress=rec)
+    assert rec.events[0] == ("start", "comparing answers (both orders)", 24)
+    assert sum(e[0] == "advance" for e in rec.events) == 24
+    cases = load_set("tune")
+    rec = Recorder()
+    check(Judge(ScriptedBackend(lambda pid, inputs, m: {"verdicts": []})), cases, progress=rec)
+    assert rec.events[0] == ("start", "judging the agreement set", len(cases))
+    assert sum(e[0] == "advance" for e in rec.events) == len(cases)
+    assert cli("judge-check", "--judge", "openai:m", "--progress", "sometimes").exit_code == 2

@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import typer
 
-from ragmeter.cli.app import app, friendly, split_metrics
+from ragmeter.cli.app import PROGRESS_HELP, app, friendly, progress_for, split_metrics
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.settings import Settings
 
@@ -115,6 +115,7 @@ def pairwise_command(
     judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url"),
     ledger: str = typer.Option(Settings().ledger_path, "--ledger", help="judgment store"),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
+    progress: str = typer.Option("auto", "--progress", help=PROGRESS_HELP),
 ) -> None:
     """Which answer is better, per question, asked in both orders: wins, ties, position and length bias."""
     import dataclasses
@@ -132,7 +133,8 @@ def pairwise_command(
     the_judge = make_judge(judge, Settings(judge=judge, judge_base_url=judge_base_url, ledger=ledger))
     if the_judge is None:
         raise typer.BadParameter("pairwise judging needs a judge", param_hint="--judge")
-    result = pairwise(samples_a, samples_b, the_judge)
+    with progress_for(progress, the_judge) as shown:
+        result = pairwise(samples_a, samples_b, the_judge, progress=shown)
     if fmt == "json":
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import logging
 import sys
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Callable, List, Optional, TypeVar
 
 import typer
@@ -96,3 +97,15 @@ def split_metrics(values: Optional[List[str]]) -> Optional[List[str]]:
 def echo_err(message: str) -> None:
     """One line on stderr."""
     typer.echo(message, err=True)
+
+
+PROGRESS_HELP = "auto (a bar on a terminal, plain lines otherwise), rich, plain or none; on stderr"
+
+
+def progress_for(mode: str, judge: Any) -> AbstractContextManager[Any]:
+    """The progress context ``--progress MODE`` asks for, fed by ``judge``'s stats (a null
+    context for ``none``)."""
+    from ragmeter.report.progress import progress_factory
+
+    factory = progress_factory(mode)
+    return factory(judge) if factory is not None else nullcontext()
