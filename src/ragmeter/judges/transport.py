@@ -161,10 +161,10 @@ async def send(
             await limiter.release()
         if response is None:
             stats["retries"] = stats.get("retries", 0) + (attempt < policy.max_retries)
-            wait = policy.backoff(attempt)
+            delay = policy.backoff(attempt)
             if attempt < policy.max_retries:
-                log.warning("%s: %s; retry %d of %d in %.1f s", backend, last, attempt + 1, policy.max_retries, wait)
-            await asyncio.sleep(wait)
+                log.warning("%s: %s; retry %d of %d in %.1f s", backend, last, attempt + 1, policy.max_retries, delay)
+            await asyncio.sleep(delay)
             continue
         status = response.status_code
         if status < 300 or status == 400:
@@ -188,8 +188,8 @@ async def send(
         if attempt < policy.max_retries:
             stats["retries"] = stats.get("retries", 0) + 1
             if status not in THROTTLED:
-                wait = policy.backoff(attempt)
-                log.warning("%s: %s; retry %d of %d in %.1f s", backend, last, attempt + 1, policy.max_retries, wait)
-                await asyncio.sleep(wait)
+                delay = policy.backoff(attempt)
+                log.warning("%s: %s; retry %d of %d in %.1f s", backend, last, attempt + 1, policy.max_retries, delay)
+                await asyncio.sleep(delay)
     log.error("%s: gave up after %d attempts: %s", backend, policy.max_retries + 1, last)
     raise JudgeTransportError(f"{backend}: gave up after {policy.max_retries + 1} attempts: {last}")
