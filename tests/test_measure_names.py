@@ -99,8 +99,12 @@ def test_every_alias_resolves_in_gate_floors_and_compare_filters(saved, alias, n
     for key in written:
         assert saved.key(key) == canonical
         assert [m.metric for m in compare_runs(saved, saved, metrics=[key]).metrics] == [canonical]
-        outcome = gate(saved, saved, metrics=[key], floors={key: -1.0})
-        assert outcome.floors == {canonical: -1.0}
+        # a floor under every value for a higher-is-better metric, a ceiling over every value for a
+        # lower-is-better one (a floor there is refused: see test_thresholds.py)
+        bars = "floors" if REGISTRY[name].higher_is_better else "ceilings"
+        bar = -1.0 if REGISTRY[name].higher_is_better else 2.0
+        outcome = gate(saved, saved, metrics=[key], **{bars: {key: bar}})
+        assert getattr(outcome, bars) == {canonical: bar}
         mean = saved.summary[canonical]["mean"]
         assert outcome.passed == (mean is not None)  # a floor on a metric with no mean fails, by name
         assert all(f.startswith(canonical) for f in outcome.failures)

@@ -11,6 +11,7 @@ light entry points do not pay for the engine, the judges and the embedders.
 from __future__ import annotations
 
 import importlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 from ragmeter._version import __version__
@@ -27,6 +28,13 @@ _HOMES = {
     "log_request": "ragmeter.live.logger",
     "REGISTRY": "ragmeter.metrics", "make_measure": "ragmeter.metrics", "parse_measure": "ragmeter.metrics",
 }
+
+_HOMES.update({"RagmeterWarning": "ragmeter.core.errors", "LowCoverageWarning": "ragmeter.core.errors",
+               "MissingExtraError": "ragmeter.core.errors"})
+
+# A library's loggers stay silent until the application configures logging (the logging HOWTO's
+# advice): records on "ragmeter.*" (retries, throttling, coverage) go where the caller sends them.
+logging.getLogger("ragmeter").addHandler(logging.NullHandler())
 
 __all__ = ["__version__", *_HOMES]
 

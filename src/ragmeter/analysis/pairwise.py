@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.progress import Progress
 from ragmeter.core.sample import Sample
 from ragmeter.judges.judge import Judge, JudgeRequest
 from ragmeter.judges.prompts import load_prompt
@@ -95,7 +96,8 @@ def _context(s: Sample) -> str:
     return "\n".join(f"[{cid}] {texts.get(cid) or ''}" for cid in s.context_ids) or "(none)"
 
 
-def pairwise(samples_a: Sequence[Sample], samples_b: Sequence[Sample], judge: Judge) -> PairwiseResult:
+def pairwise(samples_a: Sequence[Sample], samples_b: Sequence[Sample], judge: Judge, *,
+             progress: Progress | None = None) -> PairwiseResult:
     prompt = load_prompt("pairwise.compare")
     a = {s.id: s for s in samples_a if s.answer}
     b = {s.id: s for s in samples_b if s.answer}
@@ -111,7 +113,9 @@ def pairwise(samples_a: Sequence[Sample], samples_b: Sequence[Sample], judge: Ju
         for one, two in ((sa, sb), (sb, sa)):
             requests.append(JudgeRequest(prompt, {**base, "answer_1": one.answer, "answer_2": two.answer}, SCHEMA,
                                          "preference"))
-    replies = judge.run(requests)
+    if progress is not None:
+        progress.start("comparing answers (both orders)", len(requests))
+    replies = judge.run(requests, progress=progress)
     result = PairwiseResult(only_a=sorted(set(a) - set(b)), only_b=sorted(set(b) - set(a)))
     for n, i in enumerate(ids):
         first, second = replies[2 * n], replies[2 * n + 1]

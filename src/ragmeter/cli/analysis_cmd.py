@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from ragmeter.cli.app import app, echo_err, echo_text, friendly, split_metrics
+from ragmeter.cli.app import PROGRESS_HELP, app, echo_err, echo_text, friendly, progress_for, split_metrics
 from ragmeter.core.errors import InvalidInputError, RagmeterError
 from ragmeter.core.settings import InvalidSettingError, Settings
 
@@ -30,16 +30,21 @@ def compare_command(
     typer.echo(json.dumps(cmp.as_dict(), indent=2) if fmt == "json" else comparison_text(cmp))
 
 
-GATE_FLAGS = {"max_drop": "--max-drop", "alpha": "--alpha", "floors": "--min"}
+GATE_FLAGS = {"max_drop": "--max-drop", "alpha": "--alpha", "floors": "--min", "ceilings": "--max"}
 
 
 @app.command("gate")
 def gate_command(
     run: str = typer.Argument(..., help="the new run directory"),
     baseline: str = typer.Option(..., "--baseline", help="the baseline run directory"),
-    max_drop: float = typer.Option(0.02, "--max-drop", help="the largest allowed significant drop"),
+    max_drop: float = typer.Option(0.02, "--max-drop", help="the largest allowed significant drop (a rise, for a "
+                                                            "lower-is-better metric)"),
     metrics: list[str] | None = typer.Option(None, "--metric", "-m", help="gate only these metrics"),
-    floors: list[str] | None = typer.Option(None, "--min", help="METRIC=VALUE: a floor the run's mean must reach"),
+    floors: list[str] | None = typer.Option(None, "--min", help="METRIC=VALUE: a floor the run's mean must reach "
+                                                                   "(higher-is-better metrics)"),
+    ceilings: list[str] | None = typer.Option(None, "--max", help="METRIC=VALUE: a ceiling the run's mean must "
+                                                                     "stay under (lower-is-better metrics, e.g. "
+                                                                     "contradiction_rate)"),
     alpha: float = typer.Option(0.05, "--alpha", help="significance level after Holm's correction"),
     allow_setup_change: bool = typer.Option(False, "--allow-setup-change"),
     fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown"),
@@ -48,22 +53,24 @@ def gate_command(
     from ragmeter.analysis.gate import check_thresholds, gate, markdown
     from ragmeter.runs import load_run
 
-    parsed: dict[str, float] = {}
-    for item in floors or []:  # usage errors (exit 2, with the usage line), before any run is read
-        name, sep, value = item.rpartition("=")
-        try:
-            parsed[name] = float(value)
-        except ValueError:
-            sep = ""
-        if not sep or not name:
-            raise typer.BadParameter(f"write METRIC=VALUE with a number, got {item!r}", param_hint="--min")
+    bars: dict[str, dict[str, float]] = {"--min": {}, "--max": {}}
+    for option, items in (("--min", floors), ("--max", ceilings)):
+        for item in items or []:  # usage errors (exit 2, with the usage line), before any run is read
+            name, sep, value = item.rpartition("=")
+            try:
+                bars[option][name] = float(value)
+            except ValueError:
+                sep = ""
+            if not sep or not name:
+                raise typer.BadParameter(f"write METRIC=VALUE with a number, got {item!r}", param_hint=option)
     try:
-        check_thresholds(max_drop=max_drop, alpha=alpha, floors=parsed)
+        check_thresholds(max_drop=max_drop, alpha=alpha, floors=bars["--min"], ceilings=bars["--max"])
     except InvalidSettingError as exc:
         raise typer.BadParameter(exc.message, param_hint=GATE_FLAGS[exc.setting]) from None
     try:
         result = gate(load_run(run), load_run(baseline), max_drop=max_drop, metrics=split_metrics(metrics),
-                      floors=parsed, alpha=alpha, allow_setup_change=allow_setup_change)
+                      floors=bars["--min"], ceilings=bars["--max"], alpha=alpha,
+                      allow_setup_change=allow_setup_change)
     except (RagmeterError, typer.BadParameter, ValueError) as exc:
         echo_err(f"error: {exc}")
         raise typer.Exit(2) from None
@@ -73,6 +80,8 @@ def gate_command(
         echo_text(markdown(result))
     else:
         echo_text("gate passed" if result.passed else "gate failed:\n  " + "\n  ".join(result.failures))
+        if result.checks:
+            echo_text("thresholds:\n  " + "\n  ".join(result.checks))
     raise typer.Exit(0 if result.passed else 1)
 
 
@@ -115,6 +124,7 @@ def pairwise_command(
     judge_base_url: str | None = typer.Option(None, "--judge-base-url"),
     ledger: str = typer.Option(Settings().ledger_path, "--ledger", help="judgment store"),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
+    progress: str = typer.Option("auto", "--progress", help=PROGRESS_HELP),
 ) -> None:
     """Which answer is better, per question, asked in both orders: wins, ties, position and length bias."""
     import dataclasses
@@ -132,7 +142,8 @@ def pairwise_command(
     the_judge = make_judge(judge, Settings(judge=judge, judge_base_url=judge_base_url, ledger=ledger))
     if the_judge is None:
         raise typer.BadParameter("pairwise judging needs a judge", param_hint="--judge")
-    result = pairwise(samples_a, samples_b, the_judge)
+    with progress_for(progress, the_judge) as shown:
+        result = pairwise(samples_a, samples_b, the_judge, progress=shown)
     if fmt == "json":
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return

@@ -7,7 +7,10 @@ the library, never from each other; :mod:`ragmeter.cli.main` imports them all.
 from __future__ import annotations
 
 import functools
+import logging
+import sys
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, TypeVar
 
 import typer
@@ -20,6 +23,27 @@ from ragmeter.core.settings import InvalidSettingError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Measure every stage of a RAG pipeline: retrieval, context and answers.")
+
+
+class _StderrHandler(logging.Handler):
+    """Writes to the current ``sys.stderr`` (which a test runner may have swapped)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            sys.stderr.write(f"ragmeter: {self.format(record)}\n")
+        except Exception:  # noqa: BLE001 - logging must never break the command
+            self.handleError(record)
+
+
+def _say_judge_trouble() -> None:
+    """The command line shows the judges' retries, throttling and give-ups on stderr (the
+    library leaves ``ragmeter.*`` records to the caller's logging setup)."""
+    logger = logging.getLogger("ragmeter.judges")
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):
+        logger.addHandler(_StderrHandler(logging.WARNING))
+
+
+_say_judge_trouble()
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,3 +98,15 @@ def echo_text(text: str) -> None:
 def echo_err(message: str) -> None:
     """One line on stderr (escape sequences from data shown escaped)."""
     typer.echo(terminal_safe(message, multiline=True), err=True)
+
+
+PROGRESS_HELP = "auto (a bar on a terminal, plain lines otherwise), rich, plain or none; on stderr"
+
+
+def progress_for(mode: str, judge: Any) -> AbstractContextManager[Any]:
+    """The progress context ``--progress MODE`` asks for, fed by ``judge``'s stats (a null
+    context for ``none``)."""
+    from ragmeter.report.progress import progress_factory
+
+    factory = progress_factory(mode)
+    return factory(judge) if factory is not None else nullcontext()

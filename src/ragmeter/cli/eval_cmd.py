@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
-import sys
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from ragmeter.cli.app import app, echo_err, friendly, split_metrics
+from ragmeter.core.errors import LowCoverageWarning
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, Settings, default_runs_dir, split_ids
 
 if TYPE_CHECKING:
@@ -55,12 +56,11 @@ def eval_settings(ctx: typer.Context) -> tuple[Settings, Run | None]:
     return resume_settings(run, values, given), run
 
 
-def _progress() -> ProgressFactory | None:
-    if not sys.stderr.isatty():
-        return None
-    from ragmeter.report.progress import JudgeProgress
+def _progress(settings: Settings) -> ProgressFactory | None:
+    """``--progress``: a bar on a terminal, plain lines in a log or pipe (``auto``), or none."""
+    from ragmeter.report.progress import progress_factory
 
-    return JudgeProgress
+    return progress_factory(settings.progress, interval=settings.progress_interval)
 
 
 def render(done: EvaluationRun, fmt: str) -> None:
@@ -144,6 +144,11 @@ def eval_command(
     engine: str = typer.Option(DEFAULTS.engine, "--engine", help="local, or ray (pip install 'ragmeter\\[ray]')"),
     address: str | None = typer.Option(None, "--address",
                                           help="Ray cluster: auto or HOST:PORT (default: start one)"),
+    progress: str = typer.Option(DEFAULTS.progress, "--progress",
+                                 help="auto (a bar on a terminal, plain lines otherwise), rich, plain or none; "
+                                      "on stderr"),
+    progress_interval: float = typer.Option(DEFAULTS.progress_interval, "--progress-interval",
+                                            help="seconds between plain progress lines"),
 ) -> None:
     """Score a dataset: label metrics, and claim metrics through a judge; print the table and means."""
     from ragmeter.runs.evaluation import run_evaluation
@@ -151,4 +156,7 @@ def eval_command(
     if fmt not in FORMATS:
         raise typer.BadParameter("use table, json or csv", param_hint="--format")
     settings, resumed = eval_settings(ctx)
-    render(run_evaluation(settings, resume=resumed, progress=_progress(), notify=echo_err), fmt)
+    with warnings.catch_warnings():  # the coverage is printed under the table: no warning on top
+        warnings.simplefilter("ignore", LowCoverageWarning)
+        done = run_evaluation(settings, resume=resumed, progress=_progress(settings), notify=echo_err)
+    render(done, fmt)

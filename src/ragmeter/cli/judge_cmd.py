@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from ragmeter.cli.app import app, friendly
+from ragmeter.cli.app import PROGRESS_HELP, app, friendly, progress_for
 from ragmeter.core.settings import Settings
 
 
@@ -19,6 +19,7 @@ def judge_check_command(
     mode: str | None = typer.Option(None, "--mode", help="local judge: per_chunk (default) or joined"),
     ledger: str = typer.Option(":memory:", "--ledger", help="judgment store (default: none kept)"),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
+    progress: str = typer.Option("auto", "--progress", help=PROGRESS_HELP),
 ) -> None:
     """Three-way accuracy (supported / contradicted / not found), its 95% interval and the confusion
     matrix of a judge on the bundled agreement set (216 hand-labeled claims in 24 contexts). For the
@@ -38,7 +39,8 @@ def judge_check_command(
             raise typer.BadParameter("--mode is for the local judge", param_hint="--mode")
         the_judge.backend.set_mode(mode)
     cases = load_set(split)
-    report = check(the_judge, cases)
+    with progress_for(progress, the_judge) as shown:
+        report = check(the_judge, cases, progress=shown)
     rule = getattr(the_judge.backend, "rule", None)
     cv = cross_validated(report, cases, score=rule.score) if rule is not None else None
     if fmt == "json":

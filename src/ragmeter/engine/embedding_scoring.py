@@ -9,11 +9,14 @@ from typing import Any
 from ragmeter._version import __version__
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.measure import Measure
+from ragmeter.core.progress import Progress
 from ragmeter.core.results import Failed, NotComputed, Outcome, Provenance, Score
 from ragmeter.core.sample import Sample
 from ragmeter.embeddings.base import Embedder, EmbedderLike, Memo, as_embedder
 from ragmeter.embeddings.minilm import bundled
 from ragmeter.metrics.kinds import EmbeddingSpec, Unscorable
+
+BATCH = 256  # texts per encode call: progress between calls, and one call for a small set
 
 
 def resolve_embedder(embedder: EmbedderLike | None) -> Embedder | str:
@@ -29,8 +32,10 @@ def resolve_embedder(embedder: EmbedderLike | None) -> Embedder | str:
 
 
 def score_embedded(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str,
-                   embedder: EmbedderLike | None = None) -> dict[Measure, tuple[Outcome, ...]]:
-    """Every embedding measure's outcomes (NotComputed with the reason when no embedder loads)."""
+                   embedder: EmbedderLike | None = None, *,
+                   progress: Progress | None = None) -> dict[Measure, tuple[Outcome, ...]]:
+    """Every embedding measure's outcomes (NotComputed with the reason when no embedder loads).
+    ``progress`` advances once per text embedded (in batches of :data:`BATCH`)."""
     if not measures:
         return {}
     resolved = resolve_embedder(embedder)
@@ -40,7 +45,14 @@ def score_embedded(measures: Sequence[Measure], samples: Sequence[Sample], finge
             out[m] = tuple(NotComputed(resolved, _provenance(m, fingerprint, None)) for _ in samples)
         return out
     memo = Memo(resolved)
-    memo.warm([t for s in samples for t in (s.answer, s.reference) if t and t.strip()])
+    texts = list(dict.fromkeys(t for s in samples for t in (s.answer, s.reference) if t and t.strip()))
+    if progress is not None and texts:
+        progress.start("embedding answers and references", len(texts))
+    for start in range(0, len(texts), BATCH):
+        memo.warm(texts[start:start + BATCH])
+        if progress is not None:
+            for index in range(start, min(start + BATCH, len(texts))):
+                progress.advance(index)
     for m in measures:
         if not isinstance(m.spec, EmbeddingSpec):
             raise TypeError(f"{m} is not an embedding metric")

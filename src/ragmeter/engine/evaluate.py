@@ -20,6 +20,7 @@ from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS, Settings
 from ragmeter.embeddings.base import EmbedderLike
+from ragmeter.engine.coverage import report_coverage
 from ragmeter.engine.embedding_scoring import score_embedded
 from ragmeter.engine.judged_scoring import ascore_judged
 from ragmeter.engine.label_scoring import score_labels
@@ -124,6 +125,24 @@ async def aevaluate(
 ) -> EvaluationResult:
     """Score every sample with every measure: the async core of :func:`evaluate` (same
     arguments), for code that runs in an event loop (``await ragmeter.aevaluate(...)``)."""
+    result = await _scored(data, metrics, k=k, view=view, judge=judge, embedder=embedder, criteria=criteria,
+                           progress=progress, before_judged=before_judged)
+    report_coverage({m: result.outcomes[m] for m in result.measures})
+    return result
+
+
+async def _scored(
+    data: Any,
+    metrics: str | Iterable[str | Measure] | None,
+    *,
+    k: int | None,
+    view: str | None,
+    judge: Judge | str | None,
+    embedder: EmbedderLike | None,
+    criteria: Mapping[str, Criterion] | None,
+    progress: Progress | None,
+    before_judged: Callable[[EvaluationResult], None] | None,
+) -> EvaluationResult:
     dataset = as_dataset(data)
     measures = resolve_measures(measure_list(metrics), k, view=view)
     the_judge, owned = judge_for(judge)
@@ -133,10 +152,11 @@ async def aevaluate(
         samples = dataset.samples
         outcomes: dict[Measure, tuple[Outcome, ...]] = {}
         outcomes.update(score_labels([m for m in measures if isinstance(m.spec, LabelSpec)], samples,
-                                     dataset.fingerprint))
+                                     dataset.fingerprint, progress=progress))
         embedded = [m for m in measures if isinstance(m.spec, EmbeddingSpec)]
         if embedded:  # model time: off the event loop
-            outcomes.update(await asyncio.to_thread(score_embedded, embedded, samples, dataset.fingerprint, embedder))
+            outcomes.update(await asyncio.to_thread(score_embedded, embedded, samples, dataset.fingerprint, embedder,
+                                                    progress=progress))
         judged_measures = [m for m in measures if isinstance(m.spec, JudgedSpec)]
         if before_judged is not None and judged_measures and outcomes:
             done = tuple(m for m in measures if m in outcomes)
@@ -201,8 +221,8 @@ def evaluate(
     criteria : mapping of str to Criterion, optional
         Rubric criteria besides the built-in ones, by name.
     progress : Progress, optional
-        Told how the judge calls advance (:class:`ragmeter.core.progress.Progress`; in a
-        notebook, an updating line by default).
+        Told how each stage advances (:class:`ragmeter.core.progress.Progress`): label
+        metrics, embeddings, judge calls; in a notebook, an updating line by default.
     before_judged : callable, optional
         Given the label and embedding results before any judged metric starts (the run driver
         saves them, so a judge failure never costs the rest of the table).
@@ -218,6 +238,12 @@ def evaluate(
         An unknown metric or parameter, a bad ``k`` or ``view``, or no metric at all.
     JudgeConfigError, BudgetExceeded
         From the judge: a backend that cannot be used, or the token budget reached.
+
+    Warns
+    -----
+    LowCoverageWarning
+        A measure scored fewer than ``Settings.min_coverage`` of the samples (also a log
+        record on the ``ragmeter`` logger); the message says why the rest were not scored.
 
     Notes
     -----
@@ -245,5 +271,7 @@ def evaluate(
     >>> r.outcome("faithfulness", "q1").status, r.means()
     ('not_computed', {'faithfulness': None})
     """
-    return run_sync(lambda: aevaluate(data, metrics, k=k, view=view, judge=judge, embedder=embedder,
+    result = run_sync(lambda: _scored(data, metrics, k=k, view=view, judge=judge, embedder=embedder,
                                       criteria=criteria, progress=progress, before_judged=before_judged))
+    report_coverage({m: result.outcomes[m] for m in result.measures})  # the warning points at the caller
+    return result

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from ragmeter._version import __version__
 from ragmeter.core.measure import Measure
+from ragmeter.core.progress import Progress
 from ragmeter.core.results import NotComputed, Outcome, Provenance, Score
 from ragmeter.core.sample import Sample
 from ragmeter.metrics.batch import RankedBatch
@@ -14,16 +15,21 @@ from ragmeter.metrics.kinds import label_kernel
 NO_LABELS = "no relevance labels for this sample"
 
 
-def score_labels(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str
-                 ) -> dict[Measure, tuple[Outcome, ...]]:
-    """Every label measure's outcomes; a sample with no labels is NotComputed for all of them."""
+def score_labels(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str, *,
+                 progress: Progress | None = None) -> dict[Measure, tuple[Outcome, ...]]:
+    """Every label measure's outcomes; a sample with no labels is NotComputed for all of them.
+    ``progress`` advances once per measure (each runs over all samples at once)."""
     batches: dict[str, RankedBatch] = {}
     out: dict[Measure, tuple[Outcome, ...]] = {}
-    for m in measures:
+    if progress is not None and measures:
+        progress.start(f"label metrics ({len(samples)} samples)", len(measures))
+    for index, m in enumerate(measures):
         if m.view not in batches:
             batches[m.view] = RankedBatch.from_lists([s.ranked_ids(m.view) for s in samples],
                                                      [s.relevance for s in samples])
         out[m] = _outcomes(m, batches[m.view], samples, fingerprint)
+        if progress is not None:
+            progress.advance(index)
     return out
 
 

@@ -18,6 +18,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragmeter.core.progress import Progress
 from ragmeter.judges import schemas
 from ragmeter.judges.judge import Judge, JudgeRequest
 from ragmeter.judges.prompts import load_prompt
@@ -100,9 +101,12 @@ def verify_request(case: Case) -> JudgeRequest:
                         parts={"passages": list(case.passages), "claims": list(zip(ids, case.claims))})
 
 
-def check(judge: Judge, cases: list[Case]) -> AgreementReport:
+def check(judge: Judge, cases: list[Case], *, progress: Progress | None = None) -> AgreementReport:
+    """The judge's verdicts on ``cases`` against their labels (``progress``: one step per case)."""
     report = AgreementReport(0, 0, {a: {b: 0 for b in LABELS} for a in LABELS})
-    for case, j in zip(cases, judge.run([verify_request(c) for c in cases])):
+    if progress is not None:
+        progress.start("judging the agreement set", len(cases))
+    for case, j in zip(cases, judge.run([verify_request(c) for c in cases], progress=progress)):
         got = {} if isinstance(j, Exception) or not j.ok else {v["id"]: v["verdict"] for v in j.value["verdicts"]}
         for i, (claim, label) in enumerate(zip(case.claims, case.labels), start=1):
             predicted = got.get(i)

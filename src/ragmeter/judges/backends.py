@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from ragmeter.core.network import http_options
 from ragmeter.core.secrets import redact
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges import envelope
@@ -167,7 +168,7 @@ class _HTTPBackend(Backend):
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.policy.timeout, trust_env=False)
+            self._client = httpx.AsyncClient(timeout=self.policy.timeout, **http_options())
         return self._client
 
     async def _post(self, path: str, payload: dict, headers: dict) -> httpx.Response:

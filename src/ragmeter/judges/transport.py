@@ -9,8 +9,11 @@
 - 401/403/404 raise ``JudgeConfigError`` at once: retrying cannot fix a wrong key, model or
   URL, so the whole run stops with a message naming the setting.
 - Every wait is bounded: a Retry-After (seconds or an HTTP date, RFC 9110 section 10.2.3) is
-  capped at ``RetryPolicy.max_wait``, also when the limiter pauses every request for it, and
-  a wait of ``LONG_WAIT`` seconds or more is said on stderr (the ``ragmeter`` logger).
+  capped at ``RetryPolicy.max_wait``, also when the limiter pauses every request for it.
+
+Each retry, throttle and give-up is a ``logging`` record on the ``ragmeter.judges.transport``
+logger (WARNING; the give-up is ERROR), naming the backend, the attempt and the wait (and the
+wait the server asked for, when it was capped), never a key.
 """
 
 from __future__ import annotations
@@ -32,8 +35,7 @@ from ragmeter.core.errors import JudgeUnavailableError
 from ragmeter.core.settings import DEFAULTS
 
 THROTTLED = {429, 503, 529}
-LONG_WAIT = 10.0  # seconds: a pause at least this long is said on stderr
-log = logging.getLogger("ragmeter")
+log = logging.getLogger(__name__)
 
 
 class JudgeConfigError(JudgeUnavailableError):
@@ -169,16 +171,13 @@ def retry_after(response: httpx.Response, now: datetime | None = None) -> float 
     return max(0.0, seconds)
 
 
-def throttle_wait(response: httpx.Response, policy: RetryPolicy, attempt: int, backend: str) -> float:
+def throttle_wait(response: httpx.Response, policy: RetryPolicy, attempt: int) -> tuple[float, str]:
     """How long a throttled request pauses: the server's Retry-After capped at the policy's
-    ``max_wait``, else the back-off; a long pause is said on stderr."""
+    ``max_wait``, else the back-off; and a note when the server asked for longer."""
     asked = retry_after(response)
     wait = policy.capped(asked) if asked is not None else policy.backoff(attempt)
-    if wait >= LONG_WAIT:
-        capped = asked is not None and asked > wait
-        said = f" (the server asked for {asked:g} s, capped by the retry policy)" if capped else ""
-        log.warning("%s: throttled (HTTP %s): pausing requests for %.0f s%s", backend, response.status_code, wait, said)
-    return wait
+    capped = asked is not None and asked > wait
+    return wait, f" (the server asked for {asked:g} s, capped by the retry policy)" if capped else ""
 
 
 async def send(
@@ -206,7 +205,10 @@ async def send(
             await limiter.release()
         if response is None:
             stats["retries"] = stats.get("retries", 0) + (attempt < policy.max_retries)
-            await asyncio.sleep(policy.backoff(attempt))
+            delay = policy.backoff(attempt)
+            if attempt < policy.max_retries:
+                log.warning("%s: %s; retry %d of %d in %.1f s", backend, last, attempt + 1, policy.max_retries, delay)
+            await asyncio.sleep(delay)
             continue
         status = response.status_code
         if status < 300 or status == 400:
@@ -219,12 +221,18 @@ async def send(
             raise JudgeConfigError(f"{backend}: not found (HTTP 404): check the model name and the base URL "
                                    f"(--judge / --judge-base-url)")
         if status in THROTTLED:
-            limiter.on_throttle(throttle_wait(response, policy, attempt, backend))
+            pause, said = throttle_wait(response, policy, attempt)
+            limiter.on_throttle(pause)
             last = f"throttled (HTTP {status})"
+            log.warning("%s: throttled (HTTP %d): pausing requests for %.1f s%s, at most %s requests in flight now",
+                        backend, status, pause, said, getattr(limiter, "limit", "?"))
         else:
             last = f"HTTP {status}"
         if attempt < policy.max_retries:
             stats["retries"] = stats.get("retries", 0) + 1
             if status not in THROTTLED:
-                await asyncio.sleep(policy.backoff(attempt))
+                delay = policy.backoff(attempt)
+                log.warning("%s: %s; retry %d of %d in %.1f s", backend, last, attempt + 1, policy.max_retries, delay)
+                await asyncio.sleep(delay)
+    log.error("%s: gave up after %d attempts: %s", backend, policy.max_retries + 1, last)
     raise JudgeTransportError(f"{backend}: gave up after {policy.max_retries + 1} attempts: {last}")

@@ -22,19 +22,25 @@ ALERT_EXIT = 3
 
 
 def parse_alert(text: str) -> Alert:
-    """``"faithfulness<0.8"`` -> an alert when the rolling mean falls below 0.8.
+    """``"faithfulness<0.8"`` -> an alert when the rolling mean falls below 0.8;
+    ``"contradiction_rate>0.1"`` -> when it rises above 0.1 (for lower-is-better metrics).
 
-    >>> parse_alert("faithfulness < 0.8")
-    Alert(metric='faithfulness', below=0.8, baseline=None, max_drop=0.05, firing=False)
+    >>> a = parse_alert("faithfulness < 0.8")
+    >>> a.metric, a.below, a.above, a.higher_is_better
+    ('faithfulness', 0.8, None, True)
+    >>> parse_alert("contradiction_rate>0.1").above
+    0.1
     """
-    name, sep, value = text.partition("<")
+    sep = "<" if "<" in text else ">"
+    name, found, value = text.partition(sep)
     try:
-        below = float(value)
+        bar = float(value)
     except ValueError:
-        below = None
-    if not sep or not name.strip() or below is None:
-        raise InvalidSettingError("alerts", f"write METRIC<VALUE, got {text!r}")
-    return Alert(name.strip(), below=below)
+        bar = None
+    if not found or not name.strip() or bar is None:
+        raise InvalidSettingError("alerts", f"write METRIC<VALUE (a floor) or METRIC>VALUE (a ceiling, for "
+                                            f"lower-is-better metrics), got {text!r}")
+    return Alert(name.strip(), below=bar) if sep == "<" else Alert(name.strip(), above=bar)
 
 
 def alerts_for(settings: Settings) -> list[Alert]:

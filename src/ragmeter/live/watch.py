@@ -21,7 +21,10 @@ Metric names (``--metrics``, ``--alert``) resolve through the parser as everywhe
 
 Rolling windows: the last N scored requests and the last hour. Exposed for Prometheus on
 an HTTP endpoint bound to 127.0.0.1 by default. Alerts fire once per crossing: a rolling
-mean below its threshold, or a significant drop from a baseline run's mean.
+mean past its threshold, or a significant drop from a baseline run's mean. Both follow the
+metric's direction: a higher-is-better metric alerts below a floor (``faithfulness<0.8``) and
+on a fall; a lower-is-better one (``contradiction_rate``) above a ceiling
+(``contradiction_rate>0.1``) and on a rise. A bar on the wrong side is refused with the fix.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import os
 import shlex
 import subprocess
 import time
+import warnings
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -40,8 +44,10 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.analysis.thresholds import checked_threshold
+from ragmeter.core.errors import InvalidParameterError, LowCoverageWarning
 from ragmeter.core.measure import resolve_measure
-from ragmeter.core.settings import DEFAULTS
+from ragmeter.core.settings import DEFAULTS, InvalidSettingError
 from ragmeter.engine.evaluate import evaluate, resolve_measures
 from ragmeter.io.dataset import from_samples
 from ragmeter.live.source import LoggedRequest, Rejected, parse, read_new
@@ -58,10 +64,28 @@ def kept(request_id: str, rate: float) -> bool:
 @dataclass
 class Alert:
     metric: str
-    below: float | None = None  # absolute threshold on the last-N mean
+    below: float | None = None  # a floor on the last-N mean (higher-is-better metrics)
     baseline: list[float] | None = None  # a baseline run's values: drift check
-    max_drop: float = DEFAULTS.watch.max_drop
+    max_drop: float = DEFAULTS.watch.max_drop  # a fall (a rise, for lower-is-better metrics) larger than this
     firing: bool = False
+    above: float | None = None  # a ceiling on the last-N mean (lower-is-better metrics)
+    higher_is_better: bool = True  # the metric's direction, set by the watcher from its spec
+
+    def message(self, mean: float, values: Sequence[float]) -> str | None:
+        """Why this alert fires for a rolling ``mean`` over ``values``, or None."""
+        message = None
+        if self.below is not None and mean < self.below:
+            message = f"{self.metric} rolling mean {mean:.3f} is below {self.below}"
+        if self.above is not None and mean > self.above:
+            message = f"{self.metric} rolling mean {mean:.3f} is above {self.above} (lower is better)"
+        if self.baseline:
+            base = float(np.mean(self.baseline))
+            drop = base - mean if self.higher_is_better else mean - base
+            if drop > self.max_drop and _two_sample_p(self.baseline, values) < 0.05:
+                moved = "dropped" if self.higher_is_better else "rose (lower is better)"
+                message = (f"{self.metric} rolling mean {mean:.3f} {moved} {drop:.3f} from the baseline "
+                           f"{base:.3f} (significant)")
+        return message
 
 
 @dataclass
@@ -82,7 +106,15 @@ class Watcher:
         self.measures = resolve_measures(list(self.metrics), k=5)
         self.names = [str(m) for m in self.measures]
         for a in self.alerts:
-            a.metric = str(resolve_measure(a.metric, self.measures, holder="the watched metrics"))
+            measure = resolve_measure(a.metric, self.measures, holder="the watched metrics")
+            a.metric, a.higher_is_better = str(measure), measure.spec.higher_is_better
+            for asked, bar in (("floor", a.below), ("ceiling", a.above)):
+                if bar is not None:
+                    try:
+                        checked_threshold(a.metric, bar, higher=a.higher_is_better, asked=asked,
+                                          floor="--alert '{metric}<{value}'", ceiling="--alert '{metric}>{value}'")
+                    except InvalidParameterError as exc:
+                        raise InvalidSettingError("alerts", str(exc)) from None
         self.state_dir = Path(self.state_dir)
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.offset_file = self.state_dir / "offset.json"
@@ -162,7 +194,9 @@ class Watcher:
         if bad:
             _append(self.quarantine_file, bad)
         if requests:
-            result = evaluate(from_samples([r.sample for r in requests]), self.measures, judge=self.judge)
+            with warnings.catch_warnings():  # a poll's batch is not the traffic: the windows say coverage
+                warnings.simplefilter("ignore", LowCoverageWarning)
+                result = evaluate(from_samples([r.sample for r in requests]), self.measures, judge=self.judge)
             records = []
             for i, r in enumerate(requests):
                 records.append({"id": r.id, "ts": r.ts or time.time(),
@@ -217,16 +251,9 @@ class Watcher:
             mean = summary.get(a.metric, {}).get("mean")
             if mean is None:
                 continue
-            message = None
-            if a.below is not None and mean < a.below:
-                message = f"{a.metric} rolling mean {mean:.3f} is below {a.below}"
-            if a.baseline:
-                values = [r["metrics"][a.metric]["value"] for r in self.recent
-                          if r["metrics"].get(a.metric, {}).get("status") == "scored"]
-                drop = float(np.mean(a.baseline)) - mean
-                if drop > a.max_drop and _two_sample_p(a.baseline, values) < 0.05:
-                    message = (f"{a.metric} rolling mean {mean:.3f} dropped {drop:.3f} from the baseline "
-                               f"{np.mean(a.baseline):.3f} (significant)")
+            values = [r["metrics"][a.metric]["value"] for r in self.recent
+                      if r["metrics"].get(a.metric, {}).get("status") == "scored"]
+            message = a.message(mean, values)
             if message and not a.firing:
                 a.firing = True
                 self.fired.append(message)

@@ -81,17 +81,29 @@ def diagnosis_text(found) -> str:
     return "\n".join(lines)
 
 
+def _diff(diff: float | None, higher_is_better: bool) -> str:
+    """``+0.075 ^ better``: the signed difference with an arrow and what it means in the
+    metric's direction (a rise in the contradiction rate is worse)."""
+    if diff is None:
+        return "-"
+    if diff == 0:
+        return f"{diff:+.3f} = same"
+    return f"{diff:+.3f} {'^' if diff > 0 else 'v'} {'better' if (diff > 0) == higher_is_better else 'worse'}"
+
+
 def comparison_text(cmp) -> str:
     lines = []
     if cmp.differences:
         lines.append("SETUP DIFFERS (compared anyway):")
         lines.extend(safe(f"  {d}") for d in cmp.differences)
-    t = Table("metric", "A", "B", "B - A", "95% CI", "p", "p (Holm)", "up/down/tied", "moved most", box=None)
+    t = Table("metric", "better", "A", "B", "B - A", "95% CI", "p", "p (Holm)", "better/worse/tied", "moved most",
+              box=None)
     for m in cmp.metrics:
         ci = f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]" if m.ci95 else "-"
         movers = ", ".join(f"{i} {d:+.2f}" for i, d in m.movers[:3])
-        _row(t, m.metric, _fmt(m.mean_a), _fmt(m.mean_b), "-" if m.diff is None else f"{m.diff:+.3f}", ci,
-                  f"{m.p:.4f}", f"{m.p_holm:.4f}", f"{m.improved}/{m.worsened}/{m.tied}", movers)
+        _row(t, m.metric, "higher" if m.higher_is_better else "lower", _fmt(m.mean_a), _fmt(m.mean_b),
+             _diff(m.diff, m.higher_is_better), ci,
+             f"{m.p:.4f}", f"{m.p_holm:.4f}", f"{m.improved}/{m.worsened}/{m.tied}", movers)
     lines.append(_render(t))
     if cmp.only_a or cmp.only_b:
         lines.append(safe(f"only in A: {', '.join(cmp.only_a) or '-'}; only in B: {', '.join(cmp.only_b) or '-'}"))

@@ -11,12 +11,14 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ragmeter._version import __version__
+from ragmeter.core.errors import LowCoverageWarning
 from ragmeter.core.summary import summary_from
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.corpus import load_corpus
@@ -75,7 +77,9 @@ def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None 
         for samples in iter_blocks(path, block, corpus=texts):
             data = dataclasses.replace(from_samples(samples, path=path), fingerprint=fingerprint,
                                        testset_fingerprint=testset)
-            result = evaluate(data, metrics, **kwargs)
+            with warnings.catch_warnings():  # a block's coverage is not the run's
+                warnings.simplefilter("ignore", LowCoverageWarning)
+                result = evaluate(data, metrics, **kwargs)
             doc = result.to_dict()
             acc.add(doc)
             judge_stats = doc.get("judge", judge_stats)

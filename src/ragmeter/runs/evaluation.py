@@ -38,8 +38,9 @@ from ragmeter.runs.store import (
     start_run,
 )
 
-#: Made from the judge on the local engine; receives the engine's progress (``start``, ``advance``).
-ProgressFactory = Callable[[Judge], AbstractContextManager[Progress]]
+#: Made from the judge (None for a run without one) on the local engine; receives the engine's
+#: progress (``start``, ``advance``) for every stage: label metrics, embeddings, judge calls.
+ProgressFactory = Callable[[Judge | None], AbstractContextManager[Progress]]
 STREAMABLE = (".jsonl", ".ndjson")
 
 
@@ -115,8 +116,9 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
 
     ``resume``: a run directory to finish (its settings are in ``settings``: see
     :func:`ragmeter.runs.resume.resume_settings`); otherwise a new one is written when
-    ``settings.save`` (and not on a dry run). ``progress``: made from the judge when the
-    local engine asks one (a terminal progress bar). ``notify``: told what was chosen for
+    ``settings.save`` (and not on a dry run). ``progress``: made from the judge (or None) on the
+    local engine (a terminal bar or plain lines: :func:`ragmeter.report.progress.progress_factory`).
+    ``notify``: told what was chosen for
     the caller (the default judge).
     """
     _check(settings)
@@ -147,9 +149,9 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
         else:
             embedder = embedder_for(settings)
             saved = _saver(run_path, setup)
-            with progress(judge) if progress is not None and judge is not None else nullcontext() as on_judged:
+            with progress(judge) if progress is not None else nullcontext() as on_stage:
                 result = evaluate(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
-                                  criteria=criteria, embedder=embedder, progress=on_judged, before_judged=saved)
+                                  criteria=criteria, embedder=embedder, progress=on_stage, before_judged=saved)
         if run_path is not None and setup is not None:
             finish_run(run_path, setup, result)
     except BaseException as exc:
