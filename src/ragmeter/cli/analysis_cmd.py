@@ -39,11 +39,12 @@ def gate_command(
     metrics: Optional[List[str]] = typer.Option(None, "--metric", "-m", help="gate only these metrics"),
     floors: Optional[List[str]] = typer.Option(None, "--min", help="METRIC=VALUE: a floor the run's mean must reach"),
     alpha: float = typer.Option(0.05, "--alpha", help="significance level after Holm's correction"),
-    allow_setup_change: bool = typer.Option(False, "--allow-setup-change"),
+    allow_setup_change: bool = typer.Option(False, "--allow-setup-change",
+                                            help="gate runs whose setups differ (the differences are listed)"),
     fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown"),
 ) -> None:
     """Exit 0 when the run holds up against the baseline, 1 when it does not, 2 on a setup mismatch."""
-    from ragmeter.analysis.gate import gate, markdown
+    from ragmeter.analysis.gate import gate, markdown, text
     from ragmeter.runs import load_run
 
     try:
@@ -63,7 +64,7 @@ def gate_command(
     elif fmt == "markdown":
         typer.echo(markdown(result))
     else:
-        typer.echo("gate passed" if result.passed else "gate failed:\n  " + "\n  ".join(result.failures))
+        typer.echo(text(result, max_drop=max_drop, alpha=alpha))
     raise typer.Exit(0 if result.passed else 1)
 
 
@@ -103,7 +104,7 @@ def pairwise_command(
     b: Optional[str] = typer.Argument(None, help="run directory or dataset with system B's answers"),
     b_field: Optional[str] = typer.Option(None, "--b-field", help="compare `answer` with metadata[B_FIELD] of A"),
     judge: str = typer.Option(..., "--judge", help="openai:<model> or anthropic:<model>"),
-    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url"),
+    judge_base_url: Optional[str] = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     ledger: str = typer.Option(Settings().ledger_path, "--ledger", help="judgment store"),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
 ) -> None:

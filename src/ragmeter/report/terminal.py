@@ -27,14 +27,19 @@ def runs_table(runs) -> str:
     t = Table("run", "status", "samples", "headline means", box=None)
     for r in runs:
         means = ", ".join(f"{m} {_fmt(v.get('mean'))}" for m, v in list(r.summary.items())[:4])
-        t.add_row(r.name, r.setup.get("status", "?"), str(len(r.results)), means)
-    return _render(t)
+        t.add_row(r.name, r.status, str(len(r.results)), means)
+    out = _render(t)
+    interrupted = [r.name for r in runs if r.status == "interrupted"]
+    if interrupted:
+        out += ("\ninterrupted (their process is gone): finish one with `ragmeter eval --resume "
+                f"{interrupted[-1]}`")
+    return out
 
 
 def show_run(run) -> str:
     s = run.setup
     started = datetime.fromtimestamp(s.get("started", 0), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    lines = [f"run {run.name}: {s.get('status')}, ragmeter {s.get('ragmeter_version')}, started {started}",
+    lines = [f"run {run.name}: {run.status}, ragmeter {s.get('ragmeter_version')}, started {started}",
              f"dataset {s.get('dataset', {}).get('path')} (fingerprint {s.get('dataset', {}).get('fingerprint')})"]
     if s.get("judge"):
         j = s["judge"]
@@ -78,5 +83,9 @@ def comparison_text(cmp) -> str:
                   f"{m.p:.4f}", f"{m.p_holm:.4f}", f"{m.improved}/{m.worsened}/{m.tied}", movers)
     lines.append(_render(t))
     if cmp.only_a or cmp.only_b:
-        lines.append(f"only in A: {', '.join(cmp.only_a) or '-'}; only in B: {', '.join(cmp.only_b) or '-'}")
+        lines.append(f"samples only in A: {', '.join(cmp.only_a) or '-'}; "
+                     f"samples only in B: {', '.join(cmp.only_b) or '-'} (left out of the paired tests)")
+    if cmp.metrics_only_a or cmp.metrics_only_b:
+        lines.append(f"not compared, held by one run only: in A {', '.join(cmp.metrics_only_a) or '-'}; "
+                     f"in B {', '.join(cmp.metrics_only_b) or '-'}")
     return "\n".join(lines)

@@ -26,7 +26,7 @@ from ragmeter.judges.judge import Judge
 from ragmeter.judges.judge_factory import default_judge, describe_judge, make_judge
 from ragmeter.metrics.criteria import Criterion, load_criteria
 from ragmeter.runs.blockwise import evaluate_streaming
-from ragmeter.runs.store import Run, finish_run, new_run_path, start_run
+from ragmeter.runs.store import Run, finish_run, new_run_path, reopen_run, start_run
 
 #: Made from the judge on the local engine; receives the engine's progress (``start``, ``advance``).
 ProgressFactory = Callable[[Judge], AbstractContextManager[Progress]]
@@ -140,7 +140,7 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
 
 def _recording(settings: Settings, resume: Run | None) -> tuple[Path | None, dict | None]:
     if resume is not None:
-        return resume.path, resume.setup
+        return resume.path, (resume.setup if settings.dry_run else reopen_run(resume.path, resume.setup))
     if not settings.save or settings.dry_run:
         return None, None
     path = new_run_path(settings.runs_dir, settings.name)
