@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ragmeter.analysis.diagnosis import count_labels
+from ragmeter.analysis.judge_uncertainty import judge_agreement
 
 
 def _render(table) -> str:
@@ -46,11 +47,16 @@ def show_run(run) -> str:
         lines.append(f"judge: {j['calls']} calls, {j['cached']} from the ledger, {j['input_tokens']} + "
                      f"{j['output_tokens']} tokens")
     t = Table("metric", "mean", "95% CI", "scored", "not computed", "failed", box=None)
+    agreements = []
     for name, m in run.summary.items():
         ci = m.get("ci95")
-        t.add_row(name, _fmt(m["mean"]), f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-", str(m["scored"]),
-                  str(m["not_computed"]), str(m["failed"]))
+        interval = "n = 1: no interval" if m["scored"] == 1 else f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
+        t.add_row(name, _fmt(m["mean"]), interval, str(m["scored"]), str(m["not_computed"]), str(m["failed"]))
+        measured = judge_agreement(s.get("metrics", {}).get(name))
+        if measured is not None:
+            agreements.append(f"{name}: {measured.text()} ({measured.method})")
     lines.append(_render(t))
+    lines.extend(agreements)
     if not run.complete:
         lines.append(f"incomplete: finish it with `ragmeter eval --resume {run.path}`")
     return "\n".join(lines)
