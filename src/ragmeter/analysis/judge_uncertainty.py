@@ -59,7 +59,7 @@ def wilson_interval(correct: float, n: int, z: float = Z95) -> tuple[float, floa
     """Wilson score interval of a proportion ``correct / n``.
 
     >>> [round(x, 4) for x in wilson_interval(45, 60)]
-    [0.6282, 0.8422]
+    [0.6277, 0.8422]
     """
     if n <= 0:
         raise ValueError("wilson_interval needs n >= 1")
