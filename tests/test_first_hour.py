@@ -105,3 +105,42 @@ def test_compare_names_the_metrics_only_one_run_holds(cli, tmp_path):
     assert "not compared, held by one run only: in A mrr@5; in B hit_rate@5" in out.stdout
     doc = json.loads(cli("compare", a.path, b.path, "--format", "json").stdout)
     assert doc["metrics_only_in_a"] == ["mrr@5"] and doc["metrics_only_in_b"] == ["hit_rate@5"]
+
+
+def test_dry_run_counts_the_verification_prompts_tokens(warranty):
+    """Verification prompts send the passages and the claims; the estimate used to count only
+    extraction (386 tokens for faithfulness, and the same for faithfulness + context recall)."""
+    from ragmeter import load_dataset
+    from ragmeter.engine.dry_run import dry_run_plan
+    from ragmeter.judges import Judge
+    from ragmeter.judges.backends import ScriptedBackend
+
+    from . import seed_judge
+
+    data = load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")  # q1 alone is answered
+    judge = Judge(ScriptedBackend(seed_judge.scripted))
+    extract, faith, both = (dry_run_plan(data, m, k=5, view=None, judge=judge)
+                            for m in (["answer_relevancy"], ["faithfulness"], ["faithfulness", "context_recall"]))
+    q1 = next(s for s in data.samples if s.id == "q1")
+    passages = sum(len(c.text or "") for c in q1.retrieved) // 4
+    assert faith["calls"] == 2 and both["calls"] == 3
+    assert faith["estimated_input_tokens"] >= extract["estimated_input_tokens"] + passages
+    assert both["estimated_input_tokens"] >= faith["estimated_input_tokens"] + passages
+    assert faith["calls_by_prompt"] == {"claims.extract": 1, "claims.verify": 1}
+
+
+def test_dry_run_of_the_local_judge_estimates_its_time(warranty):
+    from ragmeter import load_dataset
+    from ragmeter.engine.dry_run import dry_run_plan
+    from ragmeter.judges import Judge
+    from ragmeter.judges.backends import ScriptedBackend
+    from ragmeter.judges.local_agreement import SECONDS_PER_CALL
+
+    from . import seed_judge
+
+    data = load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
+    plan = dry_run_plan(data, ["faithfulness", "context_recall"], k=5, view=None,
+                        judge=Judge(ScriptedBackend(seed_judge.scripted, name="local")))
+    expected = SECONDS_PER_CALL["claims.extract"] + 2 * SECONDS_PER_CALL["claims.verify"]
+    assert plan["estimated_seconds"] == round(expected, 1)
+    assert "rough" in plan["time_note"]
