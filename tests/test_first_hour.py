@@ -144,3 +144,16 @@ def test_dry_run_of_the_local_judge_estimates_its_time(warranty):
     expected = SECONDS_PER_CALL["claims.extract"] + 2 * SECONDS_PER_CALL["claims.verify"]
     assert plan["estimated_seconds"] == round(expected, 1)
     assert "rough" in plan["time_note"]
+
+
+def test_readme_says_where_the_second_copy_of_the_model_is_and_how_to_remove_it():
+    """The model is installed as parts and assembled into the cache: README names the file the
+    loader writes and the command that removes it."""
+    from ragmeter.judges.local_model import BUNDLED_NAME, BUNDLED_SIZE, PART_PACKAGE
+
+    from .conftest import ROOT
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"~/.cache/ragmeter/models/{BUNDLED_NAME}" in readme
+    assert "rm -r ~/.cache/ragmeter/models" in readme and PART_PACKAGE.split("{")[0] in readme
+    assert f"{BUNDLED_SIZE / 1e9:.1f} GB assembled" in readme and "2.2 GB in all" in readme
