@@ -84,6 +84,7 @@ ELSEWHERE = {
         "tests/test_collection_import.py::test_beir_folder_imports_to_the_hand_counted_labels",
     "ragmeter import trec --topics topics.301-350 --qrels qrels.txt --run run.txt --docs docs.sgml --out trec-eval":
         "tests/test_collection_import.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
+    "ragmeter --version": "tests/test_first_hour.py::test_version_flag",
     "ragmeter eval trec-eval/dataset.jsonl --k 0 -m map,ndcg@10,precision@5":
         "tests/test_collection_import.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
     "ragmeter import msmarco --collection collection.tsv --queries queries.dev.tsv --qrels qrels.dev.tsv "
@@ -109,6 +110,7 @@ RUN_HERE = {
     "ragmeter eval DATA.jsonl --block N": "test_resume_block_and_the_run_commands",
     "ragmeter runs": "test_resume_block_and_the_run_commands",
     "ragmeter show RUN": "test_resume_block_and_the_run_commands",
+    "ragmeter show": "test_resume_block_and_the_run_commands",
     "ragmeter report RUN --html out.html": "test_resume_block_and_the_run_commands",
     "ragmeter report RUN --html F": "test_resume_block_and_the_run_commands",
     "ragmeter diagnose RUN": "test_resume_block_and_the_run_commands",
