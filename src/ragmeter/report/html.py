@@ -248,7 +248,7 @@ def render_html(run) -> str:
 <body><header><h1>ragmeter report: {escape(run.name)}</h1>
 <p>dataset {escape(setup.get("dataset", {}).get("path"))} &middot; fingerprint {escape(setup.get("dataset", {}).get("fingerprint"))}
 &middot; {len(run.results)} samples &middot; judge {escape(judge)} &middot; ragmeter {escape(setup.get("ragmeter_version"))}
-&middot; {escape(setup.get("status"))} &middot; started {escape(started)}</p></header>
+&middot; {escape(run.status)} &middot; started {escape(started)}</p></header>
 <main><h2>Headline</h2><table><thead><tr><th>metric</th><th>mean</th><th>95% CI</th><th>scored</th>
 <th>not computed</th><th>failed</th><th>version</th><th>definition</th></tr></thead><tbody>{"".join(head_rows)}</tbody></table>
 <h2>Distributions</h2><div class="plots">{plots}</div>
