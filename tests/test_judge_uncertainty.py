@@ -147,3 +147,12 @@ def test_agreement_command_corrects_a_judged_metric_labeled_on_part_of_the_run(c
     assert out.exit_code == 0, out.output
     assert f"faithfulness: 4 labeled; judge mean {np.mean(judge):.3f}, PPI-corrected {theta:.3f} [{lo:.3f}, {hi:.3f}]" \
         in out.stdout
+
+
+def test_show_prints_the_agreement_beside_the_judged_metric_and_no_interval_for_one_value(cli, tmp_path):
+    judge = {"backend": "local", "prompts": {"claims.extract": "h", "claims.verify": "h"}, "agreement": LOCAL}
+    run = make_run(tmp_path / "r", {"faithfulness": [0.6, None, None]}, judge=judge)
+    out = cli("show", run.path)
+    assert out.exit_code == 0, out.output
+    assert "faithfulness: judge agreement 0.71 [0.67-0.75] on 216 claims (leave-one-context-out" in out.stdout
+    assert "n = 1: no interval" in out.stdout and "[0.600, 0.600]" not in out.stdout
