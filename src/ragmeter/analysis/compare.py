@@ -97,9 +97,12 @@ class Comparison:
     only_a: list[str]
     only_b: list[str]
     differences: list[str]
+    metrics_only_a: list[str] = field(default_factory=list)  # measures one run holds and the other does not
+    metrics_only_b: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"metrics": [m.as_dict() for m in self.metrics], "only_in_a": self.only_a, "only_in_b": self.only_b,
+                "metrics_only_in_a": self.metrics_only_a, "metrics_only_in_b": self.metrics_only_b,
                 "setup_differences": self.differences}
 
 
@@ -177,4 +180,6 @@ def compare_runs(a, b, *, metrics: Sequence[str] | None = None, allow_setup_chan
             higher_is_better=better))
     for m, p in zip(out, holm([m.p for m in out])):
         m.p_holm = p
-    return Comparison(out, sorted(ids_a - ids_b), sorted(ids_b - ids_a), differences)
+    return Comparison(out, sorted(ids_a - ids_b), sorted(ids_b - ids_a), differences,
+                      metrics_only_a=[] if metrics else [m for m in a.summary if m not in b.summary],
+                      metrics_only_b=[] if metrics else [m for m in b.summary if m not in a.summary])

@@ -97,6 +97,33 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
+def text(result: GateResult, *, max_drop: float = 0.02, alpha: float = 0.05) -> str:
+    """The gate's verdict with the numbers behind it: per metric the baseline and new means, the
+    change, n paired samples, Holm's p and whether the change is significant at ``alpha``."""
+    lines = ["gate passed" if result.passed else "gate failed:"]
+    lines += [f"  {f}" for f in result.failures]
+    for m in result.comparison.metrics:
+        if m.diff is None or m.mean_a is None or m.mean_b is None:
+            lines.append(f"  {m.metric}: no sample scored in both runs (n=0), not compared")
+            continue
+        verdict = (f"significant (p={m.p_holm:.4f} after Holm < {alpha})" if m.p_holm < alpha else
+                   f"not significant (p={m.p_holm:.4f} after Holm, n={m.n})")
+        lines.append(f"  {m.metric}: {m.mean_a:.3f} -> {m.mean_b:.3f} ({m.diff:+.3f}, n={m.n}), {verdict}")
+    if result.checks:
+        lines.append("  thresholds:")
+        lines += [f"    {c}" for c in result.checks]
+    drops = [m for m in result.comparison.metrics if m.diff is not None and m.p_holm >= alpha
+             and (-m.diff if m.higher_is_better else m.diff) > max_drop]
+    if drops:
+        lines.append(f"  a drop larger than {max_drop} fails the gate only when it is significant: "
+                     f"{len(drops)} such drop(s) here are not (more samples would tell)")
+    cmp = result.comparison
+    if cmp.metrics_only_a or cmp.metrics_only_b:
+        lines.append(f"  not gated, held by one run only: baseline {', '.join(cmp.metrics_only_a) or '-'}; "
+                     f"run {', '.join(cmp.metrics_only_b) or '-'}")
+    return "\n".join(lines)
+
+
 def markdown(result: GateResult) -> str:
     """A summary for a CI comment."""
     head = "**ragmeter gate: passed**" if result.passed else "**ragmeter gate: failed**"

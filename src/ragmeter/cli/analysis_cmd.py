@@ -46,11 +46,12 @@ def gate_command(
                                                                      "stay under (lower-is-better metrics, e.g. "
                                                                      "contradiction_rate)"),
     alpha: float = typer.Option(0.05, "--alpha", help="significance level after Holm's correction"),
-    allow_setup_change: bool = typer.Option(False, "--allow-setup-change"),
+    allow_setup_change: bool = typer.Option(False, "--allow-setup-change",
+                                            help="gate runs whose setups differ (the differences are listed)"),
     fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown"),
 ) -> None:
     """Exit 0 when the run holds up against the baseline, 1 when it does not, 2 on a setup mismatch."""
-    from ragmeter.analysis.gate import check_thresholds, gate, markdown
+    from ragmeter.analysis.gate import check_thresholds, gate, markdown, text
     from ragmeter.runs import load_run
 
     bars: dict[str, dict[str, float]] = {"--min": {}, "--max": {}}
@@ -79,9 +80,7 @@ def gate_command(
     elif fmt == "markdown":
         echo_text(markdown(result))
     else:
-        echo_text("gate passed" if result.passed else "gate failed:\n  " + "\n  ".join(result.failures))
-        if result.checks:
-            echo_text("thresholds:\n  " + "\n  ".join(result.checks))
+        echo_text(text(result, max_drop=max_drop, alpha=alpha))
     raise typer.Exit(0 if result.passed else 1)
 
 
@@ -121,7 +120,7 @@ def pairwise_command(
     b: str | None = typer.Argument(None, help="run directory or dataset with system B's answers"),
     b_field: str | None = typer.Option(None, "--b-field", help="compare `answer` with metadata[B_FIELD] of A"),
     judge: str = typer.Option(..., "--judge", help="openai:<model> or anthropic:<model>"),
-    judge_base_url: str | None = typer.Option(None, "--judge-base-url"),
+    judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     ledger: str = typer.Option(Settings().ledger_path, "--ledger", help="judgment store"),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
     progress: str = typer.Option("auto", "--progress", help=PROGRESS_HELP),

@@ -47,6 +47,20 @@ _say_judge_trouble()
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+def _print_version(value: bool) -> None:
+    if value:
+        from ragmeter._version import __version__
+
+        typer.echo(f"ragmeter {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                       help="print ragmeter's version and exit")) -> None:
+    """Measure every stage of a RAG pipeline: retrieval, context and answers."""
+
 #: How a setting is spelled on the command line, where it is not ``--<name-with-dashes>``.
 FLAGS = {"dataset": "DATASET", "budget_tokens": "--budget", "alerts": "--alert", "log": "LOG"}
 

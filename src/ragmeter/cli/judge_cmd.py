@@ -14,7 +14,7 @@ from ragmeter.core.settings import Settings
 @friendly
 def judge_check_command(
     judge: str = typer.Option("local", "--judge", help="openai:<model>, anthropic:<model>, local or local:<file.gguf>"),
-    judge_base_url: str | None = typer.Option(None, "--judge-base-url"),
+    judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     split: str = typer.Option("all", "--split", help="all, or the tune / heldout half (by context)"),
     mode: str | None = typer.Option(None, "--mode", help="local judge: per_chunk (default) or joined"),
     ledger: str = typer.Option(":memory:", "--ledger", help="judgment store (default: none kept)"),

@@ -41,4 +41,27 @@ def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: i
     if judge is None:
         raise InvalidSettingError("dry_run", "a dry run of judged metrics needs --judge")
     needs: set[str] = set().union(*(m.spec.needs(m) for m in measures if isinstance(m.spec, JudgedSpec)))
-    return plan_calls(data.samples, needs, judge)
+    plan = plan_calls(data.samples, needs, judge)
+    if judge.backend.name == "local":
+        plan.update(local_time_estimate(plan["calls_by_prompt"]))
+    return plan
+
+
+def local_time_estimate(calls_by_prompt: dict[str, int]) -> dict[str, Any]:
+    """The local judge's time for these calls, from its measured seconds per call; prompts it
+    was not timed on are named, not guessed.
+
+    >>> local_time_estimate({"claims.extract": 1, "claims.verify": 2})["estimated_seconds"]
+    22.2
+    """
+    from ragmeter.judges.local_agreement import SECONDS_MEASURED_ON, SECONDS_PER_CALL
+
+    timed = {p: n for p, n in calls_by_prompt.items() if p in SECONDS_PER_CALL}
+    out: dict[str, Any] = {
+        "estimated_seconds": round(sum(SECONDS_PER_CALL[p] * n for p, n in timed.items()), 1),
+        "time_note": f"rough: seconds per call measured on {SECONDS_MEASURED_ON}; a slower or busier CPU takes longer",
+    }
+    untimed = sorted(set(calls_by_prompt) - set(timed))
+    if untimed:
+        out["not_timed"] = untimed
+    return out

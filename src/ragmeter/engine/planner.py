@@ -358,19 +358,32 @@ async def agather_evidence(samples: Sequence[Sample], needs: set[str], judge: Ju
 
 def plan_calls(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
                criteria: Mapping[str, Criterion] | None = None) -> dict[str, Any]:
-    """A dry run: calls still needed (stage 2 counted as if every claim list were non-empty)."""
+    """A dry run: calls still needed, and their estimated input tokens.
+
+    Verification prompts cannot be written before extraction, so each is estimated with
+    stand-in claims: the given ``answer_claims`` / ``reference_claims``, else the sentences of
+    the answer or reference (what extraction splits into claims), verified against the real
+    passages. Their tokens are counted like the others'."""
     planner = Planner(needs, criteria=criteria)
     check_texts(samples, needs)
     requests: list[JudgeRequest] = []
-    verifications = 0
     for s in samples:
         requests.extend(planner.extraction_requests(s, Evidence()).values())
-        for pair in PAIRS:
-            listed, source = pair.split("@")
-            has_list = s.answer if listed == "answer" else (s.reference or s.reference_claims)
-            if pair in needs and has_list and not isinstance(passages_for(s, source), Unavailable):
-                verifications += 1
+        requests.extend(planner.verification_requests(s, _stand_in_claims(s)).values())
     plan = judge.plan(requests)
-    plan["calls"] += verifications
-    plan["note"] = "verification calls are counted before extraction; those already stored are not known yet"
+    pending = [r for r in requests if not judge.is_stored(r)]
+    prompt_ids = sorted({r.prompt.id for r in pending})
+    plan["calls_by_prompt"] = {p: sum(r.prompt.id == p for r in pending) for p in prompt_ids}
+    plan["note"] = ("verification calls are estimated with the answer's and reference's sentences as stand-in claims; "
+                    "calls already stored in the ledger are not counted")
     return plan
+
+
+def _stand_in_claims(s: Sample) -> Evidence:
+    """Claims for a dry run's estimate: the hand-written ones, else one per sentence."""
+    def claims(given: Sequence[str] | None, text: str | None) -> tuple[Claim, ...] | None:
+        listed = list(given) if given else split_sentences(text or "")
+        return tuple(Claim(i, t) for i, t in enumerate(listed, start=1)) or None
+
+    return Evidence(answer_claims=claims(s.answer_claims, s.answer),
+                    reference_claims=claims(s.reference_claims, s.reference))

@@ -56,6 +56,12 @@ PROMPTS: dict[str, dict] = {
         "confusion": {"yes": [15, 7], "no": [9, 33]}},
 }
 
+# Seconds per call of the default settings on 2 cores (bench/local_judge_bench.py speed, faithfulness +
+# context recall on q1: 22.2 s, of which 14 s extract the claims; the two verifications share the rest).
+# A dry run's time estimate: rough, and only for a CPU like the one measured.
+SECONDS_PER_CALL = {"claims.extract": 14.0, "claims.verify": 4.1}
+SECONDS_MEASURED_ON = "2 cores (bench/local_judge_bench.py speed, default settings)"
+
 UNMEASURED = ("the local judge's answers to {prompt} have not been measured against hand labels, so it does "
               "not serve them; use --judge openai:<model> or anthropic:<model> for this metric")
 NO_BETTER = ("the local judge's answers to {prompt} agree with hand labels no more often than the trivial rule "

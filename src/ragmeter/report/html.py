@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ragmeter.analysis.diagnosis import QueryDiagnosis, count_labels, diagnose
+from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.sample import Sample
 from ragmeter.metrics import get_spec
@@ -33,7 +34,7 @@ header{background:#1d2330;color:#fff;padding:18px 28px}header h1{margin:0 0 4px;
 header p{margin:2px 0;color:#c9cfdb;font-size:13px}main{padding:20px 28px;max-width:1280px}
 h2{font-size:16px;margin:26px 0 10px}table{border-collapse:collapse;background:#fff;width:100%;
 box-shadow:0 1px 2px rgba(0,0,0,.06)}th,td{padding:6px 10px;border-bottom:1px solid #e6e8ee;text-align:left;
-vertical-align:top}th{background:#eef0f4;font-weight:600;cursor:pointer;white-space:nowrap}td.num{text-align:right;white-space:nowrap;
+vertical-align:top;overflow-wrap:anywhere}th{background:#eef0f4;font-weight:600;cursor:pointer;overflow-wrap:normal}td.num{text-align:right;white-space:nowrap;
 font-variant-numeric:tabular-nums}.nc{color:#8a92a6;font-style:italic}.failed{color:#b3261e;font-weight:600}
 .plots{display:flex;flex-wrap:wrap;gap:14px}.plot{background:#fff;padding:8px 10px;box-shadow:0 1px 2px rgba(0,0,0,.06)}
 .plot h3{margin:0 0 4px;font-size:13px}details{background:#fff;margin:8px 0;padding:8px 14px;
@@ -42,7 +43,9 @@ text-align:center;border-radius:3px;font-weight:700}.R{background:#d7f0dd;color:
 .v-supported{color:#17692d;font-weight:600}.v-contradicted{color:#b3261e;font-weight:600}.v-not_found{color:#8a5a00;
 font-weight:600}.tag{display:inline-block;background:#fde7e4;color:#8c1d13;border-radius:10px;padding:1px 9px;
 margin:2px 4px 2px 0;font-size:12px}#filter{padding:6px 10px;width:320px;margin-bottom:8px;border:1px solid #c9cfdb;
-border-radius:4px}.muted{color:#6b7385}
+border-radius:4px}.muted{color:#6b7385}.ver{color:#6b7385;white-space:nowrap}.agree{font-size:12px;color:#3b4256;white-space:nowrap}
+#queries th,#queries td.num{padding:6px 6px}#queries td.q{min-width:14em}.plot .n{font-size:12px;color:#6b7385}
+main{box-sizing:border-box;max-width:1600px}.lbl{white-space:nowrap}
 """
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -73,20 +76,57 @@ def _num(v: float | None) -> str:
     return "n/c" if v is None else f"{v:.3f}"
 
 
-def _histogram(values: list[float], bins: int = 10, width: int = 220, height: int = 80) -> str:
+def _histogram(values: list[float], bins: int = 10, width: int = 220, height: int = 92) -> str:
+    """Counts of values in ten bins over [0, 1], each count written above its bar; one value or
+    none is said in words (a histogram of one value shows nothing)."""
+    if len(values) < 2:
+        said = "no value scored" if not values else f"n = 1 (value {values[0]:.3f}): no distribution"
+        return f'<p class="n">{said}</p>'
     counts = [0] * bins
     for v in values:
         counts[min(bins - 1, max(0, int(v * bins)))] += 1
     top = max(counts) or 1
     bar = width / bins
     rects = "".join(
-        f'<rect x="{i * bar + 1:.1f}" y="{height - 14 - c / top * (height - 20):.1f}" width="{bar - 2:.1f}" '
-        f'height="{c / top * (height - 20):.1f}" fill="#4c6ef5">'
+        f'<rect x="{i * bar + 1:.1f}" y="{height - 14 - c / top * (height - 30):.1f}" width="{bar - 2:.1f}" '
+        f'height="{c / top * (height - 30):.1f}" fill="#4c6ef5">'
         f'<title>{i / bins:.1f}-{(i + 1) / bins:.1f}: {c}</title></rect>'
+        + (f'<text x="{i * bar + bar / 2:.1f}" y="{height - 16 - c / top * (height - 30):.1f}" font-size="10" '
+           f'text-anchor="middle" fill="#1d2330">{c}</text>' if c else "")
         for i, c in enumerate(counts))
     axis = (f'<text x="0" y="{height - 2}" font-size="10" fill="#6b7385">0</text>'
             f'<text x="{width - 8}" y="{height - 2}" font-size="10" fill="#6b7385">1</text>')
-    return f'<svg width="{width}" height="{height}" role="img" aria-label="distribution">{rects}{axis}</svg>'
+    return (f'<svg width="{width}" height="{height}" role="img" aria-label="distribution">{rects}{axis}</svg>'
+            f'<p class="n">n = {len(values)}</p>')
+
+
+def _interval(m: dict) -> str:
+    """The 95% interval, or why there is none (one scored value has no interval)."""
+    ci = m.get("ci95")
+    if m.get("scored", 0) == 1:
+        return "n = 1: no interval"
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
+
+
+def shorten(text: str, limit: int = 90) -> str:
+    """``text`` cut at a word boundary within ``limit`` characters, with an ellipsis when cut.
+
+    >>> shorten("Is my R2 still under warranty after fourteen months?", 30)
+    'Is my R2 still under…'
+    """
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "\u2026"
+
+
+def _header(name: str) -> str:
+    """A column header that may wrap after ``_`` and before ``@`` or ``(`` (metric names are long)."""
+    text = escape(name)
+    for mark in ("_", ","):
+        text = text.replace(mark, mark + "<wbr>")
+    return text.replace("@", "<wbr>@").replace("(", "<wbr>(")
 
 
 def _cell(cell: dict | None) -> str:
@@ -139,26 +179,31 @@ def _headline_rows(run, metrics: list[str]) -> str:
     rows = []
     for name in metrics:
         m = run.summary[name]
-        ci = m.get("ci95")
         prov = run.setup.get("metrics", {}).get(name, {})
+        measured = judge_agreement(prov)
+        agree = (f'<br><span class="agree" title="{escape(measured.labeled_set)}; {escape(measured.method)}">'
+                 f'{escape(measured.text())}</span>') if measured else ""
         try:
             definition = get_spec(prov.get("metric_name", name.split("(")[0].split("@")[0])).definition
         except RagmeterError:
             definition = ""
         rows.append(
-            f'<tr><td>{escape(name)}</td><td class="num">{_num(m["mean"])}</td>'
-            f'<td class="num">{f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"}</td><td class="num">{m["scored"]}</td>'
+            f'<tr><td>{escape(name)}{agree}</td><td class="num">{_num(m["mean"])}</td>'
+            f'<td class="num">{_interval(m)}</td><td class="num">{m["scored"]}</td>'
             f'<td class="num">{m["not_computed"]}</td><td class="num">{m["failed"]}</td>'
-            f'<td class="muted">v{escape(prov.get("metric_version", "?"))} {escape(definition)}</td></tr>')
+            f'<td class="ver">v{escape(prov.get("metric_version", "?"))}</td>'
+            f'<td class="muted">{escape(definition)}</td></tr>')
     return "".join(rows)
 
 
 def _query_row(r: dict, s: Sample | None, d: QueryDiagnosis | None, metrics: list[str]) -> str:
     labels = " ".join(d.labels) if d is not None else ""
+    shown = " ".join(f'<span class="lbl">{escape(x)}</span>' for x in (d.labels if d is not None else []))
     return (f'<tr><td data-value="{escape(r["id"])}"><a href="#q-{escape(r["id"])}">{escape(r["id"])}</a></td>'
-            f'<td data-value="{escape(s.question if s else "")}">{escape((s.question or "")[:90] if s else "")}</td>'
+            f'<td class="q" data-value="{escape(s.question if s else "")}" title="{escape(s.question if s else "")}">'
+            f'{escape(shorten(s.question or "") if s else "")}</td>'
             + "".join(_cell(r["metrics"].get(name)) for name in metrics)
-            + f'<td data-value="{escape(labels)}">{escape(labels)}</td></tr>')
+            + f'<td data-value="{escape(labels)}">{shown}</td></tr>')
 
 
 def _drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
@@ -197,7 +242,7 @@ def render_html(run) -> str:
     diag = ("".join(f'<span class="tag">{escape(k)}: {v}</span>' for k, v in counts.items() if v)
             or "no failure point found")
     q_rows = [_query_row(r, samples.get(r["id"]), by_id.get(r["id"]), metrics) for r in run.results]
-    q_head = "".join(f"<th>{escape(name)}</th>" for name in ["query", "question", *metrics, "failure points"])
+    q_head = "".join(f"<th>{_header(name)}</th>" for name in ["query", "question", *metrics, "failure points"])
     drill = [_drill_down(r, samples[r["id"]], by_id.get(r["id"])) for r in run.results if r["id"] in samples]
 
     dataset, version = setup.get("dataset", {}), setup.get("ragmeter_version")
@@ -208,9 +253,10 @@ def render_html(run) -> str:
 <body><header><h1>ragmeter report: {escape(run.name)}</h1>
 <p>dataset {escape(dataset.get("path"))} &middot; fingerprint {escape(dataset.get("fingerprint"))}
 &middot; {len(run.results)} samples &middot; judge {escape(judge)} &middot; ragmeter {escape(version)}
-&middot; {escape(setup.get("status"))} &middot; started {escape(started)}</p></header>
+&middot; {escape(run.status)} &middot; started {escape(started)}</p></header>
 <main><h2>Headline</h2><table><thead><tr><th>metric</th><th>mean</th><th>95% CI</th><th>scored</th>
-<th>not computed</th><th>failed</th><th>definition</th></tr></thead><tbody>{"".join(head_rows)}</tbody></table>
+<th>not computed</th><th>failed</th><th>version</th><th>definition</th></tr></thead>
+<tbody>{"".join(head_rows)}</tbody></table>
 <h2>Distributions</h2><div class="plots">{plots}</div>
 <h2>Diagnosis</h2><p>{diag}</p>
 <h2>Queries</h2><input id="filter" placeholder="filter queries" aria-label="filter queries">

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.display import terminal_safe
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
@@ -93,12 +94,19 @@ def mean_line(result: EvaluationResult, pad: int = 5) -> str:
 
 
 def coverage_lines(result: EvaluationResult) -> list[str]:
+    """Per measure: scored / not computed / failed with the reasons, and for a judged measure
+    whose judge's agreement with hand labels is known, that agreement (see
+    :mod:`ragmeter.analysis.judge_uncertainty`)."""
     lines = []
     for m in result.measures:
         s = result.summary(m)
         line = f"{m}: {s.scored} scored, {s.not_computed} not computed, {s.failed} failed"
         if s.reasons:
             line += " (" + "; ".join(f"{terminal_safe(reason)}: {n}" for reason, n in s.reasons.items()) + ")"
+        outcomes = result.outcomes[m]
+        measured = judge_agreement(outcomes[0].provenance.as_dict()) if outcomes else None
+        if measured is not None:
+            line += f"; {measured.text()}"
         lines.append(line)
     return lines
 

@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ragmeter.analysis.diagnosis import count_labels
+from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.display import terminal_safe as safe
 
 
@@ -37,17 +38,22 @@ def runs_table(runs) -> str:
     t = Table("run", "status", "samples", "headline means", box=None)
     for r in runs:
         if r.setup.get("status") == "damaged":
-            t.add_row(r.name, "damaged", "-", str(r.setup.get("damage", "")))
+            _row(t, r.name, "damaged", "-", str(r.setup.get("damage", "")))
             continue
         means = ", ".join(f"{m} {_fmt(v.get('mean'))}" for m, v in list(r.summary.items())[:4])
-        _row(t, r.name, r.setup.get("status", "?"), str(len(r.results)), means)
-    return _render(t)
+        _row(t, r.name, r.status, str(len(r.results)), means)
+    out = _render(t)
+    interrupted = [r.name for r in runs if r.status == "interrupted"]
+    if interrupted:
+        out += ("\ninterrupted (their process is gone): finish one with `ragmeter eval --resume "
+                f"{interrupted[-1]}`")
+    return out
 
 
 def show_run(run) -> str:
     s = run.setup
     started = datetime.fromtimestamp(s.get("started", 0), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    lines = [safe(f"run {run.name}: {s.get('status')}, ragmeter {s.get('ragmeter_version')}, started {started}"),
+    lines = [safe(f"run {run.name}: {run.status}, ragmeter {s.get('ragmeter_version')}, started {started}"),
              safe(f"dataset {s.get('dataset', {}).get('path')} "
                   f"(fingerprint {s.get('dataset', {}).get('fingerprint')})")]
     if s.get("judge"):
@@ -55,11 +61,16 @@ def show_run(run) -> str:
         lines.append(f"judge: {j['calls']} calls, {j['cached']} from the ledger, {j['input_tokens']} + "
                      f"{j['output_tokens']} tokens")
     t = Table("metric", "mean", "95% CI", "scored", "not computed", "failed", box=None)
+    agreements = []
     for name, m in run.summary.items():
         ci = m.get("ci95")
-        _row(t, name, _fmt(m["mean"]), f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-", str(m["scored"]),
-                  str(m["not_computed"]), str(m["failed"]))
+        interval = "n = 1: no interval" if m["scored"] == 1 else f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-"
+        _row(t, name, _fmt(m["mean"]), interval, str(m["scored"]), str(m["not_computed"]), str(m["failed"]))
+        measured = judge_agreement(s.get("metrics", {}).get(name))
+        if measured is not None:
+            agreements.append(f"{name}: {measured.text()} ({measured.method})")
     lines.append(_render(t))
+    lines.extend(agreements)
     if not run.complete:
         if s.get("stopped_by"):
             lines.append(f"stopped by: {s['stopped_by']}")
@@ -106,5 +117,9 @@ def comparison_text(cmp) -> str:
              f"{m.p:.4f}", f"{m.p_holm:.4f}", f"{m.improved}/{m.worsened}/{m.tied}", movers)
     lines.append(_render(t))
     if cmp.only_a or cmp.only_b:
-        lines.append(safe(f"only in A: {', '.join(cmp.only_a) or '-'}; only in B: {', '.join(cmp.only_b) or '-'}"))
+        lines.append(safe(f"samples only in A: {', '.join(cmp.only_a) or '-'}; "
+                          f"samples only in B: {', '.join(cmp.only_b) or '-'} (left out of the paired tests)"))
+    if cmp.metrics_only_a or cmp.metrics_only_b:
+        lines.append(safe(f"not compared, held by one run only: in A {', '.join(cmp.metrics_only_a) or '-'}; "
+                          f"in B {', '.join(cmp.metrics_only_b) or '-'}"))
     return "\n".join(lines)

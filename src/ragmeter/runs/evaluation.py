@@ -34,6 +34,7 @@ from ragmeter.runs.store import (
     finish_run,
     mark_stopped,
     new_run_path,
+    reopen_run,
     save_partial,
     start_run,
 )
@@ -178,7 +179,8 @@ def _saver(run_path: Path | None, setup: dict | None) -> Callable[[EvaluationRes
 def _recording(settings: Settings, resume: Run | None,
                dataset: dict[str, Any] | None = None) -> tuple[Path | None, dict | None]:
     if resume is not None:  # the options it finishes with (a new server URL, timeout) are recorded
-        return resume.path, {**resume.setup, "options": absolute_options(settings.stored())}
+        setup = {**resume.setup, "options": absolute_options(settings.stored())}
+        return resume.path, (setup if settings.dry_run else reopen_run(resume.path, setup))
     if not settings.save or settings.dry_run:
         return None, None
     check_writable(settings.runs_dir)  # before any scoring: an unwritable folder costs nothing

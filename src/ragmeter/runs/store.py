@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -95,7 +96,8 @@ def start_run(path: Path, options: dict[str, Any], dataset: dict[str, Any] | Non
     ``dataset``: its absolute path and fingerprint, checked on resume). The directory appears
     with its setup.json in it (made under a temporary name, then renamed), so a kill never
     leaves a run directory that is not a run."""
-    setup = {"status": "running", "ragmeter_version": __version__, "started": time.time(), "options": options}
+    setup = {"status": "running", "ragmeter_version": __version__, "started": time.time(), "options": options,
+             "pid": os.getpid(), "host": socket.gethostname()}
     if dataset is not None:
         setup["dataset"] = dataset
     setup = redact_value(setup)
@@ -114,6 +116,14 @@ def start_run(path: Path, options: dict[str, Any], dataset: dict[str, Any] | Non
     except OSError as exc:
         raise StorageError(f"cannot create the run directory ({exc.strerror or exc})", file=str(path),
                            fix=os_error_fix(exc)) from None
+    return setup
+
+
+def reopen_run(path: Path, setup: dict) -> dict:
+    """Mark a run being resumed as running again, by this process (so that ``ragmeter runs``
+    tells a resumed run from one interrupted again)."""
+    setup = {**setup, "status": "running", "pid": os.getpid(), "host": socket.gethostname()}
+    _write_json(path / "setup.json", setup)
     return setup
 
 
@@ -178,6 +188,15 @@ class Run:
     @property
     def complete(self) -> bool:
         return self.setup.get("status") == "complete"
+
+    @property
+    def status(self) -> str:
+        """``complete``, ``running`` or ``interrupted``: a run still marked running whose process
+        is gone (same host, its pid no longer alive) was interrupted, and ``--resume`` finishes it."""
+        status = str(self.setup.get("status", "?"))
+        if status == "running" and not _alive(self.setup.get("pid"), self.setup.get("host")):
+            return "interrupted"
+        return status
 
     def key(self, metric: str) -> str:
         """The name this run records ``metric`` under: the name itself, or what it resolves to
@@ -298,14 +317,41 @@ def _check_setup(path: Path, setup: dict) -> None:
         raise _located(path, None, "; ".join(problems))
 
 
+def _alive(pid: Any, host: Any) -> bool:
+    """Whether the process that wrote a run may still be running it. A run from another host, or
+    from before runs recorded their pid, is taken as alive (nothing here can tell)."""
+    if not isinstance(pid, int) or host != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def resolve_run_path(path: str | Path, base: str | Path | None = None) -> Path:
+    """A run directory, or a run's name as ``ragmeter runs`` lists it (looked up under ``base``:
+    ``$RAGMETER_RUNS_DIR`` or ``runs``)."""
+    given = Path(path)
+    if (given / "setup.json").is_file():
+        return given
+    named = Path(default_runs_dir() if base is None else base) / given
+    if not given.is_absolute() and (named / "setup.json").is_file():
+        return named
+    return given
+
+
 def load_run(path: str | Path) -> Run:
-    """A run directory, every file checked: a damaged one is an ``InvalidInputError`` naming
-    the file and line (never a JSONDecodeError)."""
-    path = Path(path)
+    """A run directory (or a run's name, see :func:`resolve_run_path`), every file checked: a
+    damaged one is an ``InvalidInputError`` naming the file and line (never a JSONDecodeError)."""
+    path = resolve_run_path(path)
     setup_file = path / "setup.json"
     if not setup_file.is_file():
-        raise InvalidInputError("not a ragmeter run directory (no setup.json)", file=str(path),
-                                fix="give a directory that `ragmeter eval` wrote, e.g. runs/<timestamp>-<name>")
+        raise InvalidInputError("not a ragmeter run directory or run name (no setup.json)", file=str(path),
+                                fix=f"give a directory that `ragmeter eval` wrote (runs/<timestamp>-<name>) or a "
+                                    f"name that `ragmeter runs` lists under {default_runs_dir()}")
     setup = _read_json(setup_file, "setup.json")
     _check_setup(setup_file, setup)
     complete = setup.get("status") == "complete"

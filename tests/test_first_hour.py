@@ -1,0 +1,159 @@
+"""Issue 23, what a newcomer meets in the first hour: run names, --version, help text, crashed
+runs, and gate/compare output that gives the numbers behind a verdict."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import typer.main
+
+from ragmeter.runs import list_runs, load_run
+
+from .test_compare_gate import make_run
+
+
+def test_show_takes_the_name_that_runs_prints(cli, warranty, runs_dir, monkeypatch):
+    assert cli("eval", warranty / "dataset.jsonl").exit_code == 0
+    monkeypatch.setenv("RAGMETER_RUNS_DIR", str(runs_dir))
+    listed = cli("runs", runs_dir).stdout
+    (run,) = list_runs(runs_dir)
+    assert run.name in listed
+    out = cli("show", run.name)  # the bare name, as `ragmeter runs` prints it
+    assert out.exit_code == 0, out.output
+    assert out.stdout.startswith(f"run {run.name}: complete")
+    assert cli("report", run.name, "--html", runs_dir / "r.html").exit_code == 0
+
+
+def test_a_name_that_is_no_run_says_where_it_looked(cli, runs_dir, monkeypatch):
+    monkeypatch.setenv("RAGMETER_RUNS_DIR", str(runs_dir))
+    out = cli("show", "no-such-run")
+    assert out.exit_code == 2 and "ragmeter runs" in out.stderr and str(runs_dir) in out.stderr
+
+
+def test_version_flag(cli):
+    from ragmeter._version import __version__
+
+    out = cli("--version")
+    assert out.exit_code == 0 and out.stdout.strip() == f"ragmeter {__version__}"
+
+
+def test_help_keeps_the_extras_brackets_and_every_option_has_help(cli):
+    """Rich markup would read `[local]` as a style tag and print `ragmeter` alone."""
+    text = " ".join(cli("eval", "--help").stdout.split())
+    assert "ragmeter[local]" in text and "ragmeter[ray]" in text
+    from ragmeter.cli.main import app
+
+    command = typer.main.get_command(app)
+    undocumented = [(name, p.opts) for name, sub in command.commands.items()  # type: ignore[attr-defined]
+                    for p in sub.params if p.param_type_name == "option" and not getattr(p, "help", None)]
+    assert undocumented == []
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_crashed_run_is_listed_as_interrupted_with_how_to_finish_it(cli, warranty, runs_dir):
+    assert cli("eval", warranty / "dataset.jsonl").exit_code == 0
+    (run,) = list_runs(runs_dir)
+    setup = json.loads((run.path / "setup.json").read_text())
+    setup.update(status="running", pid=_dead_pid())
+    (run.path / "setup.json").write_text(json.dumps(setup))
+    assert load_run(run.path).status == "interrupted"
+    listed = cli("runs", runs_dir).stdout
+    assert "interrupted" in listed and f"ragmeter eval --resume {run.name}" in listed
+    assert cli("show", run.path).stdout.startswith(f"run {run.name}: interrupted")
+    # a run whose process is alive (this one) stays running
+    setup.update(pid=__import__("os").getpid())
+    (run.path / "setup.json").write_text(json.dumps(setup))
+    assert load_run(run.path).status == "running"
+
+
+def test_resume_marks_the_run_as_this_process_and_completes_it(cli, warranty, runs_dir):
+    assert cli("eval", warranty / "dataset.jsonl").exit_code == 0
+    (run,) = list_runs(runs_dir)
+    setup = json.loads((run.path / "setup.json").read_text())
+    setup.update(status="running", pid=_dead_pid())
+    (run.path / "setup.json").write_text(json.dumps(setup))
+    assert cli("eval", "--resume", run.path).exit_code == 0
+    assert load_run(run.path).status == "complete"
+
+
+def test_gate_text_gives_the_numbers_and_says_not_significant(cli, tmp_path):
+    """The issue's case: nDCG fell from 0.794 to 0.628 on 6 queries; nothing is significant."""
+    base = [1.0, 1.0, 0.387, 1.0, 0.5, 0.877]
+    new = [0.498, 1.0, 0.387, 1.0, 0.0, 0.885]
+    a = make_run(tmp_path / "a", {"ndcg@5": base, "mrr@5": [1.0] * 6})
+    b = make_run(tmp_path / "b", {"ndcg@5": new, "hit_rate@5": [1.0] * 6})
+    out = cli("gate", b.path, "--baseline", a.path)
+    assert out.exit_code == 0, out.output
+    mean_a, mean_b = sum(base) / 6, sum(new) / 6
+    assert f"ndcg@5: {mean_a:.3f} -> {mean_b:.3f} ({mean_b - mean_a:+.3f}, n=6), not significant" in out.stdout
+    assert "fails the gate only when it is significant" in out.stdout
+    assert "not gated, held by one run only: baseline mrr@5; run hit_rate@5" in out.stdout
+
+
+def test_compare_names_the_metrics_only_one_run_holds(cli, tmp_path):
+    a = make_run(tmp_path / "a", {"ndcg@5": [0.5, 1.0], "mrr@5": [1.0, 1.0]})
+    b = make_run(tmp_path / "b", {"ndcg@5": [0.5, 0.5], "hit_rate@5": [1.0, 1.0]})
+    out = cli("compare", a.path, b.path)
+    assert out.exit_code == 0, out.output
+    assert "not compared, held by one run only: in A mrr@5; in B hit_rate@5" in out.stdout
+    doc = json.loads(cli("compare", a.path, b.path, "--format", "json").stdout)
+    assert doc["metrics_only_in_a"] == ["mrr@5"] and doc["metrics_only_in_b"] == ["hit_rate@5"]
+
+
+def test_dry_run_counts_the_verification_prompts_tokens(warranty):
+    """Verification prompts send the passages and the claims; the estimate used to count only
+    extraction (386 tokens for faithfulness, and the same for faithfulness + context recall)."""
+    from ragmeter import load_dataset
+    from ragmeter.engine.dry_run import dry_run_plan
+    from ragmeter.judges import Judge
+    from ragmeter.judges.backends import ScriptedBackend
+
+    from . import seed_judge
+
+    data = load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")  # q1 alone is answered
+    judge = Judge(ScriptedBackend(seed_judge.scripted))
+    extract, faith, both = (dry_run_plan(data, m, k=5, view=None, judge=judge)
+                            for m in (["answer_relevancy"], ["faithfulness"], ["faithfulness", "context_recall"]))
+    q1 = next(s for s in data.samples if s.id == "q1")
+    passages = sum(len(c.text or "") for c in q1.retrieved) // 4
+    assert faith["calls"] == 2 and both["calls"] == 3
+    assert faith["estimated_input_tokens"] >= extract["estimated_input_tokens"] + passages
+    assert both["estimated_input_tokens"] >= faith["estimated_input_tokens"] + passages
+    assert faith["calls_by_prompt"] == {"claims.extract": 1, "claims.verify": 1}
+
+
+def test_dry_run_of_the_local_judge_estimates_its_time(warranty):
+    from ragmeter import load_dataset
+    from ragmeter.engine.dry_run import dry_run_plan
+    from ragmeter.judges import Judge
+    from ragmeter.judges.backends import ScriptedBackend
+    from ragmeter.judges.local_agreement import SECONDS_PER_CALL
+
+    from . import seed_judge
+
+    data = load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
+    plan = dry_run_plan(data, ["faithfulness", "context_recall"], k=5, view=None,
+                        judge=Judge(ScriptedBackend(seed_judge.scripted, name="local")))
+    expected = SECONDS_PER_CALL["claims.extract"] + 2 * SECONDS_PER_CALL["claims.verify"]
+    assert plan["estimated_seconds"] == round(expected, 1)
+    assert "rough" in plan["time_note"]
+
+
+def test_readme_says_where_the_second_copy_of_the_model_is_and_how_to_remove_it():
+    """The model is installed as parts and assembled into the cache: README names the file the
+    loader writes and the command that removes it."""
+    from ragmeter.judges.local_model import BUNDLED_NAME, BUNDLED_SIZE, PART_PACKAGE
+
+    from .conftest import ROOT
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"~/.cache/ragmeter/models/{BUNDLED_NAME}" in readme
+    assert "rm -r ~/.cache/ragmeter/models" in readme and PART_PACKAGE.split("{")[0] in readme
+    assert f"{BUNDLED_SIZE / 1e9:.1f} GB assembled" in readme and "2.2 GB in all" in readme
