@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
+from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
@@ -22,6 +23,7 @@ from ragmeter.io.dataset import Dataset, from_samples
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.metrics.criteria import Criterion
 from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
+from ragmeter.records.lookup import RecordLookup
 
 DEFAULT_METRICS = ("precision", "recall", "hit_rate", "reciprocal_rank", "ndcg")
 
@@ -68,6 +70,8 @@ def evaluate(
     embedder: Any = None,
     criteria: Mapping[str, Criterion] | None = None,
     progress: Progress | None = None,
+    records: RecordLookup | None = None,
+    action_criteria: CriteriaSet | None = None,
 ) -> EvaluationResult:
     """Score every sample with every measure (see :func:`resolve_measures` for k and view).
 
@@ -76,6 +80,10 @@ def evaluate(
     without a judge they are NotComputed with the reason. Embedding metrics use ``embedder``
     (the bundled MiniLM by default). ``criteria``: rubric criteria besides the built-in ones;
     ``progress``: told how the judge calls advance (:class:`ragmeter.core.progress.Progress`).
+    ``records``: a :class:`ragmeter.records.RecordLookup` the answers' facts are checked in
+    (``record_accuracy``, ``record_coverage``); ``action_criteria``: criteria on the samples'
+    tool calls for every case and by case id (``action_pass_rate``;
+    :func:`ragmeter.actions.load_criteria`).
     """
     dataset = data if isinstance(data, Dataset) else from_samples(data)
     measures = resolve_measures(metrics, k, view=view)
@@ -85,7 +93,7 @@ def evaluate(
                                  dataset.fingerprint))
     judged, evidence = score_judged([m for m in measures if isinstance(m.spec, JudgedSpec)], samples,
                                     dataset.fingerprint, judge, embedder=embedder, criteria=criteria,
-                                    progress=progress)
+                                    progress=progress, records=records, action_criteria=action_criteria)
     outcomes.update(judged)
     outcomes.update(score_embedded([m for m in measures if isinstance(m.spec, EmbeddingSpec)], samples,
                                    dataset.fingerprint, embedder))

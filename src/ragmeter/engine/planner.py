@@ -28,11 +28,26 @@ import math
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
-from ragmeter.claims.matrix import (ANSWER_CLAIMS, PAIRS, QUESTIONS, REFERENCE_CLAIMS, RUBRIC, SENTENCES, STANDALONE,
-                                    Claim, Evidence, Unavailable, Verdict, need_argument, need_kind)
+from ragmeter.actions.criteria import CriteriaSet
+from ragmeter.claims.matrix import (
+    ANSWER_CLAIMS,
+    PAIRS,
+    QUESTIONS,
+    REFERENCE_CLAIMS,
+    RUBRIC,
+    SENTENCES,
+    STANDALONE,
+    Claim,
+    Evidence,
+    Unavailable,
+    Verdict,
+    need_argument,
+    need_kind,
+)
 from ragmeter.core.errors import InvalidInputError, JudgeOutputError
 from ragmeter.core.progress import Progress
 from ragmeter.core.sample import Sample
+from ragmeter.engine.beyond_context import NO_JUDGE_FACTS, BeyondContext
 from ragmeter.judges import schemas
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
@@ -40,6 +55,8 @@ from ragmeter.judges.replies import Keyed
 from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
 from ragmeter.metrics.criteria import Criterion, with_builtin
+from ragmeter.records.extraction import PROMPT_ID as FACTS_PROMPT
+from ragmeter.records.lookup import RecordLookup
 
 DEFAULT_QUESTIONS = 3
 Reader = Callable[[Evidence, str, "Judgment | Exception"], None]
@@ -86,8 +103,11 @@ class Planner:
     :meth:`verification_requests` (the claims of stage one against their sources).
     """
 
-    def __init__(self, needs: Iterable[str], *, criteria: Mapping[str, Criterion] | None = None) -> None:
+    def __init__(self, needs: Iterable[str], *, criteria: Mapping[str, Criterion] | None = None,
+                 records: RecordLookup | None = None, action_criteria: CriteriaSet | None = None,
+                 refuses: Callable[[str], str | None] | None = None) -> None:
         self.needs = set(needs)
+        self.beyond = BeyondContext(self.needs, records=records, action_criteria=action_criteria, refuses=refuses)
         self.kinds = {need_kind(n) for n in self.needs}
         self.n_questions = max((int(need_argument(n)) for n in self.needs if need_kind(n) == QUESTIONS
                                 and need_argument(n)), default=DEFAULT_QUESTIONS)
@@ -102,7 +122,7 @@ class Planner:
     @property
     def prompt_hashes(self) -> dict[str, str]:
         return {p.id: p.hash for p in (self.extract, self.verify, self.relevance, self.generate, self.rubric,
-                                       self.standalone)}
+                                       self.standalone, self.beyond.prompt)}
 
     def _wants_answer(self) -> bool:
         return bool(self.needs & {ANSWER_CLAIMS, "answer@context", "answer@reference", "reference@answer"})
@@ -150,7 +170,7 @@ class Planner:
 
     def _extract_request(self, s: Sample, ev: Evidence) -> JudgeRequest | None:
         answer_text = reference_text = NOT_NEEDED
-        if self._wants_answer():
+        if self._wants_answer() or self.beyond.wants_answer_claims(s):
             if s.answer is None or not s.answer.strip():
                 ev.answer_claims = ev.declines = Unavailable("the sample has no answer")
             elif s.answer_claims is not None:
@@ -237,9 +257,12 @@ class Planner:
         if ev.reference_claims is None:
             ev.reference_claims = tuple(Claim(i, c["text"]) for i, c in enumerate(v["reference_claims"], start=1))
 
-    # Stage 2: verification of each needed (claim list, source)
+    # Stage 2: verification of each needed (claim list, source), and the answer's facts
     def verification_requests(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:
         out: dict[str, JudgeRequest] = {}
+        facts = self.beyond.request(s, ev, judge_present=True)
+        if facts is not None:
+            out[FACTS_PROMPT] = facts
         for pair in PAIRS:
             if pair not in self.needs:
                 continue
@@ -266,6 +289,9 @@ class Planner:
         """Stage 2's judgment for ``pair`` (``"answer@context"``, ...) into ``ev``."""
         if not isinstance(j, Exception):
             ev.calls += j.calls
+        if pair == FACTS_PROMPT:
+            self.beyond.read(ev, j, unavailable(j))
+            return
         ev.verdicts[pair] = unavailable(j) or tuple(
             Verdict(v["id"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"])
             for v in _value(j)["verdicts"])
@@ -312,13 +338,28 @@ def weighted_score(logprobs: list[dict[str, Any]] | None, low: int, high: int) -
     return None
 
 
-def gather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
-                    criteria: Mapping[str, Criterion] | None = None,
-                    progress: Progress | None = None) -> tuple[list[Evidence], Planner]:
-    """Run stage 1 then stage 2 for every sample through the judge (and its ledger)."""
-    planner = Planner(needs, criteria=criteria)
+def gather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge | None, *,
+                    criteria: Mapping[str, Criterion] | None = None, progress: Progress | None = None,
+                    records: RecordLookup | None = None,
+                    action_criteria: CriteriaSet | None = None) -> tuple[list[Evidence], Planner]:
+    """Run stage 1 then stage 2 for every sample through the judge (and its ledger), then look
+    the answers' facts up in ``records`` and grade the tool calls against ``action_criteria``.
+
+    ``judge=None`` (only for needs a judge is optional to, ``JUDGE_OPTIONAL``): no call is
+    made; given claims and facts are used, and what a judge would add is missing with the reason."""
+    refuses = getattr(judge.backend, "refuses", None) if judge is not None else None
+    planner = Planner(needs, criteria=criteria, records=records, action_criteria=action_criteria, refuses=refuses)
     check_texts(samples, needs)
     evidence = [Evidence() for _ in samples]
+    for s, ev in zip(samples, evidence):
+        planner.beyond.prepare(s, ev)
+    if judge is None:
+        for s, ev in zip(samples, evidence):
+            planner.extraction_requests(s, ev)  # given claims are read; nothing is asked
+            if planner.beyond.request(s, ev, judge_present=False) is not None:
+                ev.facts = Unavailable(NO_JUDGE_FACTS)
+        planner.beyond.finish(samples, evidence, None)
+        return evidence, planner
     stages: tuple[tuple[str, Callable[[Sample, Evidence], dict[str, JudgeRequest]], Reader], ...] = (
         ("extracting claims", planner.extraction_requests, planner.read_extraction),
         ("verifying claims", planner.verification_requests, planner.read_verification))
@@ -331,13 +372,16 @@ def gather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
         results = judge.run([req for _, _, req in jobs], progress=progress)
         for (i, name, _), j in zip(jobs, results):
             read(evidence[i], name, j)
+    planner.beyond.finish(samples, evidence, judge)
     return evidence, planner
 
 
 def plan_calls(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
-               criteria: Mapping[str, Criterion] | None = None) -> dict[str, Any]:
-    """A dry run: calls still needed (stage 2 counted as if every claim list were non-empty)."""
-    planner = Planner(needs, criteria=criteria)
+               criteria: Mapping[str, Criterion] | None = None, records: RecordLookup | None = None,
+               action_criteria: CriteriaSet | None = None) -> dict[str, Any]:
+    """A dry run: calls still needed (stage 2 counted as if every claim list were non-empty;
+    record lookups and never-claim checks are not judge calls of the plan)."""
+    planner = Planner(needs, criteria=criteria, records=records, action_criteria=action_criteria)
     check_texts(samples, needs)
     requests: list[JudgeRequest] = []
     verifications = 0
@@ -348,6 +392,7 @@ def plan_calls(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
             has_list = s.answer if listed == "answer" else (s.reference or s.reference_claims)
             if pair in needs and has_list and not isinstance(passages_for(s, source), Unavailable):
                 verifications += 1
+        verifications += planner.beyond.planned_calls(s)
     plan = judge.plan(requests)
     plan["calls"] += verifications
     plan["note"] = "verification calls are counted before extraction; those already stored are not known yet"
