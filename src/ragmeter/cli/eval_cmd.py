@@ -134,6 +134,15 @@ def eval_command(
     resume: Optional[str] = typer.Option(None, "--resume", help="finish an interrupted run directory (with the "
                                                                 "settings it was started with)"),
     criteria: Optional[str] = typer.Option(None, "--criteria", help="rubric criteria file (JSON or YAML)"),
+    records: Optional[str] = typer.Option(None, "--records",
+                                          help="system of record the answers' facts are checked in: FILE.jsonl|.csv, "
+                                               "http(s)://host/path/{entity}[#POINTER], mcp:COMMAND#TOOL or "
+                                               "python:MODULE:FUNCTION (record_accuracy, record_coverage)"),
+    records_timeout: float = typer.Option(DEFAULTS.records_timeout, "--records-timeout",
+                                          help="seconds per record lookup (a slower one cannot be verified)"),
+    action_criteria: Optional[str] = typer.Option(None, "--action-criteria",
+                                                  help="criteria on the samples' tool calls, JSON or YAML "
+                                                       "(version, suite, cases) (action_pass_rate)"),
     block: Optional[int] = typer.Option(None, "--block", help="stream a JSONL dataset larger than memory, N samples "
                                                               "at a time (prints the means, writes the run)"),
     engine: str = typer.Option(DEFAULTS.engine, "--engine", help="local, or ray (pip install 'ragmeter\\[ray]')"),

@@ -21,9 +21,11 @@ is one fact that cannot be verified, with the reason), and the source is closed 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ragmeter.actions.calls import AgentRun
 from ragmeter.actions.criteria import CriteriaSet, Criterion
 from ragmeter.actions.grade import CaseGrade, VerifyFn, grade_case
 from ragmeter.actions.judged import verifier
@@ -74,10 +76,19 @@ def given_facts(s: Sample) -> list[Fact] | None:
     return out
 
 
-def _needs_claims(criteria: Sequence[Criterion]) -> bool:
-    return any(c.kind == "never_claim" or (c.when is not None and (c.when.claims_match is not None
-                                                                  or c.when.claims_state is not None))
-               for c in criteria)
+def _needs_claims(criteria: Sequence[Criterion], run: AgentRun) -> bool:
+    """Some criterion reads the answer's claims, and its question/answer condition (read
+    without claims) does not already rule it out: only then is the answer split."""
+    for c in criteria:
+        when = c.when
+        if c.kind != "never_claim" and (when is None or (when.claims_match is None and when.claims_state is None)):
+            continue
+        if when is not None and any(
+                pattern is not None and text is not None and not re.search(pattern, text, re.IGNORECASE)
+                for pattern, text in ((when.question_matches, run.question), (when.answer_matches, run.answer))):
+            continue
+        return True
+    return False
 
 
 class BeyondContext:
@@ -102,7 +113,7 @@ class BeyondContext:
             return True
         if self.actions:
             run = run_from_sample(s)
-            return _needs_claims(self.criteria.for_case(run.id, run.criteria))
+            return _needs_claims(self.criteria.for_case(run.id, run.criteria), run)
         return False
 
     def prepare(self, s: Sample, ev: Evidence) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
@@ -25,6 +26,7 @@ from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.judges.judge import Judge
 from ragmeter.judges.judge_factory import default_judge, describe_judge, make_judge
 from ragmeter.metrics.criteria import Criterion, load_criteria
+from ragmeter.records.lookup import RecordLookup
 from ragmeter.runs.blockwise import evaluate_streaming
 from ragmeter.runs.store import Run, finish_run, new_run_path, start_run
 
@@ -84,6 +86,28 @@ def _criteria(settings: Settings) -> dict[str, Criterion] | None:
     return load_criteria(settings.criteria) if settings.criteria else None
 
 
+def record_lookup(settings: Settings) -> RecordLookup | None:
+    """The record source ``settings.records`` names (``parse_source``), bounded by
+    ``records_timeout`` per lookup and cached in the run's ledger file (its own table), or None."""
+    if not settings.records:
+        return None
+    from ragmeter.records.cache import SqliteLookupCache
+    from ragmeter.records.spec import parse_source
+
+    source = parse_source(settings.records, timeout_s=settings.records_timeout)
+    return RecordLookup(source, cache=SqliteLookupCache(settings.ledger_path), timeout_s=settings.records_timeout,
+                        concurrency=settings.concurrency)
+
+
+def action_criteria(settings: Settings) -> CriteriaSet | None:
+    """The action criteria file ``settings.action_criteria`` (JSON or YAML), or None."""
+    if not settings.action_criteria:
+        return None
+    from ragmeter.actions.criteria import load_criteria as load_action_criteria
+
+    return load_action_criteria(settings.action_criteria)
+
+
 def _check(settings: Settings) -> None:
     if settings.dataset is None:
         raise InvalidSettingError("dataset", "give a dataset file (or --resume RUN)")
@@ -116,23 +140,29 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     # (Ray workers build their own from its description)
     judge = make_judge(settings.judge_spec, settings)
     criteria = _criteria(settings)
+    actions = action_criteria(settings)
     if settings.block is not None and settings.dataset is not None:
-        return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume)
+        return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume, actions)
     data = load_samples(settings)
+    records = record_lookup(settings)
     if settings.dry_run:
         return EvaluationRun(settings, None, plan=dry_run_plan(data, settings.metrics, k=settings.k,
-                                                               view=settings.view, judge=judge))
+                                                               view=settings.view, judge=judge, records=records,
+                                                               action_criteria=actions))
     run_path, setup = _recording(settings, resume)  # only now: bad input leaves no run directory behind
     if settings.engine == "ray":
         result = evaluate_ray(data, settings.metrics, k=settings.k, view=settings.view,
                               judge_spec=describe_judge(settings), ledger=settings.ledger_path,
                               address=settings.address, concurrency=settings.concurrency,
-                              embedder=settings.embedder, criteria=criteria)
+                              embedder=settings.embedder, criteria=criteria,
+                              records={"spec": settings.records, "timeout": settings.records_timeout}
+                              if settings.records else None, action_criteria=actions)
     else:
         embedder = embedder_for(settings)
         with progress(judge) if progress is not None and judge is not None else nullcontext() as on_judged:
             result = evaluate(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
-                              criteria=criteria, embedder=embedder, progress=on_judged)
+                              criteria=criteria, embedder=embedder, progress=on_judged, records=records,
+                              action_criteria=actions)
     if run_path is not None and setup is not None:
         finish_run(run_path, setup, result)
     return EvaluationRun(settings, run_path, result=result)
@@ -148,11 +178,13 @@ def _recording(settings: Settings, resume: Run | None) -> tuple[Path | None, dic
 
 
 def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
-              criteria: dict[str, Criterion] | None, resume: Run | None) -> EvaluationRun:
+              criteria: dict[str, Criterion] | None, resume: Run | None,
+              actions: CriteriaSet | None = None) -> EvaluationRun:
     embedder = embedder_for(settings)
     run_path, setup = _recording(settings, resume)
     summary, dataset = evaluate_streaming(path, settings.metrics, block=block, run_path=run_path,
                                           setup=setup, corpus=settings.corpus, k=settings.k, view=settings.view,
-                                          judge=judge, criteria=criteria, embedder=embedder)
+                                          judge=judge, criteria=criteria, embedder=embedder,
+                                          records=record_lookup(settings), action_criteria=actions)
     measures = resolve_measures(settings.metrics, settings.k, view=settings.view)
     return EvaluationRun(settings, run_path, streamed=StreamedEvaluation(summary, dataset, measures, block))

@@ -19,7 +19,7 @@ from typing import Any, Collection, Mapping
 from ragmeter.core.settings import STORED, InvalidSettingError, Settings
 from ragmeter.runs.store import Run
 
-PATHS = ("dataset", "corpus", "criteria", "ledger")
+PATHS = ("dataset", "corpus", "criteria", "ledger", "action_criteria")
 #: Settings of a new run directory that a resumed run cannot take (it keeps its own).
 RUN_DIRECTORY = ("name", "save")
 

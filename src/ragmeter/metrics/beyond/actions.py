@@ -56,8 +56,11 @@ def action_pass_rate(ev: Evidence, sample: Sample, measure: Measure, context: Ju
     if verdict == FAIL:
         return 0.0
     if verdict == UNABLE_TO_VERIFY:
-        why = "; ".join(f"{r.id}: {r.evidence}" for r in results if r.verdict == UNABLE_TO_VERIFY)
-        raise Unscorable(f"unable to verify ({why})")
+        by_reason: dict[str, list[str]] = {}
+        for r in results:
+            if r.verdict == UNABLE_TO_VERIFY:
+                by_reason.setdefault(r.evidence, []).append(r.id)
+        raise Unscorable("unable to verify: " + "; ".join(f"{why} ({', '.join(ids)})" for why, ids in by_reason.items()))
     raise Unscorable("no criterion applies to this case")
 
 
