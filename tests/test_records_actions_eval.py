@@ -31,7 +31,7 @@ def _claims_of(text: str) -> list[str]:
 
 def _listing(user_text: str, head: str) -> list[tuple[int, str]]:
     part = user_text.split(head, 1)[1].split("\n\n", 1)[0]
-    return [(int(m.group(1)), m.group(2)) for m in re.finditer(r"^(\d+)\. (.*)$", part, re.M)]
+    return [(int(m.group(1)), m.group(2)) for m in re.finditer(r"^(\d+)\. (.*)$", part, re.MULTILINE)]
 
 
 # the facts a careful judge reads from each claim the test answers make
@@ -261,3 +261,24 @@ def test_report_escapes_what_the_records_and_calls_hold(cli, tmp_path, runs_dir)
     assert cli("report", run.path, "--html", html).exit_code == 0
     page = html.read_text()
     assert payload not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_readme_second_commands_print_what_the_readme_says(cli, runs_dir):
+    """README's two commands after the first one, from the repository root: the actions one as
+    written (no judge), the records one without the local judge (faithfulness is then not
+    computed; the HTTP judge test above gives it)."""
+    from .conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    lines = [ln.strip() for ln in readme.splitlines() if ln.startswith("    .venv/bin/ragmeter eval examples/warranty/")]
+    stale, actions = (ln.split()[1:] for ln in lines)
+    assert stale[:2] == ["eval", "examples/warranty/stale_fact.jsonl"] and "--records" in stale
+    assert actions[:2] == ["eval", "examples/warranty/agent_runs.jsonl"] and actions[-2:] == ["--judge", "none"]
+    at_root = [str(ROOT / a) if a.startswith("examples/") else a for a in actions]
+    out = cli(*at_root)
+    assert out.exit_code == 0, out.output
+    assert "mean   action pass rate 0.500" in out.stdout and "action pass rate 0.500 over the 2 cases" in readme
+    out = cli(*[str(ROOT / a) if a.startswith("examples/") else a for a in stale], "--judge", "none")
+    assert out.exit_code == 0, out.output
+    assert "record accuracy 0.000 | record coverage 1.000" in out.stdout
+    assert "faithfulness 1.000 and record accuracy 0.000" in readme
