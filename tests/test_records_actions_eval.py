@@ -282,3 +282,19 @@ def test_readme_second_commands_print_what_the_readme_says(cli, runs_dir):
     assert out.exit_code == 0, out.output
     assert "record accuracy 0.000 | record coverage 1.000" in out.stdout
     assert "faithfulness 1.000 and record accuracy 0.000" in readme
+
+
+def test_block_streaming_and_dry_run(cli, warranty, judge, tmp_path):
+    """--block gives the in-memory numbers (the source is reopened per block); --dry-run counts
+    one facts.extract call per answered sample that has no given facts, and calls nothing."""
+    base = ["eval", warranty / "agent_runs.jsonl", "--action-criteria", warranty / "criteria.yaml", "--records",
+            warranty / "records.jsonl", "-m", "action_pass_rate", "--judge", "none", "--format", "json"]
+    whole = _doc(cli(*base, "--no-save"))
+    streamed = _doc(cli(*base, "--block", "1"))
+    assert streamed["metrics"]["action_pass_rate"]["mean"] == whole["metrics"]["action_pass_rate"]["mean"] == 0.5
+    data = _write(tmp_path / "stale.jsonl", _stale_rows(warranty))
+    out = cli("eval", data, "--corpus", warranty / "corpus.jsonl", "-m", "record_accuracy", "--records",
+              warranty / "records.jsonl", "--judge", "openai:m", "--judge-base-url", judge.url + "/v1", "--ledger",
+              tmp_path / "l.sqlite", "--dry-run")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["calls"] == 2 + 2 and judge.count == 0  # (extract + facts) x 2 samples
