@@ -109,7 +109,8 @@ class BeyondContext:
 
     def wants_answer_claims(self, s: Sample) -> bool:
         """Whether this sample's answer must be split into claims for these needs."""
-        if self.facts and self.records is not None and given_facts(s) is None:
+        if self.facts and self.records is not None and given_facts(s) is None \
+                and not (self.refuses is not None and self.refuses(PROMPT_ID)):
             return True
         if self.actions:
             run = run_from_sample(s)
