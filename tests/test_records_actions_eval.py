@@ -298,3 +298,23 @@ def test_block_streaming_and_dry_run(cli, warranty, judge, tmp_path):
               tmp_path / "l.sqlite", "--dry-run")
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["calls"] == 2 + 2 and judge.count == 0  # (extract + facts) x 2 samples
+
+
+def test_the_same_verdicts_through_an_mcp_records_tool(cli, warranty, judge, tmp_path):
+    """`--records mcp:COMMAND#TOOL`: a stdio MCP server started for the run, only the named tool
+    called (the server logs every tool call)."""
+    import os
+    import shlex
+
+    if os.environ.get("RAGMETER_CI") != "1":
+        pytest.importorskip("mcp", reason="MCP sources need: pip install 'ragmeter[records]'")
+    server = Path(__file__).parent / "records_mcp_server.py"
+    log = tmp_path / "calls.log"
+    spec = "mcp:" + shlex.join([sys.executable, str(server), str(warranty / "records.jsonl"), str(log)]) + "#get_order"
+    data = _write(tmp_path / "stale.jsonl", _stale_rows(warranty))
+    doc = _doc(cli("eval", data, "-m", "record_accuracy,record_coverage", "--records", spec, "--judge", "openai:m",
+                   "--judge-base-url", judge.url + "/v1", "--ledger", tmp_path / "l.sqlite", "--format", "json",
+                   "--corpus", warranty / "corpus.jsonl", "--records-timeout", "20"))
+    assert _values(doc, "record_accuracy") == {"s1": 0.0, "s2": 1.0}
+    assert _values(doc, "record_coverage") == {"s1": 1.0, "s2": 2 / 3}
+    assert set(log.read_text().split()) == {"get_order"}
