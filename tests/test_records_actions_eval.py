@@ -318,3 +318,10 @@ def test_the_same_verdicts_through_an_mcp_records_tool(cli, warranty, judge, tmp
     assert _values(doc, "record_accuracy") == {"s1": 0.0, "s2": 1.0}
     assert _values(doc, "record_coverage") == {"s1": 1.0, "s2": 2 / 3}
     assert set(log.read_text().split()) == {"get_order"}
+
+
+def test_the_table_of_agent_runs_has_no_rank_columns(cli, warranty):
+    out = cli("eval", warranty / "agent_runs.jsonl", "--action-criteria", warranty / "criteria.yaml", "-m",
+              "action_pass_rate", "--judge", "none", "--no-save")
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[:2] == ["query  actions", "a1     0"]
