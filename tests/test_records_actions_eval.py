@@ -325,3 +325,27 @@ def test_the_table_of_agent_runs_has_no_rank_columns(cli, warranty):
               "action_pass_rate", "--judge", "none", "--no-save")
     assert out.exit_code == 0, out.output
     assert out.stdout.splitlines()[:2] == ["query  actions", "a1     0"]
+
+
+def test_a_judge_that_refuses_fact_extraction_still_checks_given_facts(warranty, tmp_path):
+    """A backend that refuses facts.extract (the local judge: not measured) leaves the samples
+    whose facts are given scored, the others NotComputed with its reason, and asks nothing."""
+    import ragmeter
+    from ragmeter.judges import Judge, ScriptedBackend
+    from ragmeter.records import RecordLookup, parse_source
+
+    class Refusing(ScriptedBackend):
+        def refuses(self, prompt_id: str) -> str | None:
+            return "facts.extract has not been measured" if prompt_id == "facts.extract" else None
+
+    rows = _stale_rows(warranty)
+    given = json.loads((warranty / "stale_fact.jsonl").read_text())
+    data = ragmeter.load_dataset(_write(tmp_path / "d.jsonl", [given, rows[1]]))
+    judge = Judge(Refusing(lambda prompt_id, inputs, messages: pytest.fail(f"asked {prompt_id}")))
+    r = ragmeter.evaluate(data, ["record_accuracy"], judge=judge,
+                          records=RecordLookup(parse_source(str(warranty / "records.jsonl"))))
+    assert r.outcome("record_accuracy", "s1").value == 0 / (0 + 1)
+    s2 = r.outcome("record_accuracy", "s2")
+    assert s2.status == "not_computed" and s2.reason == "facts.extract has not been measured"
+    assert judge.stats.as_dict()["calls"] == 0
+

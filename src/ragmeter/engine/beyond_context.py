@@ -135,6 +135,10 @@ class BeyondContext:
         """The ``facts.extract`` request, once the answer's claims are known (stage 2)."""
         if not self.facts or ev.facts is not None or id(ev) in self._pending:
             return None
+        why = self.refuses(PROMPT_ID) if self.refuses is not None else None
+        if why:  # the judge does not serve fact extraction: no claims were split for it either
+            ev.facts = Unavailable(why)
+            return None
         claims = ev.answer_claims
         if isinstance(claims, Unavailable) or claims is None:
             ev.facts = claims if isinstance(claims, Unavailable) else Unavailable(
@@ -142,10 +146,6 @@ class BeyondContext:
             return None
         if not claims:
             self._pending[id(ev)] = []
-            return None
-        why = self.refuses(PROMPT_ID) if self.refuses is not None else None
-        if why:
-            ev.facts = Unavailable(why)
             return None
         entities = s.metadata.get("entities")
         inputs = fact_inputs(s.question, claims, attributes=self.attributes,
