@@ -164,3 +164,29 @@ def test_a_killed_worker_loses_and_repeats_nothing(cluster, tmp_path):
         assert 0 <= lost <= 2 and seen["stored"] >= 4  # at most what was in flight at the kill
     finally:
         srv.shutdown()
+
+
+def test_records_and_action_criteria_reach_the_workers(cluster, warranty, tmp_path):
+    """The record source is built in each worker from its spec and caches into the run's ledger
+    file (no per-shard lookup table to merge); the action criteria travel with the shard."""
+    import sqlite3
+
+    from ragmeter.actions import load_criteria
+    from ragmeter.records import RecordLookup, parse_source
+
+    runs = ragmeter.load_dataset(warranty / "agent_runs.jsonl").samples
+    stale = ragmeter.load_dataset(warranty / "stale_fact.jsonl").samples
+    data = from_samples(list(runs) + list(stale))
+    metrics = ["action_pass_rate", "record_accuracy", "record_coverage"]
+    criteria = load_criteria(warranty / "criteria.yaml")
+    table = str(warranty / "records.jsonl")
+    local = ragmeter.evaluate(data, metrics, records=RecordLookup(parse_source(table)), action_criteria=criteria)
+    ledger = tmp_path / "ledger.sqlite"
+    remote = evaluate_ray(data, metrics, shards=3, records={"spec": table, "timeout": 5.0}, action_criteria=criteria,
+                          ledger=str(ledger))
+    assert remote.to_dict()["samples"] == local.to_dict()["samples"]
+    assert [getattr(o, "value", None) for o in remote.outcomes[remote.measures[0]]] == [0.0, None, 1.0, None, None]
+    with sqlite3.connect(ledger) as db:  # a1's and a3's order lookups (ORD-1043, ORD-1042) and s1's price
+        stored = sorted(db.execute("SELECT entity, attribute, status FROM record_lookups"))
+    assert stored == [("ORD-1042", "product", "value"), ("ORD-1043", "product", "no_record"),
+                      ("R2", "replacement_price", "value")]

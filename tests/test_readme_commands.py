@@ -84,6 +84,9 @@ ELSEWHERE = {
     "ragmeter import trec --topics topics.301-350 --qrels qrels.txt --run run.txt --docs docs.sgml --out trec-eval":
         "tests/test_collection_import.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
     "ragmeter --version": "tests/test_first_hour.py::test_version_flag",
+    "ragmeter diagnose": "tests/test_records_actions_eval.py::test_stale_fact_through_the_judge_and_the_table",
+    "ragmeter eval DATA --records SOURCE [--records-timeout 10] [--action-criteria FILE]":
+        "tests/test_records_actions_eval.py::test_stale_fact_through_the_judge_and_the_table",
     # the install-size table names the core package, not a command
     "ragmeter": "tests/test_light_core.py::test_the_same_run_works_with_every_extra_blocked",
     "ragmeter mlflow-log RUN [--tracking-uri URI] [--experiment NAME] [--run-name NAME]":

@@ -21,6 +21,7 @@ from typing import Any
 from ragmeter.actions.calls import AgentRun
 from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.actions.grade import CaseGrade, VerifyFn, grade_case
+from ragmeter.core.aio import run_sync
 from ragmeter.records.lookup import RecordLookup
 from ragmeter.records.verdicts import VerdictCounts, count
 
@@ -80,4 +81,4 @@ def grade_cases(runs: Sequence[AgentRun], criteria: CriteriaSet | None = None, *
             if records is not None:
                 await records.aclose()
 
-    return asyncio.run(main())
+    return run_sync(main)

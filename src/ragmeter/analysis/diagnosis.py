@@ -16,6 +16,11 @@ reported as not checked, never as passed.
 | incomplete | faithfulness >= 0.7 and factual recall < 0.7; says whether each missing claim was in the context |
 | incorrect_specificity | faithfulness >= 0.7 and answer relevancy < 0.7 |
 | wrong_format | the answer fails the ``expected_format`` given in the sample's metadata |
+| stale_chunk | a fact the context supports fails against the system of record (``--records``); names the chunk |
+
+``stale_chunk`` is the seed's "faithfulness high, facts wrong in the system of record: the
+retrieved chunk is stale" (:func:`ragmeter.records.find_stale_chunks`): it needs the answer's
+fact checks (``record_accuracy``) and the answer-vs-context verdicts (``faithfulness``).
 """
 
 from __future__ import annotations
@@ -29,11 +34,14 @@ from typing import Any
 
 import regex  # type: ignore[import-untyped]
 
+from ragmeter.claims.matrix import Claim, Evidence, Verdict
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
+from ragmeter.records.facts import FactCheck
+from ragmeter.records.stale import find_stale_chunks
 
 LABELS = ("missed_top_ranked", "missing_content", "missing_chunk", "not_in_context", "buried", "not_extracted",
-          "incomplete", "incorrect_specificity", "wrong_format")
+          "incomplete", "incorrect_specificity", "wrong_format", "stale_chunk")
 
 
 @dataclass(frozen=True)
@@ -91,7 +99,30 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
         problem = format_problem(s.answer or "", expected, sample=s.id)
         if problem:
             d.findings.append(Finding("wrong_format", problem))
+    _stale_findings(d, ev)
     return d
+
+
+def _stale_findings(d: QueryDiagnosis, ev: dict) -> None:
+    """``stale_chunk``, from the stored fact checks and answer-vs-context verdicts. Not checked
+    when the run checked facts but lacks the verdicts; silent when it checked no facts."""
+    facts = ev.get("facts")
+    if facts is None:
+        return
+    if not isinstance(facts, list):
+        d.not_checked["stale_chunk"] = f"no fact checks: {facts.get('unavailable', 'not available')}"
+        return
+    verdicts = ev.get("verdicts", {}).get("answer@context")
+    matrix = Evidence(
+        answer_claims=tuple(Claim(c["id"], c["text"]) for c in ev.get("answer_claims") or [] if isinstance(c, dict)),
+        verdicts={"answer@context": tuple(Verdict(v["claim"], v["verdict"], tuple(v["sources"]), v["combined"],
+                                                  v["quote"]) for v in verdicts)}
+        if isinstance(verdicts, list) else {})
+    stale, why = find_stale_chunks(matrix, [FactCheck.from_dict(f) for f in facts])
+    if why is not None and facts:
+        d.not_checked["stale_chunk"] = "needs faithfulness (the answer-vs-context verdicts) with record_accuracy"
+    for found in stale:
+        d.findings.append(Finding("stale_chunk", found.evidence))
 
 
 def _retrieval_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: Thresholds) -> None:

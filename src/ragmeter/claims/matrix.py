@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragmeter.records.facts import FactCheck
+
 # What a metric can need (its evidence). "a@b" is claim list a verified against source b. A need
 # may carry one argument after a colon: "rubric:<criterion>", "answer_questions:<how many>".
 ANSWER_CLAIMS, REFERENCE_CLAIMS = "answer_claims", "reference_claims"
@@ -17,6 +19,12 @@ PAIRS = ("answer@context", "answer@reference", "reference@context", "reference@a
 SENTENCES, QUESTIONS = "context_sentences", "answer_questions"
 RUBRIC = "rubric"
 STANDALONE = "turn_standalone"
+# Beyond the context: facts stated in the answer checked against the user's records (the answer's
+# claims turned into facts by one more call), and the run's tool calls graded against criteria.
+FACTS, ACTIONS = "facts", "actions"
+#: Needs that can be met without a judge (facts given in the data, criteria on tool calls);
+#: what a judge would add is then missing with the reason.
+JUDGE_OPTIONAL = frozenset({FACTS, ACTIONS})
 
 # The prompts whose judgments fill each part of the matrix (a pair's claims are extracted first).
 PROMPTS = {
@@ -24,6 +32,7 @@ PROMPTS = {
     **{pair: ("claims.extract", "claims.verify") for pair in PAIRS},
     SENTENCES: ("context.relevance",), QUESTIONS: ("answer.questions",), RUBRIC: ("rubric.score",),
     STANDALONE: ("turn.standalone",),
+    FACTS: ("claims.extract", "facts.extract"), ACTIONS: ("claims.extract", "claims.verify"),
 }
 
 
@@ -88,6 +97,8 @@ class Evidence:
     noncommittal: bool | None = None
     rubric: dict[str, Any] = field(default_factory=dict)
     standalone: bool | Unavailable | None = None  # criterion -> {score, weighted, reason} | Unavailable
+    facts: tuple[FactCheck, ...] | Unavailable | None = None  # the answer's facts against the records
+    actions: Any = None  # the case's grade (``ragmeter.actions.CaseGrade``, a layer up) | Unavailable
     calls: int = 0
 
     def as_dict(self) -> dict[str, Any]:
@@ -98,6 +109,8 @@ class Evidence:
                 return [plain(i) for i in x]
             if isinstance(x, (Claim, Verdict)):
                 return {k: (list(v) if isinstance(v, tuple) else v) for k, v in x.__dict__.items()}
+            if hasattr(x, "as_dict"):  # a FactCheck, a CaseGrade
+                return x.as_dict()
             return x
         return {"answer_claims": plain(self.answer_claims), "declines": plain(self.declines),
                 "reference_claims": plain(self.reference_claims),
@@ -105,4 +118,6 @@ class Evidence:
                 "needed_sentences": plain(self.needed_sentences), "sentences": list(self.sentences),
                 "questions": plain(self.questions), "noncommittal": self.noncommittal,
                 "rubric": {k: plain(v) for k, v in self.rubric.items()}, "standalone": plain(self.standalone),
+                **({"facts": plain(self.facts)} if self.facts is not None else {}),
+                **({"actions": plain(self.actions)} if self.actions is not None else {}),
                 "calls": self.calls}

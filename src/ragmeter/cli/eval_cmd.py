@@ -139,6 +139,15 @@ def eval_command(
                                       help="ask the judge again for judgments stored as failed (replies that never "
                                            "validated); a transport failure is never stored, so it is always retried"),
     criteria: str | None = typer.Option(None, "--criteria", help="rubric criteria file (JSON or YAML)"),
+    records: str | None = typer.Option(None, "--records",
+                                          help="system of record the answers' facts are checked in: FILE.jsonl|.csv, "
+                                               "http(s)://host/path/{entity}[#POINTER], mcp:COMMAND#TOOL or "
+                                               "python:MODULE:FUNCTION (record_accuracy, record_coverage)"),
+    records_timeout: float = typer.Option(DEFAULTS.records_timeout, "--records-timeout",
+                                          help="seconds per record lookup (a slower one cannot be verified)"),
+    action_criteria: str | None = typer.Option(None, "--action-criteria",
+                                                  help="criteria on the samples' tool calls, JSON or YAML "
+                                                       "(version, suite, cases) (action_pass_rate)"),
     block: int | None = typer.Option(None, "--block", help="stream a JSONL dataset larger than memory, N samples "
                                                               "at a time (prints the means, writes the run)"),
     engine: str = typer.Option(DEFAULTS.engine, "--engine", help="local, or ray (pip install 'ragmeter\\[ray]')"),

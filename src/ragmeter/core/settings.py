@@ -40,7 +40,8 @@ PROGRESS_MODES = ("auto", "rich", "plain", "none")  # auto: rich on a terminal, 
 #: The settings a run directory stores (``setup.json`` ``options``), in the order they are written;
 #: ``--resume`` takes them from the run, never from the command line.
 STORED = ("dataset", "corpus", "k", "metrics", "view", "only", "judge", "judge_base_url", "ledger", "max_reasks",
-          "concurrency", "timeout", "criteria", "price_in", "price_out", "embedder")
+          "concurrency", "timeout", "criteria", "price_in", "price_out", "embedder", "records", "records_timeout",
+          "action_criteria")
 
 
 class InvalidSettingError(InvalidParameterError):
@@ -103,6 +104,10 @@ class Settings:
     only: tuple[str, ...] | None = None  # sample ids to score
     criteria: str | None = None  # rubric criteria file
     embedder: str = "minilm"  # the bundled offline model
+    # beyond the context: the system of record, and criteria on the tool calls a run made
+    records: str | None = None  # a record source (ragmeter.records.parse_source): table, http(s) GET, mcp:, python:
+    records_timeout: float = 10.0  # seconds per record lookup
+    action_criteria: str | None = None  # action criteria file (JSON or YAML: version, suite, cases)
     # the judge
     judge: str = AUTO_JUDGE  # openai:<model>, anthropic:<model>, local, local:<file.gguf>, none, or auto
     judge_base_url: str | None = None
@@ -136,6 +141,8 @@ class Settings:
             raise InvalidSettingError("concurrency", f"must be at least 1, got {self.concurrency!r}")
         if self.timeout <= 0:
             raise InvalidSettingError("timeout", f"must be positive, got {self.timeout!r}")
+        if self.records_timeout <= 0:
+            raise InvalidSettingError("records_timeout", f"must be positive, got {self.records_timeout!r}")
         if self.max_reasks < 0:
             raise InvalidSettingError("max_reasks", f"must not be negative, got {self.max_reasks!r}")
         if self.block is not None and self.block < 1:

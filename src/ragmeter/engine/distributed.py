@@ -8,7 +8,12 @@
 - Each shard writes its judgments to its own ledger file (``ledger-shard-<i>.sqlite`` next
   to the run's ledger) and reads the run's ledger too (``LayeredLedger``); the shards are
   merged into the run's ledger at the end (``Ledger.merge_from``, ``INSERT OR IGNORE``). A task
-  whose worker dies is retried by Ray and finds the judgments its first attempt stored: nothing is lost or asked twice.
+  whose worker dies is retried by Ray and finds the judgments its first attempt stored: nothing
+  is lost or asked twice.
+- Record lookups (``records``: the source's spec, built in each worker, where an MCP server
+  is started or an HTTP client opened) are cached straight in the run's ledger file, in its
+  ``record_lookups`` table (SQLite WAL, ``INSERT OR IGNORE``: concurrent workers cannot clash
+  and a lookup is never stored twice), so there is no per-shard lookup table to merge.
 - Outcomes are put back in sample order and aggregated exactly as locally (``math.fsum``
   means, seeded bootstrap on sorted values), so per-sample results and means are identical.
 
@@ -26,6 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.results import Outcome
@@ -36,6 +42,9 @@ from ragmeter.engine.evaluate import evaluate, resolve_measures
 from ragmeter.io.dataset import Dataset, from_samples
 from ragmeter.judges.judge_factory import judge_from_description
 from ragmeter.ledger import LayeredLedger, Ledger
+from ragmeter.records.cache import SqliteLookupCache
+from ragmeter.records.lookup import RecordLookup
+from ragmeter.records.spec import parse_source
 
 
 def _ray():
@@ -155,6 +164,11 @@ def _score_shard(samples: list[Sample], metrics: list[str] | None, options: dict
         judge = judge_from_description(judge_spec, LayeredLedger(ledger_path or ":memory:", main_ledger),
                                        limiter=RemoteLimiter(limiter) if limiter is not None else None)
     options = dict(options)
+    records = options.pop("records", None)
+    if records is not None:  # built here: a subprocess or a client is not sent over the wire
+        options["records"] = RecordLookup(parse_source(records["spec"], timeout_s=records["timeout"]),
+                                          cache=SqliteLookupCache(main_ledger) if main_ledger else None,
+                                          timeout_s=records["timeout"])
     spec = options.pop("embedder", None)
     if spec is not None:  # built here, in the worker: a client is not sent over the wire, nor is a key
         options["embedder"] = make_embedder(spec["spec"], base_url=spec.get("base_url"))
@@ -168,10 +182,13 @@ def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None 
                  judge_spec: dict | None = None, ledger: str | None = None, shards: int | None = None,
                  address: str | None = None, concurrency: int = DEFAULTS.concurrency, max_retries: int = 3,
                  heartbeat_dir: str | None = None, init_options: dict | None = None, embedder: str | None = None,
-                 embedder_base_url: str | None = None, criteria: dict | None = None) -> EvaluationResult:
+                 embedder_base_url: str | None = None, criteria: dict | None = None,
+                 records: dict[str, Any] | None = None, action_criteria: CriteriaSet | None = None) -> EvaluationResult:
     """The local engine's results, scored in shards on a Ray cluster. ``embedder``: a
     :func:`ragmeter.embeddings.make_embedder` spec, built in each worker (API keys come from
-    the workers' environment); ``criteria``: rubric criteria, as for ``evaluate``."""
+    the workers' environment); ``criteria``: rubric criteria, as for ``evaluate``;
+    ``records``: ``{"spec": <parse_source string>, "timeout": seconds}``, built in each worker;
+    ``action_criteria``: as for ``evaluate``."""
     ray = _ray()
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
@@ -183,7 +200,7 @@ def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None 
     limiter = _limiter_actor(ray).remote(concurrency, lease_s) if judge_spec is not None else None
     ledger_dir = Path(ledger).parent if ledger else None
     task = ray.remote(_score_shard).options(max_retries=max_retries, retry_exceptions=False)
-    options = {"k": k, "view": view, "criteria": criteria}
+    options = {"k": k, "view": view, "criteria": criteria, "records": records, "action_criteria": action_criteria}
     if embedder not in (None, "minilm"):
         options["embedder"] = {"spec": embedder, "base_url": embedder_base_url or os.environ.get("OPENAI_BASE_URL")}
     refs = []

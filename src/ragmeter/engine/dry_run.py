@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.core.measure import Measure
 from ragmeter.core.settings import InvalidSettingError
 from ragmeter.engine.evaluate import resolve_measures
@@ -15,6 +16,7 @@ from ragmeter.engine.planner import plan_calls
 from ragmeter.io.dataset import Dataset
 from ragmeter.judges.judge import Judge
 from ragmeter.metrics.kinds import JudgedSpec
+from ragmeter.records.lookup import RecordLookup
 
 
 def judged_measures(metrics: Iterable[str | Measure] | None, k: int | None, view: str | None) -> list[Measure]:
@@ -32,7 +34,8 @@ def needs_judge(metrics: Iterable[str | Measure] | None, k: int | None, view: st
 
 
 def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: int | None, view: str | None,
-                 judge: Judge | None) -> dict[str, Any]:
+                 judge: Judge | None, records: RecordLookup | None = None,
+                 action_criteria: CriteriaSet | None = None) -> dict[str, Any]:
     """The judge calls, estimated input tokens and output cap the judged measures need
     (``{"calls": 0, "note": ...}`` without one); raises when they need a judge and none is given."""
     measures = judged_measures(metrics, k, view)
@@ -41,7 +44,7 @@ def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: i
     if judge is None:
         raise InvalidSettingError("dry_run", "a dry run of judged metrics needs --judge")
     needs: set[str] = set().union(*(m.spec.needs(m) for m in measures if isinstance(m.spec, JudgedSpec)))
-    plan = plan_calls(data.samples, needs, judge)
+    plan = plan_calls(data.samples, needs, judge, records=records, action_criteria=action_criteria)
     if judge.backend.name == "local":
         plan.update(local_time_estimate(plan["calls_by_prompt"]))
     return plan

@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.evaluation import EvaluationResult
@@ -28,6 +29,7 @@ from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.metrics.criteria import Criterion
 from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
+from ragmeter.records.lookup import RecordLookup
 
 if TYPE_CHECKING:  # a label-only run loads no judge code
     from ragmeter.judges.judge import Judge
@@ -122,11 +124,14 @@ async def aevaluate(
     criteria: Mapping[str, Criterion] | None = None,
     progress: Progress | None = None,
     before_judged: Callable[[EvaluationResult], None] | None = None,
+    records: RecordLookup | None = None,
+    action_criteria: CriteriaSet | None = None,
 ) -> EvaluationResult:
     """Score every sample with every measure: the async core of :func:`evaluate` (same
     arguments), for code that runs in an event loop (``await ragmeter.aevaluate(...)``)."""
     result = await _scored(data, metrics, k=k, view=view, judge=judge, embedder=embedder, criteria=criteria,
-                           progress=progress, before_judged=before_judged)
+                           progress=progress, before_judged=before_judged, records=records,
+                           action_criteria=action_criteria)
     report_coverage({m: result.outcomes[m] for m in result.measures})
     return result
 
@@ -142,6 +147,8 @@ async def _scored(
     criteria: Mapping[str, Criterion] | None,
     progress: Progress | None,
     before_judged: Callable[[EvaluationResult], None] | None,
+    records: RecordLookup | None = None,
+    action_criteria: CriteriaSet | None = None,
 ) -> EvaluationResult:
     dataset = as_dataset(data)
     measures = resolve_measures(measure_list(metrics), k, view=view)
@@ -163,7 +170,8 @@ async def _scored(
             before_judged(EvaluationResult(samples, done, outcomes, dataset.fingerprint, dataset.path,
                                            testset_fingerprint=dataset.testset_fingerprint))
         judged, evidence = await ascore_judged(judged_measures, samples, dataset.fingerprint, the_judge,
-                                               embedder=embedder, criteria=criteria, progress=progress)
+                                               embedder=embedder, criteria=criteria, progress=progress,
+                                               records=records, action_criteria=action_criteria)
         outcomes.update(judged)
         stats = the_judge.stats.as_dict() if the_judge is not None and judged else None
     finally:
@@ -185,6 +193,8 @@ def evaluate(
     criteria: Mapping[str, Criterion] | None = None,
     progress: Progress | None = None,
     before_judged: Callable[[EvaluationResult], None] | None = None,
+    records: RecordLookup | None = None,
+    action_criteria: CriteriaSet | None = None,
 ) -> EvaluationResult:
     """Score every sample with every measure.
 
@@ -226,6 +236,12 @@ def evaluate(
     before_judged : callable, optional
         Given the label and embedding results before any judged metric starts (the run driver
         saves them, so a judge failure never costs the rest of the table).
+    records : RecordLookup, optional
+        The user's system of record (:class:`ragmeter.records.RecordLookup`), in which the
+        answers' stated facts are looked up (``record_accuracy``, ``record_coverage``).
+    action_criteria : CriteriaSet, optional
+        Criteria on the samples' tool calls, for every case and by case id
+        (``action_pass_rate``; :func:`ragmeter.actions.load_criteria`).
 
     Returns
     -------
@@ -272,6 +288,7 @@ def evaluate(
     ('not_computed', {'faithfulness': None})
     """
     result = run_sync(lambda: _scored(data, metrics, k=k, view=view, judge=judge, embedder=embedder,
-                                      criteria=criteria, progress=progress, before_judged=before_judged))
+                                      criteria=criteria, progress=progress, before_judged=before_judged,
+                                      records=records, action_criteria=action_criteria))
     report_coverage({m: result.outcomes[m] for m in result.measures})  # the warning points at the caller
     return result

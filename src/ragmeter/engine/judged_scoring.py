@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter._version import __version__
-from ragmeter.claims.matrix import Evidence
+from ragmeter.actions.criteria import CriteriaSet
+from ragmeter.claims.matrix import JUDGE_OPTIONAL, Evidence
 from ragmeter.core.aio import run_sync
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
@@ -21,6 +22,7 @@ from ragmeter.embeddings.base import Embedder, EmbedderLike
 from ragmeter.engine.embedding_scoring import resolve_embedder
 from ragmeter.metrics.criteria import Criterion, with_builtin
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
+from ragmeter.records.lookup import RecordLookup
 
 if TYPE_CHECKING:  # the judges (httpx, jsonschema) load only when something is judged
     from ragmeter.judges.judge import Judge
@@ -35,59 +37,95 @@ def _spec(m: Measure) -> JudgedSpec:
     return m.spec
 
 
+def judge_optional(m: Measure) -> bool:
+    """``m`` reads only evidence that can be had without a judge (facts given in the data, tool
+    calls against criteria); what a judge would add is then missing with the reason."""
+    needs = _spec(m).needs(m)
+    return bool(needs) and needs <= JUDGE_OPTIONAL
+
+
 def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str, judge: Judge | None,
                  *, embedder: EmbedderLike | None = None, criteria: Mapping[str, Criterion] | None = None,
-                 progress: Progress | None = None) -> tuple[dict[Measure, tuple[Outcome, ...]], list[Evidence] | None]:
+                 progress: Progress | None = None, records: RecordLookup | None = None,
+                 action_criteria: CriteriaSet | None = None,
+                 ) -> tuple[dict[Measure, tuple[Outcome, ...]], list[Evidence] | None]:
     """The sync wrapper of :func:`ascore_judged`."""
     return run_sync(lambda: ascore_judged(measures, samples, fingerprint, judge, embedder=embedder,
-                                          criteria=criteria, progress=progress))
+                                          criteria=criteria, progress=progress, records=records,
+                                          action_criteria=action_criteria))
 
 
 async def ascore_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str,
-                        judge: Judge | None, *, embedder: Any = None, criteria: Mapping[str, Criterion] | None = None,
-                        progress: Progress | None = None
+                        judge: Judge | None, *, embedder: EmbedderLike | None = None,
+                        criteria: Mapping[str, Criterion] | None = None, progress: Progress | None = None,
+                        records: RecordLookup | None = None, action_criteria: CriteriaSet | None = None,
                         ) -> tuple[dict[Measure, tuple[Outcome, ...]], list[Evidence] | None]:
     """Every judged measure's outcomes (NotComputed with the reason when there is no judge),
-    and the per-sample evidence they were read from."""
+    and the per-sample evidence they were read from. ``records``: the lookup the answers'
+    facts are checked in; ``action_criteria``: the suite's criteria on tool calls."""
     if not measures:
         return {}, None
     context = JudgedContext(criteria=with_builtin(criteria))
     for m in measures:
         _spec(m).check(m, context)
-    if judge is None:
+    if judge is None and not any(judge_optional(m) for m in measures):
         return {m: tuple(NotComputed(NO_JUDGE, _provenance(m, fingerprint, None)) for _ in samples)
                 for m in measures}, None
     from ragmeter.engine.planner import agather_evidence  # start-up: a label-only run loads no judge code
 
-    refused = {m: why for m in measures if (why := refusal(judge, m))}  # asked for nothing
+    out: dict[Measure, tuple[Outcome, ...]] = {}
+    if judge is None:
+        out.update({m: tuple(NotComputed(NO_JUDGE, _provenance(m, fingerprint, None)) for _ in samples)
+                    for m in measures if not judge_optional(m)})
+        kept = [m for m in measures if judge_optional(m)]
+        needs = frozenset().union(*(_spec(m).needs(m) for m in kept))
+        evidence, _ = await agather_evidence(samples, set(needs), None, records=records,
+                                             action_criteria=action_criteria)
+        for m in kept:
+            out[m] = _read(m, samples, evidence, context, _provenance(m, fingerprint, _beyond_info(m, records)))
+        return {m: out[m] for m in measures}, evidence
+    # a judge-optional measure is not refused as a whole: its samples with given facts are scored
+    refused = {m: why for m in measures if not judge_optional(m) and (why := refusal(judge, m))}
     needs = frozenset().union(*(_spec(m).needs(m) for m in measures if m not in refused))
     evidence, planner = await agather_evidence(samples, set(needs), judge, criteria=context.criteria,
-                                               progress=progress)
+                                               progress=progress, records=records, action_criteria=action_criteria)
     resolved: Embedder | str | None = None
     if any(_spec(m).needs_embedder(m) for m in measures if m not in refused):
         resolved = resolve_embedder(embedder)  # a string: why no embedding model could be loaded
     context = JudgedContext(criteria=context.criteria, embedder=resolved, logprobs=judge.backend.supports_logprobs)
     hashes = planner.prompt_hashes
-    out: dict[Measure, tuple[Outcome, ...]] = {}
     for m in measures:
         spec = _spec(m)
         judge_info = {**judge.identity, "prompts": {p: hashes[p] for p in spec.prompts(m)},
-                      **spec.judge_details(m, context)}
+                      **spec.judge_details(m, context), **(_beyond_info(m, records) or {})}
         if spec.needs_embedder(m) and resolved is not None and not isinstance(resolved, str):
             judge_info["embedder"] = resolved.identity
         prov = _provenance(m, fingerprint, judge_info)
         if m in refused:
             out[m] = tuple(NotComputed(refused[m], prov) for _ in samples)
             continue
-        outcomes: list[Outcome] = []
-        for s, ev in zip(samples, evidence):
-            try:
-                outcomes.append(Score(float(spec.compute(ev, s, m, context)), prov))
-            except Unscorable as stop:
-                lack = stop.why
-                outcomes.append(Failed(lack.reason, prov) if lack.failed else NotComputed(lack.reason, prov))
-        out[m] = tuple(outcomes)
+        out[m] = _read(m, samples, evidence, context, prov)
     return out, evidence
+
+
+def _read(m: Measure, samples: Sequence[Sample], evidence: Sequence[Evidence], context: JudgedContext,
+          prov: Provenance) -> tuple[Outcome, ...]:
+    spec = _spec(m)
+    outcomes: list[Outcome] = []
+    for s, ev in zip(samples, evidence):
+        try:
+            outcomes.append(Score(float(spec.compute(ev, s, m, context)), prov))
+        except Unscorable as stop:
+            why = stop.why
+            outcomes.append(Failed(why.reason, prov) if why.failed else NotComputed(why.reason, prov))
+    return tuple(outcomes)
+
+
+def _beyond_info(m: Measure, records: RecordLookup | None) -> dict[str, Any] | None:
+    """The record source a facts or actions measure read (its identity: no credentials)."""
+    if not judge_optional(m):
+        return None
+    return {"records": records.identity if records is not None else None}
 
 
 def refusal(judge: Judge, m: Measure) -> str | None:

@@ -29,6 +29,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
+from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.claims.matrix import (
     ANSWER_CLAIMS,
     PAIRS,
@@ -48,6 +49,7 @@ from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import InvalidInputError, JudgeOutputError
 from ragmeter.core.progress import Progress
 from ragmeter.core.sample import Sample
+from ragmeter.engine.beyond_context import NO_JUDGE_FACTS, BeyondContext
 from ragmeter.judges import schemas
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
@@ -55,6 +57,8 @@ from ragmeter.judges.replies import Keyed
 from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
 from ragmeter.metrics.criteria import Criterion, with_builtin
+from ragmeter.records.extraction import PROMPT_ID as FACTS_PROMPT
+from ragmeter.records.lookup import RecordLookup
 
 DEFAULT_QUESTIONS = 3
 Reader = Callable[[Evidence, str, "Judgment | Exception"], None]
@@ -101,8 +105,11 @@ class Planner:
     :meth:`verification_requests` (the claims of stage one against their sources).
     """
 
-    def __init__(self, needs: Iterable[str], *, criteria: Mapping[str, Criterion] | None = None) -> None:
+    def __init__(self, needs: Iterable[str], *, criteria: Mapping[str, Criterion] | None = None,
+                 records: RecordLookup | None = None, action_criteria: CriteriaSet | None = None,
+                 refuses: Callable[[str], str | None] | None = None) -> None:
         self.needs = set(needs)
+        self.beyond = BeyondContext(self.needs, records=records, action_criteria=action_criteria, refuses=refuses)
         self.kinds = {need_kind(n) for n in self.needs}
         self.n_questions = max((int(need_argument(n)) for n in self.needs if need_kind(n) == QUESTIONS
                                 and need_argument(n)), default=DEFAULT_QUESTIONS)
@@ -117,7 +124,7 @@ class Planner:
     @property
     def prompt_hashes(self) -> dict[str, str]:
         return {p.id: p.hash for p in (self.extract, self.verify, self.relevance, self.generate, self.rubric,
-                                       self.standalone)}
+                                       self.standalone, self.beyond.prompt)}
 
     def _wants_answer(self) -> bool:
         return bool(self.needs & {ANSWER_CLAIMS, "answer@context", "answer@reference", "reference@answer"})
@@ -165,7 +172,7 @@ class Planner:
 
     def _extract_request(self, s: Sample, ev: Evidence) -> JudgeRequest | None:
         answer_text = reference_text = NOT_NEEDED
-        if self._wants_answer():
+        if self._wants_answer() or self.beyond.wants_answer_claims(s):
             if s.answer is None or not s.answer.strip():
                 ev.answer_claims = ev.declines = Unavailable("the sample has no answer")
             elif s.answer_claims is not None:
@@ -252,9 +259,12 @@ class Planner:
         if ev.reference_claims is None:
             ev.reference_claims = tuple(Claim(i, c["text"]) for i, c in enumerate(v["reference_claims"], start=1))
 
-    # Stage 2: verification of each needed (claim list, source)
+    # Stage 2: verification of each needed (claim list, source), and the answer's facts
     def verification_requests(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:
         out: dict[str, JudgeRequest] = {}
+        facts = self.beyond.request(s, ev, judge_present=True)
+        if facts is not None:
+            out[FACTS_PROMPT] = facts
         for pair in PAIRS:
             if pair not in self.needs:
                 continue
@@ -281,6 +291,9 @@ class Planner:
         """Stage 2's judgment for ``pair`` (``"answer@context"``, ...) into ``ev``."""
         if not isinstance(j, Exception):
             ev.calls += j.calls
+        if pair == FACTS_PROMPT:
+            self.beyond.read(ev, j, unavailable(j))
+            return
         ev.verdicts[pair] = unavailable(j) or tuple(
             Verdict(v["id"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"])
             for v in _value(j)["verdicts"])
@@ -327,20 +340,37 @@ def weighted_score(logprobs: list[dict[str, Any]] | None, low: int, high: int) -
     return None
 
 
-def gather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
-                    criteria: Mapping[str, Criterion] | None = None,
-                    progress: Progress | None = None) -> tuple[list[Evidence], Planner]:
+def gather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge | None, *,
+                    criteria: Mapping[str, Criterion] | None = None, progress: Progress | None = None,
+                    records: RecordLookup | None = None,
+                    action_criteria: CriteriaSet | None = None) -> tuple[list[Evidence], Planner]:
     """The sync wrapper of :func:`agather_evidence`."""
-    return run_sync(lambda: agather_evidence(samples, needs, judge, criteria=criteria, progress=progress))
+    return run_sync(lambda: agather_evidence(samples, needs, judge, criteria=criteria, progress=progress,
+                                             records=records, action_criteria=action_criteria))
 
 
-async def agather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
-                           criteria: Mapping[str, Criterion] | None = None,
-                           progress: Progress | None = None) -> tuple[list[Evidence], Planner]:
-    """Run stage 1 then stage 2 for every sample through the judge (and its ledger)."""
-    planner = Planner(needs, criteria=criteria)
+async def agather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge | None, *,
+                           criteria: Mapping[str, Criterion] | None = None, progress: Progress | None = None,
+                           records: RecordLookup | None = None,
+                           action_criteria: CriteriaSet | None = None) -> tuple[list[Evidence], Planner]:
+    """Run stage 1 then stage 2 for every sample through the judge (and its ledger), then look
+    the answers' facts up in ``records`` and grade the tool calls against ``action_criteria``.
+
+    ``judge=None`` (only for needs a judge is optional to, ``JUDGE_OPTIONAL``): no call is
+    made; given claims and facts are used, and what a judge would add is missing with the reason."""
+    refuses = getattr(judge.backend, "refuses", None) if judge is not None else None
+    planner = Planner(needs, criteria=criteria, records=records, action_criteria=action_criteria, refuses=refuses)
     check_texts(samples, needs)
     evidence = [Evidence() for _ in samples]
+    for s, ev in zip(samples, evidence):
+        planner.beyond.prepare(s, ev)
+    if judge is None:
+        for s, ev in zip(samples, evidence):
+            planner.extraction_requests(s, ev)  # given claims are read; nothing is asked
+            if planner.beyond.request(s, ev, judge_present=False) is not None:
+                ev.facts = Unavailable(NO_JUDGE_FACTS)
+        await planner.beyond.finish(samples, evidence, None)
+        return evidence, planner
     stages: tuple[tuple[str, Callable[[Sample, Evidence], dict[str, JudgeRequest]], Reader], ...] = (
         ("extracting claims", planner.extraction_requests, planner.read_extraction),
         ("verifying claims", planner.verification_requests, planner.read_verification))
@@ -353,22 +383,27 @@ async def agather_evidence(samples: Sequence[Sample], needs: set[str], judge: Ju
         results = await judge.arun([req for _, _, req in jobs], progress=progress)
         for (i, name, _), j in zip(jobs, results):
             read(evidence[i], name, j)
+    await planner.beyond.finish(samples, evidence, judge)
     return evidence, planner
 
 
 def plan_calls(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
-               criteria: Mapping[str, Criterion] | None = None) -> dict[str, Any]:
+               criteria: Mapping[str, Criterion] | None = None, records: RecordLookup | None = None,
+               action_criteria: CriteriaSet | None = None) -> dict[str, Any]:
     """A dry run: calls still needed, and their estimated input tokens.
 
     Verification prompts cannot be written before extraction, so each is estimated with
     stand-in claims: the given ``answer_claims`` / ``reference_claims``, else the sentences of
     the answer or reference (what extraction splits into claims), verified against the real
-    passages. Their tokens are counted like the others'."""
-    planner = Planner(needs, criteria=criteria)
+    passages; the facts extraction for ``records`` is estimated from the same stand-ins. Their
+    tokens are counted like the others'. Record lookups and never-claim checks are not judge
+    calls."""
+    planner = Planner(needs, criteria=criteria, records=records, action_criteria=action_criteria)
     check_texts(samples, needs)
     requests: list[JudgeRequest] = []
     for s in samples:
         requests.extend(planner.extraction_requests(s, Evidence()).values())
+        # stage 2 on stand-in claims: the verifications and the facts extraction for --records
         requests.extend(planner.verification_requests(s, _stand_in_claims(s)).values())
     plan = judge.plan(requests)
     pending = [r for r in requests if not judge.is_stored(r)]

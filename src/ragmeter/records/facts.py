@@ -17,10 +17,11 @@ and never passes a fact it could not compare.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ragmeter.core.aio import run_sync
 from ragmeter.records.lookup import RecordLookup
 from ragmeter.records.normalise import compare
 from ragmeter.records.types import CannotVerify, JsonScalar, LookupOutcome, RecordValue
@@ -55,17 +56,26 @@ class FactCheck:
     record: RecordValue | None
     reason: str
     source: str
+    lookup_failed: bool = False  # cannot verify because the lookup timed out, errored or was refused
 
     def as_dict(self) -> dict[str, Any]:
         return {"fact": self.fact.as_dict(), "verdict": self.verdict,
                 "record": None if self.record is None else {"value": self.record.value, "unit": self.record.unit},
-                "reason": self.reason, "source": self.source}
+                "reason": self.reason, "source": self.source, "lookup_failed": self.lookup_failed}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> FactCheck:
+        """The check :meth:`as_dict` wrote (a run directory's evidence)."""
+        f, rec = d["fact"], d.get("record")
+        return cls(Fact(f["entity"], f["attribute"], f["value"], f.get("unit"), f.get("claim_id")), d["verdict"],
+                   None if rec is None else RecordValue(rec["value"], rec.get("unit")), d.get("reason", ""),
+                   d.get("source", ""), bool(d.get("lookup_failed", False)))
 
 
 def judge_fact(fact: Fact, outcome: LookupOutcome, source: str) -> FactCheck:
     """The verdict of one fact given its lookup outcome (pure: no I/O)."""
     if isinstance(outcome, CannotVerify):
-        return FactCheck(fact, CANNOT_VERIFY, None, outcome.reason, source)
+        return FactCheck(fact, CANNOT_VERIFY, None, outcome.reason, source, lookup_failed=not outcome.final)
     result = compare(fact.value, fact.unit, outcome.value, outcome.unit)
     if result.outcome == "equal":
         return FactCheck(fact, PASS, outcome, f"the record holds {outcome.describe()}", source)
@@ -101,7 +111,7 @@ def check_facts_sync(facts: Sequence[Fact], lookup: RecordLookup) -> list[FactCh
         finally:
             await lookup.aclose()
 
-    return asyncio.run(main())
+    return run_sync(main)
 
 
 def fact_counts(checks: Iterable[FactCheck]) -> VerdictCounts:

@@ -19,6 +19,7 @@ import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.records.cache import LookupCache, lookup_key
 from ragmeter.records.types import (
@@ -131,4 +132,4 @@ class RecordLookup:
             finally:
                 await self.aclose()
 
-        return asyncio.run(main())
+        return run_sync(main)

@@ -40,7 +40,8 @@ font-variant-numeric:tabular-nums}.nc{color:#8a92a6;font-style:italic}.failed{co
 .plot h3{margin:0 0 4px;font-size:13px}details{background:#fff;margin:8px 0;padding:8px 14px;
 box-shadow:0 1px 2px rgba(0,0,0,.06)}summary{cursor:pointer;font-weight:600}.mark{display:inline-block;width:18px;
 text-align:center;border-radius:3px;font-weight:700}.R{background:#d7f0dd;color:#17692d}.N{background:#eceef2;color:#6b7385}
-.v-supported{color:#17692d;font-weight:600}.v-contradicted{color:#b3261e;font-weight:600}.v-not_found{color:#8a5a00;
+.v-supported,.v-pass{color:#17692d;font-weight:600}.v-fail{color:#b3261e;font-weight:600}
+.v-cannot_verify,.v-unable_to_verify{color:#8a5a00;font-weight:600}.v-contradicted{color:#b3261e;font-weight:600}.v-not_found{color:#8a5a00;
 font-weight:600}.tag{display:inline-block;background:#fde7e4;color:#8c1d13;border-radius:10px;padding:1px 9px;
 margin:2px 4px 2px 0;font-size:12px}#filter{padding:6px 10px;width:320px;margin-bottom:8px;border:1px solid #c9cfdb;
 border-radius:4px}.muted{color:#6b7385}.ver{color:#6b7385;white-space:nowrap}.agree{font-size:12px;color:#3b4256;white-space:nowrap}
@@ -175,6 +176,39 @@ def _claims(title: str, claims: Any, verdicts: dict[str, Any]) -> str:
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 
+def _facts(facts) -> str:
+    """The answer's facts against the system of record: verdict, the record's value, the reason."""
+    if facts is None:
+        return ""
+    if not isinstance(facts, list):
+        return f'<h4>Facts against the records</h4><p class="muted">{escape(facts.get("unavailable", ""))}</p>'
+    rows = "".join(
+        f'<tr><td class="num">{escape(c["fact"].get("claim_id") or "-")}</td><td>{escape(c["fact"]["entity"])}</td>'
+        f'<td>{escape(c["fact"]["attribute"])}</td><td>{escape(c["fact"]["value"])}'
+        f'{" " + escape(c["fact"]["unit"]) if c["fact"].get("unit") else ""}</td>'
+        f'<td><span class="v-{escape(c["verdict"])}">{escape(c["verdict"])}</span></td>'
+        f'<td>{escape(c["reason"])}</td></tr>'
+        for c in facts)
+    return ('<h4>Facts against the records</h4><table><thead><tr><th>claim</th><th>entity</th><th>attribute</th>'
+            f'<th>stated</th><th>verdict</th><th>evidence</th></tr></thead><tbody>{rows or ""}</tbody></table>')
+
+
+def _actions(grade) -> str:
+    """Each action criterion with its verdict and evidence."""
+    if grade is None:
+        return ""
+    if "criteria" not in grade:
+        return f'<h4>Action criteria</h4><p class="muted">{escape(grade.get("unavailable", ""))}</p>'
+    rows = "".join(
+        f'<tr><td>{escape(c["id"])}</td><td>{escape(c["criterion"])}</td>'
+        f'<td><span class="v-{escape(c["verdict"])}">{escape(c["verdict"])}</span></td>'
+        f'<td>{escape(c["evidence"])}</td></tr>'
+        for c in grade["criteria"])
+    return (f'<h4>Action criteria: {escape(grade.get("verdict", ""))}</h4>'
+            f'<table><thead><tr><th>id</th><th>criterion</th>'
+            f'<th>verdict</th><th>evidence</th></tr></thead><tbody>{rows}</tbody></table>')
+
+
 def _headline_rows(run, metrics: list[str]) -> str:
     rows = []
     for name in metrics:
@@ -218,7 +252,8 @@ def _drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
         claims = (_claims("Answer claims", ev.get("answer_claims"),
                           {k: v for k, v in verdicts.items() if k.startswith("answer@")})
                   + _claims("Reference claims", ev.get("reference_claims"),
-                            {k: v for k, v in verdicts.items() if k.startswith("reference@")}))
+                            {k: v for k, v in verdicts.items() if k.startswith("reference@")})
+                  + _facts(ev.get("facts")) + _actions(ev.get("actions")))
     return (f'<details id="q-{escape(s.id)}"><summary>{escape(s.id)}: {escape(s.question)}</summary>'
             f'<h4>Ranked list</h4>{_ranked(s)}'
             f'<p><b>Reached the prompt:</b> {escape(", ".join(s.context_ids)) or "nothing"}</p>'

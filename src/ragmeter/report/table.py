@@ -60,14 +60,18 @@ def _pattern_view(measures: tuple[Measure, ...]) -> tuple[str, int | None]:
 def render_table(result: EvaluationResult) -> str:
     """Per-query rows, the mean line, then one coverage line per metric."""
     view, k = _pattern_view(result.measures)
-    width = pattern_width(k, max((len(s.ranked_ids(view)) for s in result.samples), default=0))
-    headers = ["query", f"ranks 1-{width}" if view == "retrieved" else f"context 1-{width}", "relevant"]
+    longest = max((len(s.ranked_ids(view)) for s in result.samples), default=0)
+    width = pattern_width(k, longest)
+    # no ranked list anywhere (agent runs scored on their tool calls): no rank columns
+    ranked = longest > 0 or any(s.relevance for s in result.samples)
+    headers = ["query"] + ([f"ranks 1-{width}" if view == "retrieved" else f"context 1-{width}", "relevant"]
+                           if ranked else [])
     mixed = len({m.view for m in result.measures}) > 1
     headers += [f"{m.label} [{m.view}]" if mixed else m.label for m in result.measures]
     rows = []
     for i, s in enumerate(result.samples):
         relevant = sum(1 for g in s.relevance.values() if g >= 1)
-        row = [terminal_safe(s.id), rank_pattern(s, view, width), str(relevant)]
+        row = [terminal_safe(s.id)] + ([rank_pattern(s, view, width), str(relevant)] if ranked else [])
         row += [_cell(m, result.outcomes[m][i]) for m in result.measures]
         rows.append(row)
     widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]

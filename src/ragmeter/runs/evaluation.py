@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
@@ -26,6 +27,7 @@ from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.judges.judge import Judge
 from ragmeter.judges.judge_factory import default_judge, describe_judge, make_judge
 from ragmeter.metrics.criteria import Criterion, load_criteria
+from ragmeter.records.lookup import RecordLookup
 from ragmeter.runs.blockwise import evaluate_streaming
 from ragmeter.runs.resume import absolute_options, check_fingerprint
 from ragmeter.runs.store import (
@@ -96,6 +98,28 @@ def _criteria(settings: Settings) -> dict[str, Criterion] | None:
     return load_criteria(settings.criteria) if settings.criteria else None
 
 
+def record_lookup(settings: Settings) -> RecordLookup | None:
+    """The record source ``settings.records`` names (``parse_source``), bounded by
+    ``records_timeout`` per lookup and cached in the run's ledger file (its own table), or None."""
+    if not settings.records:
+        return None
+    from ragmeter.records.cache import SqliteLookupCache
+    from ragmeter.records.spec import parse_source
+
+    source = parse_source(settings.records, timeout_s=settings.records_timeout)
+    return RecordLookup(source, cache=SqliteLookupCache(settings.ledger_path), timeout_s=settings.records_timeout,
+                        concurrency=settings.concurrency)
+
+
+def action_criteria(settings: Settings) -> CriteriaSet | None:
+    """The action criteria file ``settings.action_criteria`` (JSON or YAML), or None."""
+    if not settings.action_criteria:
+        return None
+    from ragmeter.actions.criteria import load_criteria as load_action_criteria
+
+    return load_action_criteria(settings.action_criteria)
+
+
 def _check(settings: Settings) -> None:
     if settings.dataset is None:
         raise InvalidSettingError("dataset", "give a dataset file (or --resume RUN)")
@@ -129,13 +153,16 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     # (Ray workers build their own from its description)
     judge = make_judge(settings.judge_spec, settings)
     criteria = _criteria(settings)
+    actions = action_criteria(settings)
     resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m leaves no run directory
     if settings.block is not None and settings.dataset is not None:
-        return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume)
+        return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume, actions)
     data = load_samples(settings)
+    records = record_lookup(settings)
     if settings.dry_run:
         return EvaluationRun(settings, None, plan=dry_run_plan(data, settings.metrics, k=settings.k,
-                                                               view=settings.view, judge=judge))
+                                                               view=settings.view, judge=judge, records=records,
+                                                               action_criteria=actions))
     if resume is not None:
         check_fingerprint(resume, data.fingerprint)
     # only now: bad input leaves no run directory behind
@@ -146,13 +173,16 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
             result = evaluate_ray(data, settings.metrics, k=settings.k, view=settings.view,
                                   judge_spec=describe_judge(settings), ledger=settings.ledger_path,
                                   address=settings.address, concurrency=settings.concurrency,
-                                  embedder=settings.embedder, criteria=criteria)
+                                  embedder=settings.embedder, criteria=criteria,
+                                  records={"spec": settings.records, "timeout": settings.records_timeout}
+                                  if settings.records else None, action_criteria=actions)
         else:
             embedder = embedder_for(settings)
             saved = _saver(run_path, setup)
             with progress(judge) if progress is not None else nullcontext() as on_stage:
                 result = evaluate(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
-                                  criteria=criteria, embedder=embedder, progress=on_stage, before_judged=saved)
+                                  criteria=criteria, embedder=embedder, progress=on_stage, before_judged=saved,
+                                  records=records, action_criteria=actions)
         if run_path is not None and setup is not None:
             finish_run(run_path, setup, result)
     except BaseException as exc:
@@ -189,7 +219,8 @@ def _recording(settings: Settings, resume: Run | None,
 
 
 def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
-              criteria: dict[str, Criterion] | None, resume: Run | None) -> EvaluationRun:
+              criteria: dict[str, Criterion] | None, resume: Run | None,
+              actions: CriteriaSet | None = None) -> EvaluationRun:
     embedder = embedder_for(settings)
     opened: dict[str, Any] = {"path": None, "setup": None}
 
@@ -202,7 +233,8 @@ def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
     try:
         summary, dataset = evaluate_streaming(path, settings.metrics, block=block, open_run=open_run,
                                               corpus=settings.corpus, k=settings.k, view=settings.view,
-                                              judge=judge, criteria=criteria, embedder=embedder)
+                                              judge=judge, criteria=criteria, embedder=embedder,
+                                              records=record_lookup(settings), action_criteria=actions)
     except BaseException as exc:
         if opened["path"] is not None and opened["setup"] is not None:
             mark_stopped(opened["path"], opened["setup"], exc)

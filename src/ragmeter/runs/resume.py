@@ -29,7 +29,9 @@ from ragmeter.core.secrets import MASK, has_userinfo
 from ragmeter.core.settings import STORED, InvalidSettingError, Settings
 from ragmeter.runs.store import Run
 
-PATHS = ("dataset", "corpus", "criteria", "ledger")
+PATHS = ("dataset", "corpus", "criteria", "ledger", "action_criteria")
+#: A ``--records`` source that is a file (not ``http(s):``, ``mcp:`` or ``python:``) is a path too.
+SOURCE_SCHEMES = ("http:", "https:", "mcp:", "python:")
 #: Stored settings that change no number: given with --resume, the new value is used.
 HONOURED = ("judge_base_url", "timeout", "concurrency", "price_in", "price_out")
 
@@ -39,9 +41,16 @@ def absolute_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
     >>> absolute_options({"dataset": "/d/x.jsonl", "k": 5})["dataset"]
     '/d/x.jsonl'
+    >>> absolute_options({"records": "http://crm/orders/{entity}"})["records"]
+    'http://crm/orders/{entity}'
     """
-    return {name: os.path.abspath(value) if name in PATHS and isinstance(value, str) and value != ":memory:"
-            else value for name, value in options.items()}
+    return {name: os.path.abspath(value) if _is_path(name, value) else value for name, value in options.items()}
+
+
+def _is_path(name: str, value: Any) -> bool:
+    if not isinstance(value, str) or value == ":memory:":
+        return False
+    return name in PATHS or (name == "records" and not value.startswith(SOURCE_SCHEMES))
 
 
 def check_fingerprint(run: Run, fingerprint: str) -> None:
@@ -60,7 +69,7 @@ RUN_DIRECTORY = ("name", "save")
 
 
 def _same(name: str, a: Any, b: Any) -> bool:
-    if name in PATHS and a is not None and b is not None:
+    if _is_path(name, a) and _is_path(name, b):
         return bool(os.path.abspath(a) == os.path.abspath(b))
     return bool(a == b)
 

@@ -1,0 +1,76 @@
+"""Action pass rate: did the run's tool calls meet the criteria set for them?
+
+Per case (sample), every criterion that applies gets Pass, Fail or Unable to verify with its
+evidence (:mod:`ragmeter.actions.grade`): must call / must never call (optionally when a
+condition holds), argument constraints, order, maximum calls, a post-condition confirmed in
+the record source, statements the answer must never make; a call to a tool the agent does not
+declare fails. The case fails if any criterion fails, passes if every verified one passes.
+
+- ``action_pass_rate`` = 1 for a passing case, 0 for a failing one; a case that is unable to
+  verify (no calls recorded, no record source, no claims or judge for a never-claim check)
+  or where no criterion applies is NotComputed with the reason, so the mean is the seed's
+  *pass rate over the cases that reached a verdict* and its coverage the verification coverage.
+- ``action_pass_rate(criterion='ID')``: the same for one criterion id.
+
+The seed's reference system is Agent Assurance (a verdict per criterion, a pass rate over
+verified cases, verification coverage).
+
+>>> from ragmeter.actions.grade import CaseGrade, CriterionResult
+>>> from ragmeter.actions.criteria import Criterion
+>>> from ragmeter.metrics import JudgedContext, make_measure
+>>> c = Criterion(id="no-order", kind="must_not_call", tool="create_order")
+>>> ev = Evidence(actions=CaseGrade("a1", (CriterionResult(c, "fail", "called: create_order"),)))
+>>> action_pass_rate(ev, Sample("a1"), make_measure("action_pass_rate"), JudgedContext())
+0.0
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragmeter.claims.matrix import ACTIONS, Evidence
+from ragmeter.core.measure import Display, Measure, Param
+from ragmeter.core.sample import Sample
+from ragmeter.metrics.claim_reading import require
+from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
+from ragmeter.metrics.registry import register
+from ragmeter.records.verdicts import FAIL, NOT_APPLICABLE, PASS, UNABLE_TO_VERIFY
+
+NEEDS = frozenset({ACTIONS})
+
+
+def _verdict(results: list[Any]) -> str:
+    verdicts = {r.verdict for r in results}
+    return next((v for v in (FAIL, UNABLE_TO_VERIFY, PASS) if v in verdicts), NOT_APPLICABLE)
+
+
+def action_pass_rate(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    grade = require(ev.actions, "the tool calls were not graded")
+    wanted = measure.params["criterion"]
+    results = [r for r in grade.results if not wanted or r.id == wanted]
+    if wanted and not results:
+        raise Unscorable(f"no criterion {wanted!r} for this case")
+    verdict = _verdict(results)
+    if verdict == PASS:
+        return 1.0
+    if verdict == FAIL:
+        return 0.0
+    if verdict == UNABLE_TO_VERIFY:
+        by_reason: dict[str, list[str]] = {}
+        for r in results:
+            if r.verdict == UNABLE_TO_VERIFY:
+                by_reason.setdefault(r.evidence, []).append(r.id)
+        reasons = "; ".join(f"{why} ({', '.join(ids)})" for why, ids in by_reason.items())
+        raise Unscorable("unable to verify: " + reasons)
+    raise Unscorable("no criterion applies to this case")
+
+
+register(JudgedSpec(
+    name="action_pass_rate", version=1, family="actions", evidence=NEEDS, binary=True,
+    display=Display("actions", "action pass rate"),
+    definition="cases whose tool calls meet every criterion / cases that reached a verdict",
+    source="the seed article's Agent Assurance check; ragmeter.actions",
+    params={"criterion": Param(str, "", doc="one criterion id (default: every criterion of the case)")},
+    undefined="no criterion applies, or the case is unable to verify (no calls recorded, no record source, "
+              "no claims)",
+    compute=action_pass_rate))

@@ -1,0 +1,356 @@
+"""Records and actions through ``ragmeter eval`` end to end: ``--records`` (a table, an HTTP GET
+source on 127.0.0.1, a Python callable), ``--records-timeout``, ``--action-criteria``, the
+metrics record_accuracy / record_coverage / action_pass_rate, ``diagnose``'s stale_chunk, the
+HTML report and ``gate`` floors, on the warranty sample, with the HTTP test judge.
+
+Expected values are worked by hand from examples/warranty/records.jsonl (R1 warranty 12
+months, R2 warranty 24 months, R1 price 59 USD, R2 price 99 USD, ORD-1042 product R2).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragmeter.runs import list_runs
+
+from . import judge_server
+from .records_servers import documents, start_records_server
+
+S, C, N = "supported", "contradicted", "not_found"
+
+
+def _claims_of(text: str) -> list[str]:
+    return [c.strip().rstrip(".") + "." for c in re.split(r"(?<=\.)\s+", text.strip()) if c.strip()]
+
+
+def _listing(user_text: str, head: str) -> list[tuple[int, str]]:
+    part = user_text.split(head, 1)[1].split("\n\n", 1)[0]
+    return [(int(m.group(1)), m.group(2)) for m in re.finditer(r"^(\d+)\. (.*)$", part, re.MULTILINE)]
+
+
+# the facts a careful judge reads from each claim the test answers make
+FACTS = {
+    "costs $89": [("R2", "replacement_price", "$89", None)],
+    "24-month warranty": [("R2", "warranty", "24", "months")],
+    "R1 replacement costs $59": [("R1", "replacement_price", "59", "USD")],
+    "ORD-9999 has shipped": [("ORD-9999", "status", "shipped", None)],
+}
+
+
+def respond(user_text: str, payload: dict) -> dict:
+    """The warranty judge: claims are the answer's sentences; context verdicts follow the stale
+    price list; the never-claim check finds the surge promise only where the answer makes it."""
+    rf = payload.get("response_format", {})
+    name = rf.get("json_schema", {}).get("name") if rf.get("type") == "json_schema" else payload["tools"][0]["name"]
+    if name == "claims":
+        answer = user_text.split("ANSWER:\n", 1)[1].split("\n\nREFERENCE ANSWER:", 1)[0]
+        claims = [] if answer == "(not needed)" else _claims_of(answer)
+        return {"claims": [{"id": i, "text": t, "addresses_question": True, "cites": []}
+                           for i, t in enumerate(claims, start=1)], "declines": False, "reference_claims": []}
+    if name == "verdicts":
+        evidence = user_text.split("CLAIMS:\n", 1)[0]
+        out = []
+        for i, text in _listing(user_text, "CLAIMS:\n"):
+            if re.search(r"\[claim-\d+\]", evidence):  # a never-claim statement against the answer's claims
+                verdict, sources = (C, ["claim-1"]) if "does not cover" in evidence else (N, [])
+            elif "$89" in text:
+                verdict, sources = S, ["price-list-2025"]
+            else:
+                verdict, sources = N, []
+            out.append({"id": i, "verdict": verdict, "sources": sources, "combined": False,
+                        "quote": "the R2 costs $89" if sources == ["price-list-2025"] else ""})
+        return {"verdicts": out}
+    if name == "facts":
+        facts = []
+        for i, text in _listing(user_text, "ANSWER CLAIMS:\n"):
+            for key, found in FACTS.items():
+                if key in text:
+                    facts += [{"claim_id": i, "entity": e, "attribute": a, "value": v, "unit": u}
+                              for e, a, v, u in found]
+        return {"facts": facts}
+    raise ValueError(name)
+
+
+@pytest.fixture
+def judge():
+    srv, state = judge_server.start(respond)
+    yield state
+    srv.shutdown()
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _stale_rows(warranty: Path) -> list[dict]:
+    """s1 as shipped but without its given facts (the judge extracts them), and s2: two facts the
+    records confirm and one about an order they do not hold."""
+    s1 = json.loads((warranty / "stale_fact.jsonl").read_text())
+    s1["metadata"].pop("facts")
+    s2 = {"id": "s2", "question": "What about the R1 and my order?", "retrieved": ["warranty-r2", "warranty-r1"],
+          "relevant": ["warranty-r2"],
+          "answer": "The R2 has a 24-month warranty. An R1 replacement costs $59. Order ORD-9999 has shipped."}
+    return [s1, s2]
+
+
+def _doc(out) -> dict:
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)
+
+
+def _values(doc: dict, metric: str) -> dict[str, object]:
+    return {r["id"]: (r["metrics"][metric].get("value") if r["metrics"][metric]["status"] == "scored"
+                      else r["metrics"][metric]["status"]) for r in doc["samples"]}
+
+
+def test_stale_fact_through_the_judge_and_the_table(cli, warranty, judge, tmp_path, runs_dir):
+    data = _write(tmp_path / "stale.jsonl", _stale_rows(warranty))
+    args = ["eval", data, "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness,record_accuracy,record_coverage",
+            "--records", warranty / "records.jsonl", "--judge", "openai:m", "--judge-base-url", judge.url + "/v1",
+            "--ledger", tmp_path / "ledger.sqlite"]
+    doc = _doc(cli(*args, "--format", "json"))
+    # s1: $89 stated, 99 USD on record: 0 / (0 + 1); s2: 24 months and 59 USD pass, ORD-9999 has no record
+    assert _values(doc, "record_accuracy") == {"s1": 0 / (0 + 1), "s2": 2 / (2 + 0)}
+    assert _values(doc, "record_coverage") == {"s1": 1 / 1, "s2": 2 / 3}
+    assert doc["metrics"]["record_accuracy"]["mean"] == (0.0 + 1.0) / 2
+    assert doc["metrics"]["record_coverage"]["mean"] == pytest.approx((1 + 2 / 3) / 2)
+    assert _values(doc, "faithfulness") == {"s1": 1 / 1, "s2": 0 / 3}  # the stale answer is faithful
+    facts = {r["id"]: r["evidence"]["facts"] for r in doc["samples"]}
+    assert [f["verdict"] for f in facts["s2"]] == ["pass", "pass", "cannot_verify"]
+    assert facts["s1"][0]["reason"] == "stated $89; the record holds 99 USD"
+    prov = doc["metrics"]["record_accuracy"]["provenance"]["judge"]
+    assert set(prov["prompts"]) == {"claims.extract", "facts.extract"} and prov["records"].startswith("table:")
+    # per sample: extract, verify (faithfulness), facts = 3 calls; a rerun asks nothing
+    assert judge.count == 6
+    again = _doc(cli(*args, "--format", "json"))["samples"]
+    assert [(r["metrics"], r["evidence"]["facts"]) for r in again] == \
+        [(r["metrics"], r["evidence"]["facts"]) for r in doc["samples"]] and judge.count == 6
+
+    (run, *_) = list_runs(runs_dir)
+    text = cli("diagnose", run.path).stdout
+    assert 's1: stale_chunk\n    stale_chunk: claim 1 "An out-of-warranty replacement R2 costs $89." is supported by ' \
+           'price-list-2025 ("the R2 costs $89"), but the record says replacement_price of R2 is 99 USD' in text
+    assert "s2: stale_chunk" not in text  # its facts pass or cannot be verified: nothing stale
+    html = tmp_path / "r.html"
+    assert cli("report", run.path, "--html", html).exit_code == 0
+    page = html.read_text()
+    assert "record_accuracy" in page and "Facts against the records" in page
+    assert "stated $89; the record holds 99 USD" in page
+    # a floor on the new metric gates the run (mean 0.5 < 0.9), against itself as the baseline
+    assert cli("gate", run.path, "--baseline", run.path, "--min", "record_accuracy=0.9").exit_code == 1
+    assert cli("gate", run.path, "--baseline", run.path, "--min", "record_accuracy=0.5").exit_code == 0
+
+
+def test_the_same_verdicts_through_an_http_records_server(cli, warranty, judge, tmp_path):
+    server, state = start_records_server(documents(warranty / "records.jsonl"))
+    try:
+        data = _write(tmp_path / "stale.jsonl", _stale_rows(warranty))
+        doc = _doc(cli("eval", data, "-m", "record_accuracy,record_coverage", "--records",
+                       state.url + "/orders/{entity}", "--judge", "openai:m", "--judge-base-url", judge.url + "/v1",
+                       "--ledger", tmp_path / "ledger.sqlite", "--format", "json",
+                       "--corpus", warranty / "corpus.jsonl"))
+    finally:
+        server.shutdown()
+    assert _values(doc, "record_accuracy") == {"s1": 0.0, "s2": 1.0}
+    assert _values(doc, "record_coverage") == {"s1": 1.0, "s2": 2 / 3}
+    assert state.violations == [] and {r["method"] for r in state.requests} == {"GET"}
+    assert sorted({r["path"] for r in state.requests}) == ["/orders/ORD-9999", "/orders/R1", "/orders/R2"]
+
+
+def test_no_records_source_is_not_computed_with_the_reason(cli, warranty, judge, tmp_path):
+    data = _write(tmp_path / "stale.jsonl", _stale_rows(warranty))
+    doc = _doc(cli("eval", data, "-m", "record_accuracy", "--judge", "openai:m", "--judge-base-url",
+                   judge.url + "/v1", "--ledger", tmp_path / "l.sqlite", "--format", "json",
+                   "--corpus", warranty / "corpus.jsonl"))
+    cell = doc["samples"][0]["metrics"]["record_accuracy"]
+    assert cell["status"] == "not_computed" and "needs a record source" in cell["reason"]
+    assert judge.count == 0  # nothing is extracted for facts that cannot be checked
+
+
+RECORDS_MODULE = '''
+import time
+
+def lookup(entity, attribute):
+    if entity == "SLOW":
+        time.sleep(5)
+    if entity == "BOOM":
+        raise RuntimeError("the records database is down")
+    return {("R2", "replacement_price"): (99, "USD")}.get((entity, attribute))
+'''
+
+
+def test_a_callable_source_that_times_out_or_errors_fails_one_item(cli, tmp_path, monkeypatch):
+    """Given facts, no judge, a Python callable: no network call at all; a lookup past
+    --records-timeout or one that raises fails its sample, with the reason, and the run goes on."""
+    (tmp_path / "myrecords.py").write_text(RECORDS_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("myrecords", None)
+
+    def no_network(*args, **kwargs):
+        raise AssertionError(f"network call: {args}")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    monkeypatch.setattr(socket, "create_connection", no_network)
+
+    def row(sid, entity):
+        return {"id": sid, "question": "q", "answer": "a", "retrieved": ["c"], "relevant": ["c"],
+                "metadata": {"facts": [{"entity": entity, "attribute": "replacement_price", "value": "99 dollars"}]}}
+
+    data = _write(tmp_path / "d.jsonl", [row("t1", "R2"), row("t2", "SLOW"), row("t3", "BOOM"), row("t4", "R9")])
+    out = cli("eval", data, "-m", "record_accuracy,record_coverage", "--records", "python:myrecords:lookup",
+              "--records-timeout", "0.5", "--judge", "none", "--format", "json", "--no-save")
+    doc = _doc(out)
+    acc = {r["id"]: r["metrics"]["record_accuracy"] for r in doc["samples"]}
+    assert acc["t1"] == {**acc["t1"], "status": "scored", "value": 1.0}
+    assert acc["t2"]["status"] == "failed" and "within 0.5 s" in acc["t2"]["error"]
+    assert acc["t3"]["status"] == "failed" and "raised RuntimeError" in acc["t3"]["error"]
+    assert acc["t4"]["status"] == "not_computed" and "no fact could be verified" in acc["t4"]["reason"]
+    assert _values(doc, "record_coverage") == {"t1": 1.0, "t2": 0.0, "t3": 0.0, "t4": 0.0}
+    summary = doc["metrics"]["record_accuracy"]
+    assert (summary["mean"], summary["scored"], summary["failed"], summary["not_computed"]) == (1.0, 1, 2, 1)
+
+
+def test_action_criteria_on_the_agent_runs(cli, warranty, judge, tmp_path, runs_dir):
+    base = ["eval", warranty / "agent_runs.jsonl", "--action-criteria", warranty / "criteria.yaml", "--records",
+            warranty / "records.jsonl", "-m",
+            "action_pass_rate,action_pass_rate(criterion='no-order-for-excluded-damage')",
+            "--format", "json"]
+    # without a judge: a1 fails, a3 passes, a2 (never-claim needs the answer's claims) and a4 (no calls) unverified
+    doc = _doc(cli(*base, "--judge", "none", "--no-save"))
+    assert _values(doc, "action_pass_rate") == {"a1": 0.0, "a2": "not_computed", "a3": 1.0, "a4": "not_computed"}
+    assert doc["metrics"]["action_pass_rate"]["mean"] == 1 / (1 + 1)  # pass rate over verified cases
+    assert doc["metrics"]["action_pass_rate"]["scored"] / 4 == 2 / 4  # verification coverage
+    one = "action_pass_rate(criterion='no-order-for-excluded-damage')"
+    assert _values(doc, one) == {"a1": 0.0, "a2": 1.0, "a3": "not_computed", "a4": "not_computed"}
+    # with a judge: a2's answer denies surge cover, so its never-claim criterion passes and a2 passes
+    doc = _doc(cli(*base, "--judge", "openai:m", "--judge-base-url", judge.url + "/v1", "--ledger",
+                   tmp_path / "l.sqlite"))
+    assert _values(doc, "action_pass_rate") == {"a1": 0.0, "a2": 1.0, "a3": 1.0, "a4": "not_computed"}
+    assert doc["metrics"]["action_pass_rate"]["mean"] == 2 / (2 + 1)
+    grade = {r["id"]: r["evidence"]["actions"] for r in doc["samples"]}
+    a1 = {c["id"]: c for c in grade["a1"]["criteria"]}
+    assert a1["no-order-for-excluded-damage"]["verdict"] == "fail"
+    assert "create_replacement_order" in a1["no-order-for-excluded-damage"]["evidence"]
+    assert a1["order-on-record"]["verdict"] == "fail"  # ORD-1043 is not on record
+    # only the answers whose criteria read claims are split: a1 and a2 (surge questions), then
+    # one never-claim check each
+    assert judge.count == 4
+    (run,) = list_runs(runs_dir)
+    html = tmp_path / "a.html"
+    assert cli("report", run.path, "--html", html).exit_code == 0
+    page = html.read_text()
+    assert "Action criteria: fail" in page and "no-order-for-excluded-damage" in page
+    assert cli("gate", run.path, "--baseline", run.path, "--min", "action_pass_rate=0.7").exit_code == 1
+    assert cli("gate", run.path, "--baseline", run.path, "--min", "action_pass_rate=0.6").exit_code == 0
+
+
+def test_report_escapes_what_the_records_and_calls_hold(cli, tmp_path, runs_dir):
+    payload = "<script>alert(1)</script>"
+    rows = [{"id": "x1", "question": "q", "answer": "a", "retrieved": ["c"], "relevant": ["c"],
+             "tool_calls": [{"name": payload, "arguments": {}}], "tools": ["lookup"],
+             "metadata": {"facts": [{"entity": payload, "attribute": "status", "value": payload}]}}]
+    data = _write(tmp_path / "d.jsonl", rows)
+    records = _write(tmp_path / "r.jsonl", [{"entity": payload, "attribute": "status", "value": "ok"}])
+    out = cli("eval", data, "-m", "record_accuracy,action_pass_rate", "--records", records, "--judge", "none")
+    assert out.exit_code == 0, out.output
+    (run,) = list_runs(runs_dir)
+    html = tmp_path / "x.html"
+    assert cli("report", run.path, "--html", html).exit_code == 0
+    page = html.read_text()
+    assert payload not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_readme_second_commands_print_what_the_readme_says(cli, runs_dir):
+    """README's two commands after the first one, from the repository root: the actions one as
+    written (no judge), the records one without the local judge (faithfulness is then not
+    computed; the HTTP judge test above gives it)."""
+    from .conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    shown = "    .venv/bin/ragmeter eval examples/warranty/"
+    lines = [ln.strip() for ln in readme.splitlines() if ln.startswith(shown)]
+    stale, actions = (ln.split()[1:] for ln in lines)
+    assert stale[:2] == ["eval", "examples/warranty/stale_fact.jsonl"] and "--records" in stale
+    assert actions[:2] == ["eval", "examples/warranty/agent_runs.jsonl"] and actions[-2:] == ["--judge", "none"]
+    at_root = [str(ROOT / a) if a.startswith("examples/") else a for a in actions]
+    out = cli(*at_root)
+    assert out.exit_code == 0, out.output
+    assert "mean   action pass rate 0.500" in out.stdout and "action pass rate 0.500 over the 2 cases" in readme
+    out = cli(*[str(ROOT / a) if a.startswith("examples/") else a for a in stale], "--judge", "none")
+    assert out.exit_code == 0, out.output
+    assert "record accuracy 0.000 | record coverage 1.000" in out.stdout
+    assert "faithfulness 1.000 and record accuracy 0.000" in readme
+
+
+def test_block_streaming_and_dry_run(cli, warranty, judge, tmp_path):
+    """--block gives the in-memory numbers (the source is reopened per block); --dry-run counts
+    one facts.extract call per answered sample that has no given facts, and calls nothing."""
+    base = ["eval", warranty / "agent_runs.jsonl", "--action-criteria", warranty / "criteria.yaml", "--records",
+            warranty / "records.jsonl", "-m", "action_pass_rate", "--judge", "none", "--format", "json"]
+    whole = _doc(cli(*base, "--no-save"))
+    streamed = _doc(cli(*base, "--block", "1"))
+    assert streamed["metrics"]["action_pass_rate"]["mean"] == whole["metrics"]["action_pass_rate"]["mean"] == 0.5
+    data = _write(tmp_path / "stale.jsonl", _stale_rows(warranty))
+    out = cli("eval", data, "--corpus", warranty / "corpus.jsonl", "-m", "record_accuracy", "--records",
+              warranty / "records.jsonl", "--judge", "openai:m", "--judge-base-url", judge.url + "/v1", "--ledger",
+              tmp_path / "l.sqlite", "--dry-run")
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["calls"] == 2 + 2 and judge.count == 0  # (extract + facts) x 2 samples
+
+
+def test_the_same_verdicts_through_an_mcp_records_tool(cli, warranty, judge, tmp_path):
+    """`--records mcp:COMMAND#TOOL`: a stdio MCP server started for the run, only the named tool
+    called (the server logs every tool call)."""
+    import os
+    import shlex
+
+    if os.environ.get("RAGMETER_CI") != "1":
+        pytest.importorskip("mcp", reason="MCP sources need: pip install 'ragmeter[records]'")
+    server = Path(__file__).parent / "records_mcp_server.py"
+    log = tmp_path / "calls.log"
+    spec = "mcp:" + shlex.join([sys.executable, str(server), str(warranty / "records.jsonl"), str(log)]) + "#get_order"
+    data = _write(tmp_path / "stale.jsonl", _stale_rows(warranty))
+    doc = _doc(cli("eval", data, "-m", "record_accuracy,record_coverage", "--records", spec, "--judge", "openai:m",
+                   "--judge-base-url", judge.url + "/v1", "--ledger", tmp_path / "l.sqlite", "--format", "json",
+                   "--corpus", warranty / "corpus.jsonl", "--records-timeout", "20"))
+    assert _values(doc, "record_accuracy") == {"s1": 0.0, "s2": 1.0}
+    assert _values(doc, "record_coverage") == {"s1": 1.0, "s2": 2 / 3}
+    assert set(log.read_text().split()) == {"get_order"}
+
+
+def test_the_table_of_agent_runs_has_no_rank_columns(cli, warranty):
+    out = cli("eval", warranty / "agent_runs.jsonl", "--action-criteria", warranty / "criteria.yaml", "-m",
+              "action_pass_rate", "--judge", "none", "--no-save")
+    assert out.exit_code == 0, out.output
+    assert out.stdout.splitlines()[:2] == ["query  actions", "a1     0"]
+
+
+def test_a_judge_that_refuses_fact_extraction_still_checks_given_facts(warranty, tmp_path):
+    """A backend that refuses facts.extract (the local judge: not measured) leaves the samples
+    whose facts are given scored, the others NotComputed with its reason, and asks nothing."""
+    import ragmeter
+    from ragmeter.judges import Judge, ScriptedBackend
+    from ragmeter.records import RecordLookup, parse_source
+
+    class Refusing(ScriptedBackend):
+        def refuses(self, prompt_id: str) -> str | None:
+            return "facts.extract has not been measured" if prompt_id == "facts.extract" else None
+
+    rows = _stale_rows(warranty)
+    given = json.loads((warranty / "stale_fact.jsonl").read_text())
+    data = ragmeter.load_dataset(_write(tmp_path / "d.jsonl", [given, rows[1]]))
+    judge = Judge(Refusing(lambda prompt_id, inputs, messages: pytest.fail(f"asked {prompt_id}")))
+    r = ragmeter.evaluate(data, ["record_accuracy"], judge=judge,
+                          records=RecordLookup(parse_source(str(warranty / "records.jsonl"))))
+    assert r.outcome("record_accuracy", "s1").value == 0 / (0 + 1)
+    s2 = r.outcome("record_accuracy", "s2")
+    assert s2.status == "not_computed" and s2.reason == "facts.extract has not been measured"
+    assert judge.stats.as_dict()["calls"] == 0
+
