@@ -15,7 +15,7 @@ from typing import Any, Mapping, Protocol
 from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
 from ragmeter.core.results import Failed, NotComputed, Outcome, Score
 from ragmeter.core.sample import Sample
-from ragmeter.core.summary import MetricSummary, summarize
+from ragmeter.core.summary import MetricSummary, mean_of, summarize
 
 
 class Recorded(Protocol):
@@ -88,8 +88,10 @@ class EvaluationResult:
         return summarize(str(m), self.outcomes[m])
 
     def means(self) -> dict[str, float | None]:
-        """Mean per measure over scored samples (``None`` if none was scored), by canonical name."""
-        return {str(m): self.summary(m).mean for m in self.measures}
+        """Mean per measure over scored samples (``None`` if none was scored), by canonical name:
+        the summary's mean (``math.fsum`` / scored), without drawing its bootstrap interval."""
+        return {str(m): mean_of([o.value for o in self.outcomes[m] if isinstance(o, Score)])
+                for m in self.measures}
 
     def values(self, key: str | Measure) -> list[float | None]:
         """Per-sample values in sample order (``None`` where not scored)."""
