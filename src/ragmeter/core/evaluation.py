@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Protocol
 
 from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
+from ragmeter.core.result_access import import_pandas
 from ragmeter.core.results import Failed, NotComputed, Outcome, Score
 from ragmeter.core.sample import Sample
 from ragmeter.core.summary import MetricSummary, mean_of, summarize
@@ -26,7 +27,8 @@ class Recorded(Protocol):
 
 @dataclass(frozen=True)
 class EvaluationResult:
-    """Outcomes per measure, each a tuple aligned with ``samples``.
+    """Outcomes per measure, each a tuple aligned with ``samples``; read through the
+    :class:`~ragmeter.core.result_access.ResultAccess` methods that ``TrecResult`` shares.
 
     ``outcomes`` may be given as any mapping keyed by the measures (or by their canonical
     names); it is kept as a :class:`~ragmeter.core.measure.MeasureMap` in the order of
@@ -136,10 +138,7 @@ class EvaluationResult:
 
     def to_dataframe(self, *, long: bool = False) -> Any:
         """A pandas DataFrame: wide (one row per sample, NaN where not scored) or long (with status)."""
-        try:
-            import pandas as pd
-        except ImportError:  # pragma: no cover - exercised only without the extra
-            raise ImportError("to_dataframe needs pandas: pip install 'ragmeter[dataframe]'") from None
+        pd = import_pandas()
         if long:
             rows = [{"sample_id": s.id, "metric": str(m), "value": o.value, "status": o.status,
                      "reason": getattr(o, "reason", None) or getattr(o, "error", None)}
