@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from trec_bench import find_trec_eval, timed  # noqa: E402
+from trec_bench import find_trec_eval, timed
 
 DATA = Path(__file__).parent / ".data"
 K = 10
@@ -109,15 +109,14 @@ def bench(n: int, block: int, trec_eval: str | None) -> None:
     path = generate(n)
     print(f"\n{n:,} samples x 20 retrieved ({path.stat().st_size / 2**20:.1f} MB), five label metrics at k={K}")
     rows = {}
-    for label, cmd in commands(path, block, trec_eval).items():
-        seconds, peak, out, cpu = timed(cmd)
-        rows[label] = (seconds, cpu, peak, means_of(tool_of(label), out))
-    ref = rows["pytrec_eval script"][3]
     print(f"{'':30} {'wall s':>8} {'cpu s':>8} {'peak MB':>8} {'pytrec/this':>12} {'max |diff| vs pytrec_eval':>26}")
-    for label, (seconds, cpu, peak, means) in rows.items():
-        diff = max(abs(means[o] - ref[o]) for o in OURS)
-        print(f"{label:30} {seconds:8.2f} {cpu:8.2f} {peak:8.0f} {rows['pytrec_eval script'][0] / seconds:12.2f} "
-              f"{diff:26.2e}")
+    cmds = commands(path, block, trec_eval)
+    for label in ["pytrec_eval script", *[c for c in cmds if c != "pytrec_eval script"]]:  # the reference first
+        seconds, peak, out, cpu = timed(cmds[label])
+        rows[label] = (seconds, cpu, peak, means_of(tool_of(label), out))
+        ref = rows["pytrec_eval script"]
+        diff = max(abs(rows[label][3][o] - ref[3][o]) for o in OURS)
+        print(f"{label:30} {seconds:8.2f} {cpu:8.2f} {peak:8.0f} {ref[0] / seconds:12.2f} {diff:26.2e}", flush=True)
     for ours in ("ragmeter eval", f"ragmeter eval --block {block}", "ragmeter API (means)"):
         for other in ("pytrec_eval script", "trec_eval 10.0"):
             if other in rows:
