@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ragmeter._version import __version__
+from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.measure import Measure
 from ragmeter.core.results import NotComputed, Outcome, Provenance, Score
 from ragmeter.core.sample import Sample
@@ -19,11 +20,12 @@ def score_labels(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
     """Every label measure's outcomes; a sample with no labels is NotComputed for all of them."""
     batches: dict[str, RankedBatch] = {}
     out: dict[Measure, tuple[Outcome, ...]] = {}
-    for m in measures:
-        if m.view not in batches:
-            batches[m.view] = RankedBatch.from_lists([s.ranked_ids(m.view) for s in samples],
-                                                     [s.relevance for s in samples])
-        out[m] = _outcomes(m, batches[m.view], samples, fingerprint)
+    with gc_paused():  # an outcome per sample and measure: no cycles among them
+        for m in measures:
+            if m.view not in batches:
+                batches[m.view] = RankedBatch.from_lists([s.ranked_ids(m.view) for s in samples],
+                                                         [s.relevance for s in samples])
+            out[m] = _outcomes(m, batches[m.view], samples, fingerprint)
     return out
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.sample import Sample
 from ragmeter.io.corpus import attach_texts, load_corpus
 from ragmeter.io.csv_table import iter_csv
@@ -38,7 +39,11 @@ class Dataset:
 
 def load_dataset(path: str | Path, *, corpus: str | Path | None = None) -> Dataset:
     """Read and validate a dataset (and optionally a corpus that supplies chunk texts)."""
-    path = str(path)
+    with gc_paused():
+        return _load(str(path), corpus)
+
+
+def _load(path: str, corpus: str | Path | None) -> Dataset:
     suffix = Path(path).suffix.lower()
     if suffix in (".jsonl", ".ndjson", ".json"):
         records = list(iter_jsonl(path))
