@@ -16,9 +16,10 @@ from typing import Any, Protocol
 
 from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
 from ragmeter.core.notebook_html import table_html
+from ragmeter.core.result_access import import_pandas
 from ragmeter.core.results import Failed, NotComputed, Outcome, Score
 from ragmeter.core.sample import Sample
-from ragmeter.core.summary import MetricSummary, summarize
+from ragmeter.core.summary import MetricSummary, mean_of, summarize
 
 
 class Recorded(Protocol):
@@ -29,7 +30,9 @@ class Recorded(Protocol):
 
 @dataclass(frozen=True)
 class EvaluationResult:
-    """What :func:`ragmeter.evaluate` returns: every outcome per measure, aligned with ``samples``.
+    """What :func:`ragmeter.evaluate` returns: every outcome per measure, aligned with ``samples``,
+    read through the :class:`~ragmeter.core.result_access.ResultAccess` methods that
+    ``TrecResult`` shares.
 
     An outcome is a :class:`~ragmeter.core.results.Score`, or ``NotComputed`` / ``Failed`` with
     the reason; means and summaries leave the last two out and count them. Every lookup
@@ -144,8 +147,10 @@ class EvaluationResult:
         return summarize(str(m), self.outcomes[m])
 
     def means(self) -> dict[str, float | None]:
-        """Mean per measure over scored samples (``None`` if none was scored), by canonical name."""
-        return {str(m): self.summary(m).mean for m in self.measures}
+        """Mean per measure over scored samples (``None`` if none was scored), by canonical name:
+        the summary's mean (``math.fsum`` / scored), without drawing its bootstrap interval."""
+        return {str(m): mean_of([o.value for o in self.outcomes[m] if isinstance(o, Score)])
+                for m in self.measures}
 
     def values(self, key: str | Measure) -> list[float | None]:
         """Per-sample values in sample order (``None`` where not scored)."""
@@ -201,10 +206,7 @@ class EvaluationResult:
 
     def to_dataframe(self, *, long: bool = False) -> Any:
         """A pandas DataFrame: wide (one row per sample, NaN where not scored) or long (with status)."""
-        try:
-            import pandas as pd
-        except ImportError:  # pragma: no cover - exercised only without the extra
-            raise ImportError("to_dataframe needs pandas: pip install 'ragmeter[dataframe]'") from None
+        pd = import_pandas()
         if long:
             rows = [{"sample_id": s.id, "metric": str(m), "value": o.value, "status": o.status,
                      "reason": getattr(o, "reason", None) or getattr(o, "error", None)}

@@ -7,6 +7,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.core.results import Outcome, Score
 
@@ -51,13 +53,18 @@ def summary_from(metric: str, values: Sequence[float], not_computed: int, failed
     """The one place a summary is built (in-memory and streamed runs alike)."""
     return MetricSummary(
         metric=metric,
-        mean=math.fsum(values) / len(values) if values else None,
+        mean=mean_of(values),
         scored=len(values),
         not_computed=not_computed,
         failed=failed,
         reasons=dict(sorted(reasons.items())),
-        ci95=bootstrap_ci(sorted(values)),
+        ci95=bootstrap_ci(np.sort(np.asarray(values, dtype=np.float64))),
     )
+
+
+def mean_of(values: Sequence[float]) -> float | None:
+    """fsum(values) / len(values): exact, so no order of the values can move it; ``None`` if empty."""
+    return math.fsum(values) / len(values) if len(values) else None
 
 
 def _status(o) -> str:

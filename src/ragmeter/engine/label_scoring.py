@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragmeter._version import __version__
+from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
 from ragmeter.core.results import NotComputed, Outcome, Provenance, Score
@@ -23,13 +24,14 @@ def score_labels(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
     out: dict[Measure, tuple[Outcome, ...]] = {}
     if progress is not None and measures:
         progress.start(f"label metrics ({len(samples)} samples)", len(measures))
-    for index, m in enumerate(measures):
-        if m.view not in batches:
-            batches[m.view] = RankedBatch.from_lists([s.ranked_ids(m.view) for s in samples],
-                                                     [s.relevance for s in samples])
-        out[m] = _outcomes(m, batches[m.view], samples, fingerprint)
-        if progress is not None:
-            progress.advance(index)
+    with gc_paused():  # an outcome per sample and measure: no cycles among them
+        for index, m in enumerate(measures):
+            if m.view not in batches:
+                batches[m.view] = RankedBatch.from_lists([s.ranked_ids(m.view) for s in samples],
+                                                         [s.relevance for s in samples])
+            out[m] = _outcomes(m, batches[m.view], samples, fingerprint)
+            if progress is not None:
+                progress.advance(index)
     return out
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.notebook_html import table_html
 from ragmeter.core.sample import Sample
 from ragmeter.io.conversations import flatten, is_conversational
@@ -93,6 +94,11 @@ def load_dataset(data: Any, *, corpus: str | Path | None = None) -> Dataset:
     >>> load_dataset(rows).samples[0].retrieved_ids
     ('text-...',)
     """
+    with gc_paused():  # many small objects, no cycles: the collector would only rescan them
+        return _load(data, corpus)
+
+
+def _load(data: Any, corpus: str | Path | None) -> Dataset:
     if isinstance(data, Dataset):
         samples = list(data.samples)
         path = data.path

@@ -66,6 +66,7 @@ class RowReader:
         self.seen: dict[str, int] = {}
         self.position = 0
         self.defaulted = 0
+        self.chunks: dict[str, Chunk] = {}  # a chunk given by id alone, made once and shared (it is immutable)
 
     def sample(self, row: Mapping[str, Any], line: int) -> Sample:
         self.position += 1
@@ -94,7 +95,7 @@ class RowReader:
         if self.track_ids:
             self.seen[sid] = line
 
-        retrieved = _retrieved(row.get("retrieved"), err.field("retrieved"))
+        retrieved = _retrieved(row.get("retrieved"), err.field("retrieved"), self.chunks)
         relevance = _relevance(row.get("relevant"), err.field("relevant"))
         context = row.get("context")
         context_ids = None if context is None else _id_list(context, err.field("context"), "context")
@@ -193,7 +194,7 @@ def _id_list(value: Any, err: _ErrorAt, what: str) -> tuple[str, ...]:
     return tuple(ids)
 
 
-def _retrieved(value: Any, err: _ErrorAt) -> tuple[Chunk, ...]:
+def _retrieved(value: Any, err: _ErrorAt, made: dict[str, Chunk]) -> tuple[Chunk, ...]:
     if value is None:
         return ()
     if isinstance(value, str):
@@ -201,11 +202,14 @@ def _retrieved(value: Any, err: _ErrorAt) -> tuple[Chunk, ...]:
                   fix='write ["id1", "id2"] or [{"id": "id1", "score": 0.9}]')
     if not isinstance(value, list):
         raise err(f"must be a list of chunk ids, got {_type_name(value)}")
+    if all(type(item) is str and item.strip() for item in value) and len(set(value)) == len(value):
+        # plain distinct ids: nothing below would object
+        return tuple([made.get(cid) or made.setdefault(cid, Chunk(cid)) for cid in value])
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     for rank, item in enumerate(value, start=1):
         score = text = None
-        if isinstance(item, Mapping):
+        if isinstance(item, dict) or isinstance(item, Mapping):
             unknown = set(item) - {"id", "score", "text"}
             if unknown:
                 raise err(f"item {rank} has unknown keys {sorted(unknown)}", fix='use "id", "score" and "text"')

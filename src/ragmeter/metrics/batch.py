@@ -72,7 +72,7 @@ def ranks(width: int) -> np.ndarray:
     return np.arange(1, width + 1, dtype=np.float64)[None, :]
 
 
-def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def safe_divide(num: np.ndarray | float, den: np.ndarray | float) -> np.ndarray:
     """num / den where den > 0, else 0 (callers mark those queries undefined separately)."""
     num = np.asarray(num, dtype=np.float64)
     den = np.asarray(den, dtype=np.float64)

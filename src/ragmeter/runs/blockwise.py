@@ -12,6 +12,7 @@ import dataclasses
 import json
 import time
 import warnings
+from array import array
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -31,7 +32,7 @@ class Accumulator:
     """Per-metric values and coverage across blocks."""
 
     def __init__(self) -> None:
-        self.values: dict[str, list[float]] = {}
+        self.values: dict[str, array[float]] = {}  # 8 bytes a value, not a Python float's 32
         self.status: dict[str, Counter] = {}
         self.reasons: dict[str, Counter] = {}
         self.provenance: dict[str, dict] = {}
@@ -43,13 +44,13 @@ class Accumulator:
             for name, cell in row["metrics"].items():
                 self.status.setdefault(name, Counter())[cell["status"]] += 1
                 if cell["status"] == "scored":
-                    self.values.setdefault(name, []).append(cell["value"])
+                    self.values.setdefault(name, array("d")).append(cell["value"])
                 else:
                     why = cell.get("reason") or cell.get("error") or ""
                     self.reasons.setdefault(name, Counter())[why] += 1
 
     def summary(self) -> dict[str, dict]:
-        return {name: summary_from(name, self.values.get(name, []), self.status[name]["not_computed"],
+        return {name: summary_from(name, self.values.get(name, array("d")), self.status[name]["not_computed"],
                                    self.status[name]["failed"], self.reasons.get(name, Counter())).as_dict()
                 for name in self.status}
 

@@ -32,7 +32,6 @@ printed digit agrees (checked against the binary in tests/test_trec_eval_binary.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,23 +40,11 @@ from functools import cached_property
 import numpy as np
 
 from ragmeter.metrics.batch import ranks, row_sum, safe_divide
+from ragmeter.metrics.retrieval import kernels
 from ragmeter.trec.errors import EXIT_FILE, TrecMeasureError
 
 STANDARD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 RECALL_LEVELS = tuple(i / 10 for i in range(11))
-_LOG2 = [np.zeros(0)]
-
-
-def log2_ranks(width: int) -> np.ndarray:
-    """log2(i + 1) for ranks 1..width, from the C library (math.log2, which trec_eval calls;
-    numpy's own vectorised log2 may differ in the last bit), as a (1, width) row."""
-    table = _LOG2[0]
-    if len(table) < width:
-        size = max(width, 2 * len(table), 1024)
-        table = _LOG2[0] = np.array([math.log2(i + 2) for i in range(size)])
-    return table[None, :width]
-
-
 def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """C's division: x / 0 is inf, 0 / 0 is NaN (callers guard where trec_eval guards)."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -99,11 +86,6 @@ class Block:
             return np.zeros(len(self.lengths), np.int64)
         return self.rel.sum(axis=1) - self.num_rel_ret
 
-    def top(self, k: int) -> np.ndarray:
-        """rel_i for i <= min(k, longest list): past a list's end nothing is relevant, so the
-        measures divide by k themselves and a huge cut-off (``P.1000000000``) allocates nothing."""
-        return self.rel[:, :k]
-
     def cum_at(self, k: np.ndarray) -> np.ndarray:
         """cum at rank k per topic (k >= 1; past the width: the total)."""
         width = self.cum.shape[1]
@@ -121,18 +103,12 @@ class TrecMeasure:
     compute: Callable[[Block, tuple], list[np.ndarray]] | None = None
 
 
-def _precision_sum(rel: np.ndarray) -> np.ndarray:
-    """sum(P@i * rel_i) in rank order, each term rel_so_far / i as trec_eval divides."""
-    return row_sum(np.cumsum(rel, axis=1) / ranks(rel.shape[1]) * rel)
-
-
 def _map(b: Block, _):
-    return [np.where(b.rel.any(axis=1), _divide(_precision_sum(b.rel), b.R), 0.0)]
+    return [np.where(b.rel.any(axis=1), _divide(kernels.precision_sum(b.rel), b.R), 0.0)]
 
 
 def _rprec(b: Block, _):
-    in_top_r = ranks(b.rel.shape[1]) <= b.R[:, None]
-    return [safe_divide((b.rel & in_top_r).sum(axis=1), b.R)]
+    return [kernels.r_precision(b.rel, b.R)]
 
 
 def _bpref(b: Block, _):
@@ -147,11 +123,7 @@ def _bpref(b: Block, _):
 
 
 def _recip_rank(b: Block, _):
-    if b.rel.shape[1] == 0:
-        return [np.zeros(b.rel.shape[0])]
-    first = b.rel.argmax(axis=1)  # the first relevant rank (0 when none: checked below)
-    found = b.rel[np.arange(len(first)), first]
-    return [np.where(found, 1.0 / (first + 1), 0.0)]
+    return [kernels.reciprocal_rank(b.rel)]
 
 
 def _lround(x: np.ndarray) -> np.ndarray:
@@ -208,23 +180,23 @@ def _avg11(b: Block, levels: tuple):
 
 
 def _P(b: Block, cuts):
-    return [b.top(k).sum(axis=1) / k for k in cuts]
+    return [kernels.precision(kernels.found(b.rel, k), k) for k in cuts]
 
 
 def _recall(b: Block, cuts):
-    return [safe_divide(b.top(k).sum(axis=1), b.R) for k in cuts]
+    return [kernels.recall(kernels.found(b.rel, k), b.R) for k in cuts]
 
 
 def _relative_P(b: Block, cuts):
-    return [safe_divide(b.top(k).sum(axis=1), np.minimum(k, b.R)) for k in cuts]
+    return [kernels.precision(kernels.found(b.rel, k), np.minimum(k, b.R)) for k in cuts]
 
 
 def _success(b: Block, cuts):
-    return [(b.top(k).sum(axis=1) > 0).astype(np.float64) for k in cuts]
+    return [kernels.success(kernels.found(b.rel, k)) for k in cuts]
 
 
 def _map_cut(b: Block, cuts):
-    return [safe_divide(_precision_sum(b.top(k)), b.R) for k in cuts]
+    return [kernels.average_precision(b.rel[:, :k], b.R) for k in cuts]
 
 
 def _rprec_mult(b: Block, mults):
@@ -238,28 +210,9 @@ def _rprec_mult(b: Block, mults):
     return out
 
 
-def _gains(grades: np.ndarray, gain_map: dict[float, float] | None) -> np.ndarray:
-    g = np.where(grades > 0, grades, 0.0)  # NaN and the -1/-2 labels: no gain
-    if gain_map:
-        mapped = g.copy()
-        for level, gain in gain_map.items():
-            mapped[grades == level] = gain
-        g = mapped
-    return g
-
-
-def _dcg(gains: np.ndarray) -> np.ndarray:
-    return row_sum(gains / log2_ranks(gains.shape[1]))
-
-
 def _ndcg_values(b: Block, k: int | None, gain_map: dict | None = None) -> np.ndarray:
-    gains = _gains(b.grades, gain_map)
-    ideal = np.sort(_gains(b.judged, gain_map), axis=1)[:, ::-1]
-    ideal = np.where(ideal > 0, ideal, 0.0)  # trec_eval's ideal stops at the first gain <= 0
-    if k is not None:
-        gains = gains[:, :k]
-        ideal = ideal[:, :k]
-    return safe_divide(_dcg(gains), _dcg(ideal))
+    # NaN and the -1/-2 labels have no gain
+    return kernels.ndcg(kernels.gains(b.grades, gain_map=gain_map), kernels.ideal_gains(b.judged, gain_map=gain_map), k)
 
 
 def _ndcg(b: Block, gains):
@@ -271,15 +224,15 @@ def _ndcg_cut(b: Block, cuts):
 
 
 def _set_P(b: Block, _):
-    return [safe_divide(b.num_rel_ret, b.lengths)]
+    return [kernels.precision(b.num_rel_ret, b.lengths)]
 
 
 def _set_relative_P(b: Block, _):
-    return [safe_divide(b.num_rel_ret, np.minimum(b.lengths, b.R))]
+    return [kernels.precision(b.num_rel_ret, np.minimum(b.lengths, b.R))]
 
 
 def _set_recall(b: Block, _):
-    return [safe_divide(b.num_rel_ret, b.R)]
+    return [kernels.recall(b.num_rel_ret, b.R)]
 
 
 def _set_map(b: Block, _):
@@ -289,8 +242,8 @@ def _set_map(b: Block, _):
 
 def _set_F(b: Block, params):
     x = params[0] if params else 1.0
-    p = safe_divide(b.num_rel_ret, b.lengths)
-    r = safe_divide(b.num_rel_ret, b.R)
+    p = kernels.precision(b.num_rel_ret, b.lengths)
+    r = kernels.recall(b.num_rel_ret, b.R)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = (x + 1.0) * p * r / (x * p + r)
     return [np.where(b.num_rel_ret > 0, value, 0.0)]

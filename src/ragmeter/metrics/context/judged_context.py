@@ -20,12 +20,15 @@ six context sentences are needed: relevance 3/6.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ragmeter.claims.matrix import Evidence
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims, supported
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.registry import register
+from ragmeter.metrics.retrieval import kernels
 
 
 def context_recall(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
@@ -40,11 +43,8 @@ def judged_context_precision(ev: Evidence, sample: Sample, measure: Measure, con
     claims = require_claims(ev.reference_claims, "reference answer")
     verdicts = require(ev.verdicts.get("reference@context"), "no verdicts")
     relevant = {src for v in verdicts if v.verdict == "supported" for src in v.sources}
-    found = precision_sum = 0.0
-    for rank, cid in enumerate(sample.context_ids, start=1):
-        if cid in relevant:
-            found += 1
-            precision_sum += found / rank
+    rel = np.array([[cid in relevant for cid in sample.context_ids]], dtype=bool).reshape(1, -1)
+    found, precision_sum = int(kernels.found(rel)[0]), float(kernels.precision_sum(rel)[0])
     if measure.params["form"] == "rank_weighted":
         return precision_sum / found if found else 0.0
     unsupported = sum(not supported(by_claim(verdicts), c.id) for c in claims)

@@ -29,38 +29,19 @@ from __future__ import annotations
 import numpy as np
 
 from ragmeter.core.measure import Display, Measure, Param
-from ragmeter.metrics.batch import Computed, RankedBatch, ranks, row_sum, safe_divide
+from ragmeter.metrics.batch import Computed, RankedBatch
 from ragmeter.metrics.kinds import LabelSpec
 from ragmeter.metrics.registry import register
+from ragmeter.metrics.retrieval import kernels
 from ragmeter.metrics.retrieval.common import VIEW
-
-
-def gain(grades: np.ndarray, kind: str) -> np.ndarray:
-    positive = np.where(np.isfinite(grades) & (grades > 0), grades, 0.0)
-    return positive if kind == "linear" else np.exp2(positive) - 1.0
-
-
-def discount(width: int, kind: str, base: float = 2.0) -> np.ndarray:
-    i = ranks(width)
-    if kind == "log2":
-        return 1.0 / np.log2(i + 1.0)
-    return np.where(i < base, 1.0, np.log(base) / np.log(np.maximum(i, base)))
-
-
-def dcg(gains: np.ndarray, kind: str, base: float) -> np.ndarray:
-    return row_sum(gains * discount(gains.shape[1], kind, base))
 
 
 def ndcg(batch: RankedBatch, measure: Measure) -> Computed:
     p = measure.params
-    actual = dcg(gain(batch.cut(measure.k), p["gain"]), p["discount"], p["base"])
-    ideal_grades = batch.label_grades if measure.k is None else _cut_labels(batch.label_grades, measure.k)
-    ideal = dcg(gain(ideal_grades, p["gain"]), p["discount"], p["base"])
-    return Computed(safe_divide(actual, ideal), ideal <= 0, "no relevant chunk labeled (ideal DCG = 0)")
-
-
-def _cut_labels(label_grades: np.ndarray, k: int) -> np.ndarray:
-    return label_grades[:, :k]
+    ideal = kernels.ideal_gains(batch.label_grades, p["gain"])
+    values = kernels.ndcg(kernels.gains(batch.cut(measure.k), p["gain"]), ideal, measure.k, p["discount"], p["base"])
+    no_gain = ideal[:, 0] <= 0 if ideal.shape[1] else np.ones(batch.n, bool)
+    return Computed(values, no_gain, "no relevant chunk labeled (ideal DCG = 0)")
 
 
 register(LabelSpec(

@@ -27,44 +27,33 @@ AP = (1/2 + 2/4) / 3, rank-weighted = (1/2 + 2/4) / 2.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.metrics.batch import Computed, RankedBatch, ranks, row_sum, safe_divide
 from ragmeter.metrics.kinds import LabelSpec
 from ragmeter.metrics.registry import register
-from ragmeter.metrics.retrieval.common import REL, VIEW
-
-
-def _relevant(batch: RankedBatch, measure: Measure) -> np.ndarray:
-    return batch.cut(measure.k) >= measure.params["rel"]
+from ragmeter.metrics.retrieval import kernels
+from ragmeter.metrics.retrieval.common import REL, VIEW, relevant
 
 
 def reciprocal_rank(batch: RankedBatch, measure: Measure) -> Computed:
-    rel = _relevant(batch, measure)
+    rel = relevant(batch, measure)
     r = batch.num_relevant(measure.params["rel"])
-    inverse = rel / ranks(rel.shape[1])
     if measure.params["granular"]:
-        values = safe_divide(row_sum(inverse), rel.sum(axis=1))
+        values = safe_divide(row_sum(rel / ranks(rel.shape[1])), kernels.found(rel))
     else:
-        values = inverse.max(axis=1, initial=0.0)
+        values = kernels.reciprocal_rank(rel)
     return Computed(values, r == 0)
-
-
-def precision_sum(rel: np.ndarray) -> np.ndarray:
-    """sum(P@i * rel_i): the numerator that AP and rank-weighted precision share."""
-    return row_sum(np.cumsum(rel, axis=1) / ranks(rel.shape[1]) * rel)
 
 
 def average_precision(batch: RankedBatch, measure: Measure) -> Computed:
     r = batch.num_relevant(measure.params["rel"])
-    return Computed(safe_divide(precision_sum(_relevant(batch, measure)), r), r == 0)
+    return Computed(kernels.average_precision(relevant(batch, measure), r), r == 0)
 
 
 def rank_weighted_precision(batch: RankedBatch, measure: Measure) -> Computed:
-    rel = _relevant(batch, measure)
+    rel = relevant(batch, measure)
     r = batch.num_relevant(measure.params["rel"])
-    return Computed(safe_divide(precision_sum(rel), rel.sum(axis=1)), r == 0)
+    return Computed(safe_divide(kernels.precision_sum(rel), kernels.found(rel)), r == 0)
 
 
 COMMON = {"rel": REL, "view": VIEW}

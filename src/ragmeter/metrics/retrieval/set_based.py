@@ -25,41 +25,40 @@ from __future__ import annotations
 import numpy as np
 
 from ragmeter.core.measure import Display, Measure, Param
-from ragmeter.metrics.batch import Computed, RankedBatch, ranks, safe_divide
+from ragmeter.metrics.batch import Computed, RankedBatch
 from ragmeter.metrics.kinds import LabelSpec
 from ragmeter.metrics.registry import register
-from ragmeter.metrics.retrieval.common import REL, VIEW
+from ragmeter.metrics.retrieval import kernels
+from ragmeter.metrics.retrieval.common import REL, VIEW, relevant
 
 
 def _hits(batch: RankedBatch, measure: Measure) -> np.ndarray:
-    return (batch.cut(measure.k) >= measure.params["rel"]).sum(axis=1)
+    return kernels.found(relevant(batch, measure))
 
 
 def precision(batch: RankedBatch, measure: Measure) -> Computed:
     hits = _hits(batch, measure)
     if measure.k is not None:
-        return Computed(hits / measure.k, ~batch.has_labels, "no relevance labels")
-    return Computed(safe_divide(hits, batch.lengths), ~batch.has_labels | (batch.lengths == 0),
+        return Computed(kernels.precision(hits, measure.k), ~batch.has_labels, "no relevance labels")
+    return Computed(kernels.precision(hits, batch.lengths), ~batch.has_labels | (batch.lengths == 0),
                     "no relevance labels, or an empty ranked list")
 
 
 def recall(batch: RankedBatch, measure: Measure) -> Computed:
     r = batch.num_relevant(measure.params["rel"])
-    return Computed(safe_divide(_hits(batch, measure), r), r == 0)
+    return Computed(kernels.recall(_hits(batch, measure), r), r == 0)
 
 
 def hit_rate(batch: RankedBatch, measure: Measure) -> Computed:
     r = batch.num_relevant(measure.params["rel"])
     hits = _hits(batch, measure)
-    values = safe_divide(hits, r) if measure.params["granular"] else (hits > 0).astype(np.float64)
+    values = kernels.recall(hits, r) if measure.params["granular"] else kernels.success(hits)
     return Computed(values, r == 0)
 
 
 def r_precision(batch: RankedBatch, measure: Measure) -> Computed:
     r = batch.num_relevant(measure.params["rel"])
-    grades = batch.cut(measure.k)
-    in_top_r = ranks(grades.shape[1]) <= r[:, None]
-    return Computed(safe_divide(((grades >= measure.params["rel"]) & in_top_r).sum(axis=1), r), r == 0)
+    return Computed(kernels.r_precision(relevant(batch, measure), r), r == 0)
 
 
 COMMON = {"rel": REL, "view": VIEW}
