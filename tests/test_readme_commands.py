@@ -84,6 +84,8 @@ ELSEWHERE = {
     "ragmeter import trec --topics topics.301-350 --qrels qrels.txt --run run.txt --docs docs.sgml --out trec-eval":
         "tests/test_collection_import.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
     "ragmeter --version": "tests/test_first_hour.py::test_version_flag",
+    # the label-path speed table's column head (bench/label_bench.py runs it)
+    "ragmeter eval --format json": "tests/test_eval_options.py::test_criteria_file_applies_to_the_streamed_path_too",
     "ragmeter diagnose": "tests/test_records_actions_eval.py::test_stale_fact_through_the_judge_and_the_table",
     "ragmeter eval DATA --records SOURCE [--records-timeout 10] [--action-criteria FILE]":
         "tests/test_records_actions_eval.py::test_stale_fact_through_the_judge_and_the_table",
