@@ -80,7 +80,9 @@ def render(done: EvaluationRun, fmt: str) -> None:
     elif done.result is not None:
         result = done.result
         if fmt == "json":
-            typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+            from ragmeter.report.result_json import result_json
+
+            typer.echo(result_json(result.to_dict()))  # json.dumps(indent=2, ensure_ascii=False), templated
             return
         if fmt == "csv":
             from ragmeter.report.results_csv import results_csv
