@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from json.encoder import encode_basestring  # type: ignore[attr-defined]  # the C function when built
+from json.encoder import encode_basestring  # the C function when built
 from typing import Any
 
 _CELL_KEYS = {("status", "value"), ("status", "value", "reason"), ("status", "value", "error")}
