@@ -161,20 +161,26 @@ class EvaluationResult:
         """Per-sample values in sample order (``None`` where not scored)."""
         return [o.value if isinstance(o, Score) else None for o in self[key]]
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``{"metrics": {name: summary + provenance}, "samples": [...]}``."""
+    def to_dict(self, *, samples: bool = True) -> dict[str, Any]:
+        """JSON-ready: ``{"metrics": {name: summary + provenance}, "samples": [...]}``
+        (``samples=False``: the rows left out, ``"samples": []``)."""
+        if not samples:
+            return self._document([])
+        names = [str(m) for m in self.measures]
+        columns = [[outcome_cell(o) for o in self.outcomes[m]] for m in self.measures]  # one pass per measure
+        rows = [{"id": s.id, "metrics": dict(zip(names, cells))} for s, *cells in zip(self.samples, *columns)] \
+            if columns else [{"id": s.id, "metrics": {}} for s in self.samples]
+        if self.evidence is not None:
+            for row, ev in zip(rows, self.evidence):
+                row["evidence"] = ev.as_dict()
+        return self._document(rows)
+
+    def _document(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
         metrics = {}
         for m in self.measures:
             entry: dict[str, Any] = self.summary(m).as_dict()
             entry["provenance"] = self.outcomes[m][0].provenance.as_dict() if self.samples else None
             metrics[str(m)] = entry
-        names = [str(m) for m in self.measures]
-        columns = [[_cell(o) for o in self.outcomes[m]] for m in self.measures]  # one pass per measure
-        samples = [{"id": s.id, "metrics": dict(zip(names, cells))} for s, *cells in zip(self.samples, *columns)] \
-            if columns else [{"id": s.id, "metrics": {}} for s in self.samples]
-        if self.evidence is not None:
-            for row, ev in zip(samples, self.evidence):
-                row["evidence"] = ev.as_dict()
         out: dict[str, Any] = {"dataset": {"path": self.dataset_path, "fingerprint": self.dataset_fingerprint,
                                            "testset_fingerprint": self.testset_fingerprint},
                                "metrics": metrics, "samples": samples}
@@ -214,7 +220,7 @@ class EvaluationResult:
 
 
 
-def _cell(o: Outcome) -> dict[str, Any]:
+def outcome_cell(o: Outcome) -> dict[str, Any]:
     """One sample's outcome as ``to_dict`` writes it: status and value, and the reason or error."""
     if type(o) is Score:
         return {"status": "scored", "value": o.value}

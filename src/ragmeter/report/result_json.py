@@ -20,11 +20,38 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring  # the C function when built
 from typing import Any
 
+from ragmeter.core.evaluation import EvaluationResult, outcome_cell
+from ragmeter.core.results import Outcome, Score
+
 _CELL_KEYS = {("status", "value"), ("status", "value", "reason"), ("status", "value", "error")}
+
+
+def result_text(result: EvaluationResult) -> str:
+    """``json.dumps(result.to_dict(), indent=2, ensure_ascii=False)``, the sample rows written
+    column by column straight from the outcomes (no cell dicts)."""
+    if result.evidence is not None or not result.samples or not result.measures \
+            or not all(type(s.id) is str for s in result.samples):
+        return result_json(result.to_dict())
+    columns = [_cells(encode_basestring(str(m)), result.outcomes[m]) for m in result.measures]
+    rows = ",\n".join([f'    {{\n      "id": {encode_basestring(s.id)},\n      "metrics": {{\n' + ",\n".join(cells)
+                        + "\n      }\n    }" for s, *cells in zip(result.samples, *columns)])
+    parts = []
+    for key, value in result.to_dict(samples=False).items():
+        text = f"[\n{rows}\n  ]" if key == "samples" else _nested(value, "  ")
+        parts.append(f"  {encode_basestring(key)}: {text}")
+    return "{\n" + ",\n".join(parts) + "\n}"
+
+
+def _cells(key: str, outcomes: Sequence[Outcome]) -> list[str]:
+    """Each outcome's cell as written inside its row (``key``: the measure name's JSON)."""
+    head, tail = f'        {key}: {{\n          "status": "scored",\n          "value": ', "\n        }"
+    isfinite = math.isfinite
+    return [head + float.__repr__(o.value) + tail if type(o) is Score and type(o.value) is float and isfinite(o.value)
+            else f"        {key}: {_nested(outcome_cell(o), '        ')}" for o in outcomes]
 
 
 def result_json(doc: Mapping[str, Any]) -> str:
