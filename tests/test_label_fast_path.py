@@ -23,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.results import Failed, NotComputed, Provenance, Score
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.engine.evaluate import evaluate
@@ -220,7 +220,8 @@ def _provenance(name: str) -> Provenance:
                       ragmeter_version="0")
 
 
-outcomes = st.one_of(st.builds(Score, st.one_of(st.floats(allow_infinity=False), st.integers(-2, 2)), st.just(_provenance("m"))),
+values = st.one_of(st.floats(allow_infinity=False), st.integers(-2, 2))
+outcomes = st.one_of(st.builds(Score, values, st.just(_provenance("m"))),
                      st.builds(NotComputed, st.text(max_size=4), st.just(_provenance("m"))),
                      st.builds(Failed, st.text(max_size=4), st.just(_provenance("m"))))
 
@@ -247,4 +248,5 @@ def test_eval_format_json_prints_the_indented_document(cli, warranty):
     doc = result.to_dict()
     doc["dataset"]["path"] = str(warranty / "dataset.jsonl")
     assert out.output == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    assert math.isclose(json.loads(out.output)["metrics"]["reciprocal_rank@5"]["mean"], result.means()["reciprocal_rank@5"])
+    shown = json.loads(out.output)["metrics"]["reciprocal_rank@5"]["mean"]
+    assert math.isclose(shown, result.means()["reciprocal_rank@5"])

@@ -51,7 +51,6 @@ def shown_commands() -> list[str]:
 
 # command as README shows it -> a test elsewhere that runs it ("path::test_name"), with why not here
 ELSEWHERE = {
-    "ragmeter eval --format json": "tests/test_label_fast_path.py::test_eval_format_json_prints_the_indented_document",
     "ragmeter eval DATA --engine ray [--address auto|HOST:PORT]":
         "tests/test_ray_engine.py::test_identical_to_the_local_engine_on_the_bundled_sample",
     "ragmeter pairwise A B --judge ...": "tests/test_rubric_pairwise_agreement.py::test_pairwise_command_over_http",
