@@ -226,12 +226,10 @@ def _relevance_texts(relevance: Mapping[str, float]) -> tuple[str, str]:
     if not relevance:
         return "{}", "{}"
     items = sorted(relevance.items())
-    if set(map(type, relevance)) == _STR and set(map(type, relevance.values())) == _FLOAT \
-            and all(map(math.isfinite, relevance.values())):
-        keys = [encode_basestring(k) for k, _ in items]
-        values = [float.__repr__(v) for _, v in items]
-        return ("{" + ",".join(f"{k}:{v}" for k, v in zip(keys, values)) + "}",
-                "{" + ", ".join(f"{k}: {v}" for k, v in zip(keys, values)) + "}")
+    keys, values = [k for k, _ in items], [v for _, v in items]
+    if set(map(type, keys)) == _STR and set(map(type, values)) == _FLOAT and all(map(math.isfinite, values)):
+        pairs = list(zip(map(encode_basestring, keys), map(float.__repr__, values)))
+        return "{" + ",".join(map(":".join, pairs)) + "}", "{" + ", ".join(map(": ".join, pairs)) + "}"
     plain = dict(items)
     return FULL_JSON.encode(plain), TEST_JSON.encode(plain)
 
