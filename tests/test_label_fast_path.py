@@ -20,7 +20,7 @@ from types import MappingProxyType
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ragmeter.core.errors import InvalidInputError
@@ -250,3 +250,27 @@ def test_eval_format_json_prints_the_indented_document(cli, warranty):
     assert out.output == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     shown = json.loads(out.output)["metrics"]["reciprocal_rank@5"]["mean"]
     assert math.isclose(shown, result.means()["reciprocal_rank@5"])
+
+
+json_values = st.recursive(st.one_of(st.none(), st.booleans(), st.floats(allow_nan=False), st.integers(),
+                                     st.text(alphabet=st.sampled_from('ab@:/"\\\nx-'), max_size=12),
+                                     st.sampled_from(["http://u:p@host/v1", "key sk-secret\"99 here", "tok-abcdefgh"])),
+                           lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                   st.dictionaries(st.text(alphabet="ab@k", max_size=3), inner,
+                                                                   max_size=3)), max_leaves=8)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(rows=[{"id": 'key sk-secret"99 here'}], secret='sk-secret"99')  # written escaped in the text
+@example(rows=[{"id": ["http://u:p@host/v1"]}], secret=None)
+@given(rows=st.lists(st.dictionaries(st.sampled_from(["id", "metrics", "x@y"]), json_values, max_size=3), max_size=4),
+       secret=st.sampled_from([None, "tok-abcdefgh", 'sk-secret"99']))
+def test_run_file_lines_are_the_redacted_rows_json(monkeypatch, rows, secret):
+    """The run directory's JSONL lines, written from each row's text when nothing in it can be
+    redacted, are the lines of the rows redacted value by value."""
+    from ragmeter.core.secrets import redact_value, redacted_json_lines
+
+    monkeypatch.delenv("BENCH_API_KEY", raising=False)
+    if secret:
+        monkeypatch.setenv("BENCH_API_KEY", secret)
+    assert list(redacted_json_lines(rows)) == [json.dumps(redact_value(r), ensure_ascii=False) for r in rows]
