@@ -62,15 +62,16 @@ def redact_value(value: Any, *keys: str | None) -> Any:
 
 def redacted_json_lines(rows: Iterable[Any], *keys: str | None) -> Iterator[str]:
     """``json.dumps(redact_value(row), ensure_ascii=False)`` for each row, the held secrets read
-    once. A row's JSON text shows every string in it, "@" and any secret without JSON escapes
-    as written: a text with neither has nothing to redact and is kept as it is; any other row
-    (or every row, when a secret holds a character JSON escapes) is redacted value by value."""
+    once. A row's JSON text shows every string in it, "://", "@" and any secret without JSON
+    escapes as written: a text without a URL's "://" and "@" (userinfo needs both) and without a
+    secret has nothing to redact and is kept as it is; any other row (or every row, when a
+    secret holds a character JSON escapes) is redacted value by value."""
     secrets = held_secrets(keys)
     walk = _walker(secrets)
     exact = any(_JSON_ESCAPED.search(s) for s in secrets)  # such a secret is not in the text as written
     for row in rows:
         text = json.dumps(row, ensure_ascii=False)
-        if exact or "@" in text or any(s in text for s in secrets):
+        if exact or ("://" in text and "@" in text) or any(s in text for s in secrets):
             text = json.dumps(walk(row), ensure_ascii=False)
         yield text
 
