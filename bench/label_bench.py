@@ -16,7 +16,7 @@ Prints wall seconds, CPU seconds, peak memory (max RSS of that process, from ``o
 ratio of each tool's time to ragmeter's (above 1: ragmeter is faster), and the largest difference
 of ragmeter's means from pytrec_eval's. A benchmark, not a test: nothing here asserts a time.
 
-    python bench/label_bench.py [--samples 50000,500000] [--block 50000] [--trec-eval PATH]
+    python bench/label_bench.py [--samples 50000,500000] [--block 50000] [--trec-eval PATH|none]
 """
 
 from __future__ import annotations
@@ -131,9 +131,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--samples", default="50000,500000", help="comma-separated dataset sizes")
     ap.add_argument("--block", type=int, default=50_000, help="--block for the streamed eval")
-    ap.add_argument("--trec-eval", help="the trec_eval binary (default: PATH, else built from ../shared)")
+    ap.add_argument("--trec-eval", help="the trec_eval binary (default: PATH, else built from ../shared; "
+                                              "none: leave it out)")
     args = ap.parse_args()
-    trec_eval = find_trec_eval(args.trec_eval)
+    trec_eval = None if args.trec_eval == "none" else find_trec_eval(args.trec_eval)
     subprocess.run([sys.executable, "-c", "import ragmeter"], check=True)  # warm the byte-code cache
     for n in (int(x) for x in args.samples.split(",")):
         bench(n, args.block, trec_eval)

@@ -80,7 +80,9 @@ def render(done: EvaluationRun, fmt: str) -> None:
     elif done.result is not None:
         result = done.result
         if fmt == "json":
-            typer.echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+            from ragmeter.report.result_json import result_text
+
+            typer.echo(result_text(result))  # json.dumps(result.to_dict(), indent=2, ensure_ascii=False), templated
             return
         if fmt == "csv":
             from ragmeter.report.results_csv import results_csv

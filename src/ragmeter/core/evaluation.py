@@ -102,6 +102,8 @@ class EvaluationResult:
             by_measure.append((m, tuple(given[key])))
         object.__setattr__(self, "measures", measures)
         object.__setattr__(self, "outcomes", MeasureMap(by_measure))
+        # outcomes are immutable tuples: a summary (its bootstrap interval) is drawn once per measure
+        object.__setattr__(self, "_summaries", {})
 
     def __repr__(self) -> str:
         """Short: sample and measure counts, up to 6 means, the dataset fingerprint."""
@@ -144,7 +146,10 @@ class EvaluationResult:
     def summary(self, key: str | Measure) -> MetricSummary:
         """Mean over the scored samples, coverage and the 95% bootstrap interval."""
         m = self.measure(key)
-        return summarize(str(m), self.outcomes[m])
+        cache: dict[Measure, MetricSummary] = self.__dict__.setdefault("_summaries", {})
+        if m not in cache:
+            cache[m] = summarize(str(m), self.outcomes[m])
+        return cache[m]
 
     def means(self) -> dict[str, float | None]:
         """Mean per measure over scored samples (``None`` if none was scored), by canonical name:
@@ -156,28 +161,26 @@ class EvaluationResult:
         """Per-sample values in sample order (``None`` where not scored)."""
         return [o.value if isinstance(o, Score) else None for o in self[key]]
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``{"metrics": {name: summary + provenance}, "samples": [...]}``."""
+    def to_dict(self, *, samples: bool = True) -> dict[str, Any]:
+        """JSON-ready: ``{"metrics": {name: summary + provenance}, "samples": [...]}``
+        (``samples=False``: the rows left out, ``"samples": []``)."""
+        if not samples:
+            return self._document([])
+        names = [str(m) for m in self.measures]
+        columns = [[outcome_cell(o) for o in self.outcomes[m]] for m in self.measures]  # one pass per measure
+        rows = [{"id": s.id, "metrics": dict(zip(names, cells))} for s, *cells in zip(self.samples, *columns)] \
+            if columns else [{"id": s.id, "metrics": {}} for s in self.samples]
+        if self.evidence is not None:
+            for row, ev in zip(rows, self.evidence):
+                row["evidence"] = ev.as_dict()
+        return self._document(rows)
+
+    def _document(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
         metrics = {}
         for m in self.measures:
             entry: dict[str, Any] = self.summary(m).as_dict()
             entry["provenance"] = self.outcomes[m][0].provenance.as_dict() if self.samples else None
             metrics[str(m)] = entry
-        samples = []
-        for i, s in enumerate(self.samples):
-            row: dict[str, Any] = {"id": s.id, "metrics": {}}
-            for m in self.measures:
-                o = self.outcomes[m][i]
-                cell: dict[str, Any] = {"status": o.status, "value": o.value}
-                if isinstance(o, NotComputed):
-                    cell["reason"] = o.reason
-                elif isinstance(o, Failed):
-                    cell["error"] = o.error
-                row["metrics"][str(m)] = cell
-            samples.append(row)
-        if self.evidence is not None:
-            for row, ev in zip(samples, self.evidence):
-                row["evidence"] = ev.as_dict()
         out: dict[str, Any] = {"dataset": {"path": self.dataset_path, "fingerprint": self.dataset_fingerprint,
                                            "testset_fingerprint": self.testset_fingerprint},
                                "metrics": metrics, "samples": samples}
@@ -215,6 +218,18 @@ class EvaluationResult:
         data = {str(m): [float("nan") if v is None else v for v in self.values(m)] for m in self.measures}
         return pd.DataFrame(data, index=pd.Index([s.id for s in self.samples], name="sample_id"))
 
+
+
+def outcome_cell(o: Outcome) -> dict[str, Any]:
+    """One sample's outcome as ``to_dict`` writes it: status and value, and the reason or error."""
+    if type(o) is Score:
+        return {"status": "scored", "value": o.value}
+    cell: dict[str, Any] = {"status": o.status, "value": o.value}
+    if isinstance(o, NotComputed):
+        cell["reason"] = o.reason
+    elif isinstance(o, Failed):
+        cell["error"] = o.error
+    return cell
 
 
 def _fmt(value: float | None) -> str:

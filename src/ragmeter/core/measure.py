@@ -354,6 +354,8 @@ class MeasureMap(Mapping[Measure, V]):
         return resolve_measure(key, self._data, holder=self._holder)
 
     def __getitem__(self, key: str | Measure) -> V:
+        if isinstance(key, Measure) and key in self._data:  # held as is: what resolve would find first
+            return self._data[key]
         return self._data[self.resolve(key)]
 
     def __contains__(self, key: object) -> bool:

@@ -47,7 +47,7 @@ class Sample:
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:
-        return tuple(c.id for c in self.retrieved)
+        return tuple([c.id for c in self.retrieved])
 
     @property
     def context_ids(self) -> tuple[str, ...]:

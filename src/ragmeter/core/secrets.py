@@ -15,8 +15,10 @@ setup.json, results, summaries, ledger contents, logs and error messages.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 MASK = "***"
@@ -55,7 +57,30 @@ def redact(text: str, *keys: str | None) -> str:
 
 def redact_value(value: Any, *keys: str | None) -> Any:
     """A JSON-like value with every string in it redacted (a new value; the input is unchanged)."""
+    return _walker(held_secrets(keys))(value)
+
+
+def redacted_json_lines(rows: Iterable[Any], *keys: str | None) -> Iterator[str]:
+    """``json.dumps(redact_value(row), ensure_ascii=False)`` for each row, the held secrets read
+    once. A row's JSON text shows every string in it, "://", "@" and any secret without JSON
+    escapes as written: a text without a URL's "://" and "@" (userinfo needs both) and without a
+    secret has nothing to redact and is kept as it is; any other row (or every row, when a
+    secret holds a character JSON escapes) is redacted value by value."""
     secrets = held_secrets(keys)
+    walk = _walker(secrets)
+    exact = any(_JSON_ESCAPED.search(s) for s in secrets)  # such a secret is not in the text as written
+    for row in rows:
+        text = json.dumps(row, ensure_ascii=False)
+        if exact or ("://" in text and "@" in text) or any(s in text for s in secrets):
+            text = json.dumps(walk(row), ensure_ascii=False)
+        yield text
+
+
+_JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')
+
+
+def _walker(secrets: list[str]) -> Callable[[Any], Any]:
+    """Redacts every string of a JSON-like value (a new value) with these secrets."""
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
@@ -70,4 +95,4 @@ def redact_value(value: Any, *keys: str | None) -> Any:
             return [walk(x) for x in v]
         return v
 
-    return walk(value)
+    return walk

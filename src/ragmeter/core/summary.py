@@ -38,6 +38,8 @@ def summarize(metric: str, outcomes: Sequence[Outcome]) -> MetricSummary:
     """Mean of the scored values (``math.fsum``: exact, so sample order cannot move it),
     coverage, and a seeded 95% bootstrap interval."""
     values = [o.value for o in outcomes if isinstance(o, Score)]
+    if len(values) == len(outcomes):  # every sample scored: nothing to count
+        return summary_from(metric, values, 0, 0, {})
     return summarize_values(metric, values, outcomes)
 
 

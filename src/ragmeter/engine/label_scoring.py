@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ragmeter._version import __version__
 from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.measure import Measure
@@ -41,12 +43,15 @@ def _outcomes(m: Measure, batch: RankedBatch, samples: Sequence[Sample], fingerp
         metric=str(m), metric_name=m.name, metric_version=m.spec.version, params=dict(m.params), k=m.k,
         view=m.view, ragmeter_version=__version__, dataset_fingerprint=fingerprint)
     computed = kernel(batch, m)
+    values = np.asarray(computed.values, dtype=np.float64).tolist()  # Python floats, as float() gives
+    if batch.has_labels.all() and not computed.undefined.any():  # every sample scored
+        return tuple([Score(value, provenance) for value in values])
     out: list[Outcome] = []
-    for i in range(len(samples)):
-        if not batch.has_labels[i]:
+    for labeled, undefined, value in zip(batch.has_labels.tolist(), computed.undefined.tolist(), values):
+        if not labeled:
             out.append(NotComputed(NO_LABELS, provenance))
-        elif computed.undefined[i]:
+        elif undefined:
             out.append(NotComputed(computed.reason, provenance))
         else:
-            out.append(Score(float(computed.values[i]), provenance))
+            out.append(Score(value, provenance))
     return tuple(out)

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator
+import math
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from json.encoder import encode_basestring
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -145,10 +148,9 @@ class Fingerprints:
         self._full, self._test = hashlib.sha256(), hashlib.sha256()
 
     def add(self, s: Sample) -> None:
-        c = _canonical(s)
-        self._full.update(json.dumps(c, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
-        self._test.update(json.dumps({k: c[k] for k in TEST_FIELDS}, sort_keys=True, ensure_ascii=False).encode()
-                          + b"\n")
+        full, test = canonical_texts(s)
+        self._full.update(full.encode() + b"\n")
+        self._test.update(test.encode() + b"\n")
 
     def digests(self) -> tuple[str, str]:
         return self._full.hexdigest()[:16], self._test.hexdigest()[:16]
@@ -159,6 +161,77 @@ def fingerprint(samples: Iterable[Sample]) -> str:
     for s in samples:
         f.add(s)
     return f.digests()[0]
+
+
+#: The JSON of the canonical dict, compact (the dataset fingerprint) and with json's default
+#: separators (the test set's), keys sorted.
+FULL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+TEST_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+
+def canonical_texts(s: Sample) -> tuple[str, str]:
+    """``FULL_JSON.encode(_canonical(s))`` and ``TEST_JSON.encode`` of its test fields, written
+    field by field: the canonical dict's keys are fixed, so its JSON is its sorted keys with
+    each value's own JSON (the C encoder writes a value the same alone or nested). Strings,
+    booleans, finite float labels and chunks given by id alone are written directly; any other
+    value goes through the encoder."""
+    ranked = s.retrieved
+    ids = list(map(_ID, ranked))
+    joined = "\0".join(ids) if set(map(type, ids)) <= _STR else None
+    if joined is not None and set(map(_SCORE, ranked)) <= _NONE and set(map(_TEXT, ranked)) <= _NONE \
+            and "\\" not in joined and joined.count("\0") == len(ids) - 1:
+        # chunks given by id alone: escaping is per character, so the ids escaped together with a
+        # NUL between them (in no id, and no backslash either) are each id escaped, NUL as \u0000
+        retrieved = "[]" if not ids else \
+            "[[" + encode_basestring(joined).replace("\\u0000", '",null,null],["') + ",null,null]]"
+    else:
+        retrieved = "[" + ",".join(FULL_JSON.encode([c.id, c.score, c.text]) for c in ranked) + "]"
+    rel_full, rel_test = _relevance_texts(s.relevance)
+    sid, question, reference, answerable = _text(s.id), _text(s.question), _text(s.reference), _flag(s.answerable)
+    ref_claims = None if s.reference_claims is None else list(s.reference_claims)
+    full = (f'{{"answer":{_text(s.answer)},"answer_claims":'
+            f'{_json(None if s.answer_claims is None else list(s.answer_claims), FULL_JSON)},'
+            f'"answerable":{answerable},"context":{_json(None if s.context is None else list(s.context), FULL_JSON)},'
+            f'"id":{sid},"metadata":{_json(dict(s.metadata), FULL_JSON) if s.metadata else "{}"},'
+            f'"question":{question},"reference":{reference},"reference_claims":{_json(ref_claims, FULL_JSON)},'
+            f'"relevance":{rel_full},"retrieved":{retrieved}}}')
+    test = (f'{{"answerable": {answerable}, "id": {sid}, "question": {question}, "reference": {reference}, '
+            f'"reference_claims": {_json(ref_claims, TEST_JSON)}, "relevance": {rel_test}}}')
+    return full, test
+
+
+_ID, _SCORE, _TEXT = attrgetter("id"), attrgetter("score"), attrgetter("text")
+_NONE, _STR, _FLOAT = {None}, {str}, {float}
+
+
+def _text(value: Any) -> str:
+    """A string's JSON (or null); any other value through the encoder."""
+    if value is None:
+        return "null"
+    return encode_basestring(value) if type(value) is str else FULL_JSON.encode(value)
+
+
+def _flag(value: Any) -> str:
+    if value is True:
+        return "true"
+    return "false" if value is False else FULL_JSON.encode(value)
+
+
+def _json(value: Any, encoder: json.JSONEncoder) -> str:
+    return "null" if value is None else encoder.encode(value)
+
+
+def _relevance_texts(relevance: Mapping[str, float]) -> tuple[str, str]:
+    """The labels' JSON, compact and with default separators, keys sorted."""
+    if not relevance:
+        return "{}", "{}"
+    items = sorted(relevance.items())
+    keys, values = [k for k, _ in items], [v for _, v in items]
+    if set(map(type, keys)) == _STR and set(map(type, values)) == _FLOAT and all(map(math.isfinite, values)):
+        pairs = list(zip(map(encode_basestring, keys), map(float.__repr__, values)))
+        return "{" + ",".join(map(":".join, pairs)) + "}", "{" + ", ".join(map(": ".join, pairs)) + "}"
+    plain = dict(items)
+    return FULL_JSON.encode(plain), TEST_JSON.encode(plain)
 
 
 def _canonical(s: Sample) -> dict:

@@ -66,9 +66,12 @@ class RowReader:
         self.seen: dict[str, int] = {}
         self.position = 0
         self.defaulted = 0
-        self.chunks: dict[str, Chunk] = {}  # a chunk given by id alone, made once and shared (it is immutable)
+        self.chunks: dict[str, Chunk] = _Chunks()  # a chunk given by id alone, made once and shared (immutable)
 
     def sample(self, row: Mapping[str, Any], line: int) -> Sample:
+        made = self._plain_sample(row, line)
+        if made is not None:
+            return made
         self.position += 1
         err = _ErrorAt(self.file, line, unit=self.unit)
         if not isinstance(row, Mapping):
@@ -122,6 +125,36 @@ class RowReader:
             answer_claims=_claims(row.get("answer_claims"), err.field("answer_claims")),
         )
 
+    def _plain_sample(self, row: Any, line: int) -> Sample | None:
+        """The sample of a record in the plainest shape (``id``, ``question``, ``answer``,
+        ``reference``, ``retrieved`` as distinct ids, ``relevant`` as ids or id -> number),
+        checked in bulk; None for anything else, which :meth:`sample` then reads field by field
+        (and names what is wrong). Both give the same sample for a plain record."""
+        if type(row) is not dict or not _PLAIN_FIELDS.issuperset(row):
+            return None
+        sid = row.get("id")
+        if type(sid) is not str or not sid.strip() or sid in self.seen:
+            return None
+        question, answer, reference = row.get("question"), row.get("answer"), row.get("reference")
+        if (question is not None and type(question) is not str) or (answer is not None and type(answer) is not str) \
+                or (reference is not None and type(reference) is not str):
+            return None
+        retrieved = row.get("retrieved")
+        if retrieved is None:
+            chunks: tuple[Chunk, ...] = ()
+        elif type(retrieved) is list and _distinct_ids(retrieved):
+            chunks = tuple(map(self.chunks.__getitem__, retrieved))  # made on first sight by _Chunks
+        else:
+            return None
+        relevance = _plain_relevance(row.get("relevant"))
+        if relevance is None:
+            return None
+        self.position += 1
+        if self.track_ids:
+            self.seen[sid] = line
+        return Sample(id=sid, question=question, retrieved=chunks, relevance=MappingProxyType(relevance),
+                      answer=answer, reference=reference, metadata=MappingProxyType({}))
+
     @staticmethod
     def _canonical_keys(row: Mapping[str, Any], err: _ErrorAt) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -136,6 +169,46 @@ class RowReader:
                               fix=f'did you mean "{close[0]}"? Other data goes under "metadata"')
             out[name] = value
         return out
+
+
+_PLAIN_FIELDS = frozenset({"id", "question", "retrieved", "relevant", "answer", "reference"})
+
+
+class _Chunks(dict[str, Chunk]):
+    """chunk id -> ``Chunk(id)``, made the first time the id is looked up."""
+
+    def __missing__(self, cid: str) -> Chunk:
+        chunk = self[cid] = Chunk(cid)
+        return chunk
+
+
+_STR = {str}
+_NUMBERS = ({float}, {int}, {float, int})
+
+
+def _distinct_ids(items: list[Any]) -> bool:
+    """Every item a non-blank string, none twice (what a plain ranked list or label list is)."""
+    return not items or (set(map(type, items)) == _STR and all(map(str.strip, items)) and len(set(items)) == len(items))
+
+
+def _plain_relevance(value: Any) -> dict[str, float] | None:
+    """``relevant`` given as distinct ids or string id -> finite number, as :func:`_relevance`
+    reads it; None for any other value (read, or refused, by :func:`_relevance`)."""
+    if value is None:
+        return {}
+    if type(value) is list:
+        return dict.fromkeys(value, 1.0) if _distinct_ids(value) else None
+    if type(value) is not dict:
+        return None
+    if not value:
+        return {}
+    if set(map(type, value)) != _STR or set(map(type, value.values())) not in _NUMBERS:
+        return None
+    try:
+        grades = list(map(float, value.values()))
+    except OverflowError:  # an integer past float's range: refused by _relevance
+        return None
+    return dict(zip(value, grades)) if all(map(math.isfinite, grades)) else None
 
 
 class _ErrorAt:
@@ -204,7 +277,8 @@ def _retrieved(value: Any, err: _ErrorAt, made: dict[str, Chunk]) -> tuple[Chunk
         raise err(f"must be a list of chunk ids, got {_type_name(value)}")
     if all(type(item) is str and item.strip() for item in value) and len(set(value)) == len(value):
         # plain distinct ids: nothing below would object
-        return tuple([made.get(cid) or made.setdefault(cid, Chunk(cid)) for cid in value])
+        return tuple(map(made.__getitem__, value)) if isinstance(made, _Chunks) \
+            else tuple([made.get(cid) or made.setdefault(cid, Chunk(cid)) for cid in value])
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
     for rank, item in enumerate(value, start=1):

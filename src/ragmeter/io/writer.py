@@ -53,12 +53,17 @@ def write_json(path: str | Path, doc: dict) -> None:
 
 def write_jsonl(path: str | Path, rows: Iterable[dict]) -> None:
     """Write one JSON object per line atomically (temporary file, then rename)."""
+    write_lines(path, (json.dumps(row, ensure_ascii=False) for row in rows))
+
+
+def write_lines(path: str | Path, lines: Iterable[str]) -> None:
+    """Write lines of text (each without its newline) atomically (temporary file, then rename)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
-            for row in rows:
-                f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            for line in lines:
+                f.write(line + "\n")
             f.flush()
             os.fsync(f.fileno())
         _replace(tmp, path)

@@ -47,11 +47,13 @@ class RankedBatch:
         grades = np.full((n, width), np.nan, dtype=np.float64)
         lengths = np.fromiter((len(r) for r in ranked), dtype=np.int64, count=n)
         label_grades = np.full((n, label_width), -np.inf, dtype=np.float64)
-        for i, (ids, lab) in enumerate(zip(ranked, labels)):
-            if lab:
-                grades[i, : len(ids)] = [lab.get(cid, np.nan) for cid in ids]
-                label_grades[i, : len(lab)] = sorted(lab.values(), reverse=True)
         has_labels = np.fromiter((len(lab) > 0 for lab in labels), dtype=bool, count=n)
+        labeled = np.flatnonzero(has_labels)
+        # every labeled query's row at once: flat lists scattered into the matrices
+        _scatter(grades, labeled, lengths[labeled],
+                 [lab.get(cid, np.nan) for ids, lab in zip(ranked, labels) if lab for cid in ids])
+        _scatter(label_grades, labeled, np.fromiter((len(lab) for lab in labels if lab), dtype=np.int64),
+                 [g for lab in labels if lab for g in sorted(lab.values(), reverse=True)])
         return cls(grades, lengths, label_grades, has_labels)
 
     def cut(self, k: int | None) -> np.ndarray:
@@ -65,6 +67,14 @@ class RankedBatch:
     def num_relevant(self, rel: float) -> np.ndarray:
         """R: the number of labeled chunks with grade >= rel, retrieved or not."""
         return (self.label_grades >= rel).sum(axis=1)
+
+
+def _scatter(matrix: np.ndarray, rows: np.ndarray, lengths: np.ndarray, flat: list[float]) -> None:
+    """``matrix[rows[j], :lengths[j]]`` = the next ``lengths[j]`` values of ``flat``, for every j."""
+    if not flat:
+        return
+    starts = np.cumsum(lengths) - lengths
+    matrix[np.repeat(rows, lengths), np.arange(len(flat)) - np.repeat(starts, lengths)] = flat
 
 
 def ranks(width: int) -> np.ndarray:

@@ -69,10 +69,11 @@ def render_table(result: EvaluationResult) -> str:
     mixed = len({m.view for m in result.measures}) > 1
     headers += [f"{m.label} [{m.view}]" if mixed else m.label for m in result.measures]
     rows = []
+    columns = [(m, result.outcomes[m]) for m in result.measures]  # looked up once, not per cell
     for i, s in enumerate(result.samples):
         relevant = sum(1 for g in s.relevance.values() if g >= 1)
         row = [terminal_safe(s.id)] + ([rank_pattern(s, view, width), str(relevant)] if ranked else [])
-        row += [_cell(m, result.outcomes[m][i]) for m in result.measures]
+        row += [_cell(m, outcomes[i]) for m, outcomes in columns]
         rows.append(row)
     widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
     lines = [_join(r, widths) for r in [headers, *rows]]

@@ -42,10 +42,10 @@ from ragmeter.core.errors import (
 )
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.sample import Sample
-from ragmeter.core.secrets import redact, redact_value
+from ragmeter.core.secrets import redact, redact_value, redacted_json_lines
 from ragmeter.core.settings import DEFAULTS, default_runs_dir
 from ragmeter.io.dataset import load_dataset
-from ragmeter.io.writer import sample_to_row, write_json, write_jsonl
+from ragmeter.io.writer import sample_to_row, write_json, write_lines
 from ragmeter.metrics import resolve_key
 
 
@@ -72,7 +72,7 @@ def _write_json(path: Path, doc: dict) -> None:
 
 def _write_jsonl(path: Path, rows: Any) -> None:
     try:
-        write_jsonl(path, (redact_value(r) for r in rows))
+        write_lines(path, redacted_json_lines(rows))  # json.dumps(redact_value(row)) for each row
     except OSError as exc:
         raise StorageError(f"cannot write the run file ({exc.strerror or exc})", file=str(path),
                            fix=os_error_fix(exc)) from None
