@@ -93,6 +93,8 @@ def test_gate_text_gives_the_numbers_and_says_not_significant(cli, tmp_path):
     assert out.exit_code == 0, out.output
     mean_a, mean_b = sum(base) / 6, sum(new) / 6
     assert f"ndcg@5: {mean_a:.3f} -> {mean_b:.3f} ({mean_b - mean_a:+.3f}, n=6), not significant" in out.stdout
+    (line,) = [x for x in out.stdout.splitlines() if x.strip().startswith("ndcg@5:")]
+    assert line.count("n=6") == 1, line  # n is said once, beside the change
     assert "fails the gate only when it is significant" in out.stdout
     assert "not gated, held by one run only: baseline mrr@5; run hit_rate@5" in out.stdout
 
