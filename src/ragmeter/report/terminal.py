@@ -85,7 +85,7 @@ def diagnosis_text(found) -> str:
         lines.extend(safe(f"    {f.label}: {f.evidence}") for f in d.findings)
     counts = count_labels(found)
     lines.append("")
-    lines.append("queries per failure point: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none")
+    lines.append("queries per failure point: " + (", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none"))
     unchecked = sorted({f"{k} ({v})" for d in found for k, v in d.not_checked.items()})
     if unchecked:
         lines.append(safe("not checked: " + "; ".join(unchecked)))
