@@ -313,6 +313,7 @@ def test_never_claim_through_a_scripted_judge():
     assert grade(bad, crit, claims=None, verify=verifier(judge)).results[0].verdict == "unable_to_verify"
     assert grade(bad, crit, claims=(), verify=verifier(judge)).results[0].verdict == "pass"
     assert "no judge" in grade(bad, crit, claims=(Claim(1, "x"),)).results[0].evidence
+    assert "no judge" in grade(bad, crit, claims=None).results[0].evidence  # not "claims are not available"
     broken = Judge(ScriptedBackend(lambda *a: "not json"), max_reasks=0)
     r = grade(bad, crit, claims=(Claim(1, "x"),), verify=verifier(broken)).results[0]
     assert r.verdict == "unable_to_verify" and "could not check" in r.evidence
