@@ -93,6 +93,10 @@ def test_k_0_is_the_whole_list_and_the_help_says_so(cli, warranty, runs_dir):
     (run,) = runs_dir.iterdir()
     assert json.loads((run / "setup.json").read_text())["options"]["k"] is None  # the library never sees 0
     assert "0 = the whole list" in cli("eval", "--help").stdout
+    refused = cli("eval", warranty / "dataset.jsonl", "--k", "-1")
+    said = re.sub(r"[\s│]+", " ", refused.output)  # the message as one line, out of its box
+    assert refused.exit_code == 2 and "or 0 for the whole list; got -1" in said
+    assert "None" not in said  # the library's spelling, which the command line cannot take
     with pytest.raises(ValueError, match="k: must be a positive integer"):
         Settings(k=0)
 

@@ -27,6 +27,9 @@ def settings_values(params: dict[str, Any]) -> dict[str, Any]:
     ``k=None``, ``--block`` is 1 or more (0 and below are refused by :class:`Settings`), lists are
     split, no ``--judge`` is ``auto``."""
     values = {name: value for name, value in params.items() if name not in NOT_SETTINGS}
+    if params["k"] is not None and params["k"] < 0:  # the library's message would say "None", not "0"
+        raise typer.BadParameter(f"must be a positive integer, or 0 for the whole list; got {params['k']}",
+                                 param_hint="--k")
     values.update(k=params["k"] or None, block=params["block"], only=split_ids(params["only"]),
                   judge=AUTO_JUDGE if params["judge"] is None else params["judge"])
     metrics = split_metrics(params["metrics"])
