@@ -57,7 +57,7 @@ def _dead_pid() -> int:
     return proc.pid
 
 
-def test_a_crashed_run_is_listed_as_interrupted_with_how_to_finish_it(cli, warranty, runs_dir):
+def test_a_crashed_run_is_listed_as_interrupted_with_how_to_finish_it(cli, warranty, runs_dir, monkeypatch):
     assert cli("eval", warranty / "dataset.jsonl").exit_code == 0
     (run,) = list_runs(runs_dir)
     setup = json.loads((run.path / "setup.json").read_text())
@@ -65,8 +65,11 @@ def test_a_crashed_run_is_listed_as_interrupted_with_how_to_finish_it(cli, warra
     (run.path / "setup.json").write_text(json.dumps(setup))
     assert load_run(run.path).status == "interrupted"
     listed = cli("runs", runs_dir).stdout
-    assert "interrupted" in listed and f"ragmeter eval --resume {run.name}" in listed
+    # runs_dir is not the default folder (./runs), so the name alone would not be found: the path
+    assert "interrupted" in listed and f"ragmeter eval --resume {run.path}`" in listed
     assert cli("show", run.path).stdout.startswith(f"run {run.name}: interrupted")
+    monkeypatch.setenv("RAGMETER_RUNS_DIR", str(runs_dir))  # the default folder: the name is enough
+    assert f"ragmeter eval --resume {run.name}`" in cli("runs", runs_dir).stdout
     # a run whose process is alive (this one) stays running
     setup.update(pid=__import__("os").getpid())
     (run.path / "setup.json").write_text(json.dumps(setup))
