@@ -162,3 +162,15 @@ def test_readme_says_where_the_second_copy_of_the_model_is_and_how_to_remove_it(
     assert f"~/.cache/ragmeter/models/{BUNDLED_NAME}" in readme
     assert "rm -r ~/.cache/ragmeter/models" in readme and PART_PACKAGE.split("{")[0] in readme
     assert f"{BUNDLED_SIZE / 1e9:.1f} GB assembled" in readme and "2.2 GB in all" in readme
+
+
+def test_a_dataset_with_nothing_retrieved_says_why_its_rank_metrics_are_0(cli, warranty, tmp_path):
+    """Questions imported without a run (or a generated test set) have no retrieved lists: every
+    rank metric is 0, and the command says why and what to give, instead of a silent table of 0s."""
+    data = tmp_path / "questions.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "R2 warranty?", "relevant": {"d1": 1}}) + "\n")
+    out = cli("eval", data, "--no-save")
+    assert out.exit_code == 0, out.output
+    assert "precision@5 0.000" in out.stdout
+    assert "no sample has a retrieved list" in out.stderr and "ragmeter.evaluate_retriever" in out.stderr
+    assert "retrieved list" not in cli("eval", warranty / "dataset.jsonl", "--no-save").stderr

@@ -66,6 +66,21 @@ def _progress(settings: Settings) -> ProgressFactory | None:
     return progress_factory(settings.progress, interval=settings.progress_interval)
 
 
+def nothing_retrieved_note(result: Any) -> str | None:
+    """A dataset where no sample has a retrieved list (questions imported without a run, a
+    generated test set) scores every rank metric 0, which is right for a retriever that returned
+    nothing and almost never what was meant: say so, with the fix."""
+    from ragmeter.metrics.kinds import LabelSpec
+
+    if not any(isinstance(m.spec, LabelSpec) for m in result.measures):
+        return None
+    if not result.samples or any(s.retrieved or s.context_ids for s in result.samples):
+        return None
+    return ("note: no sample has a retrieved list, so the rank metrics above are 0 (nothing retrieved). "
+            'Fix: give each sample\'s ranked chunk ids in "retrieved", or run your retriever over the '
+            "questions (ragmeter.evaluate_retriever)")
+
+
 def render(done: EvaluationRun, fmt: str) -> None:
     """Print a dry run's plan, a streamed run's means, or the table (json, csv) of a result."""
     if done.plan is not None:
@@ -93,6 +108,9 @@ def render(done: EvaluationRun, fmt: str) -> None:
             typer.echo(results_csv(result), nl=False)
             return
         typer.echo(render_table(result))  # ids and reasons escaped by render_table
+        note = nothing_retrieved_note(result)
+        if note:
+            echo_err(note)
         if result.judge_stats is not None:
             typer.echo(judge_line(s.judge_spec, result, s.price_in, s.price_out))
     if done.run_path is not None:
