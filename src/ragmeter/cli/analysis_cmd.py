@@ -109,8 +109,10 @@ def _samples(path: str):
 
     from ragmeter.io import load_dataset
     from ragmeter.runs import load_run
+    from ragmeter.runs.store import resolve_run_path
 
-    return load_run(path).samples() if Path(path).is_dir() else load_dataset(path).samples
+    is_run = Path(path).is_dir() or resolve_run_path(path).is_dir()  # a directory, or a name `runs` lists
+    return load_run(path).samples() if is_run else load_dataset(path).samples
 
 
 @app.command("pairwise")
