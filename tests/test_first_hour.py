@@ -174,3 +174,17 @@ def test_a_dataset_with_nothing_retrieved_says_why_its_rank_metrics_are_0(cli, w
     assert "precision@5 0.000" in out.stdout
     assert "no sample has a retrieved list" in out.stderr and "ragmeter.evaluate_retriever" in out.stderr
     assert "retrieved list" not in cli("eval", warranty / "dataset.jsonl", "--no-save").stderr
+
+
+def test_report_into_a_missing_folder_is_one_error_line(cli, warranty, runs_dir, tmp_path):
+    """`report RUN --html no/such/dir/r.html` was a FileNotFoundError traceback."""
+    assert cli("eval", warranty / "dataset.jsonl").exit_code == 0
+    (run,) = list_runs(runs_dir)
+    target = tmp_path / "no" / "such" / "r.html"
+    out = cli("report", run.path, "--html", target)
+    assert out.exit_code == 2
+    assert out.stderr.strip() == (f"error: {target}: cannot write the report (No such file or directory). "
+                                  "Fix: give --html a file in a folder that exists and can be written")
+    good = tmp_path / "r.html"
+    assert cli("report", run.path, "--html", good).exit_code == 0 and good.read_text().startswith("<!DOCTYPE html>")
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []  # nothing left beside it
