@@ -209,8 +209,9 @@ def turns_command(run: str = typer.Argument(..., help="a run directory of a conv
     if not table["turns"]:
         raise typer.BadParameter("the run has no conversation turns", param_hint="RUN")
     if svg:
-        with open(svg, "w", encoding="utf-8") as f:
-            f.write(svg_plot(table))
+        from ragmeter.io.writer import write_output
+
+        write_output(svg, svg_plot(table), what="plot", option="--svg")
     if fmt == "json":
         typer.echo(json.dumps(table, indent=2))
         return

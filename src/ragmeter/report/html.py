@@ -13,15 +13,14 @@ reads the DOM (no data is embedded as code).
 from __future__ import annotations
 
 import html
-import os
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from ragmeter.analysis.diagnosis import QueryDiagnosis, count_labels, diagnose
 from ragmeter.analysis.judge_uncertainty import judge_agreement
-from ragmeter.core.errors import RagmeterError, StorageError
+from ragmeter.core.errors import RagmeterError
 from ragmeter.core.sample import Sample
+from ragmeter.io.writer import write_output
 from ragmeter.metrics import get_spec
 
 
@@ -304,18 +303,6 @@ def render_html(run) -> str:
 
 
 def write_html(run, path: str) -> None:
-    """Write the report atomically (a temporary file beside it, then a rename); a folder that
-    is missing or read-only is a :class:`StorageError` naming the file, not a traceback."""
-    page = render_html(run)
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        try:
-            tmp.write_text(page, encoding="utf-8")
-            os.replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
-    except OSError as exc:
-        raise StorageError(f"cannot write the report ({exc.strerror or exc})", file=str(path),
-                           fix="give --html a file in a folder that exists and can be written") from None
+    """Write the report atomically; a missing or read-only folder is a ``StorageError``."""
+    write_output(path, render_html(run), what="report", option="--html")
 
