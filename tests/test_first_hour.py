@@ -188,3 +188,21 @@ def test_report_into_a_missing_folder_is_one_error_line(cli, warranty, runs_dir,
     good = tmp_path / "r.html"
     assert cli("report", run.path, "--html", good).exit_code == 0 and good.read_text().startswith("<!DOCTYPE html>")
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []  # nothing left beside it
+
+
+def test_written_outputs_get_the_umask_mode_not_0600(tmp_path):
+    """An imported dataset, a test set, a labels export or a report is a file to share:
+    mkstemp's 0600 made them unreadable to anyone else."""
+    import os
+    from pathlib import Path
+
+    from ragmeter.io.collection import write_jsonl_atomic
+    from ragmeter.io.writer import write_output
+
+    old = os.umask(0o022)
+    try:
+        write_jsonl_atomic(Path(tmp_path / "d.jsonl"), [{"id": "1"}])
+        write_output(tmp_path / "r.html", "<!DOCTYPE html>", what="report", option="--html")
+    finally:
+        os.umask(old)
+    assert {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {"d.jsonl": 0o644, "r.html": 0o644}

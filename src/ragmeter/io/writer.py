@@ -80,14 +80,10 @@ def write_output(path: str | Path, text: str, *, what: str, option: str) -> None
     Traceback (most recent call last):
     ragmeter.core.errors.StorageError: /no/such/folder/r.html: cannot write the report (No such file ...
     """
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    from ragmeter.io.collection import write_text_atomic
+
     try:
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            _replace(tmp, target)
-        finally:
-            tmp.unlink(missing_ok=True)
+        write_text_atomic(Path(path), text)
     except OSError as exc:
         raise StorageError(f"cannot write the {what} ({exc.strerror or exc})", file=str(path),
                            fix=f"give {option} a file in a folder that exists and can be written") from None
