@@ -313,6 +313,7 @@ def test_never_claim_through_a_scripted_judge():
     assert grade(bad, crit, claims=None, verify=verifier(judge)).results[0].verdict == "unable_to_verify"
     assert grade(bad, crit, claims=(), verify=verifier(judge)).results[0].verdict == "pass"
     assert "no judge" in grade(bad, crit, claims=(Claim(1, "x"),)).results[0].evidence
+    assert "no judge" in grade(bad, crit, claims=None).results[0].evidence  # not "claims are not available"
     broken = Judge(ScriptedBackend(lambda *a: "not json"), max_reasks=0)
     r = grade(bad, crit, claims=(Claim(1, "x"),), verify=verifier(broken)).results[0]
     assert r.verdict == "unable_to_verify" and "could not check" in r.evidence
@@ -350,6 +351,7 @@ def test_criteria_errors_are_typed(tmp_path):
         ({"record": {"entity": "x"}}, "record takes entity, attribute"),
         ({"record": {"entity": {"from_call": "a"}, "attribute": "p"}}, "from_call: TOOL"),
         ({"never_claim": []}, "one or more statements"),
+        ({"must_cal": "a"}, "found none; unknown key 'must_cal' (did you mean must_call?)"),
     ]
     for item, words in bad:
         with pytest.raises(InvalidInputError, match="criterion 1") as info:
@@ -363,6 +365,12 @@ def test_criteria_errors_are_typed(tmp_path):
         load_criteria(path)
     path.write_text(json.dumps([{"must_call": "a"}]))
     assert [c.id for c in load_criteria(path).suite] == ["must_call:a"]
+    broken = tmp_path / "c.yaml"
+    broken.write_text("suite: [\n")
+    with pytest.raises(InvalidInputError) as info:
+        load_criteria(broken)
+    # one line, with the line number, not PyYAML's multi-line text (shown as \x0a on a terminal)
+    assert str(info.value) == f"{broken}, line 2: not valid YAML (expected the node content, but found '<stream end>')"
 
 
 def test_reader_errors_are_typed(tmp_path):

@@ -93,6 +93,10 @@ def test_k_0_is_the_whole_list_and_the_help_says_so(cli, warranty, runs_dir):
     (run,) = runs_dir.iterdir()
     assert json.loads((run / "setup.json").read_text())["options"]["k"] is None  # the library never sees 0
     assert "0 = the whole list" in cli("eval", "--help").stdout
+    refused = cli("eval", warranty / "dataset.jsonl", "--k", "-1")
+    said = re.sub(r"[\s│]+", " ", refused.output)  # the message as one line, out of its box
+    assert refused.exit_code == 2 and "or 0 for the whole list; got -1" in said
+    assert "None" not in said  # the library's spelling, which the command line cannot take
     with pytest.raises(ValueError, match="k: must be a positive integer"):
         Settings(k=0)
 
@@ -100,3 +104,28 @@ def test_k_0_is_the_whole_list_and_the_help_says_so(cli, warranty, runs_dir):
 def test_help_shows_the_extras_in_brackets(cli):
     text = cli("eval", "--help").stdout
     assert "ragmeter[local]" in text and "'ragmeter[ray]'" in text  # not eaten as rich markup
+
+
+def _extras_named(command, options: bool = True) -> set[str]:
+    """The extras a command's help text (and its options' with ``options``) names
+    (``ragmeter[mlflow]``, or ``ragmeter\\[ray]`` escaped for rich)."""
+    texts = [command.help or ""] + [getattr(p, "help", None) or "" for p in command.params if options]
+    return {m for t in texts for m in re.findall(r"ragmeter\\?\[(\w+)\]", t)}
+
+
+@pytest.mark.parametrize("name", [""] + sorted(_commands()))
+def test_every_help_shows_the_extras_in_brackets(name):
+    """Rich reads ``[mlflow]`` as a markup tag and drops it: ``pip install 'ragmeter'`` would be
+    the wrong command. Every extra a help text names must be printed with its brackets, in the
+    command's own help and in the command list of its group."""
+    from typer.testing import CliRunner
+
+    command = _commands()[name] if name else typer.main.get_command(app)
+    args = [*name.split(), "--help"]
+    out = CliRunner().invoke(app, args, env={"COLUMNS": "250", "TERMINAL_WIDTH": "250"})
+    assert out.exit_code == 0, out.output
+    text = " ".join(out.output.split())
+    subcommands = getattr(command, "commands", {}).values()
+    for extra in _extras_named(command) | {e for c in subcommands for e in _extras_named(c, options=False)}:
+        assert f"ragmeter[{extra}]" in text, f"ragmeter {name} --help eats [{extra}]"
+    assert "pip install 'ragmeter')" not in text

@@ -104,6 +104,11 @@ def test_gate_cli_exit_codes(cli, tmp_path):
     assert failed.exit_code == 1 and "**ragmeter gate: failed**" in failed.stdout and "| ndcg@5 |" in failed.stdout
     assert cli("gate", c.path, "--baseline", a.path).exit_code == 2
     assert cli("gate", a.path, "--baseline", a.path, "--min", "oops").exit_code == 2
+    # another k: no measure in common, so nothing would be gated; it passed (exit 0), now refused
+    k3 = make_run(tmp_path / "k3", {"ndcg@3": [0.1] * 40})
+    refused = cli("gate", k3.path, "--baseline", a.path)
+    assert refused.exit_code == 2
+    assert "measures: none in common (A holds ndcg@5; B holds ndcg@3)" in refused.output
     doc = json.loads(cli("gate", b.path, "--baseline", a.path, "--format", "json").stdout)
     assert doc["passed"] is False
 

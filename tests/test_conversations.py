@@ -111,3 +111,8 @@ def test_turns_command_and_plot(cli, tmp_path, runs_dir):
     out = cli("turns", run.path, "--svg", svg)
     assert out.exit_code == 0 and "by turn:" in out.stdout and "non-standalone" in out.stdout
     assert svg.read_text().startswith("<svg") and "turn 2" in svg.read_text()
+    missing = tmp_path / "no" / "such" / "turns.svg"  # was a FileNotFoundError traceback
+    out = cli("turns", run.path, "--svg", missing)
+    assert out.exit_code == 2 and out.stderr.strip() == (
+        f"error: {missing}: cannot write the plot (No such file or directory). "
+        "Fix: give --svg a file in a folder that exists and can be written")

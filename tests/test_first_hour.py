@@ -57,7 +57,7 @@ def _dead_pid() -> int:
     return proc.pid
 
 
-def test_a_crashed_run_is_listed_as_interrupted_with_how_to_finish_it(cli, warranty, runs_dir):
+def test_a_crashed_run_is_listed_as_interrupted_with_how_to_finish_it(cli, warranty, runs_dir, monkeypatch):
     assert cli("eval", warranty / "dataset.jsonl").exit_code == 0
     (run,) = list_runs(runs_dir)
     setup = json.loads((run.path / "setup.json").read_text())
@@ -65,8 +65,11 @@ def test_a_crashed_run_is_listed_as_interrupted_with_how_to_finish_it(cli, warra
     (run.path / "setup.json").write_text(json.dumps(setup))
     assert load_run(run.path).status == "interrupted"
     listed = cli("runs", runs_dir).stdout
-    assert "interrupted" in listed and f"ragmeter eval --resume {run.name}" in listed
+    # runs_dir is not the default folder (./runs), so the name alone would not be found: the path
+    assert "interrupted" in listed and f"ragmeter eval --resume {run.path}`" in listed
     assert cli("show", run.path).stdout.startswith(f"run {run.name}: interrupted")
+    monkeypatch.setenv("RAGMETER_RUNS_DIR", str(runs_dir))  # the default folder: the name is enough
+    assert f"ragmeter eval --resume {run.name}`" in cli("runs", runs_dir).stdout
     # a run whose process is alive (this one) stays running
     setup.update(pid=__import__("os").getpid())
     (run.path / "setup.json").write_text(json.dumps(setup))
@@ -93,6 +96,8 @@ def test_gate_text_gives_the_numbers_and_says_not_significant(cli, tmp_path):
     assert out.exit_code == 0, out.output
     mean_a, mean_b = sum(base) / 6, sum(new) / 6
     assert f"ndcg@5: {mean_a:.3f} -> {mean_b:.3f} ({mean_b - mean_a:+.3f}, n=6), not significant" in out.stdout
+    (line,) = [x for x in out.stdout.splitlines() if x.strip().startswith("ndcg@5:")]
+    assert line.count("n=6") == 1, line  # n is said once, beside the change
     assert "fails the gate only when it is significant" in out.stdout
     assert "not gated, held by one run only: baseline mrr@5; run hit_rate@5" in out.stdout
 
@@ -157,3 +162,47 @@ def test_readme_says_where_the_second_copy_of_the_model_is_and_how_to_remove_it(
     assert f"~/.cache/ragmeter/models/{BUNDLED_NAME}" in readme
     assert "rm -r ~/.cache/ragmeter/models" in readme and PART_PACKAGE.split("{")[0] in readme
     assert f"{BUNDLED_SIZE / 1e9:.1f} GB assembled" in readme and "2.2 GB in all" in readme
+
+
+def test_a_dataset_with_nothing_retrieved_says_why_its_rank_metrics_are_0(cli, warranty, tmp_path):
+    """Questions imported without a run (or a generated test set) have no retrieved lists: every
+    rank metric is 0, and the command says why and what to give, instead of a silent table of 0s."""
+    data = tmp_path / "questions.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "R2 warranty?", "relevant": {"d1": 1}}) + "\n")
+    out = cli("eval", data, "--no-save")
+    assert out.exit_code == 0, out.output
+    assert "precision@5 0.000" in out.stdout
+    assert "no sample has a retrieved list" in out.stderr and "ragmeter.evaluate_retriever" in out.stderr
+    assert "retrieved list" not in cli("eval", warranty / "dataset.jsonl", "--no-save").stderr
+
+
+def test_report_into_a_missing_folder_is_one_error_line(cli, warranty, runs_dir, tmp_path):
+    """`report RUN --html no/such/dir/r.html` was a FileNotFoundError traceback."""
+    assert cli("eval", warranty / "dataset.jsonl").exit_code == 0
+    (run,) = list_runs(runs_dir)
+    target = tmp_path / "no" / "such" / "r.html"
+    out = cli("report", run.path, "--html", target)
+    assert out.exit_code == 2
+    assert out.stderr.strip() == (f"error: {target}: cannot write the report (No such file or directory). "
+                                  "Fix: give --html a file in a folder that exists and can be written")
+    good = tmp_path / "r.html"
+    assert cli("report", run.path, "--html", good).exit_code == 0 and good.read_text().startswith("<!DOCTYPE html>")
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []  # nothing left beside it
+
+
+def test_written_outputs_get_the_umask_mode_not_0600(tmp_path):
+    """An imported dataset, a test set, a labels export or a report is a file to share:
+    mkstemp's 0600 made them unreadable to anyone else."""
+    import os
+    from pathlib import Path
+
+    from ragmeter.io.collection import write_jsonl_atomic
+    from ragmeter.io.writer import write_output
+
+    old = os.umask(0o022)
+    try:
+        write_jsonl_atomic(Path(tmp_path / "d.jsonl"), [{"id": "1"}])
+        write_output(tmp_path / "r.html", "<!DOCTYPE html>", what="report", option="--html")
+    finally:
+        os.umask(old)
+    assert {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {"d.jsonl": 0o644, "r.html": 0o644}

@@ -102,3 +102,21 @@ def test_without_mlflow_it_says_what_to_install(cli, runs_dir, monkeypatch):
     monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow -> ImportError
     out = cli("mlflow-log", run_dir)
     assert out.exit_code == 2 and "pip install 'ragmeter[mlflow]'" in out.output
+
+
+def test_a_tracking_uri_mlflow_refuses_is_one_line_not_a_traceback(cli, runs_dir, store, monkeypatch):
+    """MLflow's own exceptions (here an unsupported URI scheme) became a rich traceback of 150
+    lines; they are one error line naming the run and the fix, exit status 2."""
+    assert cli("eval", WARRANTY / "dataset.jsonl").exit_code == 0
+    (run_dir,) = runs_dir.iterdir()
+    from typer.testing import CliRunner
+
+    from ragmeter.cli.main import app
+
+    out = CliRunner().invoke(app, ["mlflow-log", str(run_dir), "--tracking-uri", "bogus://nowhere"])
+    assert out.exit_code == 2, out.output
+    (line,) = out.output.strip().splitlines()
+    assert line.startswith(f"error: MLflow refused to log {run_dir.name} (") and "bogus://nowhere" in line
+    assert line.endswith("Fix: point --tracking-uri (or MLFLOW_TRACKING_URI) at an MLflow server, "
+                         "http://HOST:PORT, or at a folder, file:./mlruns, with MLFLOW_ALLOW_FILE_STORE=true "
+                         "(MLflow 3)")

@@ -251,6 +251,28 @@ def test_action_criteria_on_the_agent_runs(cli, warranty, judge, tmp_path, runs_
     assert cli("gate", run.path, "--baseline", run.path, "--min", "action_pass_rate=0.6").exit_code == 0
 
 
+def test_diagnose_names_the_failed_action_criteria(cli, warranty, runs_dir):
+    """a1 placed an order for an excluded power surge, and the order is not on record: diagnose
+    names both criteria with their evidence (it said "no failure point found")."""
+    out = cli("eval", warranty / "agent_runs.jsonl", "--action-criteria", warranty / "criteria.yaml", "--records",
+              warranty / "records.jsonl", "-m", "action_pass_rate", "--judge", "none")
+    assert out.exit_code == 0, out.output
+    (run,) = list_runs(runs_dir)
+    text = cli("diagnose", run.path).stdout
+    a1 = text.split("a1: ", 1)[1].split("\na2: ", 1)[0]
+    assert a1.startswith("failed_action\n    failed_action: no-order-for-excluded-damage (")
+    assert "create_replacement_order(serial='R2-88213'" in a1 and "order-on-record (" in a1
+    assert "a2: no failure point found" in text and "a3: no failure point found" in text  # unverified / passed
+    assert "queries per failure point: failed_action 1" in text
+
+
+def test_diagnose_says_none_when_no_query_has_a_failure_point():
+    from ragmeter.analysis.diagnosis import QueryDiagnosis
+    from ragmeter.report.terminal import diagnosis_text
+
+    assert diagnosis_text([QueryDiagnosis("q1")]).splitlines()[-1] == "queries per failure point: none"
+
+
 def test_report_escapes_what_the_records_and_calls_hold(cli, tmp_path, runs_dir):
     payload = "<script>alert(1)</script>"
     rows = [{"id": "x1", "question": "q", "answer": "a", "retrieved": ["c"], "relevant": ["c"],

@@ -177,3 +177,24 @@ def test_pairwise_command_over_http(cli, tmp_path):
         assert state.count == 8  # both orders for each question
     finally:
         srv.shutdown()
+
+
+def test_pairwise_takes_a_run_by_the_name_runs_lists(cli, tmp_path, runs_dir, monkeypatch):
+    """`show`, `compare` and `gate` take a run's name; pairwise read the name as a dataset file
+    ("unknown dataset format '(no extension)'")."""
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": f"Q{i}?", "answer": "short",
+                                        "metadata": {"answer_b": "a much longer answer"}}) + "\n" for i in range(2)))
+    from ragmeter.runs import list_runs
+
+    assert cli("eval", data, "-m", "semantic_similarity", "--judge", "none").exit_code == 0
+    (run,) = list_runs(runs_dir)
+    monkeypatch.setenv("RAGMETER_RUNS_DIR", str(runs_dir))
+    srv, state = judge_server.start(lambda text, payload: {"winner": "2", "reason": "second"})
+    try:
+        out = cli("pairwise", run.name, "--b-field", "answer_b", "--judge", "openai:m", "--judge-base-url",
+                  state.url + "/v1", "--ledger", tmp_path / "l.sqlite")
+        assert out.exit_code == 0, out.output
+        assert "0 wins, 2 ties, 0 losses" in out.stdout and state.count == 4
+    finally:
+        srv.shutdown()

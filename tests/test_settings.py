@@ -359,3 +359,14 @@ def test_run_watch_drains_the_log_and_stops_on_an_alert(tmp_path, monkeypatch):
         assert said[-1] == "ALERT: faithfulness rolling mean 0.000 is below 0.5"
     finally:
         srv.shutdown()
+
+
+def test_run_watch_says_what_it_could_not_score(tmp_path):
+    """With no judge nothing in the window has a value: the line says so per metric, where it
+    used to end in an empty list ("scored 2 new; last 100: ")."""
+    log = tmp_path / "req.jsonl"
+    log.write_text("".join(live_judge.request_line(i, answer="bad") for i in range(2)))
+    said: list[str] = []
+    watch = WatchSettings(log=str(log), state=str(tmp_path / "s"), port=0, once=True)
+    assert run_watch(Settings(judge="none", watch=watch), said.append) == 0
+    assert said == ["scored 2 new; last 100: faithfulness not computed on 2, answer_relevancy not computed on 2"]

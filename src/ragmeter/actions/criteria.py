@@ -27,6 +27,7 @@ is a suite); a case may also carry ``"criteria": [...]``.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -223,8 +224,13 @@ def parse_criterion(item: Any, *, where: str = "criteria", index: int = 1) -> Cr
         raise _problem(where, index, "a criterion must be an object")
     kinds = [k for k in KINDS if k in item]
     if len(kinds) != 1:
+        known = {*KINDS, *_COMMON, *(k for allowed in _ALLOWED.values() for k in allowed)}
+        unknown = [str(k) for k in item if k not in known]
+        hints = [f"{k!r} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(k, KINDS, n=1)) else repr(k)
+                 for k in unknown]
+        said = f"; unknown key {', '.join(hints)}" if hints else ""
         raise _problem(where, index, f"a criterion needs exactly one of {', '.join(KINDS)} (found "
-                                     f"{', '.join(kinds) or 'none'})")
+                                     f"{', '.join(kinds) or 'none'}{said})")
     kind = kinds[0]
     extra = set(item) - {kind, *_COMMON, *_ALLOWED[kind]}
     if extra:
@@ -312,8 +318,10 @@ def load_criteria(path: str | Path) -> CriteriaSet:
             raise InvalidParameterError(f"{p.name}: YAML criteria need pyyaml: {INSTALL_YAML}") from None
         try:
             data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InvalidInputError(f"not valid YAML ({exc})", file=str(path)) from None
+        except yaml.YAMLError as exc:  # its text spans lines: the problem and where, on one
+            mark = getattr(exc, "problem_mark", None)
+            raise InvalidInputError(f"not valid YAML ({getattr(exc, 'problem', None) or exc})", file=str(path),
+                                    line=mark.line + 1 if mark is not None else None) from None
     else:
         try:
             data = json.loads(text)

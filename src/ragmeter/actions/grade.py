@@ -254,7 +254,8 @@ async def _check(c: Criterion, run: AgentRun, claims: Sequence[Any] | None, reco
         return await _record(c, run, records)
     if c.kind == "never_claim":
         if claims is None:
-            raise _Unable("the answer's claims are not available")
+            raise _Unable("the answer's claims are not available" if verify is not None else
+                          "no judge was given to split the answer into claims and check the statements")
         if not claims:
             return _result(c, PASS, "the answer makes no claims")
         verdicts = await _statements(c.statements, claims, verify)

@@ -17,6 +17,7 @@ reported as not checked, never as passed.
 | incorrect_specificity | faithfulness >= 0.7 and answer relevancy < 0.7 |
 | wrong_format | the answer fails the ``expected_format`` given in the sample's metadata |
 | stale_chunk | a fact the context supports fails against the system of record (``--records``); names the chunk |
+| failed_action | a criterion on the run's tool calls fails (``--action-criteria``); names it, with its evidence |
 
 ``stale_chunk`` is the seed's "faithfulness high, facts wrong in the system of record: the
 retrieved chunk is stale" (:func:`ragmeter.records.find_stale_chunks`): it needs the answer's
@@ -41,7 +42,7 @@ from ragmeter.records.facts import FactCheck
 from ragmeter.records.stale import find_stale_chunks
 
 LABELS = ("missed_top_ranked", "missing_content", "missing_chunk", "not_in_context", "buried", "not_extracted",
-          "incomplete", "incorrect_specificity", "wrong_format", "stale_chunk")
+          "incomplete", "incorrect_specificity", "wrong_format", "stale_chunk", "failed_action")
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,20 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
         if problem:
             d.findings.append(Finding("wrong_format", problem))
     _stale_findings(d, ev)
+    _action_findings(d, ev)
     return d
+
+
+def _action_findings(d: QueryDiagnosis, ev: dict) -> None:
+    """``failed_action``: the criteria on the sample's tool calls that failed (stored by
+    ``action_pass_rate``), each with its evidence; a case that could not be verified has none."""
+    actions = ev.get("actions")
+    if not isinstance(actions, dict):
+        return
+    failed = [c for c in actions.get("criteria") or () if isinstance(c, dict) and c.get("verdict") == "fail"]
+    if failed:
+        d.findings.append(Finding("failed_action", "; ".join(f"{c.get('id')} ({c.get('criterion')}): "
+                                                             f"{c.get('evidence')}" for c in failed)))
 
 
 def _stale_findings(d: QueryDiagnosis, ev: dict) -> None:

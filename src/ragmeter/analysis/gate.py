@@ -107,7 +107,7 @@ def text(result: GateResult, *, max_drop: float = 0.02, alpha: float = 0.05) -> 
             lines.append(f"  {m.metric}: no sample scored in both runs (n=0), not compared")
             continue
         verdict = (f"significant (p={m.p_holm:.4f} after Holm < {alpha})" if m.p_holm < alpha else
-                   f"not significant (p={m.p_holm:.4f} after Holm, n={m.n})")
+                   f"not significant (p={m.p_holm:.4f} after Holm)")
         lines.append(f"  {m.metric}: {m.mean_a:.3f} -> {m.mean_b:.3f} ({m.diff:+.3f}, n={m.n}), {verdict}")
     if result.checks:
         lines.append("  thresholds:")

@@ -109,8 +109,10 @@ def _samples(path: str):
 
     from ragmeter.io import load_dataset
     from ragmeter.runs import load_run
+    from ragmeter.runs.store import resolve_run_path
 
-    return load_run(path).samples() if Path(path).is_dir() else load_dataset(path).samples
+    is_run = Path(path).is_dir() or resolve_run_path(path).is_dir()  # a directory, or a name `runs` lists
+    return load_run(path).samples() if is_run else load_dataset(path).samples
 
 
 @app.command("pairwise")
@@ -207,8 +209,9 @@ def turns_command(run: str = typer.Argument(..., help="a run directory of a conv
     if not table["turns"]:
         raise typer.BadParameter("the run has no conversation turns", param_hint="RUN")
     if svg:
-        with open(svg, "w", encoding="utf-8") as f:
-            f.write(svg_plot(table))
+        from ragmeter.io.writer import write_output
+
+        write_output(svg, svg_plot(table), what="plot", option="--svg")
     if fmt == "json":
         typer.echo(json.dumps(table, indent=2))
         return

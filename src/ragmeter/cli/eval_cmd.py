@@ -27,6 +27,9 @@ def settings_values(params: dict[str, Any]) -> dict[str, Any]:
     ``k=None``, ``--block`` is 1 or more (0 and below are refused by :class:`Settings`), lists are
     split, no ``--judge`` is ``auto``."""
     values = {name: value for name, value in params.items() if name not in NOT_SETTINGS}
+    if params["k"] is not None and params["k"] < 0:  # the library's message would say "None", not "0"
+        raise typer.BadParameter(f"must be a positive integer, or 0 for the whole list; got {params['k']}",
+                                 param_hint="--k")
     values.update(k=params["k"] or None, block=params["block"], only=split_ids(params["only"]),
                   judge=AUTO_JUDGE if params["judge"] is None else params["judge"])
     metrics = split_metrics(params["metrics"])
@@ -63,6 +66,21 @@ def _progress(settings: Settings) -> ProgressFactory | None:
     return progress_factory(settings.progress, interval=settings.progress_interval)
 
 
+def nothing_retrieved_note(result: Any) -> str | None:
+    """A dataset where no sample has a retrieved list (questions imported without a run, a
+    generated test set) scores every rank metric 0, which is right for a retriever that returned
+    nothing and almost never what was meant: say so, with the fix."""
+    from ragmeter.metrics.kinds import LabelSpec
+
+    if not any(isinstance(m.spec, LabelSpec) for m in result.measures):
+        return None
+    if not result.samples or any(s.retrieved or s.context_ids for s in result.samples):
+        return None
+    return ("note: no sample has a retrieved list, so the rank metrics above are 0 (nothing retrieved). "
+            'Fix: give each sample\'s ranked chunk ids in "retrieved", or run your retriever over the '
+            "questions (ragmeter.evaluate_retriever)")
+
+
 def render(done: EvaluationRun, fmt: str) -> None:
     """Print a dry run's plan, a streamed run's means, or the table (json, csv) of a result."""
     if done.plan is not None:
@@ -90,6 +108,9 @@ def render(done: EvaluationRun, fmt: str) -> None:
             typer.echo(results_csv(result), nl=False)
             return
         typer.echo(render_table(result))  # ids and reasons escaped by render_table
+        note = nothing_retrieved_note(result)
+        if note:
+            echo_err(note)
         if result.judge_stats is not None:
             typer.echo(judge_line(s.judge_spec, result, s.price_in, s.price_out))
     if done.run_path is not None:

@@ -15,7 +15,8 @@ DEFAULT_METRICS = ",".join(W.metrics)
 @friendly
 def watch_command(
     log: str = typer.Argument(..., help="the JSONL request log your app appends to (or exported OTel spans)"),
-    judge: str = typer.Option(..., "--judge", help="openai:<model> or anthropic:<model>"),
+    judge: str = typer.Option(..., "--judge", help="openai:<model>, anthropic:<model>, local (offline), "
+                                                   "local:<file.gguf>, or none (nothing judged is scored)"),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     metrics: list[str] | None = typer.Option(None, "--metrics", "-m", help=f"default: {DEFAULT_METRICS}"),
     sample_rate: float = typer.Option(W.sample_rate, "--sample-rate",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,8 +138,10 @@ def write_jsonl_atomic(path: Path, rows: Iterable[dict]) -> int:
 
 def write_text_atomic(path: Path, text: str | Iterable[str]) -> None:
     """Write to a temporary file in the same folder, fsync it, then rename it over ``path``:
-    a crash leaves the old file or the new one, never half of one."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    a crash leaves the old file or the new one, never half of one. The file gets the mode the
+    umask gives a new file (``mkstemp``'s 0600 made an imported dataset unreadable to others)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             for piece in [text] if isinstance(text, str) else text:

@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from ragmeter.core.errors import StorageError
 from ragmeter.core.sample import Sample
 
 
@@ -69,3 +70,20 @@ def write_lines(path: str | Path, lines: Iterable[str]) -> None:
         _replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_output(path: str | Path, text: str, *, what: str, option: str) -> None:
+    """Write a file the user asked for (a report, a plot) atomically; a folder that is missing
+    or read-only is a :class:`StorageError` naming the file and the option, not a traceback.
+
+    >>> write_output("/no/such/folder/r.html", "x", what="report", option="--html")
+    Traceback (most recent call last):
+    ragmeter.core.errors.StorageError: /no/such/folder/r.html: cannot write the report (No such file ...
+    """
+    from ragmeter.io.collection import write_text_atomic
+
+    try:
+        write_text_atomic(Path(path), text)
+    except OSError as exc:
+        raise StorageError(f"cannot write the {what} ({exc.strerror or exc})", file=str(path),
+                           fix=f"give {option} a file in a folder that exists and can be written") from None

@@ -97,8 +97,7 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
                 f"(last: {watcher.quarantined[-1]}); {watcher.counts['malformed']} so far")
         if scored:
             summary = watcher.window_summary()
-            say(f"scored {scored} new; last {w.window}: " + ", ".join(
-                f"{m} {s['mean']:.3f}" for m, s in summary.items() if s["mean"] is not None))
+            say(f"scored {scored} new; last {w.window}: " + ", ".join(_window_cell(m, s) for m, s in summary.items()))
         for message in watcher.fired:
             say(f"ALERT: {message}")
         say_notes(watcher, say)
@@ -111,6 +110,16 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
             say_summary(watcher, say)
             return 0
         time.sleep(w.interval)
+
+
+def _window_cell(metric: str, summary: dict) -> str:
+    """``faithfulness 0.850``, or, for a metric no request in the window could be scored on,
+    what happened instead (``faithfulness not computed on 2`` with ``--judge none``), never nothing."""
+    if summary["mean"] is not None:
+        return f"{metric} {summary['mean']:.3f}"
+    parts = [f"{label} on {summary[key]}" for key, label in (("not_computed", "not computed"), ("failed", "failed"))
+             if summary[key]]
+    return f"{metric} " + (", ".join(parts) or "no value")
 
 
 def say_notes(watcher: Watcher, say: Callable[[str], None]) -> None:

@@ -20,6 +20,7 @@ from ragmeter.analysis.diagnosis import QueryDiagnosis, count_labels, diagnose
 from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.sample import Sample
+from ragmeter.io.writer import write_output
 from ragmeter.metrics import get_spec
 
 
@@ -302,6 +303,6 @@ def render_html(run) -> str:
 
 
 def write_html(run, path: str) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(render_html(run))
+    """Write the report atomically; a missing or read-only folder is a ``StorageError``."""
+    write_output(path, render_html(run), what="report", option="--html")
 

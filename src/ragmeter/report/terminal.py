@@ -7,7 +7,9 @@ sequence reaches the terminal)."""
 from __future__ import annotations
 
 import io
+import shlex
 from datetime import datetime, timezone
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -16,6 +18,7 @@ from rich.text import Text
 from ragmeter.analysis.diagnosis import count_labels
 from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.display import terminal_safe as safe
+from ragmeter.core.settings import default_runs_dir
 
 
 def _render(table) -> str:
@@ -43,11 +46,19 @@ def runs_table(runs) -> str:
         means = ", ".join(f"{m} {_fmt(v.get('mean'))}" for m, v in list(r.summary.items())[:4])
         _row(t, r.name, r.status, str(len(r.results)), means)
     out = _render(t)
-    interrupted = [r.name for r in runs if r.status == "interrupted"]
+    interrupted = [r for r in runs if r.status == "interrupted"]
     if interrupted:
         out += ("\ninterrupted (their process is gone): finish one with `ragmeter eval --resume "
-                f"{interrupted[-1]}`")
+                f"{_resumable(interrupted[-1].path)}`")
     return out
+
+
+def _resumable(path: Path) -> str:
+    """How ``--resume`` finds a run from here: its name where the runs folder is the default one
+    (``$RAGMETER_RUNS_DIR``, else ``runs``), else its path."""
+    if path.parent.resolve() == Path(default_runs_dir()).resolve():
+        return path.name
+    return shlex.quote(str(path))
 
 
 def show_run(run) -> str:
@@ -85,7 +96,7 @@ def diagnosis_text(found) -> str:
         lines.extend(safe(f"    {f.label}: {f.evidence}") for f in d.findings)
     counts = count_labels(found)
     lines.append("")
-    lines.append("queries per failure point: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none")
+    lines.append("queries per failure point: " + (", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none"))
     unchecked = sorted({f"{k} ({v})" for d in found for k, v in d.not_checked.items()})
     if unchecked:
         lines.append(safe("not checked: " + "; ".join(unchecked)))

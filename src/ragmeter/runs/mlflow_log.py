@@ -36,6 +36,11 @@ class MlflowUnavailableError(RagmeterError, ImportError):
     """MLflow is not installed."""
 
 
+class MlflowRefusedError(RagmeterError):
+    """MLflow refused to log (a tracking URI it cannot use, a file store it no longer writes
+    without ``MLFLOW_ALLOW_FILE_STORE``, a server that answers with an error)."""
+
+
 def metric_key(name: str) -> str:
     """A measure's name as an MLflow key.
 
@@ -104,6 +109,19 @@ def log_run(run: Run | str | Path, *, tracking_uri: str | None = None, experimen
     named after the run directory."""
     run = run if isinstance(run, Run) else load_run(run)
     mlflow = _mlflow()
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return _log(mlflow, run, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name)
+    except MlflowException as exc:  # its text spans lines: said on one
+        said = " ".join(str(exc).split())
+        raise MlflowRefusedError(f"MLflow refused to log {run.name} ({type(exc).__name__}: {said[:800]}). Fix: "
+                                 "point --tracking-uri (or MLFLOW_TRACKING_URI) at an MLflow server, "
+                                 "http://HOST:PORT, or at a folder, file:./mlruns, with "
+                                 "MLFLOW_ALLOW_FILE_STORE=true (MLflow 3)") from None
+
+
+def _log(mlflow: Any, run: Run, *, tracking_uri: str | None, experiment: str | None, run_name: str | None) -> str:
     if tracking_uri is not None:
         mlflow.set_tracking_uri(tracking_uri)
     if experiment is not None:
