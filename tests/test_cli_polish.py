@@ -1,0 +1,67 @@
+"""Rough edges a new-user trial found in the CLI: an output folder that cannot be created is one
+error line (not a traceback); ``eval --dry-run`` speaks to a person under ``--format table``;
+``compare`` shows a direction only when the change is significant; ``watch`` picks its judge as
+``eval`` does; the agreement and correlate lines read well."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .test_collection_import import beir_dir  # noqa: F401  (a fixture)
+from .test_label_agreement import _labeled
+
+
+@pytest.fixture
+def blocked(tmp_path: Path) -> Path:
+    """A path whose parent is a regular file: no folder can ever be created there."""
+    (tmp_path / "a-file").write_text("x")
+    return tmp_path / "a-file" / "sub"
+
+
+def _one_error_line(r, path: Path, option: str) -> None:
+    assert r.exit_code == 2, r.output
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
+    assert str(path) in lines[0] and f"choose another with {option}" in lines[0], r.output
+    assert "Traceback" not in r.output
+
+
+def test_import_into_a_folder_that_cannot_be_created_is_one_error_line(beir_dir, blocked, tmp_path, cli):  # noqa: F811
+    _one_error_line(cli("import", "beir", beir_dir, "--out", blocked), blocked, "--out")
+    (tmp_path / "collection.tsv").write_text("0\tThe R1.\n")
+    (tmp_path / "queries.tsv").write_text("10\tr1\n")
+    (tmp_path / "qrels.tsv").write_text("10\t0\t0\t1\n")
+    r = cli("import", "msmarco", "--collection", tmp_path / "collection.tsv", "--queries", tmp_path / "queries.tsv",
+            "--qrels", tmp_path / "qrels.tsv", "--out", blocked)
+    _one_error_line(r, blocked, "--out")
+    (tmp_path / "topics.tsv").write_text("10\tr1\n")
+    r = cli("import", "trec", "--topics", tmp_path / "topics.tsv", "--qrels", tmp_path / "qrels.tsv", "--out", blocked)
+    _one_error_line(r, blocked, "--out")
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="Linux's /proc")
+def test_import_into_proc_names_the_folder(beir_dir, cli):  # noqa: F811
+    _one_error_line(cli("import", "beir", beir_dir, "--out", "/proc/nope"), Path("/proc/nope"), "--out")
+
+
+def test_testset_into_a_folder_that_cannot_be_created_fails_before_any_judge_call(blocked, tmp_path, cli):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "c1", "text": "The R1 has a 12-month warranty."}\n')
+    out = blocked / "testset.jsonl"
+    r = cli("testset", "generate", "--corpus", corpus, "--judge", "openai:gpt-4o-mini", "-n", "1", "--out", out)
+    _one_error_line(r, blocked, "--out")
+
+
+def test_label_export_into_a_folder_that_cannot_be_created_is_one_error_line(blocked, tmp_path, cli):
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "q1", "question": "first?", "retrieved": ["c1", "c2", "c3"]}\n'
+                    '{"id": "q2", "question": "second?", "retrieved": ["c3", "c4"]}\n')
+    _labeled(tmp_path).close()
+    r = cli("label", data, "--labels", tmp_path / "l.jsonl", "--export", blocked / "labeled.jsonl")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert f"error: {blocked / 'labeled.jsonl'}: cannot create or write the labeled dataset" in r.output
+    assert "choose another with --export" in r.output
+    r = cli("label", data, "--labels", tmp_path / "l.jsonl", "--qrels", blocked / "l.qrels")
+    assert r.exit_code == 2 and "choose another with --qrels" in r.output
