@@ -5,6 +5,7 @@ error line (not a traceback); ``eval --dry-run`` speaks to a person under ``--fo
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,37 @@ def test_label_export_into_a_folder_that_cannot_be_created_is_one_error_line(blo
     assert "choose another with --export" in r.output
     r = cli("label", data, "--labels", tmp_path / "l.jsonl", "--qrels", blocked / "l.qrels")
     assert r.exit_code == 2 and "choose another with --qrels" in r.output
+
+
+# ---- eval --dry-run ---------------------------------------------------------------------------
+
+def _dry_run(cli, warranty, seed_server, tmp_path, *extra):
+    return cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
+               "--judge", "openai:m", "--judge-base-url", seed_server.url + "/v1", "--ledger", tmp_path / "l.sqlite",
+               "--dry-run", *extra)
+
+
+def test_dry_run_as_a_table_is_a_summary_for_a_person(cli, warranty, seed_server, tmp_path):
+    table = _dry_run(cli, warranty, seed_server, tmp_path)
+    assert table.exit_code == 0, table.output
+    plan = json.loads(_dry_run(cli, warranty, seed_server, tmp_path, "--format", "json").stdout)  # as before
+    assert plan["calls"] == 2 and plan["calls_by_prompt"] == {"claims.extract": 1, "claims.verify": 1}
+    assert not table.stdout.lstrip().startswith("{")
+    lines = table.stdout.splitlines()
+    assert lines[0] == "dry run: 2 judge calls needed (none made)"
+    assert [x.split() for x in lines[1:3]] == [["claims.extract", "1"], ["claims.verify", "1"]]
+    assert f"estimated input tokens: {plan['estimated_input_tokens']}" in lines
+    assert f"output tokens at most: {plan['max_output_tokens']}" in lines
+    assert f"note: {plan['note']}" in lines
+    none = cli("eval", warranty / "dataset.jsonl", "-m", "ndcg@5", "--dry-run")
+    assert none.stdout == "dry run: no judge call needed (no judged metric requested)\n"
+
+
+def test_dry_run_text_gives_the_local_judges_time():
+    from ragmeter.cli.eval_cmd import dry_run_text
+
+    text = dry_run_text({"calls": 3, "estimated_input_tokens": 900, "max_output_tokens": 6144,
+                         "calls_by_prompt": {"claims.extract": 1, "claims.verify": 2}, "note": "n",
+                         "estimated_seconds": 22.2, "time_note": "rough", "not_timed": ["rubric.grade"]})
+    assert "estimated time with the local judge: about 22.2 s (rough)" in text
+    assert "not timed (left out of the estimate): rubric.grade" in text
