@@ -100,3 +100,24 @@ def test_dry_run_text_gives_the_local_judges_time():
                          "estimated_seconds": 22.2, "time_note": "rough", "not_timed": ["rubric.grade"]})
     assert "estimated time with the local judge: about 22.2 s (rough)" in text
     assert "not timed (left out of the estimate): rubric.grade" in text
+
+
+# ---- compare's direction column ---------------------------------------------------------------
+
+def test_compare_shows_a_direction_only_for_a_significant_change(cli, tmp_path):
+    from .test_compare_gate import make_run
+
+    a = make_run(tmp_path / "a", {"ndcg@5": [0.2, 0.4, 0.6, 0.8]})
+    b = make_run(tmp_path / "b", {"ndcg@5": [0.3, 0.5, 0.6, 0.9]})  # 3 of 4 up: p (Holm) = 0.25
+    out = cli("compare", a.path, b.path).stdout
+    row = next(x for x in out.splitlines() if x.lstrip().startswith("ndcg@5"))
+    assert "+0.075 n.s." in row and "^" not in row and "better" not in row.replace("higher", "")
+    assert "n.s.: not significant at 0.05 after Holm" in out
+    gate = cli("gate", b.path, "--baseline", a.path).stdout
+    assert "not significant" in gate
+    doc = json.loads(cli("compare", a.path, b.path, "--format", "json").stdout)
+    assert set(doc["metrics"][0]) >= {"diff", "p_holm", "higher_is_better"} and "significant" not in doc["metrics"][0]
+    c = make_run(tmp_path / "c", {"ndcg@5": [0.5] * 40})
+    d = make_run(tmp_path / "d", {"ndcg@5": [0.4] * 40})  # every query down 0.1: p (Holm) < 0.001
+    out = cli("compare", c.path, d.path).stdout
+    assert "-0.100 v worse" in out and "n.s." not in out
