@@ -121,3 +121,41 @@ def test_compare_shows_a_direction_only_for_a_significant_change(cli, tmp_path):
     d = make_run(tmp_path / "d", {"ndcg@5": [0.4] * 40})  # every query down 0.1: p (Holm) < 0.001
     out = cli("compare", c.path, d.path).stdout
     assert "-0.100 v worse" in out and "n.s." not in out
+
+
+# ---- watch picks its judge as eval does -------------------------------------------------------
+
+@pytest.fixture
+def request_log(tmp_path: Path) -> Path:
+    log = tmp_path / "requests.jsonl"
+    log.write_text(json.dumps({"id": "r1", "question": "How long is the R1 warranty?",
+                               "answer": "The R1 has a 12-month warranty.",
+                               "contexts": [{"id": "c1", "text": "The R1 has a 12-month warranty."}]}) + "\n")
+    return log
+
+
+def test_watch_without_judge_and_without_the_local_one_says_what_to_pass(request_log, tmp_path, cli, monkeypatch):
+    import ragmeter.live.loop as loop
+
+    monkeypatch.setattr(loop, "default_judge", lambda: None)
+    r = cli("watch", request_log, "--once", "--port", "0", "--state", tmp_path / "state")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "--judge" in r.output and "need a judge" in r.output and "--judge none" in r.output
+    assert not (tmp_path / "state").exists()  # refused before anything was written
+    none = cli("watch", request_log, "--judge", "none", "--once", "--port", "0", "--state", tmp_path / "s2")
+    assert none.exit_code == 0, none.output
+
+
+def test_watch_without_judge_takes_the_local_one_when_installed(monkeypatch):
+    import ragmeter.live.loop as loop
+    from ragmeter.core.settings import Settings, WatchSettings
+
+    monkeypatch.setattr(loop, "default_judge", lambda: "local")
+    told: list[str] = []
+    auto = Settings(watch=WatchSettings(log="x.jsonl"))
+    assert loop.resolve_watch_judge(auto, told.append).judge == "local"
+    assert told == ["no --judge given: using the bundled local judge (offline)"]
+    given = Settings(judge="openai:m", watch=WatchSettings(log="x.jsonl"))
+    assert loop.resolve_watch_judge(given) is given
+    unjudged = Settings(watch=WatchSettings(log="x.jsonl", metrics=("ndcg@5",)))
+    assert loop.resolve_watch_judge(unjudged).judge == "none"
