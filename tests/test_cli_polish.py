@@ -159,3 +159,29 @@ def test_watch_without_judge_takes_the_local_one_when_installed(monkeypatch):
     assert loop.resolve_watch_judge(given) is given
     unjudged = Settings(watch=WatchSettings(log="x.jsonl", metrics=("ndcg@5",)))
     assert loop.resolve_watch_judge(unjudged).judge == "none"
+
+
+# ---- agreement and correlate lines ------------------------------------------------------------
+
+def test_agreement_confusion_line_rounds_and_json_keeps_the_values(cli, tmp_path):
+    from .test_compare_gate import make_run
+
+    run = make_run(tmp_path / "a", {"faithfulness": [2 / 3, 1.0, 0.0, 2 / 3]})
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"id": f"q{i}", "faithfulness": v}) + "\n"
+                              for i, v in enumerate([1.0, 1.0, 0.0, 0.5])))
+    out = cli("agreement", run.path, "--labels", labels)
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.stdout.splitlines() if "confusion:" in x)
+    assert line == "    confusion: judge=0|human=0 1, judge=0.667|human=0.5 1, judge=0.667|human=1 1, judge=1|human=1 1"
+    doc = json.loads(cli("agreement", run.path, "--labels", labels, "--format", "json").stdout)
+    assert f"judge={2 / 3}|human=1.0" in doc[0]["confusion"]  # the JSON keeps the values whole
+
+
+def test_correlate_says_query_for_one(cli, tmp_path):
+    from .test_compare_gate import make_run
+
+    one = make_run(tmp_path / "one", {"precision@5": [0.2], "recall@5": [0.1]})
+    assert "over 1 query" in cli("correlate", one.path).stdout
+    two = make_run(tmp_path / "two", {"precision@5": [0.2, 0.4], "recall@5": [0.1, 0.3]})
+    assert "over 2 queries" in cli("correlate", two.path).stdout
