@@ -17,7 +17,7 @@ def watch_command(
     log: str = typer.Argument(..., help="the JSONL request log your app appends to (or exported OTel spans)"),
     judge: str | None = typer.Option(None, "--judge", help="openai:<model>, anthropic:<model>, local (offline), "
                                                           "local:<file.gguf>, or none (nothing judged is scored); "
-                                                          "default: the bundled local judge when ragmeter[local] "
+                                                          "default: the bundled local judge when ragmeter\\[local] "
                                                           "is installed and a watched metric needs one"),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     metrics: list[str] | None = typer.Option(None, "--metrics", "-m", help=f"default: {DEFAULT_METRICS}"),
