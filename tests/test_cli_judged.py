@@ -36,7 +36,7 @@ def test_eval_with_an_openai_compatible_judge(cli, warranty, server, tmp_path, m
 def test_dry_run_calls_nothing(cli, warranty, server, tmp_path):
     out = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--metrics", "faithfulness",
               "--judge", "openai:m", "--judge-base-url", server.url + "/v1", "--ledger", tmp_path / "l.sqlite",
-              "--dry-run")
+              "--dry-run", "--format", "json")
     plan = json.loads(out.stdout)
     assert plan["calls"] == 2 and server.count == 0  # q1: extract + verify; q2-q6 have no answer: nothing
 

@@ -322,7 +322,7 @@ def test_block_streaming_and_dry_run(cli, warranty, judge, tmp_path):
     data = _write(tmp_path / "stale.jsonl", _stale_rows(warranty))
     out = cli("eval", data, "--corpus", warranty / "corpus.jsonl", "-m", "record_accuracy", "--records",
               warranty / "records.jsonl", "--judge", "openai:m", "--judge-base-url", judge.url + "/v1", "--ledger",
-              tmp_path / "l.sqlite", "--dry-run")
+              tmp_path / "l.sqlite", "--dry-run", "--format", "json")
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["calls"] == 2 + 2 and judge.count == 0  # (extract + facts) x 2 samples
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import typer
 
@@ -101,7 +102,7 @@ def correlate_command(run: str = typer.Argument(..., help="a run directory"),
         rho = "n/a" if p.rho is None else f"{p.rho:+.2f}"
         flag = f"  DIVERGES (expected > {p.expected}: {p.meaning})" if p.diverges else (
             f"  (expected > {p.expected})" if p.expected is not None else "")
-        echo_text(f"{p.a} ~ {p.b}: rho {rho} over {p.n} queries{flag}")
+        echo_text(f"{p.a} ~ {p.b}: rho {rho} over {p.n} quer{'y' if p.n == 1 else 'ies'}{flag}")
 
 
 def _samples(path: str):
@@ -192,7 +193,19 @@ def agreement_command(
         echo_text(f"{a.metric}: {a.n} labeled; judge mean {fmt3(a.judge_mean)}, PPI-corrected {ppi}; "
                    f"kappa {fmt3(a.kappa)}, Spearman {fmt3(a.spearman)}, Kendall {fmt3(a.kendall)}")
         if a.confusion:
-            echo_text("    confusion: " + ", ".join(f"{k} {v}" for k, v in a.confusion.items()))
+            echo_text("    confusion: " + ", ".join(f"{confusion_cell(k)} {v}" for k, v in a.confusion.items()))
+
+
+def confusion_cell(key: str) -> str:
+    """A confusion key with its values to at most 3 decimals (the JSON keeps them whole).
+
+    >>> confusion_cell("judge=0.6666666666666666|human=1.0")
+    'judge=0.667|human=1'
+    """
+    def short(match: re.Match[str]) -> str:
+        return f"{float(match.group()):.3f}".rstrip("0").rstrip(".")
+
+    return re.sub(r"-?\d+\.\d+(?:e[-+]?\d+)?", short, key)
 
 
 @app.command("turns")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ragmeter.cli.app import app, echo_err, friendly, split_metrics
+from ragmeter.cli.app import app, echo_err, echo_text, friendly, split_metrics
 from ragmeter.core.errors import LowCoverageWarning
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, Settings, default_runs_dir, split_ids
 
@@ -81,10 +81,40 @@ def nothing_retrieved_note(result: Any) -> str | None:
             "questions (ragmeter.evaluate_retriever)")
 
 
+def dry_run_text(plan: dict[str, Any]) -> str:
+    """A dry run's plan for a person (``--format json`` prints the plan itself).
+
+    >>> print(dry_run_text({"calls": 0, "note": "no judged metric requested"}))
+    dry run: no judge call needed (no judged metric requested)
+    """
+    calls = plan.get("calls", 0)
+    if not calls:
+        return f"dry run: no judge call needed ({plan.get('note', 'nothing to judge')})"
+    lines = [f"dry run: {calls} judge call{'s' if calls != 1 else ''} needed (none made)"]
+    by_prompt = plan.get("calls_by_prompt") or {}
+    width = max((len(p) for p in by_prompt), default=0)
+    lines += [f"  {p:<{width}}  {n}" for p, n in by_prompt.items()]
+    if "estimated_input_tokens" in plan:
+        lines.append(f"estimated input tokens: {plan['estimated_input_tokens']}")
+    if "max_output_tokens" in plan:
+        lines.append(f"output tokens at most: {plan['max_output_tokens']}")
+    if "estimated_seconds" in plan:
+        lines.append(f"estimated time with the local judge: about {plan['estimated_seconds']} s"
+                     + (f" ({plan['time_note']})" if plan.get("time_note") else ""))
+    if plan.get("not_timed"):
+        lines.append(f"not timed (left out of the estimate): {', '.join(plan['not_timed'])}")
+    if plan.get("note"):
+        lines.append(f"note: {plan['note']}")
+    return "\n".join(lines)
+
+
 def render(done: EvaluationRun, fmt: str) -> None:
     """Print a dry run's plan, a streamed run's means, or the table (json, csv) of a result."""
     if done.plan is not None:
-        typer.echo(json.dumps(done.plan, indent=2))
+        if fmt == "table":
+            echo_text(dry_run_text(done.plan))
+        else:
+            typer.echo(json.dumps(done.plan, indent=2))
         return
     from ragmeter.report.table import judge_line, render_table, streamed_lines
 

@@ -47,7 +47,7 @@ def generate_command(
     answer and reference claims, checked by the judge; near-duplicates removed; rejects counted."""
     from ragmeter.embeddings import make_embedder
     from ragmeter.io import load_corpus
-    from ragmeter.io.collection import write_jsonl_atomic, write_text_atomic
+    from ragmeter.io.collection import write_jsonl_atomic, write_text_atomic, writing
     from ragmeter.judges.judge_factory import make_judge
     from ragmeter.testset.generate import generate_testset
 
@@ -55,6 +55,9 @@ def generate_command(
         raise typer.BadParameter("give at least 1", param_hint="-n")
     if not 0 < dedupe <= 1:
         raise typer.BadParameter("a cosine in (0, 1]", param_hint="--dedupe")
+    out_path = Path(out)
+    with writing(out_path.parent, what="output folder", option="--out"):  # before any judge call is paid for
+        out_path.parent.mkdir(parents=True, exist_ok=True)
     texts = load_corpus(corpus)
     settings = Settings(judge=judge, judge_base_url=judge_base_url, concurrency=concurrency, timeout=timeout,
                         max_reasks=max_reasks, ledger=ledger, runs_dir=runs_dir)
@@ -64,11 +67,11 @@ def generate_command(
     result = generate_testset(texts, the_judge, n, kinds=kinds, embedder=make_embedder(embedder), seed=seed,
                               dedupe=dedupe, check_k=check_k, max_rounds=max_rounds,
                               on_progress=lambda m: typer.echo(m, err=True))
-    out_path = Path(out)
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    write_jsonl_atomic(out_path, result.rows)
+    with writing(out_path, what="test set", option="--out"):
+        write_jsonl_atomic(out_path, result.rows)
     report_path = out_path.with_name(out_path.stem + ".report.json")
-    write_text_atomic(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")
+    with writing(report_path, what="test set report", option="--out"):
+        write_text_atomic(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")
     typer.echo(summary(result.report))
     typer.echo(f"{len(result.rows)} items -> {out_path}; report -> {report_path}")
 

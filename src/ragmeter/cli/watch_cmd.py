@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from ragmeter.cli.app import app, echo_err, friendly, split_metrics
-from ragmeter.core.settings import DEFAULTS, Settings, WatchSettings
+from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, Settings, WatchSettings
 
 W = DEFAULTS.watch
 DEFAULT_METRICS = ",".join(W.metrics)
@@ -15,8 +15,10 @@ DEFAULT_METRICS = ",".join(W.metrics)
 @friendly
 def watch_command(
     log: str = typer.Argument(..., help="the JSONL request log your app appends to (or exported OTel spans)"),
-    judge: str = typer.Option(..., "--judge", help="openai:<model>, anthropic:<model>, local (offline), "
-                                                   "local:<file.gguf>, or none (nothing judged is scored)"),
+    judge: str | None = typer.Option(None, "--judge", help="openai:<model>, anthropic:<model>, local (offline), "
+                                                          "local:<file.gguf>, or none (nothing judged is scored); "
+                                                          "default: the bundled local judge when ragmeter\\[local] "
+                                                          "is installed and a watched metric needs one"),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     metrics: list[str] | None = typer.Option(None, "--metrics", "-m", help=f"default: {DEFAULT_METRICS}"),
     sample_rate: float = typer.Option(W.sample_rate, "--sample-rate",
@@ -42,13 +44,14 @@ def watch_command(
     max_seconds: float | None = typer.Option(None, "--max-seconds", help="stop after this long"),
 ) -> None:
     """Score a sample of live traffic, keep rolling windows, expose them to Prometheus, alert."""
-    from ragmeter.live.loop import run_watch
+    from ragmeter.live.loop import resolve_watch_judge, run_watch
 
     wanted = split_metrics(metrics)
     watch = WatchSettings(log=log, state=state, metrics=tuple(wanted) if wanted else W.metrics,
                           sample_rate=sample_rate, window=window, host=host, port=port, interval=interval,
                           alerts=tuple(alert or ()), baseline=baseline, max_drop=max_drop, alert_command=alert_command,
                           exit_on_alert=exit_on_alert, once=once, max_seconds=max_seconds)
-    status = run_watch(Settings(judge=judge, judge_base_url=judge_base_url, watch=watch), say=echo_err)
+    settings = Settings(judge=AUTO_JUDGE if judge is None else judge, judge_base_url=judge_base_url, watch=watch)
+    status = run_watch(resolve_watch_judge(settings, notify=echo_err), say=echo_err)
     if status:
         raise typer.Exit(status)

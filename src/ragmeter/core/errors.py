@@ -99,15 +99,22 @@ class StorageError(RagmeterError):
         super().__init__(f"{text}. Fix: {fix}" if fix else text)
 
 
-def os_error_fix(exc: OSError) -> str:
-    """What to do about an OS error writing a file, by its errno."""
+def os_error_fix(exc: OSError, option: str = "--runs-dir / --ledger") -> str:
+    """What to do about an OS error writing a file, by its errno; ``option`` names the option
+    that chooses the path (``--out`` for an import).
+
+    >>> import errno
+    >>> os_error_fix(OSError(errno.ENOENT, "No such file or directory"), "--out")
+    'check that the path exists and can be written, or choose another with --out'
+    """
     import errno
 
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return "free some disk space (or point --runs-dir/--ledger at a disk with room) and run again"
+        where = "--runs-dir/--ledger" if option == "--runs-dir / --ledger" else option
+        return f"free some disk space (or point {where} at a disk with room) and run again"
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return "make the folder writable, or choose another with --runs-dir / --ledger"
-    return "check that the path exists and can be written, or choose another with --runs-dir / --ledger"
+        return f"make the folder writable, or choose another with {option}"
+    return f"check that the path exists and can be written, or choose another with {option}"
 
 
 class MissingExtraError(RagmeterError, ImportError):

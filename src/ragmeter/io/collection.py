@@ -25,10 +25,11 @@ import json
 import os
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.errors import InvalidInputError, StorageError, os_error_fix
 
 
 @dataclass
@@ -105,21 +106,41 @@ def sample_rows(c: Collection, *, complete: bool = False) -> tuple[list[dict], i
 def write_collection(c: Collection, out_dir: str | Path, *, complete: bool = False) -> Written:
     """Write ``out_dir/dataset.jsonl`` and ``out_dir/corpus.jsonl`` (each atomically)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    with writing(out, what="output folder", option="--out"):
+        out.mkdir(parents=True, exist_ok=True)
     rows, missing = sample_rows(c, complete=complete)
     if not rows:
         raise InvalidInputError(f"{c.name}: no judged query to write" + (" that the run answers" if c.run else ""),
                                 fix="check that the query ids of the queries, judgments and run files match")
     dataset = out / "dataset.jsonl"
     corpus = out / "corpus.jsonl"
-    write_jsonl_atomic(dataset, rows)
-    documents = write_jsonl_atomic(corpus, ({"id": doc, "text": text} for doc, text in c.corpus()))
+    with writing(dataset, what="dataset", option="--out"):
+        write_jsonl_atomic(dataset, rows)
+    with writing(corpus, what="corpus", option="--out"):
+        documents = write_jsonl_atomic(corpus, ({"id": doc, "text": text} for doc, text in c.corpus()))
     notes = list(c.notes)
     if missing:
         notes.append(f"{missing} judged quer{'y has' if missing == 1 else 'ies have'} no results in the run: "
                      + ("written with an empty ranking (as trec_eval -c)" if complete
                         else "left out (as trec_eval without -c; --complete keeps them)"))
     return Written(dataset, corpus, len(rows), documents, missing, tuple(notes))
+
+
+@contextmanager
+def writing(path: str | Path, *, what: str, option: str) -> Iterator[None]:
+    """Turn an OS error inside the block (a folder that cannot be created, a read-only or full
+    disk) into one :class:`StorageError` naming the path, the option that chose it and the fix.
+
+    >>> with writing("/proc/nope", what="output folder", option="--out"):
+    ...     Path("/proc/nope").mkdir(parents=True, exist_ok=True)
+    Traceback (most recent call last):
+    ragmeter.core.errors.StorageError: /proc/nope: cannot create or write the output folder (No such file ...
+    """
+    try:
+        yield
+    except OSError as exc:
+        raise StorageError(f"cannot create or write the {what} ({exc.strerror or exc})", file=str(path),
+                           fix=os_error_fix(exc, option)) from None
 
 
 def write_jsonl_atomic(path: Path, rows: Iterable[dict]) -> int:

@@ -96,7 +96,7 @@ def _rule(grades: list[int], rule: str) -> int:
 def export_dataset(data_path: str | Path, out_path: str | Path, final: FinalLabels, *, labeled_only: bool = False,
                    mark_unanswerable: bool = False) -> dict[str, int]:
     """Write a new dataset whose ``relevant`` fields are the final labels (the input is not touched)."""
-    from ragmeter.io.collection import write_jsonl_atomic
+    from ragmeter.io.collection import write_jsonl_atomic, writing
     from ragmeter.io.dataset import load_dataset
     from ragmeter.io.writer import sample_to_row
 
@@ -122,7 +122,8 @@ def export_dataset(data_path: str | Path, out_path: str | Path, final: FinalLabe
         elif labeled_only:
             continue
         rows.append(sample_to_row(s))
-    write_jsonl_atomic(Path(out_path), rows)
+    with writing(out_path, what="labeled dataset", option="--export"):
+        write_jsonl_atomic(Path(out_path), rows)
     return {"samples": len(rows), "labeled": labeled, "marked_unanswerable": unanswerable}
 
 
@@ -143,8 +144,9 @@ def qrels_lines(final: FinalLabels) -> list[str]:
 
 
 def export_qrels(out_path: str | Path, final: FinalLabels) -> int:
-    from ragmeter.io.collection import write_text_atomic
+    from ragmeter.io.collection import write_text_atomic, writing
 
     lines = qrels_lines(final)
-    write_text_atomic(Path(out_path), "".join(line + "\n" for line in lines))
+    with writing(out_path, what="qrels", option="--qrels"):
+        write_text_atomic(Path(out_path), "".join(line + "\n" for line in lines))
     return len(lines)

