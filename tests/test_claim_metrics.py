@@ -77,6 +77,9 @@ def test_without_a_judge_judged_metrics_are_not_computed(q1):
     result = ragmeter.evaluate(q1, ["faithfulness", "ndcg@5"])
     assert result["faithfulness"][0].status == "not_computed" and "needs a judge" in result["faithfulness"][0].reason
     assert result.means()["ndcg@5"] is not None
+    reason = result["faithfulness"][0].reason  # advice for a Python caller as well as the command line
+    assert "judge='local' in Python" in reason and "--judge local on the command line" in reason
+    assert "'openai:<model>'" in reason and "'anthropic:<model>'" in reason and "\n" not in reason
 
 
 # Known answers that show where the variants differ.

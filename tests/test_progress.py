@@ -185,3 +185,34 @@ def test_pairwise_and_judge_check_report_progress(cli):
     assert rec.events[0] == ("start", "judging the agreement set", len(cases))
     assert sum(e[0] == "advance" for e in rec.events) == len(cases)
     assert cli("judge-check", "--judge", "openai:m", "--progress", "sometimes").exit_code == 2
+
+
+def _questions_only(tmp_path: Path) -> Path:
+    data = tmp_path / "questions.jsonl"  # imported without a run: no retrieved list anywhere
+    data.write_text('{"id": "1", "question": "R2 warranty?", "relevant": {"d1": 1}}\n'
+                    '{"id": "2", "question": "R1 price?", "relevant": {"d2": 1}}\n')
+    return data
+
+
+def test_rank_metrics_on_a_dataset_with_nothing_retrieved_warn_at_the_callers_line(warranty, tmp_path):
+    """evaluate() used to return rank metrics of 0 in silence when no sample has a retrieved list;
+    it now warns (a RagmeterWarning the caller can filter), pointing at the caller's line."""
+    data = ragmeter.load_dataset(_questions_only(tmp_path))
+    with pytest.warns(ragmeter.NothingRetrievedWarning, match="no sample has a retrieved list") as caught:
+        r = ragmeter.evaluate(data, ["precision@5", "mrr@5"])
+    assert set(r.means().values()) == {0.0}
+    assert len(caught) == 1 and issubclass(caught[0].category, RagmeterWarning)
+    assert caught[0].filename == __file__
+    assert "ragmeter.evaluate_retriever" in str(caught[0].message)
+    with warnings.catch_warnings():  # a dataset that retrieves, label metrics only: silent
+        warnings.simplefilter("error", RagmeterWarning)
+        ragmeter.evaluate(ragmeter.load_dataset(warranty / "dataset.jsonl"), ["precision@5", "mrr@5"])
+
+
+def test_the_command_line_says_nothing_retrieved_once(tmp_path):
+    """The CLI prints its note under the table and leaves the library's warning out: one line."""
+    env = {**os.environ, "PYTHONPATH": SRC, "PYTHONWARNINGS": "default"}
+    out = subprocess.run([sys.executable, "-m", "ragmeter", "eval", str(_questions_only(tmp_path)), "--no-save"],
+                         capture_output=True, text=True, env=env, timeout=120, check=True)
+    assert out.stderr.count("no sample has a retrieved list") == 1, out.stderr
+    assert "Warning" not in out.stderr and "note: no sample has a retrieved list" in out.stderr

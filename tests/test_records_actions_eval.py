@@ -263,6 +263,7 @@ def test_diagnose_names_the_failed_action_criteria(cli, warranty, runs_dir):
     assert a1.startswith("failed_action\n    failed_action: no-order-for-excluded-damage (")
     assert "create_replacement_order(serial='R2-88213'" in a1 and "order-on-record (" in a1
     assert "a2: no failure point found" in text and "a3: no failure point found" in text  # unverified / passed
+    assert "not checked" not in text  # an agent run has no ranked list nor context: no retrieval check to miss
     assert "queries per failure point: failed_action 1" in text
 
 

@@ -34,6 +34,7 @@ from .records_servers import ORDERS, documents, start_records_server
 
 HERE = Path(__file__).parent
 MCP_SERVER = HERE / "records_mcp_server.py"
+WARRANTY_RECORDS = HERE.parent / "examples" / "warranty" / "records.jsonl"
 
 # (fact, expected verdict): the same on every source
 CASES = [
@@ -310,6 +311,33 @@ def test_table_layouts_and_errors(tmp_path):
     with pytest.raises(InvalidInputError, match='no "entity" column'):
         (tmp_path / "h.csv").write_text("id,status\n1,x\n")
         TableSource(tmp_path / "h.csv")
+
+
+@pytest.mark.parametrize(("name", "text", "where", "column"), [
+    ("attr.jsonl", '{"entity": "R1", "attribute": "warranty", "value": 12}\n'
+                   '{"entity": "R2", "attr": "replacement_price", "value": 99}\n', "line 2", "attr"),
+    ("case.jsonl", '{"entity": "R2", "Attribute": "replacement_price", "value": 99}\n', "line 1", "Attribute"),
+    ("none.jsonl", '{"entity": "R2", "value": 99, "unit": "USD"}\n', "line 1", "attribute"),
+    ("attr.csv", "entity,Attr,value,unit\nR2,replacement_price,99,USD\n", "line 1", "attr"),
+])
+def test_a_long_row_with_a_misnamed_attribute_column_is_an_error_not_a_wide_row(tmp_path, name, text, where, column):
+    """A long row whose "attribute" column is misnamed used to be read as one row per entity (an
+    attribute called "value"), so every lookup was "no record"; it now names the file, the line,
+    the column and the fix."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(InvalidInputError) as caught:
+        TableSource(path)
+    message = str(caught.value)
+    assert message.startswith(f'{path}, {where}, field "{column}"') and "did you mean attribute" in message
+    assert caught.value.field == column
+
+
+def test_both_table_layouts_still_read_beside_the_misnamed_column_check(tmp_path):
+    wide = tmp_path / "wide.jsonl"  # one row per entity, a {"value", "unit"} cell: not a long row
+    wide.write_text('{"entity": "R2", "replacement_price": {"value": 99, "unit": "USD"}, "colour": "red"}\n')
+    assert TableSource(wide).lookup_now("R2", "replacement_price") == RecordValue(99, "USD")
+    assert TableSource(WARRANTY_RECORDS).lookup_now("R2", "replacement_price") == RecordValue(99, "USD")
 
 
 def test_table_identity_follows_content(tmp_path):

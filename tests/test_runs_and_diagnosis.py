@@ -163,6 +163,17 @@ def test_labels_whose_metrics_are_missing_are_not_checked():
     assert "not_extracted" in d.not_checked and "buried" in d.not_checked and d.labels == []
 
 
+def test_labels_the_sample_could_not_have_evidence_for_are_not_listed_as_not_checked():
+    """An agent's run (no retrieved list, no context, action metrics only) used to list every
+    retrieval and answer-vs-context label as not checked; it lists only what it could have had."""
+    (agent,) = diagnose([_s(retrieved=(), relevance={})], [_row("s", action_pass_rate=1.0)])
+    assert agent.not_checked == {} and agent.labels == []
+    (answered,) = diagnose([_s(retrieved=(), relevance={}, context=("c1",))], [_row("s", action_pass_rate=1.0)])
+    assert set(answered.not_checked) == {"not_extracted", "incomplete", "incorrect_specificity"}  # a context
+    (scored,) = diagnose([_s(retrieved=(), relevance={})], [_row("s", **{"hit_rate@5": 0.0})])
+    assert set(scored.not_checked) == {"buried"}  # a retrieval metric in the run: its gaps still said
+
+
 def test_start_run_writes_running_status(tmp_path):
     start_run(tmp_path / "r", {"dataset": "x"})
     assert load_run(tmp_path / "r").setup["status"] == "running"

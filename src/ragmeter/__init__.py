@@ -30,6 +30,7 @@ _HOMES = {
 }
 
 _HOMES.update({"RagmeterWarning": "ragmeter.core.errors", "LowCoverageWarning": "ragmeter.core.errors",
+               "NothingRetrievedWarning": "ragmeter.core.errors",
                "MissingExtraError": "ragmeter.core.errors"})
 
 # A library's loggers stay silent until the application configures logging (the logging HOWTO's

@@ -88,13 +88,26 @@ def diagnose(samples: Sequence[Sample], rows: Sequence[dict], th: Thresholds = T
     return [diagnose_sample(s, by_id[s.id], th) for s in samples if s.id in by_id]
 
 
+RETRIEVAL_LABELS = ("missed_top_ranked", "buried")
+CONTEXT_LABELS = ("not_extracted", "incomplete", "incorrect_specificity")  # each needs faithfulness
+
+
 def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> QueryDiagnosis:
     """One sample's findings, in the order of ``LABELS``; labels whose metrics the run lacks are
-    listed as not checked."""
+    listed as not checked, when the sample could have had their evidence: a sample with no
+    retrieved list in a run without retrieval metrics (an agent's run) lists no retrieval label,
+    and one with no context at all in a run without faithfulness lists no answer-vs-context label."""
     d = QueryDiagnosis(s.id)
     ev = row.get("evidence") or {}
     _retrieval_findings(d, s, row, ev, th)
+    if not s.retrieved and not any(re.fullmatch(r"(hit_rate|reciprocal_rank|ndcg|recall)@\d+", n)
+                                   for n in row["metrics"]):
+        for label in RETRIEVAL_LABELS:
+            d.not_checked.pop(label, None)
     _answer_findings(d, row, ev, th)
+    if not s.context_ids and _metric(row, r"faithfulness") is False:
+        for label in CONTEXT_LABELS:
+            d.not_checked.pop(label, None)
     expected = s.metadata.get("expected_format")
     if expected is not None:
         problem = format_problem(s.answer or "", expected, sample=s.id)

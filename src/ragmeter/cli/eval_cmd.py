@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ragmeter.cli.app import app, echo_err, echo_text, friendly, split_metrics
-from ragmeter.core.errors import LowCoverageWarning
+from ragmeter.core.errors import LowCoverageWarning, NothingRetrievedWarning
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, Settings, default_runs_dir, split_ids
 
 if TYPE_CHECKING:
@@ -67,18 +67,12 @@ def _progress(settings: Settings) -> ProgressFactory | None:
 
 
 def nothing_retrieved_note(result: Any) -> str | None:
-    """A dataset where no sample has a retrieved list (questions imported without a run, a
-    generated test set) scores every rank metric 0, which is right for a retriever that returned
-    nothing and almost never what was meant: say so, with the fix."""
-    from ragmeter.metrics.kinds import LabelSpec
+    """The library's :class:`NothingRetrievedWarning` text, printed once under the table (the
+    warning itself is left out, as the coverage one is)."""
+    from ragmeter.engine.coverage import nothing_retrieved_message
 
-    if not any(isinstance(m.spec, LabelSpec) for m in result.measures):
-        return None
-    if not result.samples or any(s.retrieved or s.context_ids for s in result.samples):
-        return None
-    return ("note: no sample has a retrieved list, so the rank metrics above are 0 (nothing retrieved). "
-            'Fix: give each sample\'s ranked chunk ids in "retrieved", or run your retriever over the '
-            "questions (ragmeter.evaluate_retriever)")
+    message = nothing_retrieved_message(result)
+    return f"note: {message}" if message else None
 
 
 def dry_run_text(plan: dict[str, Any]) -> str:
@@ -220,5 +214,6 @@ def eval_command(
     settings, resumed = eval_settings(ctx)
     with warnings.catch_warnings():  # the coverage is printed under the table: no warning on top
         warnings.simplefilter("ignore", LowCoverageWarning)
+        warnings.simplefilter("ignore", NothingRetrievedWarning)  # said once, under the table
         done = run_evaluation(settings, resume=resumed, progress=_progress(settings), notify=echo_err)
     render(done, fmt)

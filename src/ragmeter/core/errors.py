@@ -140,3 +140,9 @@ class RagmeterWarning(UserWarning):
 class LowCoverageWarning(RagmeterWarning):
     """A measure scored fewer of the samples than ``Settings.min_coverage``: its mean stands on
     the rest, and the message says why they were not scored."""
+
+
+class NothingRetrievedWarning(RagmeterWarning):
+    """No sample has a retrieved list (questions imported without a run, a generated test set),
+    so every rank metric is 0, which is right for a retriever that returned nothing and almost
+    never what was meant; the message says what to give."""

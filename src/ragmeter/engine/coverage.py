@@ -5,6 +5,9 @@
 
 A run that scored 40% of its samples is then never silent, though its mean is honest: the
 command line prints the same counts under its table and leaves the warning out.
+
+Likewise a dataset with no retrieved list anywhere, scored with rank metrics, gives a
+:class:`NothingRetrievedWarning` (the command line prints the same text once, as a note).
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ragmeter.core import settings
-from ragmeter.core.errors import LowCoverageWarning
+from ragmeter.core.errors import LowCoverageWarning, NothingRetrievedWarning
+from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.results import Failed, NotComputed, Outcome
+from ragmeter.metrics.kinds import LabelSpec
 
 log = logging.getLogger(__name__)
 
@@ -46,3 +51,24 @@ def report_coverage(outcomes: Mapping[Measure, Sequence[Outcome]], min_coverage:
                           LowCoverageWarning, stacklevel=3)
         else:
             log.info("%s", message)
+
+
+def nothing_retrieved_message(result: EvaluationResult) -> str | None:
+    """Why every rank metric of ``result`` is 0 and what to give, when no sample has a retrieved
+    list (nor context ids) and a label (rank) metric was asked; None otherwise."""
+    if not any(isinstance(m.spec, LabelSpec) for m in result.measures):
+        return None
+    if not result.samples or any(s.retrieved or s.context_ids for s in result.samples):
+        return None
+    return ("no sample has a retrieved list, so the rank metrics are 0 (nothing retrieved). "
+            'Fix: give each sample\'s ranked chunk ids in "retrieved", or run your retriever over the '
+            "questions (ragmeter.evaluate_retriever)")
+
+
+def report_nothing_retrieved(result: EvaluationResult) -> None:
+    """Warn (:class:`NothingRetrievedWarning`, pointing at the caller of ``evaluate``) when
+    :func:`nothing_retrieved_message` has something to say."""
+    message = nothing_retrieved_message(result)
+    if message is not None:
+        log.warning("%s", message)
+        warnings.warn(message, NothingRetrievedWarning, stacklevel=3)

@@ -21,7 +21,7 @@ from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS, Settings
 from ragmeter.embeddings.base import EmbedderLike
-from ragmeter.engine.coverage import report_coverage
+from ragmeter.engine.coverage import report_coverage, report_nothing_retrieved
 from ragmeter.engine.embedding_scoring import score_embedded
 from ragmeter.engine.judged_scoring import ascore_judged
 from ragmeter.engine.label_scoring import score_labels
@@ -133,6 +133,7 @@ async def aevaluate(
                            progress=progress, before_judged=before_judged, records=records,
                            action_criteria=action_criteria)
     report_coverage({m: result.outcomes[m] for m in result.measures})
+    report_nothing_retrieved(result)
     return result
 
 
@@ -260,6 +261,9 @@ def evaluate(
     LowCoverageWarning
         A measure scored fewer than ``Settings.min_coverage`` of the samples (also a log
         record on the ``ragmeter`` logger); the message says why the rest were not scored.
+    NothingRetrievedWarning
+        Rank metrics asked of a dataset where no sample has a retrieved list: they are all 0
+        (nothing retrieved); the message says what to give.
 
     Notes
     -----
@@ -291,4 +295,5 @@ def evaluate(
                                       criteria=criteria, progress=progress, before_judged=before_judged,
                                       records=records, action_criteria=action_criteria))
     report_coverage({m: result.outcomes[m] for m in result.measures})  # the warning points at the caller
+    report_nothing_retrieved(result)
     return result

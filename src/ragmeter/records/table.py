@@ -15,6 +15,7 @@ cached lookup is never reused after the file changes.
 from __future__ import annotations
 
 import csv
+import difflib
 import hashlib
 import io
 import json
@@ -25,6 +26,28 @@ from ragmeter.core.errors import InvalidInputError
 from ragmeter.records.types import CannotVerify, LookupOutcome, RecordValue
 
 _LONG = ("entity", "attribute", "value")
+
+
+def _missing_attribute(columns: list[str], file: str, line: int) -> InvalidInputError | None:
+    """A row with ``entity`` and ``value`` but no ``attribute`` is a long row with a misnamed
+    column (``attr``, ``Attribute``, ``field``): read as one row per entity it would hold an
+    attribute named "value" and every lookup would be "no record". The error names the column
+    nearest to ``attribute`` (difflib), if any. ``columns`` are the names as the reader matches
+    them (a JSONL line's keys; a CSV header stripped and casefolded)."""
+    if "entity" not in columns or "value" not in columns or "attribute" in columns:
+        return None
+    others = [str(c) for c in columns if c not in ("entity", "value", "unit")]
+    folded = [c.strip().casefold() for c in others]
+    close = difflib.get_close_matches("attribute", folded, n=1, cutoff=0.5)
+    if close:
+        column = others[folded.index(close[0])]
+        return InvalidInputError(f'unknown column "{column}" beside "entity" and "value" (did you mean attribute?)',
+                                 file=file, line=line, field=column,
+                                 fix=f'rename "{column}" to "attribute" (rows are entity, attribute, value, unit)')
+    return InvalidInputError('"entity" and "value" but no "attribute" column (did you mean attribute?)',
+                             file=file, line=line, field="attribute",
+                             fix='add "attribute" (rows are entity, attribute, value, unit), or for one row per '
+                                 'entity name each column after its attribute (not "value")')
 
 
 def entity_key(entity: str) -> str:
@@ -125,6 +148,9 @@ class TableSource:
             if not isinstance(row, dict) or "entity" not in row:
                 raise InvalidInputError('each line must be an object with an "entity"', file=str(self.path), line=n,
                                         fix='{"entity": "ORD-1", "attribute": "status", "value": "shipped"}')
+            misnamed = _missing_attribute(list(row), str(self.path), n)
+            if misnamed is not None:
+                raise misnamed
             if "attribute" in row:
                 self._add(n, row["entity"], row["attribute"], row.get("value"), row.get("unit"))
             else:
@@ -142,6 +168,9 @@ class TableSource:
             raise InvalidInputError('the header has no "entity" column', file=str(self.path), line=1,
                                     fix="name the columns entity,attribute,value,unit (or entity plus one column "
                                         "per attribute)")
+        misnamed = _missing_attribute(names, str(self.path), 1)
+        if misnamed is not None:
+            raise misnamed
         long = all(c in names for c in _LONG)
         for n, cells in enumerate(reader, start=2):
             if not any(c.strip() for c in cells):

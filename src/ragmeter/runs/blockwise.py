@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter._version import __version__
-from ragmeter.core.errors import LowCoverageWarning
+from ragmeter.core.errors import LowCoverageWarning, NothingRetrievedWarning
 from ragmeter.core.summary import summary_from
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.corpus import load_corpus
@@ -80,6 +80,7 @@ def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None 
                                        testset_fingerprint=testset)
             with warnings.catch_warnings():  # a block's coverage is not the run's
                 warnings.simplefilter("ignore", LowCoverageWarning)
+                warnings.simplefilter("ignore", NothingRetrievedWarning)
                 result = evaluate(data, metrics, **kwargs)
             doc = result.to_dict()
             acc.add(doc)
