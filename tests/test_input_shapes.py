@@ -20,6 +20,7 @@ from ragmeter import InvalidInputError, UnsupportedInputError, evaluate, load_da
 from ragmeter.io.foreign import content_id
 
 from .conftest import WARRANTY
+from .installed import need
 
 LABEL_METRICS = "precision,recall,hit_rate,mrr,ndcg"
 
@@ -116,24 +117,24 @@ def shape(name: str, tmp_path: Path) -> Any:
     if name == "list of dicts":
         return rows
     if name == "DataFrame":
-        pd = pytest.importorskip("pandas")
+        pd = need("pandas")
         return pd.DataFrame(rows)
     if name == "parquet via pandas":
-        pd = pytest.importorskip("pandas")
+        pd = need("pandas")
         return pd.read_parquet(write_parquet(rows, tmp_path / "p.parquet"))
     if name == "HF Dataset":
-        datasets = pytest.importorskip("datasets")
+        datasets = need("datasets")
         return datasets.Dataset.from_list(rows)
     if name == "Ragas rows":
         return ragas_rows()
     if name == "Ragas DataFrame":
-        pd = pytest.importorskip("pandas")
+        pd = need("pandas")
         return pd.DataFrame(ragas_rows())
     if name == "Ragas HF Dataset":
-        datasets = pytest.importorskip("datasets")
+        datasets = need("datasets")
         return datasets.Dataset.from_list(ragas_rows())
     if name == "Ragas CSV (pandas' list literals)":
-        pd = pytest.importorskip("pandas")
+        pd = need("pandas")
         p = tmp_path / "ragas.csv"
         pd.DataFrame(ragas_rows()).to_csv(p, index=False)
         return p

@@ -13,14 +13,15 @@ of a relevant document.
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragmeter import Chunk, Sample, evaluate
 from ragmeter.trec import evaluate_trec
 
-pytrec_eval = pytest.importorskip("pytrec_eval")
+from .installed import need
+
+pytrec_eval = need("pytrec_eval")
 
 DOCS = [f"d{i:02d}" for i in range(30)]
 # label measure (its @k from the test), trec_eval measure (cut at k where it ends in ".")

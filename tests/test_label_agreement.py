@@ -31,6 +31,8 @@ from ragmeter.label.export import final_labels, qrels_lines
 from ragmeter.label.store import LabelStore, load_state, read_events
 from ragmeter.label.tasks import Candidate, Task, build_tasks
 
+from .installed import need
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -82,7 +84,7 @@ grades = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=2, m
 @settings(max_examples=150, deadline=None)
 @given(grades)
 def test_cohen_and_weighted_kappa_equal_scikit_learn(pairs):
-    metrics = pytest.importorskip("sklearn.metrics")
+    metrics = need("sklearn.metrics")
     a, b = [x for x, _ in pairs], [y for _, y in pairs]
     ours = cohen_kappa(a, b)
     if ours is None:
@@ -99,7 +101,7 @@ def test_cohen_and_weighted_kappa_equal_scikit_learn(pairs):
 @given(st.integers(2, 6).flatmap(lambda m: st.lists(st.lists(st.integers(0, 3), min_size=m, max_size=m),
                                                     min_size=1, max_size=30)))
 def test_fleiss_kappa_equals_statsmodels(rows):
-    inter = pytest.importorskip("statsmodels.stats.inter_rater")
+    inter = need("statsmodels.stats.inter_rater")
     table = np.array([np.bincount(r, minlength=4) for r in rows])
     ours = fleiss_kappa(table)
     theirs = inter.fleiss_kappa(table, method="fleiss")

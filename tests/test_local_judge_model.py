@@ -6,7 +6,6 @@ Skipped where llama-cpp-python is not installed, unless RAGMETER_CI=1 (set by
 
 from __future__ import annotations
 
-import os
 import socket
 from dataclasses import replace
 
@@ -14,8 +13,9 @@ import pytest
 
 import ragmeter
 
-if os.environ.get("RAGMETER_CI") != "1":
-    pytest.importorskip("llama_cpp", reason="the local judge needs: pip install 'ragmeter[local]'")
+from .installed import need
+
+need("llama_cpp", "the local judge needs: pip install 'ragmeter[local]'")
 
 SEED_CLAIMS = (  # the seed's split of the q1 answer, with its verdicts: S, S (inference), S, C, N
     "The R2 carries a 24-month limited hardware warranty.",

@@ -14,8 +14,9 @@ import pytest
 from ragmeter import evaluate, load_dataset
 
 from .conftest import WARRANTY
+from .installed import need
 
-mlflow = pytest.importorskip("mlflow")
+mlflow = need("mlflow", "pip install 'ragmeter[mlflow]'")
 
 
 @pytest.fixture

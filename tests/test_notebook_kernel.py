@@ -15,10 +15,11 @@ import sys
 import pytest
 
 from .conftest import WARRANTY
+from .installed import need
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-pytest.importorskip("ipykernel")
+nbformat = need("nbformat")
+nbclient = need("nbclient")
+need("ipykernel")
 
 CELLS = [
     # 1: a Ragas-style DataFrame, the way a Ragas user has one

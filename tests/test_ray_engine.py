@@ -23,8 +23,9 @@ from ragmeter.judges import Judge, ScriptedBackend
 from ragmeter.ledger import Ledger
 
 from . import judge_server, live_judge
+from .installed import need
 
-ray = pytest.importorskip("ray", reason="install the test extra: pip install -e '.[test]'")
+ray = need("ray")
 ROOT = str(Path(__file__).resolve().parent.parent)
 JUDGED = ["faithfulness", "answer_relevancy", "faithfulness(unsupported='pass')"]
 

@@ -20,6 +20,7 @@ import pytest
 from ragmeter.runs import list_runs
 
 from . import judge_server
+from .installed import need
 from .records_servers import documents, start_records_server
 
 S, C, N = "supported", "contradicted", "not_found"
@@ -331,11 +332,9 @@ def test_block_streaming_and_dry_run(cli, warranty, judge, tmp_path):
 def test_the_same_verdicts_through_an_mcp_records_tool(cli, warranty, judge, tmp_path):
     """`--records mcp:COMMAND#TOOL`: a stdio MCP server started for the run, only the named tool
     called (the server logs every tool call)."""
-    import os
     import shlex
 
-    if os.environ.get("RAGMETER_CI") != "1":
-        pytest.importorskip("mcp", reason="MCP sources need: pip install 'ragmeter[records]'")
+    need("mcp", "MCP sources need: pip install 'ragmeter[records]'")
     server = Path(__file__).parent / "records_mcp_server.py"
     log = tmp_path / "calls.log"
     spec = "mcp:" + shlex.join([sys.executable, str(server), str(warranty / "records.jsonl"), str(log)]) + "#get_order"

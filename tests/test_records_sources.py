@@ -6,7 +6,6 @@ method other than GET or a tool outside the allow-list."""
 from __future__ import annotations
 
 import asyncio
-import os
 import shlex
 import sys
 import time
@@ -30,6 +29,7 @@ from ragmeter.records import (
 )
 from ragmeter.records.facts import fact_counts
 
+from .installed import need
 from .records_servers import ORDERS, documents, start_records_server
 
 HERE = Path(__file__).parent
@@ -71,8 +71,7 @@ def records_server():
 
 
 def needs_mcp() -> None:
-    if os.environ.get("RAGMETER_CI") != "1":
-        pytest.importorskip("mcp", reason="MCP sources need: pip install 'ragmeter[records]'")
+    need("mcp", "MCP sources need: pip install 'ragmeter[records]'")
 
 
 def mcp_spec(log: Path, tool: str = "get_order") -> str:

@@ -10,6 +10,8 @@ from ragmeter import Chunk, Sample, evaluate
 from ragmeter.core.result_access import ResultAccess
 from ragmeter.trec import evaluate_trec
 
+from .installed import need
+
 QRELS = {"q1": {"r1": 1, "r2": 2, "r3": 1}, "q2": {"x": 0, "y": 3}}
 RUN = {"q1": {"a": 5.0, "r1": 4.0, "b": 3.0, "r2": 2.0, "c": 1.0}, "q2": {"y": 2.0, "x": 1.0}}
 RANKED = {"q1": ["a", "r1", "b", "r2", "c"], "q2": ["y", "x"]}
@@ -41,7 +43,7 @@ def test_means_and_values_agree_across_the_two(both):
 
 
 def test_dataframes_have_one_row_per_query(both):
-    pytest.importorskip("pandas")
+    need("pandas")
     label, trec = both
     a, b = label.to_dataframe(), trec.to_dataframe()
     assert list(a.index) == list(b.index) == ["q1", "q2"]

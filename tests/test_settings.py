@@ -28,6 +28,7 @@ from ragmeter.runs.evaluation import resolve_judge, run_evaluation
 from ragmeter.runs.resume import resume_settings
 
 from . import judge_server, live_judge, seed_judge
+from .installed import need
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -309,7 +310,7 @@ def test_run_evaluation_refuses_before_it_writes_anything(warranty, tmp_path, ch
 
 
 def test_run_evaluation_on_ray_equals_the_local_engine(warranty, tmp_path, monkeypatch):
-    ray = pytest.importorskip("ray", reason="install the test extra: pip install -e '.[test]'")
+    ray = need("ray")
     srv, state = judge_server.start(seed_judge.over_http)
     monkeypatch.setenv("OPENAI_API_KEY", "k")
     ray.init(num_cpus=2, include_dashboard=False, object_store_memory=100 * 2 ** 20, log_to_driver=False,

@@ -13,7 +13,9 @@ import pytest
 
 from ragmeter.trec import evaluate_trec
 
-pytrec_eval = pytest.importorskip("pytrec_eval", reason="install the test extra: pip install -e '.[test]'")
+from .installed import need
+
+pytrec_eval = need("pytrec_eval")
 
 MEASURES = {"map", "P", "recall", "ndcg", "ndcg_cut", "Rprec", "bpref", "recip_rank", "success", "map_cut",
             "num_ret", "num_rel", "num_rel_ret", "set_P", "set_recall", "set_F", "set_map", "set_relative_P",
