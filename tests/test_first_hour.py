@@ -196,12 +196,11 @@ def test_written_outputs_get_the_umask_mode_not_0600(tmp_path):
     import os
     from pathlib import Path
 
-    from ragmeter.io.collection import write_jsonl_atomic
-    from ragmeter.io.writer import write_output
+    from ragmeter.io.writer import write_jsonl, write_output
 
     old = os.umask(0o022)
     try:
-        write_jsonl_atomic(Path(tmp_path / "d.jsonl"), [{"id": "1"}])
+        write_jsonl(Path(tmp_path / "d.jsonl"), [{"id": "1"}])
         write_output(tmp_path / "r.html", "<!DOCTYPE html>", what="report", option="--html")
     finally:
         os.umask(old)

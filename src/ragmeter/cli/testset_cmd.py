@@ -47,7 +47,8 @@ def generate_command(
     answer and reference claims, checked by the judge; near-duplicates removed; rejects counted."""
     from ragmeter.embeddings import make_embedder
     from ragmeter.io import load_corpus
-    from ragmeter.io.collection import write_jsonl_atomic, write_text_atomic, writing
+    from ragmeter.io.collection import writing
+    from ragmeter.io.writer import write_jsonl, write_text_atomic
     from ragmeter.judges.judge_factory import make_judge
     from ragmeter.testset.generate import generate_testset
 
@@ -68,7 +69,7 @@ def generate_command(
                               dedupe=dedupe, check_k=check_k, max_rounds=max_rounds,
                               on_progress=lambda m: typer.echo(m, err=True))
     with writing(out_path, what="test set", option="--out"):
-        write_jsonl_atomic(out_path, result.rows)
+        write_jsonl(out_path, result.rows)
     report_path = out_path.with_name(out_path.stem + ".report.json")
     with writing(report_path, what="test set report", option="--out"):
         write_text_atomic(report_path, json.dumps(result.report, indent=2, ensure_ascii=False) + "\n")

@@ -21,15 +21,13 @@ trec_eval treats those documents in every measure ``ragmeter eval`` computes.
 
 from __future__ import annotations
 
-import json
-import os
-import secrets
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragmeter.core.errors import InvalidInputError, StorageError, os_error_fix
+from ragmeter.io.writer import write_jsonl
 
 
 @dataclass
@@ -115,9 +113,9 @@ def write_collection(c: Collection, out_dir: str | Path, *, complete: bool = Fal
     dataset = out / "dataset.jsonl"
     corpus = out / "corpus.jsonl"
     with writing(dataset, what="dataset", option="--out"):
-        write_jsonl_atomic(dataset, rows)
+        write_jsonl(dataset, rows)
     with writing(corpus, what="corpus", option="--out"):
-        documents = write_jsonl_atomic(corpus, ({"id": doc, "text": text} for doc, text in c.corpus()))
+        documents = write_jsonl(corpus, ({"id": doc, "text": text} for doc, text in c.corpus()))
     notes = list(c.notes)
     if missing:
         notes.append(f"{missing} judged quer{'y has' if missing == 1 else 'ies have'} no results in the run: "
@@ -141,35 +139,3 @@ def writing(path: str | Path, *, what: str, option: str) -> Iterator[None]:
     except OSError as exc:
         raise StorageError(f"cannot create or write the {what} ({exc.strerror or exc})", file=str(path),
                            fix=os_error_fix(exc, option)) from None
-
-
-def write_jsonl_atomic(path: Path, rows: Iterable[dict]) -> int:
-    """Write JSONL atomically (see :func:`write_text_atomic`); returns the rows written."""
-    count = 0
-
-    def lines() -> Iterator[str]:
-        nonlocal count
-        for row in rows:
-            count += 1
-            yield json.dumps(row, ensure_ascii=False) + "\n"
-
-    write_text_atomic(path, lines())
-    return count
-
-
-def write_text_atomic(path: Path, text: str | Iterable[str]) -> None:
-    """Write to a temporary file in the same folder, fsync it, then rename it over ``path``:
-    a crash leaves the old file or the new one, never half of one. The file gets the mode the
-    umask gives a new file (``mkstemp``'s 0600 made an imported dataset unreadable to others)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for piece in [text] if isinstance(text, str) else text:
-                f.write(piece)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

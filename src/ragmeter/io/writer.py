@@ -1,10 +1,12 @@
-"""Writing samples back in the dataset format (a run keeps a copy of what it scored), and JSON files."""
+"""Writing samples back in the dataset format (a run keeps a copy of what it scored), and every
+file ragmeter writes, atomically (a temporary file, fsync, then a rename)."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+import secrets
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ragmeter.core.errors import StorageError
@@ -38,38 +40,46 @@ def _replace(tmp: Path, path: Path) -> None:
     tmp.replace(path)
 
 
-def write_json(path: str | Path, doc: dict) -> None:
-    """Write ``doc`` as indented JSON atomically: a crash never leaves half a file."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+def write_text_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write to a temporary file in the same folder, fsync it, then rename it over ``path``:
+    a crash leaves the old file or the new one, never half of one. The file gets the mode the
+    umask gives a new file (``mkstemp``'s 0600 made an imported dataset unreadable to others)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(json.dumps(doc, indent=2, ensure_ascii=False))
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:  # the text's own line ends, on any OS
+            for piece in [text] if isinstance(text, str) else text:
+                f.write(piece)
             f.flush()
             os.fsync(f.fileno())
         _replace(tmp, path)
-    finally:
+    except BaseException:
         tmp.unlink(missing_ok=True)
+        raise
 
 
-def write_jsonl(path: str | Path, rows: Iterable[dict]) -> None:
-    """Write one JSON object per line atomically (temporary file, then rename)."""
-    write_lines(path, (json.dumps(row, ensure_ascii=False) for row in rows))
+def write_json(path: str | Path, doc: dict) -> None:
+    """Write ``doc`` as indented JSON atomically: a crash never leaves half a file."""
+    write_text_atomic(Path(path), json.dumps(doc, indent=2, ensure_ascii=False))
+
+
+def write_jsonl(path: str | Path, rows: Iterable[dict]) -> int:
+    """Write one JSON object per line atomically; returns the rows written."""
+    count = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal count
+        for row in rows:
+            count += 1
+            yield json.dumps(row, ensure_ascii=False) + "\n"
+
+    write_text_atomic(Path(path), lines())
+    return count
 
 
 def write_lines(path: str | Path, lines: Iterable[str]) -> None:
-    """Write lines of text (each without its newline) atomically (temporary file, then rename)."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(line + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        _replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    """Write lines of text (each without its newline) atomically."""
+    write_text_atomic(Path(path), (line + "\n" for line in lines))
 
 
 def write_output(path: str | Path, text: str, *, what: str, option: str) -> None:
@@ -80,8 +90,6 @@ def write_output(path: str | Path, text: str, *, what: str, option: str) -> None
     Traceback (most recent call last):
     ragmeter.core.errors.StorageError: /no/such/folder/r.html: cannot write the report (No such file ...
     """
-    from ragmeter.io.collection import write_text_atomic
-
     try:
         write_text_atomic(Path(path), text)
     except OSError as exc:

@@ -96,9 +96,9 @@ def _rule(grades: list[int], rule: str) -> int:
 def export_dataset(data_path: str | Path, out_path: str | Path, final: FinalLabels, *, labeled_only: bool = False,
                    mark_unanswerable: bool = False) -> dict[str, int]:
     """Write a new dataset whose ``relevant`` fields are the final labels (the input is not touched)."""
-    from ragmeter.io.collection import write_jsonl_atomic, writing
+    from ragmeter.io.collection import writing
     from ragmeter.io.dataset import load_dataset
-    from ragmeter.io.writer import sample_to_row
+    from ragmeter.io.writer import sample_to_row, write_jsonl
 
     if Path(out_path).resolve() == Path(data_path).resolve():
         raise InvalidInputError("the export would overwrite the dataset it reads", file=str(out_path),
@@ -123,7 +123,7 @@ def export_dataset(data_path: str | Path, out_path: str | Path, final: FinalLabe
             continue
         rows.append(sample_to_row(s))
     with writing(out_path, what="labeled dataset", option="--export"):
-        write_jsonl_atomic(Path(out_path), rows)
+        write_jsonl(Path(out_path), rows)
     return {"samples": len(rows), "labeled": labeled, "marked_unanswerable": unanswerable}
 
 
@@ -144,7 +144,8 @@ def qrels_lines(final: FinalLabels) -> list[str]:
 
 
 def export_qrels(out_path: str | Path, final: FinalLabels) -> int:
-    from ragmeter.io.collection import write_text_atomic, writing
+    from ragmeter.io.collection import writing
+    from ragmeter.io.writer import write_text_atomic
 
     lines = qrels_lines(final)
     with writing(out_path, what="qrels", option="--qrels"):

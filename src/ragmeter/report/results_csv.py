@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import csv
 import io
-import os
+from pathlib import Path
 
 from ragmeter.core.display import spreadsheet_safe
 from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.io.writer import write_text_atomic
 
 HEADER = ("sample_id", "metric", "status", "value", "reason")
 
@@ -36,7 +37,4 @@ def results_csv(result: EvaluationResult) -> str:
 
 def write_results_csv(result: EvaluationResult, path: str) -> None:
     """Write :func:`results_csv` to ``path`` (atomically: a temporary file, then a rename)."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(results_csv(result))
-    os.replace(tmp, path)
+    write_text_atomic(Path(path), results_csv(result))
