@@ -25,17 +25,12 @@ from ragmeter.metrics.criteria import load_criteria
 from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError
 from ragmeter.trec.reader import read_qrels
 
+from .test_io_errors import write
+
 ROWS = [{"id": "q1", "retrieved": ["a", "b", "c"], "relevant": ["b"]},
         {"id": "q2", "retrieved": ["d"], "relevant": ["d", "e"]}]
 
 
-def _write(tmp_path, name, text):
-    p = tmp_path / name
-    if isinstance(text, bytes):
-        p.write_bytes(text)
-    else:
-        p.write_text(text, encoding="utf-8")
-    return p
 
 
 def test_k_past_the_longest_list_allocates_by_the_data():
@@ -69,8 +64,8 @@ def test_k_of_ten_to_the_thirty_is_handled(cli, warranty):
 def test_trec_huge_cut_off_allocates_nothing(tmp_path):
     from ragmeter.trec import evaluate_trec
 
-    qrels = _write(tmp_path, "q", "q1 0 d1 1\nq1 0 d2 0\n")
-    run = _write(tmp_path, "r", "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d3 3 1 r\nq2 Q0 d1 1 1 r\nq2 Q0 d9 2 0.5 r\n")
+    qrels = write(tmp_path, "q", "q1 0 d1 1\nq1 0 d2 0\n")
+    run = write(tmp_path, "r", "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d3 3 1 r\nq2 Q0 d1 1 1 r\nq2 Q0 d9 2 0.5 r\n")
     tracemalloc.start()
     result = evaluate_trec(str(qrels), str(run), ["P.1000000000", "map_cut.1000000000", "success.1000000000",
                                                   "recall.1000000000", "relative_P.1000000000"])
@@ -85,11 +80,11 @@ def test_trec_huge_cut_off_allocates_nothing(tmp_path):
 @pytest.mark.parametrize("grade,exit_code", [("9" * 25, EXIT_TOPIC), ("9" * 5000, EXIT_TOPIC)])
 def test_trec_grade_past_64_bits_exits_as_trec_eval(tmp_path, grade, exit_code):
     # trec_eval 10.0: "Can't calculate measure", exit 4 (a grade below -2**63 saturates, as atol does)
-    qrels = _write(tmp_path, "q", f"q1 0 d1 {grade}\n")
+    qrels = write(tmp_path, "q", f"q1 0 d1 {grade}\n")
     with pytest.raises(TrecInputError, match=r"q, line 1, field \"rel\": relevance grade of \d+ digits") as info:
         read_qrels(str(qrels))
     assert info.value.exit_code == exit_code
-    assert read_qrels(str(_write(tmp_path, "n", f"q1 0 d1 -{'9' * 30}\n"))).table["rel"].to_pylist() == [-2 ** 63]
+    assert read_qrels(str(write(tmp_path, "n", f"q1 0 d1 -{'9' * 30}\n"))).table["rel"].to_pylist() == [-2 ** 63]
 
 
 @pytest.mark.parametrize("name,text,words", [
@@ -101,7 +96,7 @@ def test_trec_grade_past_64_bits_exits_as_trec_eval(tmp_path, grade, exit_code):
     ("score.jsonl", '{"id": "q1", "retrieved": [{"id": "a", "score": ' + "9" * 400 + "}]}\n", "an integer of 400"),
 ])
 def test_pathological_json_is_a_located_error_in_both_readers(tmp_path, name, text, words):
-    p = _write(tmp_path, name, text)
+    p = write(tmp_path, name, text)
     with pytest.raises(InvalidInputError, match=rf"{name}, line 1.*{words}"):
         load_dataset(p)
     with pytest.raises(InvalidInputError, match=rf"{name}, line 1.*{words}"):
@@ -119,7 +114,7 @@ def test_a_surrogate_pair_is_text():
 def test_both_jsonl_readers_split_on_newline_only(tmp_path, separator):
     rows = [{"id": "q1", "question": f"one{separator}two", "retrieved": ["a"]}, {"id": "q2", "retrieved": ["b"]}]
     text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
-    p = _write(tmp_path, "d.jsonl", "\ufeff" + text.replace("\n", "\r\n", 1))
+    p = write(tmp_path, "d.jsonl", "\ufeff" + text.replace("\n", "\r\n", 1))
     in_memory = load_dataset(p).samples
     streamed = [s for block in iter_blocks(p, 1) for s in block]
     assert [s.id for s in in_memory] == [s.id for s in streamed] == ["q1", "q2"]
@@ -127,7 +122,7 @@ def test_both_jsonl_readers_split_on_newline_only(tmp_path, separator):
 
 
 def test_bom_is_dropped_by_both_readers_only_at_the_start(tmp_path):
-    p = _write(tmp_path, "d.jsonl", "\ufeff" + json.dumps(ROWS[0]) + "\n\ufeff" + json.dumps(ROWS[1]) + "\n")
+    p = write(tmp_path, "d.jsonl", "\ufeff" + json.dumps(ROWS[0]) + "\n\ufeff" + json.dumps(ROWS[1]) + "\n")
     for read in (load_dataset, lambda q: list(iter_blocks(q, 10))):
         with pytest.raises(InvalidInputError, match=r"d.jsonl, line 2: not valid JSON"):
             read(p)
@@ -145,7 +140,7 @@ def test_bom_is_dropped_by_both_readers_only_at_the_start(tmp_path):
      "two criteria have this name"),
 ])
 def test_criteria_file_errors_are_located(tmp_path, name, text, words):
-    p = _write(tmp_path, name, text)
+    p = write(tmp_path, name, text)
     with pytest.raises(InvalidInputError, match=words):
         load_criteria(p)
     with pytest.raises(InvalidInputError):
@@ -153,10 +148,10 @@ def test_criteria_file_errors_are_located(tmp_path, name, text, words):
 
 
 def test_labels_file_refuses_non_finite_and_huge_numbers(tmp_path):
-    p = _write(tmp_path, "l.jsonl", '{"id": "q1", "faithfulness": ' + "9" * 400 + "}\n")
+    p = write(tmp_path, "l.jsonl", '{"id": "q1", "faithfulness": ' + "9" * 400 + "}\n")
     with pytest.raises(InvalidInputError, match=r"l.jsonl, line 1 \(id \"q1\"\), field \"faithfulness\""):
         load_labels(p)
-    p = _write(tmp_path, "l.csv", "id,faithfulness\nq1,inf\n")
+    p = write(tmp_path, "l.csv", "id,faithfulness\nq1,inf\n")
     with pytest.raises(InvalidInputError, match="not a finite number"):
         load_labels(p)
 
