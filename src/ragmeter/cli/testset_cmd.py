@@ -47,8 +47,7 @@ def generate_command(
     answer and reference claims, checked by the judge; near-duplicates removed; rejects counted."""
     from ragmeter.embeddings import make_embedder
     from ragmeter.io import load_corpus
-    from ragmeter.io.collection import writing
-    from ragmeter.io.writer import write_jsonl, write_text_atomic
+    from ragmeter.io.writer import write_jsonl, write_text_atomic, writing
     from ragmeter.judges.judge_factory import make_judge
     from ragmeter.testset.generate import generate_testset
 

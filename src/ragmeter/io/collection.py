@@ -22,12 +22,11 @@ trec_eval treats those documents in every measure ``ragmeter eval`` computes.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragmeter.core.errors import InvalidInputError, StorageError, os_error_fix
-from ragmeter.io.writer import write_jsonl
+from ragmeter.core.errors import InvalidInputError
+from ragmeter.io.writer import write_jsonl, writing
 
 
 @dataclass
@@ -122,20 +121,3 @@ def write_collection(c: Collection, out_dir: str | Path, *, complete: bool = Fal
                      + ("written with an empty ranking (as trec_eval -c)" if complete
                         else "left out (as trec_eval without -c; --complete keeps them)"))
     return Written(dataset, corpus, len(rows), documents, missing, tuple(notes))
-
-
-@contextmanager
-def writing(path: str | Path, *, what: str, option: str) -> Iterator[None]:
-    """Turn an OS error inside the block (a folder that cannot be created, a read-only or full
-    disk) into one :class:`StorageError` naming the path, the option that chose it and the fix.
-
-    >>> with writing("/proc/nope", what="output folder", option="--out"):
-    ...     Path("/proc/nope").mkdir(parents=True, exist_ok=True)
-    Traceback (most recent call last):
-    ragmeter.core.errors.StorageError: /proc/nope: cannot create or write the output folder (No such file ...
-    """
-    try:
-        yield
-    except OSError as exc:
-        raise StorageError(f"cannot create or write the {what} ({exc.strerror or exc})", file=str(path),
-                           fix=os_error_fix(exc, option)) from None

@@ -7,9 +7,10 @@ import json
 import os
 import secrets
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from ragmeter.core.errors import StorageError
+from ragmeter.core.errors import StorageError, os_error_fix
 from ragmeter.core.sample import Sample
 
 
@@ -80,6 +81,23 @@ def write_jsonl(path: str | Path, rows: Iterable[dict]) -> int:
 def write_lines(path: str | Path, lines: Iterable[str]) -> None:
     """Write lines of text (each without its newline) atomically."""
     write_text_atomic(Path(path), (line + "\n" for line in lines))
+
+
+@contextmanager
+def writing(path: str | Path, *, what: str, option: str) -> Iterator[None]:
+    """Turn an OS error inside the block (a folder that cannot be created, a read-only or full
+    disk) into one :class:`StorageError` naming the path, the option that chose it and the fix.
+
+    >>> with writing("/proc/nope", what="output folder", option="--out"):
+    ...     Path("/proc/nope").mkdir(parents=True, exist_ok=True)
+    Traceback (most recent call last):
+    ragmeter.core.errors.StorageError: /proc/nope: cannot create or write the output folder (No such file ...
+    """
+    try:
+        yield
+    except OSError as exc:
+        raise StorageError(f"cannot create or write the {what} ({exc.strerror or exc})", file=str(path),
+                           fix=os_error_fix(exc, option)) from None
 
 
 def write_output(path: str | Path, text: str, *, what: str, option: str) -> None:

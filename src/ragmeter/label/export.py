@@ -144,8 +144,7 @@ def qrels_lines(final: FinalLabels) -> list[str]:
 
 
 def export_qrels(out_path: str | Path, final: FinalLabels) -> int:
-    from ragmeter.io.collection import writing
-    from ragmeter.io.writer import write_text_atomic
+    from ragmeter.io.writer import write_text_atomic, writing
 
     lines = qrels_lines(final)
     with writing(out_path, what="qrels", option="--qrels"):

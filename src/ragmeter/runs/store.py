@@ -45,7 +45,7 @@ from ragmeter.core.sample import Sample
 from ragmeter.core.secrets import redact, redact_value, redacted_json_lines
 from ragmeter.core.settings import DEFAULTS, default_runs_dir
 from ragmeter.io.dataset import load_dataset
-from ragmeter.io.writer import sample_to_row, write_json, write_lines
+from ragmeter.io.writer import sample_to_row, write_json, write_lines, writing
 from ragmeter.metrics import resolve_key
 
 
@@ -62,20 +62,17 @@ def new_run_path(base: str | Path | None = None, name: str = DEFAULTS.name) -> P
     return path
 
 
+RUNS_OPTIONS = "--runs-dir / --ledger"  # the options that choose where run files go
+
+
 def _write_json(path: Path, doc: dict) -> None:
-    try:
+    with writing(path, what="run file", option=RUNS_OPTIONS):
         write_json(path, redact_value(doc))
-    except OSError as exc:
-        raise StorageError(f"cannot write the run file ({exc.strerror or exc})", file=str(path),
-                           fix=os_error_fix(exc)) from None
 
 
 def _write_jsonl(path: Path, rows: Any) -> None:
-    try:
+    with writing(path, what="run file", option=RUNS_OPTIONS):
         write_lines(path, redacted_json_lines(rows))  # json.dumps(redact_value(row)) for each row
-    except OSError as exc:
-        raise StorageError(f"cannot write the run file ({exc.strerror or exc})", file=str(path),
-                           fix=os_error_fix(exc)) from None
 
 
 def check_writable(base: str | Path) -> None:
@@ -105,17 +102,11 @@ def start_run(path: Path, options: dict[str, Any], dataset: dict[str, Any] | Non
         _write_json(path / "setup.json", setup)
         return setup
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
+    with writing(path, what="run directory", option=RUNS_OPTIONS):
         tmp.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StorageError(f"cannot create the run directory ({exc.strerror or exc})", file=str(path),
-                           fix=os_error_fix(exc)) from None
     _write_json(tmp / "setup.json", setup)
-    try:
+    with writing(path, what="run directory", option=RUNS_OPTIONS):
         tmp.rename(path)
-    except OSError as exc:
-        raise StorageError(f"cannot create the run directory ({exc.strerror or exc})", file=str(path),
-                           fix=os_error_fix(exc)) from None
     return setup
 
 
