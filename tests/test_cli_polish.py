@@ -185,3 +185,33 @@ def test_correlate_says_query_for_one(cli, tmp_path):
     assert "over 1 query" in cli("correlate", one.path).stdout
     two = make_run(tmp_path / "two", {"precision@5": [0.2, 0.4], "recall@5": [0.1, 0.3]})
     assert "over 2 queries" in cli("correlate", two.path).stdout
+
+
+def test_a_format_the_command_does_not_have_is_a_usage_error(cli, tmp_path, runs_dir, warranty):
+    """compare, gate and diagnose printed their table for ``--format markdwon`` and exited 0 (a typo
+    in CI passed unseen); every --format now names its choices."""
+    assert cli("eval", warranty / "dataset.jsonl", "--judge", "none").exit_code == 0
+    (run,) = [p for p in runs_dir.iterdir() if (p / "setup.json").is_file()]
+    for args in (["compare", run, run], ["gate", run, "--baseline", run], ["diagnose", run], ["correlate", run]):
+        r = cli(*args, "--format", "markdwon")
+        assert r.exit_code == 2 and "markdwon" in r.output, (args, r.output)
+    assert cli("gate", run, "--baseline", run, "--format", "markdown").exit_code == 0
+
+
+def test_a_multi_line_error_keeps_its_lines(cli, runs_dir, warranty):
+    """compare's setup-mismatch error printed its line breaks as a literal \\x0a."""
+    for k in ("3", "5"):
+        assert cli("eval", warranty / "dataset.jsonl", "--judge", "none", "--k", k, "--name", f"k{k}").exit_code == 0
+    a, b = sorted(p for p in runs_dir.iterdir() if (p / "setup.json").is_file())
+    r = cli("compare", a, b)
+    assert r.exit_code == 2 and "not comparable" in r.output, r.output
+    assert "\\x0a" not in r.output and len(r.output.strip().splitlines()) > 1, r.output
+
+
+def test_a_log_line_without_request_id_says_how_to_get_one():
+    """A hand-written log (no request_id, or "id") was quarantined line by line with no fix."""
+    from ragmeter.live.source import Rejected, parse
+
+    for line in (b'{"question": "q", "answer": "a"}', b'{"id": "r2", "question": "q", "answer": "a"}'):
+        rejected = parse(line)
+        assert isinstance(rejected, Rejected) and "ragmeter.log_request" in rejected.reason, rejected

@@ -207,6 +207,11 @@ def test_rank_metrics_on_a_dataset_with_nothing_retrieved_warn_at_the_callers_li
     with warnings.catch_warnings():  # a dataset that retrieves, label metrics only: silent
         warnings.simplefilter("error", RagmeterWarning)
         ragmeter.evaluate(ragmeter.load_dataset(warranty / "dataset.jsonl"), ["precision@5", "mrr@5"])
+    with warnings.catch_warnings(record=True) as unlabeled:  # no labels either: not computed, not "0"
+        warnings.simplefilter("always")
+        r = ragmeter.evaluate([{"user_input": "q", "response": "a", "reference": "a"}], "ndcg@5,mrr")
+    assert set(r.means().values()) == {None}
+    assert not [w for w in unlabeled if issubclass(w.category, ragmeter.NothingRetrievedWarning)]
 
 
 def test_the_command_line_says_nothing_retrieved_once(tmp_path):

@@ -7,7 +7,16 @@ import re
 
 import typer
 
-from ragmeter.cli.app import PROGRESS_HELP, app, echo_err, echo_text, friendly, progress_for, split_metrics
+from ragmeter.cli.app import (
+    PROGRESS_HELP,
+    app,
+    echo_err,
+    echo_text,
+    format_option,
+    friendly,
+    progress_for,
+    split_metrics,
+)
 from ragmeter.core.errors import InvalidInputError, RagmeterError
 from ragmeter.core.settings import InvalidSettingError, Settings
 
@@ -19,7 +28,7 @@ def compare_command(
     run_b: str = typer.Argument(..., help="the new run directory"),
     metrics: list[str] | None = typer.Option(None, "--metric", "-m", help="compare only these metrics"),
     allow_setup_change: bool = typer.Option(False, "--allow-setup-change", help="compare runs whose setups differ"),
-    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
+    fmt: str = format_option("table", "json"),
 ) -> None:
     """Compare two runs per metric: paired difference, 95% interval, p-value (Holm), movers."""
     from ragmeter.analysis.compare import compare_runs
@@ -49,7 +58,7 @@ def gate_command(
     alpha: float = typer.Option(0.05, "--alpha", help="significance level after Holm's correction"),
     allow_setup_change: bool = typer.Option(False, "--allow-setup-change",
                                             help="gate runs whose setups differ (the differences are listed)"),
-    fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown"),
+    fmt: str = format_option("text", "json", "markdown"),
 ) -> None:
     """Exit 0 when the run holds up against the baseline, 1 when it does not, 2 on a setup mismatch."""
     from ragmeter.analysis.gate import check_thresholds, gate, markdown, text
@@ -88,7 +97,7 @@ def gate_command(
 @app.command("correlate")
 @friendly
 def correlate_command(run: str = typer.Argument(..., help="a run directory"),
-                      fmt: str = typer.Option("table", "--format", "-f", help="table or json")) -> None:
+                      fmt: str = format_option("table", "json")) -> None:
     """Spearman correlation between metrics across queries; expected pairs that diverge are flagged."""
     from ragmeter.analysis.correlate import correlate
     from ragmeter.runs import load_run
@@ -125,7 +134,7 @@ def pairwise_command(
     judge: str = typer.Option(..., "--judge", help="openai:<model> or anthropic:<model>"),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     ledger: str = typer.Option(Settings().ledger_path, "--ledger", help="judgment store"),
-    fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
+    fmt: str = format_option("text", "json"),
     progress: str = typer.Option("auto", "--progress", help=PROGRESS_HELP),
 ) -> None:
     """Which answer is better, per question, asked in both orders: wins, ties, position and length bias."""
@@ -165,7 +174,7 @@ def pairwise_command(
 def agreement_command(
     run: str = typer.Argument(..., help="a run directory"),
     labels: str = typer.Option(..., "--labels", help="human labels: JSONL or CSV with id and one column per metric"),
-    fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
+    fmt: str = format_option("text", "json"),
 ) -> None:
     """Judge vs human labels per metric: kappa, Spearman, Kendall, confusion, and the PPI-corrected mean."""
     from ragmeter.analysis.agreement import agreement
@@ -212,7 +221,7 @@ def confusion_cell(key: str) -> str:
 @friendly
 def turns_command(run: str = typer.Argument(..., help="a run directory of a conversation dataset"),
                   svg: str | None = typer.Option(None, "--svg", help="also write a plot of the means by turn"),
-                  fmt: str = typer.Option("text", "--format", "-f", help="text or json")) -> None:
+                  fmt: str = format_option("text", "json")) -> None:
     """Scores by turn index (1, 2, 3+) and standalone vs non-standalone turns."""
     from ragmeter.analysis.turns import by_turn, svg_plot
     from ragmeter.runs import load_run

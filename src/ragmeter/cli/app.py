@@ -86,7 +86,7 @@ def friendly(fn: F) -> F:
         except InvalidSettingError as exc:
             raise typer.BadParameter(redact(exc.message), param_hint=flag(exc.setting)) from None
         except RagmeterError as exc:
-            typer.echo(f"error: {terminal_safe(redact(str(exc)))}", err=True)
+            typer.echo(f"error: {terminal_safe(redact(str(exc)), multiline=True)}", err=True)
             raise typer.Exit(2) from None
 
     return wrapper  # type: ignore[return-value]
@@ -101,6 +101,19 @@ def split_metrics(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
     return [m for value in values for m in split_measure_list(value)]
+
+
+def format_option(*choices: str, what: str = "") -> Any:
+    """The ``--format/-f`` option of a command: ``choices[0]`` by default, anything not in
+    ``choices`` a usage error (exit 2) naming them, never silently the default output."""
+
+    def check(value: str) -> str:
+        if value not in choices:
+            raise typer.BadParameter(f"use {', '.join(choices[:-1])} or {choices[-1]}, got {value!r}")
+        return value
+
+    listed = f"{', '.join(choices[:-1])} or {choices[-1]}"
+    return typer.Option(choices[0], "--format", "-f", help=f"{what}: {listed}" if what else listed, callback=check)
 
 
 def echo_text(text: str) -> None:

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from ragmeter.cli.app import PROGRESS_HELP, app, friendly, progress_for
+from ragmeter.cli.app import PROGRESS_HELP, app, format_option, friendly, progress_for
 from ragmeter.core.settings import Settings
 
 
@@ -18,7 +18,7 @@ def judge_check_command(
     split: str = typer.Option("all", "--split", help="all, or the tune / heldout half (by context)"),
     mode: str | None = typer.Option(None, "--mode", help="local judge: per_chunk (default) or joined"),
     ledger: str = typer.Option(":memory:", "--ledger", help="judgment store (default: none kept)"),
-    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
+    fmt: str = format_option("table", "json"),
     progress: str = typer.Option("auto", "--progress", help=PROGRESS_HELP),
 ) -> None:
     """Three-way accuracy (supported / contradicted / not found), its 95% interval and the confusion

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from ragmeter.cli.app import app, friendly
+from ragmeter.cli.app import app, format_option, friendly
 
 
 def default_labels_path(dataset: str) -> Path:
@@ -41,7 +41,7 @@ def label_command(
     mark_unanswerable: bool = typer.Option(False, "--mark-unanswerable",
                                            help="export answerable=false where every labeler said the candidates "
                                                 "cannot answer and none graded >= 1"),
-    fmt: str = typer.Option("table", "--format", "-f", help="agreement output: table or json"),
+    fmt: str = format_option("table", "json", what="agreement output"),
 ) -> None:
     """Serve a labeling page on 127.0.0.1 (one question at a time, grades 0-3 by keyboard or mouse,
     every click saved at once); or, with --agreement / --export / --qrels, read the labels file."""

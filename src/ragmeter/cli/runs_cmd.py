@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from ragmeter.cli.app import app, friendly
+from ragmeter.cli.app import app, format_option, friendly
 from ragmeter.core.settings import default_runs_dir
 
 
@@ -46,7 +46,7 @@ def report_command(run: str = typer.Argument(..., help="a run directory"),
 @app.command("diagnose")
 @friendly
 def diagnose_command(run: str = typer.Argument(..., help="a run directory"),
-                     fmt: str = typer.Option("table", "--format", "-f", help="table or json")) -> None:
+                     fmt: str = format_option("table", "json")) -> None:
     """Label each query with the failure points its scores show, with the evidence."""
     from ragmeter.analysis.diagnosis import count_labels, diagnose
     from ragmeter.report.terminal import diagnosis_text

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-from ragmeter.cli.app import app, friendly
+from ragmeter.cli.app import app, format_option, friendly
 
 
 def _positive_mb(value: float | None) -> float | None:
@@ -42,7 +42,7 @@ def trec_command(
     skip_missing: bool = typer.Option(False, "--skip-missing", help="leave qrels topics the run misses out of the "
                                                                     "averages (trec_eval 9; 10.0 refuses them)"),
     iprec_rule: str = typer.Option("v10", "--iprec-rule", help="v10 (lround) or v9 (+0.9 truncation) recall cut-offs"),
-    fmt: str = typer.Option("trec", "--format", "-f", help="trec (trec_eval's text) or json"),
+    fmt: str = format_option("trec", "json", what="trec (trec_eval's text)"),
     memory_limit: float | None = typer.Option(None, "--memory-limit", callback=_positive_mb,
                                                  help="MB: peak memory limit; a larger run is evaluated in topic "
                                                       "partitions (same numbers)"),

@@ -55,13 +55,17 @@ def report_coverage(outcomes: Mapping[Measure, Sequence[Outcome]], min_coverage:
 
 def nothing_retrieved_message(result: EvaluationResult) -> str | None:
     """Why every rank metric of ``result`` is 0 and what to give, when no sample has a retrieved
-    list (nor context ids) and a label (rank) metric was asked; None otherwise."""
+    list (nor context ids) but some have relevance labels, and a label (rank) metric was asked;
+    None otherwise (without labels the rank metrics are not computed, and say so themselves)."""
     if not any(isinstance(m.spec, LabelSpec) for m in result.measures):
         return None
     if not result.samples or any(s.retrieved or s.context_ids for s in result.samples):
         return None
+    if not any(s.relevance for s in result.samples):
+        return None
     return ("no sample has a retrieved list, so the rank metrics are 0 (nothing retrieved). "
-            'Fix: give each sample\'s ranked chunk ids in "retrieved", or run your retriever over the '
+            'Fix: give each sample\'s ranked chunk ids in "retrieved" (from Ragas data: '
+            '"retrieved_contexts" or "retrieved_context_ids"), or run your retriever over the '
             "questions (ragmeter.evaluate_retriever)")
 
 

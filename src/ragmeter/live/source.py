@@ -95,7 +95,9 @@ def parse(raw: bytes) -> LoggedRequest | Rejected:
 def _request(obj: dict) -> LoggedRequest:
     rid = obj.get("request_id")
     if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
-        raise InvalidInputError("a request needs a non-empty string request_id", field="request_id")
+        raise InvalidInputError("a request needs a non-empty string request_id (write the log with "
+                                "ragmeter.log_request, which adds one, or give each line a unique request_id)",
+                                field="request_id")
     context = obj.get("context")
     if context is not None and (not isinstance(context, list) or not all(isinstance(c, str) for c in context)):
         raise InvalidInputError("must be a list of strings", field="context")
