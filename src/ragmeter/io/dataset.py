@@ -17,6 +17,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from ragmeter.core.columns import LabelColumns
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.notebook_html import table_html
@@ -35,6 +36,7 @@ class Dataset:
     path: str | None
     fingerprint: str
     testset_fingerprint: str = ""  # questions, labels and references only: equal for two systems' runs
+    columns: LabelColumns | None = None  # every record a plain label record: ids, rankings and labels as lists
 
     def __len__(self) -> int:
         return len(self.samples)
