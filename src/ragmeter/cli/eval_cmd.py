@@ -92,6 +92,8 @@ def dry_run_text(plan: dict[str, Any]) -> str:
         lines.append(f"estimated input tokens: {plan['estimated_input_tokens']}")
     if "max_output_tokens" in plan:
         lines.append(f"output tokens at most: {plan['max_output_tokens']}")
+    if "estimated_usd_at_most" in plan:
+        lines.append(f"cost at most about ${plan['estimated_usd_at_most']:.4f} (estimated input, output at its cap)")
     if "estimated_seconds" in plan:
         lines.append(f"estimated time with the local judge: about {plan['estimated_seconds']} s"
                      + (f" ({plan['time_note']})" if plan.get("time_note") else ""))
@@ -215,5 +217,10 @@ def eval_command(
     with warnings.catch_warnings():  # the coverage is printed under the table: no warning on top
         warnings.simplefilter("ignore", LowCoverageWarning)
         warnings.simplefilter("ignore", NothingRetrievedWarning)  # said once, under the table
-        done = run_evaluation(settings, resume=resumed, progress=_progress(settings), notify=echo_err)
+        if settings.dry_run:  # no judge client, no key, nothing written
+            from ragmeter.runs.dry_run import plan_evaluation
+
+            done = plan_evaluation(settings, resumed=resumed is not None, notify=echo_err)
+        else:
+            done = run_evaluation(settings, resume=resumed, progress=_progress(settings), notify=echo_err)
     render(done, fmt)

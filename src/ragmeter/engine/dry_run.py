@@ -14,6 +14,7 @@ from ragmeter.core.settings import InvalidSettingError
 from ragmeter.engine.evaluate import resolve_measures
 from ragmeter.engine.planner import plan_calls
 from ragmeter.io.dataset import Dataset
+from ragmeter.judges.cost import usd
 from ragmeter.judges.judge import Judge
 from ragmeter.metrics.kinds import JudgedSpec
 from ragmeter.records.lookup import RecordLookup
@@ -35,9 +36,13 @@ def needs_judge(metrics: Iterable[str | Measure] | None, k: int | None, view: st
 
 def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: int | None, view: str | None,
                  judge: Judge | None, records: RecordLookup | None = None,
-                 action_criteria: CriteriaSet | None = None) -> dict[str, Any]:
+                 action_criteria: CriteriaSet | None = None, price_in: float | None = None,
+                 price_out: float | None = None) -> dict[str, Any]:
     """The judge calls, estimated input tokens and output cap the judged measures need
-    (``{"calls": 0, "note": ...}`` without one); raises when they need a judge and none is given."""
+    (``{"calls": 0, "note": ...}`` without one); raises when they need a judge and none is given.
+
+    With a price (USD per million tokens), ``estimated_usd_at_most``: the estimated input
+    tokens at ``price_in`` plus the output cap at ``price_out`` (:func:`ragmeter.judges.cost.usd`)."""
     measures = judged_measures(metrics, k, view)
     if not measures:
         return {"calls": 0, "note": "no judged metric requested"}
@@ -47,6 +52,9 @@ def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: i
     plan = plan_calls(data.samples, needs, judge, records=records, action_criteria=action_criteria)
     if judge.backend.name == "local":
         plan.update(local_time_estimate(plan["calls_by_prompt"]))
+    if price_in is not None or price_out is not None:
+        plan["estimated_usd_at_most"] = round(usd(plan["estimated_input_tokens"], plan["max_output_tokens"],
+                                                  price_in, price_out), 6)
     return plan
 
 

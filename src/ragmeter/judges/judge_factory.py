@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import ragmeter.judges  # make_backend is read from the package at call time: callers and tests may swap it there
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettingError, Settings
 from ragmeter.judges import local_model
-from ragmeter.judges.backends import Backend, ScriptedBackend
+from ragmeter.judges.backends import Backend, NoCallBackend, ScriptedBackend
 from ragmeter.judges.judge import Budget, Judge
 from ragmeter.judges.transport import Limiter, RetryPolicy
 from ragmeter.ledger.sqlite import Ledger
@@ -67,6 +68,32 @@ def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
     store = ledger if isinstance(ledger, Ledger) else Ledger(settings.ledger_path if ledger is None else ledger)
     return Judge(backend, ledger=store, max_reasks=settings.max_reasks, budget=budget,
                  retry_failed=settings.retry_failed)
+
+
+#: The key a dry run's backend is built with: it is never sent (the backend makes no call).
+PLANNING_KEY = "dry-run-no-key-needed"
+
+
+def planning_judge(spec: str | None, settings: Settings = DEFAULTS) -> Judge | None:
+    """The judge a dry run plans with, or None for no judge: the real backend's identity
+    (name, model, setup), so that its ledger keys are the real judge's, on a
+    :class:`NoCallBackend` (no client, no API key needed, a call fails); the ledger
+    (``settings.ledger_path``) is read when it exists and never created.
+
+    >>> judge = planning_judge("anthropic:claude-x", Settings(ledger=":memory:"))
+    >>> judge.backend.name, judge.backend.model, type(judge.backend).__name__
+    ('anthropic', 'claude-x', 'NoCallBackend')
+    """
+    if spec == AUTO_JUDGE:
+        spec = default_judge()
+    if spec is None or spec == NO_JUDGE:
+        return None
+    real = ragmeter.judges.make_backend(spec, base_url=settings.judge_base_url, api_key=PLANNING_KEY)
+    backend = NoCallBackend(real.name, real.model)
+    backend.key_extra = real.key_extra
+    path = settings.ledger_path
+    ledger = Ledger(path) if path != ":memory:" and Path(path).is_file() else Ledger(":memory:")
+    return Judge(backend, ledger=ledger, max_reasks=settings.max_reasks, retry_failed=settings.retry_failed)
 
 
 def describe_judge(settings: Settings) -> dict[str, Any] | None:

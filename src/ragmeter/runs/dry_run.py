@@ -1,0 +1,50 @@
+"""``eval --dry-run`` without the run: the judge calls, tokens and cost a run would need.
+
+Nothing is called and nothing is written: the judge is a planning one
+(:func:`~ragmeter.judges.judge_factory.planning_judge`: no API key needed, the ledger read
+only where it exists), record sources get no cache file, and no run directory is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ragmeter.core.settings import InvalidSettingError, Settings
+from ragmeter.engine.dry_run import dry_run_plan
+from ragmeter.engine.evaluate import resolve_measures
+from ragmeter.judges.judge_factory import planning_judge
+from ragmeter.records.lookup import RecordLookup
+from ragmeter.runs.evaluation import EvaluationRun, action_criteria, load_samples, resolve_judge
+
+
+def uncached_record_lookup(settings: Settings) -> RecordLookup | None:
+    """The record source ``settings.records`` names, without the cache file a run keeps."""
+    if not settings.records:
+        return None
+    from ragmeter.records.spec import parse_source
+
+    source = parse_source(settings.records, timeout_s=settings.records_timeout)
+    return RecordLookup(source, timeout_s=settings.records_timeout, concurrency=settings.concurrency)
+
+
+def plan_evaluation(settings: Settings, *, resumed: bool = False,
+                    notify: Callable[[str], None] | None = None) -> EvaluationRun:
+    """The plan of the run ``settings`` describe (``EvaluationRun.plan``; ``run_path`` None).
+
+    ``resumed``: the settings are a stored run's (its judge is already resolved)."""
+    if settings.block is not None:
+        raise InvalidSettingError("block", "a dry run loads the whole dataset: drop --block to plan it")
+    if not resumed:
+        settings = resolve_judge(settings, notify)
+    judge = planning_judge(settings.judge_spec, settings)
+    actions = action_criteria(settings)
+    resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m fails before the data is read
+    try:
+        data = load_samples(settings)
+        plan = dry_run_plan(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
+                            records=uncached_record_lookup(settings), action_criteria=actions,
+                            price_in=settings.price_in, price_out=settings.price_out)
+    finally:
+        if judge is not None:
+            judge.ledger.close()
+    return EvaluationRun(settings, None, plan=plan)

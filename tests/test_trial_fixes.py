@@ -1,0 +1,39 @@
+"""Defects a new user's trial of ``main`` found (2026-12-01): each test fails on the code before its fix."""
+
+from __future__ import annotations
+
+import json
+
+from ragmeter.judges.cost import usd
+
+# ---- 1. eval --dry-run needs no key and writes nothing ---------------------------------------------
+
+def test_dry_run_needs_no_api_key_and_writes_nothing(cli, warranty, runs_dir, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    out = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
+              "--judge", "openai:gpt-4o-mini", "--dry-run", "--price-in", "0.15", "--price-out", "0.6",
+              "--format", "json")
+    assert out.exit_code == 0, out.output
+    plan = json.loads(out.stdout)
+    assert plan["calls"] == 2 and plan["calls_by_prompt"] == {"claims.extract": 1, "claims.verify": 1}
+    assert plan["estimated_usd_at_most"] == round(usd(plan["estimated_input_tokens"], plan["max_output_tokens"],
+                                                      0.15, 0.6), 6)
+    assert not runs_dir.exists() and list(tmp_path.iterdir()) == []  # no ledger, no run directory
+    table = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
+                "--judge", "anthropic:claude-x", "--dry-run", "--price-in", "1", "--price-out", "2")
+    assert table.exit_code == 0, table.output
+    assert table.stdout.startswith("dry run: 2 judge calls needed (none made)")
+    assert "cost at most about $" in table.stdout and not runs_dir.exists()
+
+
+def test_dry_run_still_skips_what_the_ledger_holds(cli, warranty, seed_server, tmp_path, monkeypatch):
+    """The planning judge has the real judge's ledger keys: after a real run, nothing is left to plan."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    base = ["eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
+            "--judge", "openai:m", "--ledger", tmp_path / "l.sqlite"]
+    assert cli(*base, "--judge-base-url", seed_server.url + "/v1").exit_code == 0
+    monkeypatch.delenv("OPENAI_API_KEY")
+    plan = json.loads(cli(*base, "--dry-run", "--format", "json").stdout)
+    # the extraction is stored; the verification is planned on stand-in claims, which the stored one did not use
+    assert plan["calls_by_prompt"] == {"claims.verify": 1} and seed_server.count == 2
