@@ -95,6 +95,8 @@ ELSEWHERE = {
         "tests/test_mlflow_log.py::test_cli_logs_a_run_directory",
     "ragmeter mlflow-log RUN": "tests/test_mlflow_log.py::test_cli_logs_a_run_directory",
     "ragmeter mlflow-log": "tests/test_mlflow_log.py::test_cli_logs_a_run_directory",  # README install sizes
+    "ragmeter gate RUN --min recall@5=0.7":
+        "tests/test_trial_fixes.py::test_gate_checks_floors_and_ceilings_without_a_baseline",
     "ragmeter gate RUN --baseline B --max-drop 0.02 --min recall@5=0.7 --max contradiction_rate=0.1":
         "tests/test_thresholds.py::test_gate_cli_refuses_a_floor_on_a_lower_is_better_metric",
     "ragmeter eval trec-eval/dataset.jsonl --k 0 -m map,ndcg@10,precision@5":

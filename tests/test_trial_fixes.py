@@ -37,3 +37,26 @@ def test_dry_run_still_skips_what_the_ledger_holds(cli, warranty, seed_server, t
     plan = json.loads(cli(*base, "--dry-run", "--format", "json").stdout)
     # the extraction is stored; the verification is planned on stand-in claims, which the stored one did not use
     assert plan["calls_by_prompt"] == {"claims.verify": 1} and seed_server.count == 2
+
+
+# ---- 2. gate with bars alone ------------------------------------------------------------------------
+
+def test_gate_checks_floors_and_ceilings_without_a_baseline(cli, tmp_path):
+    from .test_compare_gate import make_run
+
+    run = make_run(tmp_path / "r", {"recall@5": [0.5, 1.0, 1.0, 0.5], "contradiction_rate": [0.0, 0.0, 0.5, 0.0]})
+    ok = cli("gate", run.path, "--min", "recall@5=0.7", "--max", "contradiction_rate=0.2")
+    assert ok.exit_code == 0, ok.output
+    assert ok.stdout.splitlines()[0] == "gate passed"
+    assert "recall@5 0.750 >= 0.700 ok" in ok.stdout and "contradiction_rate 0.125 <= 0.200 ok" in ok.stdout
+    assert "no baseline" in ok.stdout
+    missed = cli("gate", run.path, "--min", "recall@5=0.8")
+    assert missed.exit_code == 1 and "recall@5 0.750 is below its floor 0.8" in missed.stdout
+    doc = json.loads(cli("gate", run.path, "--min", "recall@5=0.8", "--format", "json").stdout)
+    assert doc["passed"] is False and doc["comparison"] is None and doc["checks"] == ["recall@5 0.750 >= 0.800 FAILED"]
+    md = cli("gate", run.path, "--min", "recall@5=0.7", "--format", "markdown")
+    assert md.exit_code == 0 and "**ragmeter gate: passed**" in md.stdout and "| metric |" not in md.stdout
+    nothing = cli("gate", run.path)  # neither a baseline nor a bar: a usage error
+    assert nothing.exit_code == 2 and "--baseline" in nothing.output and "--min" in nothing.output
+    assert cli("gate", run.path, "--min", "recall@5=0.7", "-m", "recall@5").exit_code == 2
+    assert cli("gate", run.path, "--min", "oops").exit_code == 2

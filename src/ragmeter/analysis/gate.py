@@ -1,5 +1,6 @@
-"""The release gate: fail when a metric dropped significantly by more than allowed, a floor
-or ceiling is not met, or coverage fell, against a baseline run.
+"""The release gate: fail when a floor or ceiling is not met, or, against a baseline run, a
+metric dropped significantly by more than allowed or coverage fell. Bars alone need no
+baseline; a baseline alone gates on the comparison; at least one of them is needed.
 
 A drop counts when it is larger than ``max_drop`` and significant after Holm's correction
 (paired randomization test, ``alpha``), so a 0.02 wobble on 30 questions passes while a real
@@ -30,14 +31,15 @@ from ragmeter.metrics import resolve_key
 class GateResult:
     passed: bool
     failures: list[str]
-    comparison: Comparison
+    comparison: Comparison | None  # None without a baseline
     floors: dict[str, float] = field(default_factory=dict)
     ceilings: dict[str, float] = field(default_factory=dict)
     checks: list[str] = field(default_factory=list)  # one verdict line per floor or ceiling
 
     def as_dict(self) -> dict:
         return {"passed": self.passed, "failures": self.failures, "floors": self.floors, "ceilings": self.ceilings,
-                "checks": self.checks, "comparison": self.comparison.as_dict()}
+                "checks": self.checks,
+                "comparison": self.comparison.as_dict() if self.comparison is not None else None}
 
 
 def check_thresholds(*, max_drop: float, alpha: float, floors: Mapping[str, float] | None = None,
@@ -56,19 +58,29 @@ def check_thresholds(*, max_drop: float, alpha: float, floors: Mapping[str, floa
                                                    f"got {value!r}")
 
 
-def gate(run, baseline, *, max_drop: float = 0.02, metrics: Sequence[str] | None = None,
+def gate(run, baseline=None, *, max_drop: float = 0.02, metrics: Sequence[str] | None = None,
          floors: Mapping[str, float] | None = None, ceilings: Mapping[str, float] | None = None,
          alpha: float = 0.05, allow_setup_change: bool = False) -> GateResult:
+    """The verdict on ``run``: its floors and ceilings, and with a ``baseline`` the comparison
+    (a significant drop beyond ``max_drop``, coverage that fell). Without a baseline, bars are
+    needed and ``metrics`` (what is compared) is refused."""
     check_thresholds(max_drop=max_drop, alpha=alpha, floors=floors, ceilings=ceilings)
+    if baseline is None and not floors and not ceilings:
+        raise InvalidSettingError("baseline", "nothing to gate on: give a baseline run (--baseline B), "
+                                              "or bars (--min METRIC=VALUE, --max METRIC=VALUE)")
+    if baseline is None and metrics:
+        raise InvalidSettingError("metrics", "--metric chooses the metrics compared with the baseline: "
+                                             "give --baseline B, or drop --metric (the bars name their metrics)")
     bars: list[Threshold] = []
     for asked, given in (("floor", floors), ("ceiling", ceilings)):
         for name, value in (given or {}).items():
             key = resolve_key(name, run.summary, holder=f"the run ({getattr(run, 'name', '')})")
             higher = higher_is_better(key, run.setup.get("metrics", {}).get(key))
             bars.append(checked_threshold(key, value, higher=higher, asked=asked))
-    comparison = compare_runs(baseline, run, metrics=metrics, allow_setup_change=allow_setup_change)
+    comparison = None if baseline is None else compare_runs(baseline, run, metrics=metrics,
+                                                             allow_setup_change=allow_setup_change)
     failures = []
-    for m in comparison.metrics:
+    for m in comparison.metrics if comparison is not None else []:
         if m.diff is None:
             continue
         drop = -m.diff if m.higher_is_better else m.diff  # for a lower-is-better metric a rise is the drop
@@ -98,11 +110,13 @@ def _fmt(x: float | None) -> str:
 
 
 def text(result: GateResult, *, max_drop: float = 0.02, alpha: float = 0.05) -> str:
-    """The gate's verdict with the numbers behind it: per metric the baseline and new means, the
-    change, n paired samples, Holm's p and whether the change is significant at ``alpha``."""
+    """The gate's verdict with the numbers behind it: each floor and ceiling with the run's mean,
+    and with a baseline, per metric the baseline and new means, the change, n paired samples,
+    Holm's p and whether the change is significant at ``alpha``."""
     lines = ["gate passed" if result.passed else "gate failed:"]
     lines += [f"  {f}" for f in result.failures]
-    for m in result.comparison.metrics:
+    cmp = result.comparison
+    for m in cmp.metrics if cmp is not None else []:
         if m.diff is None or m.mean_a is None or m.mean_b is None:
             lines.append(f"  {m.metric}: no sample scored in both runs (n=0), not compared")
             continue
@@ -112,12 +126,14 @@ def text(result: GateResult, *, max_drop: float = 0.02, alpha: float = 0.05) -> 
     if result.checks:
         lines.append("  thresholds:")
         lines += [f"    {c}" for c in result.checks]
-    drops = [m for m in result.comparison.metrics if m.diff is not None and m.p_holm >= alpha
+    if cmp is None:
+        lines.append("  no baseline: the thresholds alone were checked (--baseline B also compares the runs)")
+        return "\n".join(lines)
+    drops = [m for m in cmp.metrics if m.diff is not None and m.p_holm >= alpha
              and (-m.diff if m.higher_is_better else m.diff) > max_drop]
     if drops:
         lines.append(f"  a drop larger than {max_drop} fails the gate only when it is significant: "
                      f"{len(drops)} such drop(s) here are not (more samples would tell)")
-    cmp = result.comparison
     if cmp.metrics_only_a or cmp.metrics_only_b:
         lines.append(f"  not gated, held by one run only: baseline {', '.join(cmp.metrics_only_a) or '-'}; "
                      f"run {', '.join(cmp.metrics_only_b) or '-'}")
@@ -131,14 +147,18 @@ def markdown(result: GateResult) -> str:
     lines += [f"- {f}" for f in result.failures]
     if result.checks:
         lines += ["", "Thresholds:"] + [f"- `{c}`" for c in result.checks]
+    cmp = result.comparison
+    if cmp is None:
+        lines += ["", "No baseline: the thresholds alone were checked."]
+        return "\n".join(lines)
     lines += ["", "| metric | better | baseline | new | diff | 95% CI | p (Holm) | improved / worsened / tied |",
               "|---|---|---|---|---|---|---|---|"]
-    for m in result.comparison.metrics:
+    for m in cmp.metrics:
         ci = f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]" if m.ci95 else "-"
         lines.append(f"| {m.metric} | {'higher' if m.higher_is_better else 'lower'} | {_fmt(m.mean_a)} | "
                      f"{_fmt(m.mean_b)} | "
                      f"{'-' if m.diff is None else f'{m.diff:+.3f}'} | {ci} | {m.p_holm:.4f} | "
                      f"{m.improved} / {m.worsened} / {m.tied} |")
-    if result.comparison.differences:
-        lines += ["", "Setup differences (compared anyway):"] + [f"- {d}" for d in result.comparison.differences]
+    if cmp.differences:
+        lines += ["", "Setup differences (compared anyway):"] + [f"- {d}" for d in cmp.differences]
     return "\n".join(lines)

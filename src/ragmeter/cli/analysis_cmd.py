@@ -46,7 +46,8 @@ GATE_FLAGS = {"max_drop": "--max-drop", "alpha": "--alpha", "floors": "--min", "
 @app.command("gate")
 def gate_command(
     run: str = typer.Argument(..., help="the new run directory"),
-    baseline: str = typer.Option(..., "--baseline", help="the baseline run directory"),
+    baseline: str | None = typer.Option(None, "--baseline", help="the baseline run directory to compare with "
+                                                                "(without one, only --min/--max are checked)"),
     max_drop: float = typer.Option(0.02, "--max-drop", help="the largest allowed significant drop (a rise, for a "
                                                             "lower-is-better metric)"),
     metrics: list[str] | None = typer.Option(None, "--metric", "-m", help="gate only these metrics"),
@@ -60,7 +61,8 @@ def gate_command(
                                             help="gate runs whose setups differ (the differences are listed)"),
     fmt: str = format_option("text", "json", "markdown"),
 ) -> None:
-    """Exit 0 when the run holds up against the baseline, 1 when it does not, 2 on a setup mismatch."""
+    """Exit 0 when the run meets its bars (--min, --max) and holds up against the baseline, 1 when it
+    does not, 2 on a setup mismatch or a usage error."""
     from ragmeter.analysis.gate import check_thresholds, gate, markdown, text
     from ragmeter.runs import load_run
 
@@ -79,7 +81,8 @@ def gate_command(
     except InvalidSettingError as exc:
         raise typer.BadParameter(exc.message, param_hint=GATE_FLAGS[exc.setting]) from None
     try:
-        result = gate(load_run(run), load_run(baseline), max_drop=max_drop, metrics=split_metrics(metrics),
+        result = gate(load_run(run), load_run(baseline) if baseline is not None else None, max_drop=max_drop,
+                      metrics=split_metrics(metrics),
                       floors=bars["--min"], ceilings=bars["--max"], alpha=alpha,
                       allow_setup_change=allow_setup_change)
     except (RagmeterError, typer.BadParameter, ValueError) as exc:
