@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ragmeter.judges.cost import usd
 
 # ---- 1. eval --dry-run needs no key and writes nothing ---------------------------------------------
@@ -60,3 +62,31 @@ def test_gate_checks_floors_and_ceilings_without_a_baseline(cli, tmp_path):
     assert nothing.exit_code == 2 and "--baseline" in nothing.output and "--min" in nothing.output
     assert cli("gate", run.path, "--min", "recall@5=0.7", "-m", "recall@5").exit_code == 2
     assert cli("gate", run.path, "--min", "oops").exit_code == 2
+
+
+# ---- 3. n.s. beside an interval that excludes 0; n.s. in the gate's markdown ----------------------
+
+def test_compare_says_which_of_p_and_interval_is_corrected(cli, tmp_path):
+    """Six paired diffs of +0.1: the bootstrap interval is [+0.1, +0.1] and the exact randomization p
+    2/2^6 = 0.03125 (significant alone), but Holm over the two metrics compared makes it 0.0625 (n.s.
+    at 0.05). The legend names the metric and says which of the two is corrected."""
+    from ragmeter.analysis.compare import compare_runs
+
+    from .test_compare_gate import make_run
+
+    a = make_run(tmp_path / "a", {"ndcg@5": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6], "recall@5": [0.5] * 6})
+    b = make_run(tmp_path / "b", {"ndcg@5": [0.2, 0.3, 0.4, 0.5, 0.6, 0.7], "recall@5": [0.5] * 6})
+    m = compare_runs(a, b).metrics[0]
+    assert m.p == pytest.approx(2 / 2**6) and m.p_holm == pytest.approx(2 * m.p)
+    assert m.ci95 is not None and m.ci95[0] > 0
+    out = cli("compare", a.path, b.path).stdout
+    assert "n.s." in out
+    assert "95% CI: paired bootstrap, per metric, not corrected for comparing several metrics" in out
+    assert "interval excludes 0 but n.s.: ndcg@5 (p=0.0625 after Holm)" in out
+    md = cli("gate", b.path, "--baseline", a.path, "--format", "markdown", "--max-drop", "0")
+    row = next(line for line in md.stdout.splitlines() if line.startswith("| ndcg@5 |"))
+    assert "+0.100 n.s." in row
+    assert "| recall@5 |" in md.stdout and "+0.000 n.s." not in md.stdout  # no change: nothing to mark
+    assert "interval excludes 0 but n.s.: ndcg@5" in md.stdout
+    text = cli("gate", b.path, "--baseline", a.path, "--max-drop", "0").stdout
+    assert "not significant (p=0.0625 after Holm)" in text  # the text output's word for the same verdict

@@ -106,6 +106,34 @@ class Comparison:
                 "setup_differences": self.differences}
 
 
+def not_significant(m: MetricComparison, alpha: float) -> bool:
+    """A change (a nonzero difference) whose Holm-corrected p does not reach ``alpha``: shown ``n.s.``."""
+    return bool(m.diff) and not m.p_holm < alpha
+
+
+def significance_legend(metrics: Sequence[MetricComparison], alpha: float) -> list[str]:
+    """What ``n.s.`` and the 95% interval mean, under a comparison table that shows an ``n.s.``.
+
+    The verdict is the paired randomization test's p after Holm's correction over the metrics
+    compared; the interval is the paired bootstrap's, per metric, not corrected (a Holm-matched
+    interval has no standard form), and at few samples a percentile bootstrap runs narrower than
+    the exact test. So the two can disagree: a metric whose interval excludes 0 while it is ``n.s.``
+    is named, with its p, rather than left to look like a contradiction.
+    """
+    ns = [m for m in metrics if not_significant(m, alpha)]
+    if not ns:
+        return []
+    lines = [f"n.s.: not significant at {alpha} after Holm's correction over the {len(metrics)} metric(s) compared "
+             "(paired randomization test); the direction is shown only for significant changes",
+             "95% CI: paired bootstrap, per metric, not corrected for comparing several metrics"]
+    split = [m for m in ns if m.ci95 and (m.ci95[0] > 0 or m.ci95[1] < 0)]
+    if split:
+        named = ", ".join(f"{m.metric} (p={m.p_holm:.4f} after Holm)" for m in split)
+        lines.append(f"interval excludes 0 but n.s.: {named}: the corrected test decides; the interval is "
+                     "uncorrected, and a bootstrap interval runs narrow on few samples")
+    return lines
+
+
 NUMBER_FIELDS = ("metric_version", "params", "k", "view", "judge")
 
 

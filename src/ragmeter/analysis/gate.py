@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ragmeter.analysis.compare import Comparison, compare_runs
+from ragmeter.analysis.compare import Comparison, compare_runs, not_significant, significance_legend
 from ragmeter.analysis.thresholds import Threshold, checked_threshold, higher_is_better
 from ragmeter.core.settings import InvalidSettingError
 from ragmeter.metrics import resolve_key
@@ -140,8 +140,10 @@ def text(result: GateResult, *, max_drop: float = 0.02, alpha: float = 0.05) -> 
     return "\n".join(lines)
 
 
-def markdown(result: GateResult) -> str:
-    """A summary for a CI comment."""
+def markdown(result: GateResult, *, alpha: float = 0.05) -> str:
+    """A summary for a CI comment: the failures, the bars, and the comparison table, where a
+    change not significant at ``alpha`` after Holm is marked ``n.s.`` (as the text output says
+    "not significant"), with the legend (:func:`significance_legend`)."""
     head = "**ragmeter gate: passed**" if result.passed else "**ragmeter gate: failed**"
     lines = [head, ""]
     lines += [f"- {f}" for f in result.failures]
@@ -155,10 +157,13 @@ def markdown(result: GateResult) -> str:
               "|---|---|---|---|---|---|---|---|"]
     for m in cmp.metrics:
         ci = f"[{m.ci95[0]:+.3f}, {m.ci95[1]:+.3f}]" if m.ci95 else "-"
+        diff = "-" if m.diff is None else f"{m.diff:+.3f}" + (" n.s." if not_significant(m, alpha) else "")
         lines.append(f"| {m.metric} | {'higher' if m.higher_is_better else 'lower'} | {_fmt(m.mean_a)} | "
-                     f"{_fmt(m.mean_b)} | "
-                     f"{'-' if m.diff is None else f'{m.diff:+.3f}'} | {ci} | {m.p_holm:.4f} | "
+                     f"{_fmt(m.mean_b)} | {diff} | {ci} | {m.p_holm:.4f} | "
                      f"{m.improved} / {m.worsened} / {m.tied} |")
+    legend = significance_legend(cmp.metrics, alpha)
+    if legend:
+        lines += [""] + legend
     if cmp.differences:
         lines += ["", "Setup differences (compared anyway):"] + [f"- {d}" for d in cmp.differences]
     return "\n".join(lines)

@@ -91,7 +91,7 @@ def gate_command(
     if fmt == "json":
         typer.echo(json.dumps(result.as_dict(), indent=2))
     elif fmt == "markdown":
-        echo_text(markdown(result))
+        echo_text(markdown(result, alpha=alpha))
     else:
         echo_text(text(result, max_drop=max_drop, alpha=alpha))
     raise typer.Exit(0 if result.passed else 1)

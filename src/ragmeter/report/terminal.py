@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ragmeter.analysis.compare import significance_legend
 from ragmeter.analysis.diagnosis import count_labels
 from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.display import terminal_safe as safe
@@ -138,9 +139,7 @@ def comparison_text(cmp) -> str:
              _diff(m.diff, m.higher_is_better, m.p_holm), ci,
              f"{m.p:.4f}", f"{m.p_holm:.4f}", f"{m.improved}/{m.worsened}/{m.tied}", movers)
     lines.append(_render(t))
-    if any(m.diff and not m.p_holm < COMPARE_ALPHA for m in cmp.metrics):
-        lines.append(f"n.s.: not significant at {COMPARE_ALPHA} after Holm (paired randomization test); "
-                     "the direction is shown only for significant changes")
+    lines += [safe(line) for line in significance_legend(cmp.metrics, COMPARE_ALPHA)]
     if cmp.only_a or cmp.only_b:
         lines.append(safe(f"samples only in A: {', '.join(cmp.only_a) or '-'}; "
                           f"samples only in B: {', '.join(cmp.only_b) or '-'} (left out of the paired tests)"))
