@@ -78,7 +78,7 @@ def test_watch_scores_while_a_writer_appends_and_serves_metrics(tmp_path):
         scored = [json.loads(line)["id"] for line in (tmp_path / "state" / "scored.jsonl").read_text().splitlines()]
         assert sorted(scored) == sorted(f"r{i}" for i in range(40))
         summary = w.window_summary()
-        assert summary["faithfulness"] == {"mean": 1.0, "scored": 25, "not_computed": 0, "failed": 0}
+        assert summary["faithfulness"] == {"mean": 1.0, "scored": 25, "not_computed": 0, "failed": 0, "reasons": {}}
         text = urllib.request.urlopen(f"http://127.0.0.1:{server.server_port}/metrics", timeout=5).read().decode()
         samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
                    for fam in text_string_to_metric_families(text) for s in fam.samples}

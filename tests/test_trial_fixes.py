@@ -90,3 +90,38 @@ def test_compare_says_which_of_p_and_interval_is_corrected(cli, tmp_path):
     assert "interval excludes 0 but n.s.: ndcg@5" in md.stdout
     text = cli("gate", b.path, "--baseline", a.path, "--max-drop", "0").stdout
     assert "not significant (p=0.0625 after Holm)" in text  # the text output's word for the same verdict
+
+
+# ---- 4. watch --once opens no port; watch --judge none says why -------------------------------------
+
+def _watch_once(tmp_path, port: int) -> list[str]:
+    import ragmeter.live.loop as loop
+    from ragmeter.core.settings import Settings, WatchSettings
+
+    from . import live_judge
+
+    log = tmp_path / "req.jsonl"
+    log.write_text("".join(live_judge.request_line(i, answer="bad") for i in range(2)))
+    said: list[str] = []
+    watch = WatchSettings(log=str(log), state=str(tmp_path / "s"), port=port, once=True)
+    assert loop.run_watch(Settings(judge="none", watch=watch), said.append) == 0
+    return said
+
+
+def test_watch_once_opens_no_port(tmp_path, monkeypatch):
+    import ragmeter.live.loop as loop
+
+    def no_server(*args, **kwargs):
+        raise AssertionError("--once opened the Prometheus endpoint")
+
+    monkeypatch.setattr(loop, "serve", no_server)
+    said = _watch_once(tmp_path, port=9464)
+    assert len(said) == 1 and not any("metrics on http" in line for line in said)
+
+
+def test_watch_without_a_judge_says_why_nothing_was_computed(tmp_path):
+    [line] = _watch_once(tmp_path, port=0)
+    assert line.startswith("scored 2 new; last 100: faithfulness not computed on 2 (needs a judge: ")
+    assert line.endswith(", answer_relevancy not computed on 2 (the same reason)")
+    scored = [json.loads(x) for x in (tmp_path / "s" / "scored.jsonl").read_text().splitlines()]
+    assert scored[0]["metrics"]["faithfulness"]["reason"].startswith("needs a judge")  # kept for a restart

@@ -40,7 +40,8 @@ def watch_command(
                                                 help="run on an alert, with $RAGMETER_ALERT set"),
     exit_on_alert: bool = typer.Option(W.exit_on_alert, "--exit-on-alert",
                                        help="exit with status 3 on the first alert"),
-    once: bool = typer.Option(W.once, "--once", help="score everything the log holds now, then exit"),
+    once: bool = typer.Option(W.once, "--once",
+                              help="score everything the log holds now, then exit (no /metrics endpoint)"),
     max_seconds: float | None = typer.Option(None, "--max-seconds", help="stop after this long"),
 ) -> None:
     """Score a sample of live traffic, keep rolling windows, expose them to Prometheus, alert."""

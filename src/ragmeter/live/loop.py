@@ -95,7 +95,7 @@ def make_watcher(settings: Settings) -> Watcher:
     if w.log is None:
         raise InvalidSettingError("log", "give the request log to watch")
     alerts = alerts_for(settings)
-    registry = _registry(w.port)
+    registry = _registry(0 if w.once else w.port)  # one pass, then exit: nothing to scrape
     judge = make_judge(settings.judge_spec, settings, ledger=settings.ledger or str(Path(w.state) / "ledger.sqlite"))
     return Watcher(w.log, judge, Path(w.state), metrics=w.metrics, sample_rate=w.sample_rate, window=w.window,
                    alerts=alerts, alert_command=w.alert_command, registry=registry)
@@ -118,7 +118,7 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
                 f"(last: {watcher.quarantined[-1]}); {watcher.counts['malformed']} so far")
         if scored:
             summary = watcher.window_summary()
-            say(f"scored {scored} new; last {w.window}: " + ", ".join(_window_cell(m, s) for m, s in summary.items()))
+            say(f"scored {scored} new; last {w.window}: " + ", ".join(window_cells(summary)))
         for message in watcher.fired:
             say(f"ALERT: {message}")
         say_notes(watcher, say)
@@ -133,14 +133,36 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
         time.sleep(w.interval)
 
 
-def _window_cell(metric: str, summary: dict) -> str:
-    """``faithfulness 0.850``, or, for a metric no request in the window could be scored on,
-    what happened instead (``faithfulness not computed on 2`` with ``--judge none``), never nothing."""
-    if summary["mean"] is not None:
-        return f"{metric} {summary['mean']:.3f}"
-    parts = [f"{label} on {summary[key]}" for key, label in (("not_computed", "not computed"), ("failed", "failed"))
-             if summary[key]]
-    return f"{metric} " + (", ".join(parts) or "no value")
+def window_cells(summary: dict[str, dict]) -> list[str]:
+    """Per metric ``faithfulness 0.850``, or, for a metric no request in the window could be
+    scored on, what happened instead and why, as ``eval`` says it (``faithfulness not computed
+    on 2 (needs a judge: ...)`` with ``--judge none``), never nothing. A reason already given
+    on the line is not repeated (``(the same reason)``).
+
+    >>> window_cells({"a": {"mean": None, "not_computed": 2, "failed": 0, "reasons": {"no judge": 2}},
+    ...               "b": {"mean": None, "not_computed": 2, "failed": 0, "reasons": {"no judge": 2}},
+    ...               "c": {"mean": 0.5, "not_computed": 0, "failed": 0, "reasons": {}}})
+    ['a not computed on 2 (no judge)', 'b not computed on 2 (the same reason)', 'c 0.500']
+    """
+    said: set[str] = set()
+    cells = []
+    for metric, s in summary.items():
+        if s["mean"] is not None:
+            cells.append(f"{metric} {s['mean']:.3f}")
+            continue
+        parts = [f"{label} on {s[key]}" for key, label in (("not_computed", "not computed"), ("failed", "failed"))
+                 if s[key]]
+        reasons = list(s.get("reasons") or {})
+        why = ""
+        if reasons:
+            if len(reasons) == 1 and reasons[0] in said:
+                why = " (the same reason)"
+            else:
+                more = f"; and {len(reasons) - 2} more" if len(reasons) > 2 else ""
+                why = " (" + "; ".join(reasons[:2]) + more + ")"
+            said.update(reasons)
+        cells.append(f"{metric} " + (", ".join(parts) or "no value") + why)
+    return cells
 
 
 def say_notes(watcher: Watcher, say: Callable[[str], None]) -> None:

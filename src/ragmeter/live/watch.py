@@ -36,7 +36,7 @@ import shlex
 import subprocess
 import time
 import warnings
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -201,8 +201,8 @@ class Watcher:
             records = []
             for i, r in enumerate(requests):
                 records.append({"id": r.id, "ts": r.ts or time.time(),
-                                "metrics": {str(m): {"status": o.status, "value": o.value}
-                                            for m, o in ((m, result.outcomes[m][i]) for m in result.measures)}})
+                                "metrics": {str(m): _cell(o) for m, o in ((m, result.outcomes[m][i])
+                                                                           for m in result.measures)}})
             _append(self.scored_file, records)
             for rec in records:
                 self._remember(rec)
@@ -221,14 +221,17 @@ class Watcher:
         return len(requests)
 
     def window_summary(self, which: str = "last_n") -> dict[str, dict]:
+        """Per metric: the mean of the scored values, the counts by status, and ``reasons``
+        (why a value is missing -> how many, most frequent first)."""
         records = self.recent if which == "last_n" else self.hour
         out = {}
         for m in self.names:
             cells = [r["metrics"].get(m) for r in records if m in r["metrics"]]
             values = [c["value"] for c in cells if c["status"] == "scored"]
+            reasons = Counter(str(c["reason"]) for c in cells if c["status"] != "scored" and c.get("reason"))
             out[m] = {"mean": float(np.mean(values)) if values else None, "scored": len(values),
                       "not_computed": sum(c["status"] == "not_computed" for c in cells),
-                      "failed": sum(c["status"] == "failed" for c in cells)}
+                      "failed": sum(c["status"] == "failed" for c in cells), "reasons": dict(reasons.most_common())}
         return out
 
     def _run_alert_command(self, message: str) -> None:
@@ -271,6 +274,16 @@ def _append(path: Path, records: list[dict]) -> None:
     with open(path, "a", encoding="utf-8") as f:
         f.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
         f.flush()
+
+
+def _cell(outcome: Any) -> dict[str, Any]:
+    """A scored record's cell: status and value, and why there is no value (NotComputed's
+    reason, Failed's error)."""
+    cell = {"status": outcome.status, "value": outcome.value}
+    why = getattr(outcome, "reason", None) or getattr(outcome, "error", None)
+    if outcome.status != "scored" and why:
+        cell["reason"] = why
+    return cell
 
 
 def _is_scored(rec: dict) -> bool:
