@@ -263,7 +263,9 @@ def test_diagnose_names_the_failed_action_criteria(cli, warranty, runs_dir):
     a1 = text.split("a1: ", 1)[1].split("\na2: ", 1)[0]
     assert a1.startswith("failed_action\n    failed_action: no-order-for-excluded-damage (")
     assert "create_replacement_order(serial='R2-88213'" in a1 and "order-on-record (" in a1
-    assert "a2: no failure point found" in text and "a3: no failure point found" in text  # unverified / passed
+    # a2's surge criterion needs a judge: unverified, not passed; a3 passed every criterion
+    assert "a2: unable to verify: failed_action (nothing failed in what could be checked)" in text
+    assert "a3: no failure point found" in text
     assert "not checked" not in text  # an agent run has no ranked list nor context: no retrieval check to miss
     assert "queries per failure point: failed_action 1" in text
 

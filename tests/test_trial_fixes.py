@@ -125,3 +125,31 @@ def test_watch_without_a_judge_says_why_nothing_was_computed(tmp_path):
     assert line.endswith(", answer_relevancy not computed on 2 (the same reason)")
     scored = [json.loads(x) for x in (tmp_path / "s" / "scored.jsonl").read_text().splitlines()]
     assert scored[0]["metrics"]["faithfulness"]["reason"].startswith("needs a judge")  # kept for a restart
+
+
+# ---- 5. diagnose: an agent case whose checks could not be verified is not "no failure point found" ---
+
+def test_diagnose_says_which_checks_could_not_be_verified_and_why(cli, warranty, runs_dir, tmp_path):
+    """Without --records or a judge, a2-a4's criteria are Unable to Verify: diagnose said "no failure
+    point found" for them, as for a case that passed."""
+    from ragmeter.runs import list_runs
+
+    out = cli("eval", warranty / "agent_runs.jsonl", "--action-criteria", warranty / "criteria.yaml",
+              "-m", "action_pass_rate", "--judge", "none")
+    assert out.exit_code == 0, out.output
+    (run,) = list_runs(runs_dir)
+    text = cli("diagnose", run.path).stdout
+    assert "no failure point found" not in text
+    a4 = text.split("a4: ", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert a4 == ["unable to verify: failed_action (nothing failed in what could be checked)",
+                  "    unable to verify (failed_action): no tool calls were recorded for this case (declared_tools, "
+                  "warranty-checked-first, one-order-at-most, order-placed)",
+                  "    unable to verify (failed_action): no record source was given (order-on-record)"]
+    assert "queries with checks that could not be verified: 4 (not counted as passed)" in text
+    doc = json.loads(cli("diagnose", run.path, "--format", "json").stdout)
+    a3 = next(q for q in doc["queries"] if q["id"] == "a3")
+    assert a3["findings"] == [] and a3["unverified"] == [{"label": "failed_action",
+                                                         "reason": "no record source was given (order-on-record)"}]
+    assert cli("report", run.path, "--html", tmp_path / "r.html").exit_code == 0
+    page = (tmp_path / "r.html").read_text()
+    assert "unable to verify: no record source was given (order-on-record)" in page

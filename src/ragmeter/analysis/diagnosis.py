@@ -64,14 +64,32 @@ class QueryDiagnosis:
     id: str
     findings: list[Finding] = field(default_factory=list)
     not_checked: dict[str, str] = field(default_factory=dict)
+    #: checks this case's evidence could not settle (an agent criterion Unable to Verify), with why
+    unverified: list[Finding] = field(default_factory=list)
 
     @property
     def labels(self) -> list[str]:
         return [f.label for f in self.findings]
 
+    @property
+    def headline(self) -> str:
+        """The labels found; else, when some check could not be verified, that it could not
+        (never "no failure point found", which would read as a pass); else "no failure point found".
+
+        >>> QueryDiagnosis("a2", unverified=[Finding("failed_action", "no record source (order-on-record)")]).headline
+        'unable to verify: failed_action (nothing failed in what could be checked)'
+        """
+        if self.findings:
+            return ", ".join(self.labels)
+        if self.unverified:
+            labels = ", ".join(dict.fromkeys(f.label for f in self.unverified))
+            return f"unable to verify: {labels} (nothing failed in what could be checked)"
+        return "no failure point found"
+
     def as_dict(self) -> dict:
         return {"id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
-                "not_checked": self.not_checked}
+                "not_checked": self.not_checked,
+                "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
 
 
 def _metric(row: dict, pattern: str) -> float | None | bool:
@@ -120,14 +138,21 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
 
 def _action_findings(d: QueryDiagnosis, ev: dict) -> None:
     """``failed_action``: the criteria on the sample's tool calls that failed (stored by
-    ``action_pass_rate``), each with its evidence; a case that could not be verified has none."""
+    ``action_pass_rate``), each with its evidence. Criteria that could not be verified (Unable
+    to Verify) are listed in ``unverified``, one entry per reason with the criteria it held back."""
     actions = ev.get("actions")
     if not isinstance(actions, dict):
         return
-    failed = [c for c in actions.get("criteria") or () if isinstance(c, dict) and c.get("verdict") == "fail"]
+    criteria = [c for c in actions.get("criteria") or () if isinstance(c, dict)]
+    failed = [c for c in criteria if c.get("verdict") == "fail"]
     if failed:
         d.findings.append(Finding("failed_action", "; ".join(f"{c.get('id')} ({c.get('criterion')}): "
                                                              f"{c.get('evidence')}" for c in failed)))
+    held: dict[str, list[str]] = {}
+    for c in criteria:
+        if c.get("verdict") == "unable_to_verify":
+            held.setdefault(str(c.get("evidence") or "no reason recorded"), []).append(str(c.get("id")))
+    d.unverified += [Finding("failed_action", f"{why} ({', '.join(ids)})") for why, ids in held.items()]
 
 
 def _stale_findings(d: QueryDiagnosis, ev: dict) -> None:

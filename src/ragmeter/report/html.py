@@ -246,6 +246,8 @@ def _drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
     verdicts = ev.get("verdicts") or {}
     findings = "".join(f'<li><span class="tag">{escape(f.label)}</span> {escape(f.evidence)}</li>'
                        for f in d.findings) if d else ""
+    findings += "".join(f'<li><span class="tag">{escape(f.label)}</span> unable to verify: {escape(f.evidence)}</li>'
+                        for f in d.unverified) if d else ""
     answer = f"<p><b>Answer:</b> {escape(s.answer)}</p>" if s.answer else ""
     reference = f"<p><b>Reference:</b> {escape(s.reference)}</p>" if s.reference else ""
     claims = ""

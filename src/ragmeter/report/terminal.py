@@ -93,11 +93,15 @@ def show_run(run) -> str:
 def diagnosis_text(found) -> str:
     lines = []
     for d in found:
-        lines.append(safe(f"{d.id}: {', '.join(d.labels) or 'no failure point found'}"))
+        lines.append(safe(f"{d.id}: {d.headline}"))
         lines.extend(safe(f"    {f.label}: {f.evidence}") for f in d.findings)
+        lines.extend(safe(f"    unable to verify ({f.label}): {f.evidence}") for f in d.unverified)
     counts = count_labels(found)
     lines.append("")
     lines.append("queries per failure point: " + (", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none"))
+    unverified = sum(bool(d.unverified) for d in found)
+    if unverified:
+        lines.append(f"queries with checks that could not be verified: {unverified} (not counted as passed)")
     unchecked = sorted({f"{k} ({v})" for d in found for k, v in d.not_checked.items()})
     if unchecked:
         lines.append(safe("not checked: " + "; ".join(unchecked)))
