@@ -27,6 +27,9 @@ def test_dry_run_needs_no_api_key_and_writes_nothing(cli, warranty, runs_dir, tm
     assert table.exit_code == 0, table.output
     assert table.stdout.startswith("dry run: 2 judge calls needed (none made)")
     assert "cost at most about $" in table.stdout and not runs_dir.exists()
+    unpriced = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
+                   "--judge", "openai:gpt-4o-mini", "--dry-run")
+    assert "cost: give --price-in and --price-out" in unpriced.stdout and not runs_dir.exists()
 
 
 def test_dry_run_still_skips_what_the_ledger_holds(cli, warranty, seed_server, tmp_path, monkeypatch):
