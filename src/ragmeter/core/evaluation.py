@@ -10,15 +10,17 @@ them; so is a name it does not hold.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ragmeter.core.columns import LabelColumns
 from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
 from ragmeter.core.notebook_html import table_html
 from ragmeter.core.result_access import import_pandas
 from ragmeter.core.results import Failed, NotComputed, Outcome, Score
 from ragmeter.core.sample import Sample
+from ragmeter.core.score_column import ScoreColumn
 from ragmeter.core.summary import MetricSummary, mean_of, summarize
 
 
@@ -42,13 +44,15 @@ class EvaluationResult:
 
     Parameters
     ----------
-    samples : tuple of Sample
+    samples : sequence of Sample
         The scored samples, in dataset order.
     measures : tuple of Measure
         The measures, in the order asked for.
-    outcomes : mapping of Measure to tuple of Outcome
+    outcomes : mapping of Measure to sequence of Outcome
         One outcome per sample for each measure (keys may also be canonical names); kept as a
-        :class:`~ragmeter.core.measure.MeasureMap` in the order of ``measures``.
+        :class:`~ragmeter.core.measure.MeasureMap` in the order of ``measures``, each as a
+        tuple, or as the :class:`~ragmeter.core.score_column.ScoreColumn` given (label
+        measures: the values as an array, each outcome built when read).
     dataset_fingerprint, testset_fingerprint : str
         sha256 of the dataset, and of its questions and labels alone.
     dataset_path : str, optional
@@ -57,6 +61,10 @@ class EvaluationResult:
         Per-sample claim matrices, when judged metrics ran.
     judge_stats : dict, optional
         Calls, re-asks, cached judgments and tokens, per prompt.
+    columns : LabelColumns, optional
+        The samples' ids, rankings and labels as columns (a label-only dataset read as
+        columns): the sample ids are read from them, so no ``Sample`` is touched to write
+        the results.
 
     Raises
     ------
@@ -82,34 +90,37 @@ class EvaluationResult:
     ragmeter.core.measure.MeasureNotFound: the result has no measure 'precision@5'; it holds: reciprocal_rank@5, ndcg@5
     """
 
-    samples: tuple[Sample, ...]
+    samples: Sequence[Sample]
     measures: tuple[Measure, ...]
-    outcomes: Mapping[Measure, tuple[Outcome, ...]]
+    outcomes: Mapping[Measure, Sequence[Outcome]]
     dataset_fingerprint: str
     dataset_path: str | None = None
     testset_fingerprint: str = ""
     evidence: tuple[Recorded, ...] | None = None  # per-sample claim matrices, when judged metrics ran
     judge_stats: dict[str, Any] | None = None  # calls, re-asks, cached, tokens, per prompt
+    columns: LabelColumns | None = None  # the samples as columns (ids read from them)
 
     def __post_init__(self) -> None:
         measures = tuple(self.measures)
-        given: Mapping[Any, tuple[Outcome, ...]] = self.outcomes
-        by_measure = []
+        given: Mapping[Any, Sequence[Outcome]] = self.outcomes
+        by_measure: list[tuple[Measure, Sequence[Outcome]]] = []
         for m in measures:
             key: Any = m if m in given else str(m)  # keys may also be canonical names
             if key not in given:
                 raise ValueError(f"no outcomes for {m}")
-            by_measure.append((m, tuple(given[key])))
+            cells = given[key]
+            by_measure.append((m, cells if isinstance(cells, ScoreColumn) else tuple(cells)))
         object.__setattr__(self, "measures", measures)
         object.__setattr__(self, "outcomes", MeasureMap(by_measure))
         # outcomes are immutable tuples: a summary (its bootstrap interval) is drawn once per measure
         object.__setattr__(self, "_summaries", {})
 
     def __repr__(self) -> str:
-        """Short: sample and measure counts, up to 6 means, the dataset fingerprint."""
-        means = [f"{m} {_fmt(self.summary(m).mean)}" for m in self.measures[:6]]
+        """Short: sample and measure counts, up to 6 means, the dataset fingerprint. (No bootstrap
+        interval is drawn for it: asyncio's runner shows the repr of the result it returns.)"""
+        means = [f"{m} {_fmt(_mean(self.outcomes[m]))}" for m in self.measures[:6]]
         more = f", +{len(self.measures) - 6} more" if len(self.measures) > 6 else ""
-        return (f"EvaluationResult({len(self.samples)} samples; {', '.join(means)}{more}; "
+        return (f"EvaluationResult({self.size} samples; {', '.join(means)}{more}; "
                 f"dataset {self.dataset_fingerprint})")
 
     def _repr_html_(self) -> str:
@@ -120,9 +131,21 @@ class EvaluationResult:
             ci = f"{s.ci95[0]:.3f} to {s.ci95[1]:.3f}" if s.ci95 else ""
             rows.append((str(m), _fmt(s.mean), ci, s.scored, s.not_computed, s.failed))
         where = f" from {self.dataset_path}" if self.dataset_path else ""
-        title = f"ragmeter: {len(self.samples)} samples{where} (dataset {self.dataset_fingerprint})"
+        title = f"ragmeter: {self.size} samples{where} (dataset {self.dataset_fingerprint})"
         return table_html(title, ("metric", "mean", "95% interval", "scored", "not computed", "failed"), rows,
                           note="per-sample values: result.to_dataframe()", max_rows=len(rows))
+
+    @property
+    def size(self) -> int:
+        """The number of samples."""
+        return len(self.columns) if self.columns is not None else len(self.samples)
+
+    @property
+    def sample_ids(self) -> Sequence[str]:
+        """The samples' ids, in order (from the columns when held: no sample is built)."""
+        if self.columns is not None:
+            return self.columns.ids
+        return [s.id for s in self.samples]
 
     @property
     def metric_names(self) -> list[str]:
@@ -133,14 +156,15 @@ class EvaluationResult:
         """The measure ``key`` names (see the module's resolution rules)."""
         return resolve_measure(key, self.measures)
 
-    def __getitem__(self, key: str | Measure) -> tuple[Outcome, ...]:
+    def __getitem__(self, key: str | Measure) -> Sequence[Outcome]:
         return self.outcomes[self.measure(key)]
 
     def outcome(self, key: str | Measure, sample_id: str) -> Outcome:
         """One sample's outcome: ``result.outcome("faithfulness", "q1").value``."""
-        for s, o in zip(self.samples, self[key]):
-            if s.id == sample_id:
-                return o
+        outcomes = self[key]
+        for i, sid in enumerate(self.sample_ids):
+            if sid == sample_id:
+                return outcomes[i]
         raise KeyError(f"no sample with id {sample_id!r}")
 
     def summary(self, key: str | Measure) -> MetricSummary:
@@ -154,12 +178,14 @@ class EvaluationResult:
     def means(self) -> dict[str, float | None]:
         """Mean per measure over scored samples (``None`` if none was scored), by canonical name:
         the summary's mean (``math.fsum`` / scored), without drawing its bootstrap interval."""
-        return {str(m): mean_of([o.value for o in self.outcomes[m] if isinstance(o, Score)])
-                for m in self.measures}
+        return {str(m): _mean(self.outcomes[m]) for m in self.measures}
 
     def values(self, key: str | Measure) -> list[float | None]:
         """Per-sample values in sample order (``None`` where not scored)."""
-        return [o.value if isinstance(o, Score) else None for o in self[key]]
+        outcomes = self[key]
+        if isinstance(outcomes, ScoreColumn):
+            return outcomes.value_list()
+        return [o.value if isinstance(o, Score) else None for o in outcomes]
 
     def to_dict(self, *, samples: bool = True) -> dict[str, Any]:
         """JSON-ready: ``{"metrics": {name: summary + provenance}, "samples": [...]}``
@@ -167,9 +193,9 @@ class EvaluationResult:
         if not samples:
             return self._document([])
         names = [str(m) for m in self.measures]
-        columns = [[outcome_cell(o) for o in self.outcomes[m]] for m in self.measures]  # one pass per measure
-        rows = [{"id": s.id, "metrics": dict(zip(names, cells))} for s, *cells in zip(self.samples, *columns)] \
-            if columns else [{"id": s.id, "metrics": {}} for s in self.samples]
+        columns = [outcome_cells(self.outcomes[m]) for m in self.measures]  # one pass per measure
+        rows = [{"id": sid, "metrics": dict(zip(names, cells))} for sid, *cells in zip(self.sample_ids, *columns)] \
+            if columns else [{"id": sid, "metrics": {}} for sid in self.sample_ids]
         if self.evidence is not None:
             for row, ev in zip(rows, self.evidence):
                 row["evidence"] = ev.as_dict()
@@ -179,7 +205,7 @@ class EvaluationResult:
         metrics = {}
         for m in self.measures:
             entry: dict[str, Any] = self.summary(m).as_dict()
-            entry["provenance"] = self.outcomes[m][0].provenance.as_dict() if self.samples else None
+            entry["provenance"] = _provenance(self.outcomes[m]).as_dict() if self.size else None
             metrics[str(m)] = entry
         out: dict[str, Any] = {"dataset": {"path": self.dataset_path, "fingerprint": self.dataset_fingerprint,
                                            "testset_fingerprint": self.testset_fingerprint},
@@ -202,22 +228,42 @@ class EvaluationResult:
     @property
     def calls_per_sample(self) -> float | None:
         """Judge calls made per sample in this run (0 when everything came from the ledger)."""
-        if self.judge_stats is None or not self.samples:
+        if self.judge_stats is None or not self.size:
             return None
         calls: float = self.judge_stats["calls"]
-        return calls / len(self.samples)
+        return calls / self.size
 
     def to_dataframe(self, *, long: bool = False) -> Any:
         """A pandas DataFrame: wide (one row per sample, NaN where not scored) or long (with status)."""
         pd = import_pandas()
         if long:
-            rows = [{"sample_id": s.id, "metric": str(m), "value": o.value, "status": o.status,
+            rows = [{"sample_id": sid, "metric": str(m), "value": o.value, "status": o.status,
                      "reason": getattr(o, "reason", None) or getattr(o, "error", None)}
-                    for m in self.measures for s, o in zip(self.samples, self.outcomes[m])]
+                    for m in self.measures for sid, o in zip(self.sample_ids, self.outcomes[m])]
             return pd.DataFrame(rows, columns=["sample_id", "metric", "value", "status", "reason"])
         data = {str(m): [float("nan") if v is None else v for v in self.values(m)] for m in self.measures}
-        return pd.DataFrame(data, index=pd.Index([s.id for s in self.samples], name="sample_id"))
+        return pd.DataFrame(data, index=pd.Index(list(self.sample_ids), name="sample_id"))
 
+
+def _mean(outcomes: Sequence[Outcome]) -> float | None:
+    if isinstance(outcomes, ScoreColumn):
+        return mean_of(outcomes.scored_values().tolist())
+    return mean_of([o.value for o in outcomes if isinstance(o, Score)])
+
+
+def _provenance(outcomes: Sequence[Outcome]) -> Any:
+    return outcomes.provenance if isinstance(outcomes, ScoreColumn) else outcomes[0].provenance
+
+
+def outcome_cells(outcomes: Sequence[Outcome]) -> list[dict[str, Any]]:
+    """Each outcome's cell as ``to_dict`` writes it (a column's read from its arrays)."""
+    if not isinstance(outcomes, ScoreColumn):
+        return [outcome_cell(o) for o in outcomes]
+    values = outcomes.values.tolist()
+    if outcomes.all_scored:
+        return [{"status": "scored", "value": v} for v in values]
+    return [{"status": "scored", "value": v} if ok else outcome_cell(outcomes[i])
+            for i, (v, ok) in enumerate(zip(values, outcomes.scored.tolist()))]
 
 
 def outcome_cell(o: Outcome) -> dict[str, Any]:

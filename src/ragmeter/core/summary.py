@@ -11,6 +11,7 @@ import numpy as np
 
 from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.core.results import Outcome, Score
+from ragmeter.core.score_column import ScoreColumn
 
 
 @dataclass(frozen=True)
@@ -37,10 +38,18 @@ class MetricSummary:
 def summarize(metric: str, outcomes: Sequence[Outcome]) -> MetricSummary:
     """Mean of the scored values (``math.fsum``: exact, so sample order cannot move it),
     coverage, and a seeded 95% bootstrap interval."""
+    if isinstance(outcomes, ScoreColumn):  # read from its arrays: no outcome object is built
+        return summarize_column(metric, outcomes)
     values = [o.value for o in outcomes if isinstance(o, Score)]
     if len(values) == len(outcomes):  # every sample scored: nothing to count
         return summary_from(metric, values, 0, 0, {})
     return summarize_values(metric, values, outcomes)
+
+
+def summarize_column(metric: str, column: ScoreColumn) -> MetricSummary:
+    """:func:`summarize` of a column's outcomes, from its arrays (the same numbers)."""
+    reasons = Counter(column.not_scored_reasons())
+    return summary_from(metric, column.scored_values().tolist(), sum(reasons.values()), 0, reasons)
 
 
 def summarize_values(metric: str, values: Sequence[float], outcomes: Sequence) -> MetricSummary:

@@ -22,6 +22,7 @@ from ragmeter.core.errors import LowCoverageWarning, NothingRetrievedWarning
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.results import Failed, NotComputed, Outcome
+from ragmeter.core.score_column import ScoreColumn
 from ragmeter.metrics.kinds import LabelSpec
 
 log = logging.getLogger(__name__)
@@ -29,13 +30,18 @@ log = logging.getLogger(__name__)
 
 def coverage_message(measure: Measure, outcomes: Sequence[Outcome]) -> tuple[float, str]:
     """(the share scored, ``faithfulness: scored 1 of 6 samples (17%); not computed: ...``)."""
-    scored = sum(o.status == "scored" for o in outcomes)
+    if isinstance(outcomes, ScoreColumn):  # counted from its arrays, the reasons in sample order
+        reasons = outcomes.not_scored_reasons()
+        scored = len(outcomes) - len(reasons)
+        why = Counter(reasons)
+    else:
+        scored = sum(o.status == "scored" for o in outcomes)
+        why = Counter(o.reason if isinstance(o, NotComputed) else f"failed: {o.error}" if isinstance(o, Failed)
+                      else "" for o in outcomes if o.status != "scored")
     share = scored / len(outcomes)
-    why = Counter(o.reason if isinstance(o, NotComputed) else f"failed: {o.error}" if isinstance(o, Failed) else ""
-                  for o in outcomes if o.status != "scored")
-    reasons = "; ".join(f"{reason} ({n})" for reason, n in why.most_common(3))
+    listed = "; ".join(f"{reason} ({n})" for reason, n in why.most_common(3))
     text = f"{measure}: scored {scored} of {len(outcomes)} samples ({share:.0%})"
-    return share, f"{text}; not scored: {reasons}" if reasons else text
+    return share, f"{text}; not scored: {listed}" if listed else text
 
 
 def report_coverage(outcomes: Mapping[Measure, Sequence[Outcome]], min_coverage: float | None = None) -> None:
@@ -59,9 +65,13 @@ def nothing_retrieved_message(result: EvaluationResult) -> str | None:
     None otherwise (without labels the rank metrics are not computed, and say so themselves)."""
     if not any(isinstance(m.spec, LabelSpec) for m in result.measures):
         return None
-    if not result.samples or any(s.retrieved or s.context_ids for s in result.samples):
+    if not result.size:
         return None
-    if not any(s.relevance for s in result.samples):
+    columns = result.columns
+    if columns is not None:  # plain label records: the context is the retrieved list
+        if any(columns.retrieved) or not any(columns.relevance):
+            return None
+    elif any(s.retrieved or s.context_ids for s in result.samples) or not any(s.relevance for s in result.samples):
         return None
     return ("no sample has a retrieved list, so the rank metrics are 0 (nothing retrieved). "
             'Fix: give each sample\'s ranked chunk ids in "retrieved" (from Ragas data: '

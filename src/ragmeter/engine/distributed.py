@@ -155,7 +155,7 @@ def _limiter_actor(ray: Any) -> Any:
 def _score_shard(samples: list[Sample], metrics: list[str] | None, options: dict[str, Any],
                  judge_spec: dict[str, Any] | None, limiter: Any, ledger_path: str | None, main_ledger: str | None,
                  fingerprints: tuple[str, str], heartbeat: str | None
-                 ) -> tuple[dict[str, tuple[Outcome, ...]], tuple[Any, ...] | None, dict[str, Any] | None]:
+                 ) -> tuple[dict[str, Sequence[Outcome]], tuple[Any, ...] | None, dict[str, Any] | None]:
     """One shard, scored by the local engine in a Ray worker."""
     if heartbeat:
         Path(heartbeat).write_text(json.dumps({"pid": os.getpid(), "started": time.time()}))
@@ -226,7 +226,7 @@ def merge_ledgers(target: str, shards: list[str]) -> int:
 
 
 def _combine(data: Dataset, metrics: Sequence[str] | None, k: int | None, view: str | None,
-             parts: list[tuple[dict[str, tuple[Outcome, ...]], tuple[Any, ...] | None, dict[str, Any] | None]]
+             parts: list[tuple[dict[str, Sequence[Outcome]], tuple[Any, ...] | None, dict[str, Any] | None]]
              ) -> EvaluationResult:
     measures = resolve_measures(metrics, k, view=view)
     outcomes = {m: tuple(o for part in parts for o in part[0][str(m)]) for m in measures}

@@ -6,18 +6,18 @@ Also whether a run needs a judge at all, which decides if ``auto`` picks the bun
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.core.measure import Measure
 from ragmeter.core.settings import InvalidSettingError
 from ragmeter.engine.evaluate import resolve_measures
-from ragmeter.engine.planner import plan_calls
 from ragmeter.io.dataset import Dataset
-from ragmeter.judges.cost import usd
-from ragmeter.judges.judge import Judge
 from ragmeter.metrics.kinds import JudgedSpec
-from ragmeter.records.lookup import RecordLookup
+
+if TYPE_CHECKING:  # whether a run needs a judge is asked on every run: it loads no judge code
+    from ragmeter.actions.criteria import CriteriaSet
+    from ragmeter.judges.judge import Judge
+    from ragmeter.records.lookup import RecordLookup
 
 
 def judged_measures(metrics: Iterable[str | Measure] | None, k: int | None, view: str | None) -> list[Measure]:
@@ -48,11 +48,15 @@ def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: i
         return {"calls": 0, "note": "no judged metric requested"}
     if judge is None:
         raise InvalidSettingError("dry_run", "a dry run of judged metrics needs --judge")
+    from ragmeter.engine.planner import plan_calls
+
     needs: set[str] = set().union(*(m.spec.needs(m) for m in measures if isinstance(m.spec, JudgedSpec)))
     plan = plan_calls(data.samples, needs, judge, records=records, action_criteria=action_criteria)
     if judge.backend.name == "local":
         plan.update(local_time_estimate(plan["calls_by_prompt"]))
     if price_in is not None or price_out is not None:
+        from ragmeter.judges.cost import usd
+
         plan["estimated_usd_at_most"] = round(usd(plan["estimated_input_tokens"], plan["max_output_tokens"],
                                                   price_in, price_out), 6)
     return plan

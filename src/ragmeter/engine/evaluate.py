@@ -7,10 +7,9 @@ The retrieved view is cut at ``k`` unless a measure names its own ``@k``. The co
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.evaluation import EvaluationResult
@@ -20,19 +19,18 @@ from ragmeter.core.progress import Progress
 from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS, Settings
-from ragmeter.embeddings.base import EmbedderLike
 from ragmeter.engine.coverage import report_coverage, report_nothing_retrieved
-from ragmeter.engine.embedding_scoring import score_embedded
-from ragmeter.engine.judged_scoring import ascore_judged
 from ragmeter.engine.label_scoring import score_labels
 from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.metrics.criteria import Criterion
 from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
-from ragmeter.records.lookup import RecordLookup
 
-if TYPE_CHECKING:  # a label-only run loads no judge code
+if TYPE_CHECKING:  # a label-only run loads no judge, embedding, action or record code
+    from ragmeter.actions.criteria import CriteriaSet
+    from ragmeter.embeddings.base import EmbedderLike
     from ragmeter.judges.judge import Judge
+    from ragmeter.records.lookup import RecordLookup
 
 DEFAULT_METRICS = ("precision", "recall", "hit_rate", "reciprocal_rank", "ndcg")
 
@@ -157,22 +155,30 @@ async def _scored(
     if progress is None and the_judge is not None:
         progress = notebook_progress()
     try:
-        samples = dataset.samples
-        outcomes: dict[Measure, tuple[Outcome, ...]] = {}
+        samples = dataset.samples  # columns held: never read on a label-only run (they may be built lazily)
+        columns = dataset.columns
+        outcomes: dict[Measure, Sequence[Outcome]] = {}
         outcomes.update(score_labels([m for m in measures if isinstance(m.spec, LabelSpec)], samples,
-                                     dataset.fingerprint, progress=progress))
+                                     dataset.fingerprint, progress=progress, columns=columns))
         embedded = [m for m in measures if isinstance(m.spec, EmbeddingSpec)]
         if embedded:  # model time: off the event loop
+            from ragmeter.engine.embedding_scoring import score_embedded
+
             outcomes.update(await asyncio.to_thread(score_embedded, embedded, samples, dataset.fingerprint, embedder,
                                                     progress=progress))
         judged_measures = [m for m in measures if isinstance(m.spec, JudgedSpec)]
         if before_judged is not None and judged_measures and outcomes:
             done = tuple(m for m in measures if m in outcomes)
             before_judged(EvaluationResult(samples, done, outcomes, dataset.fingerprint, dataset.path,
-                                           testset_fingerprint=dataset.testset_fingerprint))
-        judged, evidence = await ascore_judged(judged_measures, samples, dataset.fingerprint, the_judge,
-                                               embedder=embedder, criteria=criteria, progress=progress,
-                                               records=records, action_criteria=action_criteria)
+                                           testset_fingerprint=dataset.testset_fingerprint, columns=columns))
+        judged: Mapping[Measure, Sequence[Outcome]] = {}
+        evidence = None
+        if judged_measures:
+            from ragmeter.engine.judged_scoring import ascore_judged
+
+            judged, evidence = await ascore_judged(judged_measures, samples, dataset.fingerprint, the_judge,
+                                                   embedder=embedder, criteria=criteria, progress=progress,
+                                                   records=records, action_criteria=action_criteria)
         outcomes.update(judged)
         stats = the_judge.stats.as_dict() if the_judge is not None and judged else None
     finally:
@@ -180,7 +186,8 @@ async def _scored(
             the_judge.ledger.close()
     return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
                             testset_fingerprint=dataset.testset_fingerprint,
-                            evidence=tuple(evidence) if evidence is not None else None, judge_stats=stats)
+                            evidence=tuple(evidence) if evidence is not None else None, judge_stats=stats,
+                            columns=columns)
 
 
 def evaluate(

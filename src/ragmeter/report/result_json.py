@@ -26,6 +26,7 @@ from typing import Any
 
 from ragmeter.core.evaluation import EvaluationResult, outcome_cell
 from ragmeter.core.results import Outcome, Score
+from ragmeter.core.score_column import ScoreColumn
 
 _CELL_KEYS = {("status", "value"), ("status", "value", "reason"), ("status", "value", "error")}
 
@@ -33,12 +34,24 @@ _CELL_KEYS = {("status", "value"), ("status", "value", "reason"), ("status", "va
 def result_text(result: EvaluationResult) -> str:
     """``json.dumps(result.to_dict(), indent=2, ensure_ascii=False)``, the sample rows written
     column by column straight from the outcomes (no cell dicts)."""
-    if result.evidence is not None or not result.samples or not result.measures \
-            or not all(type(s.id) is str for s in result.samples):
+    ids = result.sample_ids
+    if result.evidence is not None or not ids or not result.measures or not all(type(i) is str for i in ids):
         return result_json(result.to_dict())
-    columns = [_cells(encode_basestring(str(m)), result.outcomes[m]) for m in result.measures]
-    rows = ",\n".join([f'    {{\n      "id": {encode_basestring(s.id)},\n      "metrics": {{\n' + ",\n".join(cells)
-                        + "\n      }\n    }" for s, *cells in zip(result.samples, *columns)])
+    # one %-template per row: each measure's slot is its cell's whole text, or for a column
+    # scored everywhere with finite values, the cell's fixed text around the value
+    slots, texts = [], []
+    for m in result.measures:
+        key, outcomes = encode_basestring(str(m)), result.outcomes[m]
+        values = outcomes.values.tolist() if isinstance(outcomes, ScoreColumn) and outcomes.all_scored else None
+        if values is not None and all(map(math.isfinite, values)):
+            slots.append(f'        {key}: {{\n          "status": "scored",\n          "value": '.replace("%", "%%")
+                         + "%s\n        }")
+            texts.append(list(map(float.__repr__, values)))
+        else:
+            slots.append("%s")
+            texts.append(_cells(key, outcomes))
+    template = '    {\n      "id": %s,\n      "metrics": {\n' + ",\n".join(slots) + "\n      }\n    }"
+    rows = ",\n".join([template % cells for cells in zip(map(encode_basestring, ids), *texts)])
     parts = []
     for key, value in result.to_dict(samples=False).items():
         text = f"[\n{rows}\n  ]" if key == "samples" else _nested(value, "  ")
@@ -50,6 +63,11 @@ def _cells(key: str, outcomes: Sequence[Outcome]) -> list[str]:
     """Each outcome's cell as written inside its row (``key``: the measure name's JSON)."""
     head, tail = f'        {key}: {{\n          "status": "scored",\n          "value": ', "\n        }"
     isfinite = math.isfinite
+    if isinstance(outcomes, ScoreColumn):  # from the arrays: an outcome is built only where not scored
+        scored = outcomes.scored.tolist()
+        return [head + float.__repr__(v) + tail if ok and isfinite(v)
+                else f"        {key}: {_nested(outcome_cell(outcomes[i]), '        ')}"
+                for i, (v, ok) in enumerate(zip(outcomes.values.tolist(), scored))]
     return [head + float.__repr__(o.value) + tail if type(o) is Score and type(o.value) is float and isfinite(o.value)
             else f"        {key}: {_nested(outcome_cell(o), '        ')}" for o in outcomes]
 

@@ -19,7 +19,6 @@ from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.results import Score
 from ragmeter.core.sample import Sample
-from ragmeter.judges.cost import usd
 
 #: Past-the-end dashes are drawn up to k only while k is at most this or the longest list.
 PATTERN_PAD = 20
@@ -131,6 +130,8 @@ def judge_line(spec: str | None, result: EvaluationResult, price_in: float | Non
     if st.get("shared"):
         line += f", {st['shared']} identical requests asked once"
     if price_in is not None and price_out is not None:
+        from ragmeter.judges.cost import usd  # a label-only run loads no judge code
+
         line += f", about ${usd(st['input_tokens'], st['output_tokens'], price_in, price_out):.4f}"
     return line
 

@@ -12,23 +12,15 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
-from ragmeter.core.settings import AUTO_JUDGE, NO_JUDGE, InvalidSettingError, Settings
-from ragmeter.embeddings.backends import embedder_for
-from ragmeter.engine.distributed import evaluate_ray
-from ragmeter.engine.dry_run import dry_run_plan, needs_judge
+from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettingError, Settings
+from ragmeter.engine.dry_run import needs_judge
 from ragmeter.engine.evaluate import evaluate, resolve_measures
 from ragmeter.io.dataset import Dataset, from_samples, load_dataset
-from ragmeter.judges.judge import Judge
-from ragmeter.judges.judge_factory import default_judge, describe_judge, make_judge
-from ragmeter.metrics.criteria import Criterion, load_criteria
-from ragmeter.records.lookup import RecordLookup
-from ragmeter.runs.blockwise import evaluate_streaming
 from ragmeter.runs.resume import absolute_options, check_fingerprint
 from ragmeter.runs.store import (
     Run,
@@ -41,9 +33,15 @@ from ragmeter.runs.store import (
     start_run,
 )
 
+if TYPE_CHECKING:  # a label-only run loads no judge, Ray, embedding or record code (start-up time)
+    from ragmeter.actions.criteria import CriteriaSet
+    from ragmeter.judges.judge import Judge
+    from ragmeter.metrics.criteria import Criterion
+    from ragmeter.records.lookup import RecordLookup
+
 #: Made from the judge (None for a run without one) on the local engine; receives the engine's
 #: progress (``start``, ``advance``) for every stage: label metrics, embeddings, judge calls.
-ProgressFactory = Callable[[Judge | None], AbstractContextManager[Progress]]
+ProgressFactory = Callable[["Judge | None"], AbstractContextManager[Progress]]
 STREAMABLE = (".jsonl", ".ndjson")
 
 
@@ -74,6 +72,8 @@ def resolve_judge(settings: Settings, notify: Callable[[str], None] | None = Non
     ``ragmeter[local]`` is installed (``notify`` is told), else no judge."""
     if settings.judge != AUTO_JUDGE:
         return settings
+    from ragmeter.judges.judge_factory import default_judge
+
     spec = default_judge() if needs_judge(settings.metrics, settings.k, settings.view) else None
     if spec is not None and notify is not None:
         notify("no --judge given: using the bundled local judge (offline)")
@@ -85,7 +85,7 @@ def load_samples(settings: Settings) -> Dataset:
     if settings.dataset is None:
         raise InvalidSettingError("dataset", "give a dataset file (or --resume RUN)")
     data = load_dataset(settings.dataset, corpus=settings.corpus)
-    if settings.only:
+    if settings.only:  # (samples read: the cut is rare, and made of them)
         known = {s.id for s in data.samples}
         missing = [w for w in settings.only if w not in known]
         if missing:
@@ -95,7 +95,20 @@ def load_samples(settings: Settings) -> Dataset:
 
 
 def _criteria(settings: Settings) -> dict[str, Criterion] | None:
-    return load_criteria(settings.criteria) if settings.criteria else None
+    if not settings.criteria:
+        return None
+    from ragmeter.metrics.criteria import load_criteria
+
+    return load_criteria(settings.criteria)
+
+
+def _judge(settings: Settings) -> Judge | None:
+    """The judge ``settings`` name (None for none: no judge code is imported)."""
+    if settings.judge_spec is None:
+        return None
+    from ragmeter.judges.judge_factory import make_judge
+
+    return make_judge(settings.judge_spec, settings)
 
 
 def record_lookup(settings: Settings) -> RecordLookup | None:
@@ -104,6 +117,7 @@ def record_lookup(settings: Settings) -> RecordLookup | None:
     if not settings.records:
         return None
     from ragmeter.records.cache import SqliteLookupCache
+    from ragmeter.records.lookup import RecordLookup
     from ragmeter.records.spec import parse_source
 
     source = parse_source(settings.records, timeout_s=settings.records_timeout)
@@ -151,7 +165,7 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
         settings = resolve_judge(settings, notify)
     # built on every engine, so that a wrong judge or a missing key fails before any work
     # (Ray workers build their own from its description)
-    judge = make_judge(settings.judge_spec, settings)
+    judge = _judge(settings)
     criteria = _criteria(settings)
     actions = action_criteria(settings)
     resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m leaves no run directory
@@ -160,6 +174,8 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     data = load_samples(settings)
     records = record_lookup(settings)
     if settings.dry_run:
+        from ragmeter.engine.dry_run import dry_run_plan
+
         return EvaluationRun(settings, None, plan=dry_run_plan(data, settings.metrics, k=settings.k,
                                                                view=settings.view, judge=judge, records=records,
                                                                action_criteria=actions))
@@ -170,6 +186,9 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
                                                     "fingerprint": data.fingerprint})
     try:
         if settings.engine == "ray":
+            from ragmeter.engine.distributed import evaluate_ray
+            from ragmeter.judges.judge_factory import describe_judge
+
             result = evaluate_ray(data, settings.metrics, k=settings.k, view=settings.view,
                                   judge_spec=describe_judge(settings), ledger=settings.ledger_path,
                                   address=settings.address, concurrency=settings.concurrency,
@@ -177,7 +196,7 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
                                   records={"spec": settings.records, "timeout": settings.records_timeout}
                                   if settings.records else None, action_criteria=actions)
         else:
-            embedder = embedder_for(settings)
+            embedder = _embedder(settings)
             saved = _saver(run_path, setup)
             with progress(judge) if progress is not None else nullcontext() as on_stage:
                 result = evaluate(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
@@ -193,6 +212,16 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
                        f"(`ragmeter show {run_path}`; finish it with `ragmeter eval --resume {run_path}`)")
         raise
     return EvaluationRun(settings, run_path, result=result)
+
+
+def _embedder(settings: Settings) -> Any:
+    """The embedder ``settings`` name; None for the bundled MiniLM, which the engine loads
+    itself when a metric needs it (so a label-only run imports no embedding code)."""
+    if settings.embedder == DEFAULTS.embedder:
+        return None
+    from ragmeter.embeddings.backends import embedder_for
+
+    return embedder_for(settings)
 
 
 def _saver(run_path: Path | None, setup: dict | None) -> Callable[[EvaluationResult], None] | None:
@@ -221,7 +250,7 @@ def _recording(settings: Settings, resume: Run | None,
 def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
               criteria: dict[str, Criterion] | None, resume: Run | None,
               actions: CriteriaSet | None = None) -> EvaluationRun:
-    embedder = embedder_for(settings)
+    embedder = _embedder(settings)
     opened: dict[str, Any] = {"path": None, "setup": None}
 
     def open_run(dataset: dict[str, Any]) -> tuple[Path | None, dict | None]:
@@ -229,6 +258,8 @@ def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
             check_fingerprint(resume, dataset["fingerprint"])
         opened["path"], opened["setup"] = _recording(settings, resume, dataset)
         return opened["path"], opened["setup"]
+
+    from ragmeter.runs.blockwise import evaluate_streaming
 
     try:
         summary, dataset = evaluate_streaming(path, settings.metrics, block=block, open_run=open_run,
