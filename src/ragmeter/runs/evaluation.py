@@ -72,9 +72,11 @@ def resolve_judge(settings: Settings, notify: Callable[[str], None] | None = Non
     ``ragmeter[local]`` is installed (``notify`` is told), else no judge."""
     if settings.judge != AUTO_JUDGE:
         return settings
-    from ragmeter.judges.judge_factory import default_judge
+    spec = None
+    if needs_judge(settings.metrics, settings.k, settings.view):  # else no judge code is imported
+        from ragmeter.judges.judge_factory import default_judge
 
-    spec = default_judge() if needs_judge(settings.metrics, settings.k, settings.view) else None
+        spec = default_judge()
     if spec is not None and notify is not None:
         notify("no --judge given: using the bundled local judge (offline)")
     return settings.replace(judge=spec or NO_JUDGE)
