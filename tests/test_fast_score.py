@@ -35,6 +35,7 @@ from ragmeter.engine.label_scoring import NO_LABELS
 from ragmeter.io.dataset import Dataset, from_samples
 from ragmeter.metrics import parse_measure
 from ragmeter.report.result_json import result_text
+from ragmeter.report.table import render_table
 
 pytestmark = pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
                                         "ignore::ragmeter.core.errors.NothingRetrievedWarning")
@@ -152,6 +153,7 @@ def test_a_column_is_the_tuple_it_stands_for() -> None:
     assert col == tup and tup == col and not (col != tup) and col == column([0.25, 5.0, 1.0, 7.0], [-1, 1, -1, 0])
     assert col != tup[:3] and col != list(tup) and col != column([0.5, 9.0, 1.0, 0.0], [-1, 1, -1, 0])
     assert len(col) == 4 and tuple(col) == tup and list(reversed(col)) == list(reversed(tup))
+    assert col[2] is col[2] and col[-4] is next(iter(col)) and list(col)[3] is col[3]  # built once, kept
     assert col[-1] == tup[-1] and col[1:3] == tup[1:3] and col[::-1] == tup[::-1] and col[np.int64(2)] == tup[2]
     with pytest.raises(IndexError):
         col[4]
@@ -232,3 +234,11 @@ def test_label_only_eval_loads_no_judge_ledger_ray_or_report_code(tmp_path: Path
         done = subprocess.run([sys.executable, "-c", script, fmt], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         assert "LOADED []" in done.stderr, done.stderr
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(samples=label_samples(), k=st.sampled_from([None, 2, 5]))
+def test_the_table_from_the_columns_is_the_table_from_the_samples(samples: list[Sample], k: int | None) -> None:
+    names = ["hit_rate@2", "precision", "ndcg@3", "recall"]
+    fast = evaluate(columnar(samples), names, k=k)
+    assert render_table(fast) == render_table(per_sample(samples, names, k))

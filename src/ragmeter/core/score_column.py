@@ -7,6 +7,7 @@ the provenance once, and the samples not computed as reason codes, and builds ea
 ``Score`` / ``NotComputed`` only when one is read: it is a ``Sequence[Outcome]`` equal to
 the tuple of outcomes it stands for, so ``result["mrr"][3]``, iteration, ``len`` and
 comparisons work as on a tuple, while means, summaries and the JSON output read the arrays.
+An outcome once built is kept, so reading it twice gives the same object, as a tuple does.
 
 >>> from ragmeter.core.results import Provenance
 >>> prov = Provenance("m@5", "m", 1, {}, 5, "retrieved", "0")
@@ -33,7 +34,7 @@ class ScoreColumn(Sequence[Outcome]):
 
     Immutable: the arrays are copied read-only."""
 
-    __slots__ = ("_values", "_provenance", "_codes", "_reasons", "_all_scored")
+    __slots__ = ("_values", "_provenance", "_codes", "_reasons", "_all_scored", "_built")
 
     def __init__(self, values: np.ndarray, provenance: Provenance, codes: np.ndarray | None = None,
                  reasons: Sequence[str] = ()) -> None:
@@ -47,6 +48,7 @@ class ScoreColumn(Sequence[Outcome]):
             raise ValueError("ScoreColumn: a reason code out of range")
         self._values, self._provenance, self._codes, self._reasons = v, provenance, c, tuple(reasons)
         self._all_scored = bool((c < 0).all())
+        self._built: list[Outcome | None] | None = None  # the outcomes read so far, by index
 
     @property
     def provenance(self) -> Provenance:
@@ -85,10 +87,15 @@ class ScoreColumn(Sequence[Outcome]):
         return [self._reasons[c] for c in self._codes[self._codes >= 0].tolist()]
 
     def _at(self, i: int) -> Outcome:
-        code = int(self._codes[i])
-        if code < 0:
-            return Score(float(self._values[i]), self._provenance)
-        return NotComputed(self._reasons[code], self._provenance)
+        built = self._built
+        if built is None:
+            built = self._built = [None] * len(self._values)
+        outcome = built[i]
+        if outcome is None:
+            code = int(self._codes[i])
+            outcome = built[i] = (Score(float(self._values[i]), self._provenance) if code < 0
+                                  else NotComputed(self._reasons[code], self._provenance))
+        return outcome
 
     def __len__(self) -> int:
         return len(self._values)
@@ -111,14 +118,12 @@ class ScoreColumn(Sequence[Outcome]):
         return self._at(i)
 
     def __iter__(self) -> Iterator[Outcome]:
-        prov = self._provenance
-        if self._all_scored:
-            for value in self._values.tolist():
-                yield Score(value, prov)
-            return
-        reasons = self._reasons
-        for value, code in zip(self._values.tolist(), self._codes.tolist()):
-            yield Score(value, prov) if code < 0 else NotComputed(reasons[code], prov)
+        if self._built is None:  # every outcome built at once, and kept
+            prov, reasons = self._provenance, self._reasons
+            self._built = [Score(value, prov) if code < 0 else NotComputed(reasons[code], prov)
+                           for value, code in zip(self._values.tolist(), self._codes.tolist())]
+        for i in range(len(self._values)):
+            yield self._at(i)
 
     def __eq__(self, other: object) -> bool:
         """Equal to a tuple of the same outcomes (as the tuple it stands for is) or another column."""

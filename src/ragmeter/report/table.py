@@ -17,8 +17,9 @@ from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.display import terminal_safe
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
-from ragmeter.core.results import Score
+from ragmeter.core.results import Outcome, Score
 from ragmeter.core.sample import Sample
+from ragmeter.core.score_column import ScoreColumn
 
 #: Past-the-end dashes are drawn up to k only while k is at most this or the longest list.
 PATTERN_PAD = 20
@@ -37,16 +38,40 @@ def pattern_width(k: int | None, longest: int) -> int:
 
 
 def rank_pattern(sample: Sample, view: str, k: int | None) -> str:
-    ids = sample.ranked_ids(view)
+    return _pattern(sample.ranked_ids(view), sample.relevance, k)
+
+
+def _pattern(ids: Sequence[str], relevance: Mapping[str, float], k: int | None) -> str:
     width = len(ids) if k is None else k
-    marks = ["R" if sample.relevance.get(cid, 0.0) >= 1 else "." for cid in ids[:width]]
+    marks = ["R" if relevance.get(cid, 0.0) >= 1 else "." for cid in ids[:width]]
     return "".join(marks) + "-" * (width - len(marks))
 
 
-def _cell(measure: Measure, outcome) -> str:
+def _cell(measure: Measure, outcome: Outcome) -> str:
     if isinstance(outcome, Score):
         return str(int(outcome.value)) if measure.binary else f"{outcome.value:.3f}"
     return "n/c" if outcome.status == "not_computed" else "failed"
+
+
+def _cells(measure: Measure, outcomes: Sequence[Outcome]) -> list[str]:
+    """A measure's column of cells (a ScoreColumn's read from its arrays: no outcome built)."""
+    if not isinstance(outcomes, ScoreColumn):
+        return [_cell(measure, o) for o in outcomes]
+    binary = measure.binary
+    if outcomes.all_scored:
+        values = outcomes.values.tolist()
+        return [str(int(v)) for v in values] if binary else [f"{v:.3f}" for v in values]
+    # a column holds no failure: the rest were not computed (their values mean nothing)
+    return [("n/c" if v is None else str(int(v)) if binary else f"{v:.3f}") for v in outcomes.value_list()]
+
+
+def _ranked_view(result: EvaluationResult, view: str
+                 ) -> tuple[Sequence[str], Sequence[Sequence[str]], Sequence[Mapping[str, float]]]:
+    """Sample ids, ranked lists and labels: from the columns when held (no Sample built)."""
+    if result.columns is not None and view == "retrieved":
+        return result.columns.ids, result.columns.retrieved, result.columns.relevance
+    samples = result.samples
+    return [s.id for s in samples], [s.ranked_ids(view) for s in samples], [s.relevance for s in samples]
 
 
 def _pattern_view(measures: tuple[Measure, ...]) -> tuple[str, int | None]:
@@ -59,20 +84,21 @@ def _pattern_view(measures: tuple[Measure, ...]) -> tuple[str, int | None]:
 def render_table(result: EvaluationResult) -> str:
     """Per-query rows, the mean line, then one coverage line per metric."""
     view, k = _pattern_view(result.measures)
-    longest = max((len(s.ranked_ids(view)) for s in result.samples), default=0)
+    ids, lists, labels = _ranked_view(result, view)
+    longest = max((len(r) for r in lists), default=0)
     width = pattern_width(k, longest)
     # no ranked list anywhere (agent runs scored on their tool calls): no rank columns
-    ranked = longest > 0 or any(s.relevance for s in result.samples)
+    ranked = longest > 0 or any(labels)
     headers = ["query"] + ([f"ranks 1-{width}" if view == "retrieved" else f"context 1-{width}", "relevant"]
                            if ranked else [])
     mixed = len({m.view for m in result.measures}) > 1
     headers += [f"{m.label} [{m.view}]" if mixed else m.label for m in result.measures]
     rows = []
-    columns = [(m, result.outcomes[m]) for m in result.measures]  # looked up once, not per cell
-    for i, s in enumerate(result.samples):
-        relevant = sum(1 for g in s.relevance.values() if g >= 1)
-        row = [terminal_safe(s.id)] + ([rank_pattern(s, view, width), str(relevant)] if ranked else [])
-        row += [_cell(m, outcomes[i]) for m, outcomes in columns]
+    columns = [_cells(m, result.outcomes[m]) for m in result.measures]  # a column at a time
+    for i, (sid, ranking, relevance) in enumerate(zip(ids, lists, labels)):
+        relevant = sum(1 for g in relevance.values() if g >= 1)
+        row = [terminal_safe(sid)] + ([_pattern(ranking, relevance, width), str(relevant)] if ranked else [])
+        row += [cells[i] for cells in columns]
         rows.append(row)
     widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
     lines = [_join(r, widths) for r in [headers, *rows]]
