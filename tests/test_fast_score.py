@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import pickle
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,7 @@ from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.results import NotComputed, Provenance, Score
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.core.score_column import ScoreColumn
+from ragmeter.core.secrets import redacted_json_lines
 from ragmeter.engine.coverage import coverage_message, nothing_retrieved_message
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.engine.label_scoring import NO_LABELS
@@ -36,9 +39,12 @@ from ragmeter.io.dataset import Dataset, from_samples
 from ragmeter.metrics import parse_measure
 from ragmeter.report.result_json import result_text
 from ragmeter.report.table import render_table
+from ragmeter.runs.result_lines import result_lines
 
 pytestmark = pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
                                         "ignore::ragmeter.core.errors.NothingRetrievedWarning")
+
+SECRET = "sk-fastscore-0123456789"  # a held credential (set as an API key below): redacted in run files
 
 MEASURES = ["precision@3", "recall@3", "hit_rate@3", "reciprocal_rank@3", "ndcg@3", "ndcg(gain='exp')",
             "precision", "average_precision", "r_precision", "hit_rate(granular=True)@2"]
@@ -82,7 +88,8 @@ def label_samples(draw: Any) -> list[Sample]:
     for i in range(n):
         retrieved = draw(st.lists(ids, max_size=6, unique=True))  # empty rankings included
         labels = draw(st.dictionaries(ids, grades, max_size=4))  # no labels: NotComputed
-        name = draw(st.sampled_from([f"q{i}", f"q{i} \"é\"\n", f"q{i}%s"]))
+        name = draw(st.sampled_from([f"q{i}", f"q{i} \"é\"\n", f"q{i}%s", f"q{i} http://u:pw@host/x",
+                                     f"q{i} {SECRET}"]))
         out.append(Sample(name, question=f"question {i}", retrieved=tuple(Chunk(c) for c in retrieved),
                           relevance=labels))
     return out
@@ -242,3 +249,29 @@ def test_the_table_from_the_columns_is_the_table_from_the_samples(samples: list[
     names = ["hit_rate@2", "precision", "ndcg@3", "recall"]
     fast = evaluate(columnar(samples), names, k=k)
     assert render_table(fast) == render_table(per_sample(samples, names, k))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(samples=label_samples(), k=st.sampled_from([None, 3]))
+def test_results_lines_are_the_redacted_rows(samples: list[Sample], k: int | None) -> None:
+    """results.jsonl from the columns: the lines of the redacted to_dict rows, byte for byte."""
+    names = ["precision@3", "ndcg", "recall@2"]
+    fast = evaluate(columnar(samples), names, k=k)
+    slow = per_sample(samples, names, k)
+    with patched_env("FASTSCORE_API_KEY", SECRET):
+        expected = list(redacted_json_lines(slow.to_dict()["samples"]))
+        assert list(result_lines(fast)) == expected == list(result_lines(slow))
+    assert not any(SECRET in line or "u:pw@" in line for line in expected)
+
+
+@contextmanager
+def patched_env(name: str, value: str) -> Iterator[None]:
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = old

@@ -66,14 +66,25 @@ def redacted_json_lines(rows: Iterable[Any], *keys: str | None) -> Iterator[str]
     escapes as written: a text without a URL's "://" and "@" (userinfo needs both) and without a
     secret has nothing to redact and is kept as it is; any other row (or every row, when a
     secret holds a character JSON escapes) is redacted value by value."""
+    redacted = json_line_redactor(*keys)
+    for row in rows:
+        yield redacted(json.dumps(row, ensure_ascii=False), lambda row=row: row)
+
+
+def json_line_redactor(*keys: str | None) -> Callable[[str, Callable[[], Any]], str]:
+    """``redacted(text, row)``: ``text`` (``json.dumps(row(), ensure_ascii=False)``, however it
+    was written) when it has nothing to redact (see :func:`redacted_json_lines`), else the JSON
+    of the redacted ``row()`` (made only then); the held secrets read once."""
     secrets = held_secrets(keys)
     walk = _walker(secrets)
     exact = any(_JSON_ESCAPED.search(s) for s in secrets)  # such a secret is not in the text as written
-    for row in rows:
-        text = json.dumps(row, ensure_ascii=False)
+
+    def redacted(text: str, row: Callable[[], Any]) -> str:
         if exact or ("://" in text and "@" in text) or any(s in text for s in secrets):
-            text = json.dumps(walk(row), ensure_ascii=False)
-        yield text
+            return json.dumps(walk(row()), ensure_ascii=False)
+        return text
+
+    return redacted
 
 
 _JSON_ESCAPED = re.compile(r'["\\\x00-\x1f]')

@@ -47,6 +47,7 @@ from ragmeter.core.settings import DEFAULTS, default_runs_dir
 from ragmeter.io.dataset import load_dataset
 from ragmeter.io.writer import sample_to_row, write_json, write_lines, writing
 from ragmeter.metrics import resolve_key
+from ragmeter.runs.result_lines import result_lines
 
 
 def new_run_path(base: str | Path | None = None, name: str = DEFAULTS.name) -> Path:
@@ -120,8 +121,9 @@ def reopen_run(path: Path, setup: dict) -> dict:
 
 def _write_result(path: Path, result: EvaluationResult) -> dict:
     _write_jsonl(path / "samples.jsonl", (sample_to_row(s) for s in result.samples))
-    doc = result.to_dict()
-    _write_jsonl(path / "results.jsonl", doc["samples"])
+    doc = result.to_dict(samples=False)
+    with writing(path / "results.jsonl", what="run file", option=RUNS_OPTIONS):
+        write_lines(path / "results.jsonl", result_lines(result))  # to_dict()'s rows, redacted
     summary = {name: {k: v for k, v in m.items() if k != "provenance"} for name, m in doc["metrics"].items()}
     _write_json(path / "summary.json", summary)
     return doc

@@ -1,0 +1,62 @@
+"""A run's ``results.jsonl`` lines written from a result's outcome columns.
+
+Each line is ``json.dumps(row, ensure_ascii=False)`` of the row ``EvaluationResult.to_dict()``
+gives for a sample (``{"id": ..., "metrics": {name: {"status": ..., "value": ...}}}``), with
+every string redacted as :func:`ragmeter.core.secrets.redacted_json_lines` redacts it. A
+measure held as a :class:`~ragmeter.core.score_column.ScoreColumn` scored on every sample with
+finite values is written from a template around ``float.__repr__`` of each value (what json
+writes); any other measure's cells through ``json.dumps``; results with evidence as
+``to_dict`` rows.
+
+>>> from ragmeter.core.results import Provenance
+>>> from ragmeter.core.score_column import ScoreColumn
+>>> from ragmeter.core.sample import Sample
+>>> from ragmeter.metrics import parse_measure
+>>> import numpy as np
+>>> m = parse_measure("mrr@5")
+>>> prov = Provenance("reciprocal_rank@5", "reciprocal_rank", 1, {}, 5, "retrieved", "0")
+>>> r = EvaluationResult((Sample("q1"),), (m,), {m: ScoreColumn(np.array([0.5]), prov)}, "fp")
+>>> list(result_lines(r)) == [json.dumps(row, ensure_ascii=False) for row in r.to_dict()["samples"]]
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=False) escapes with
+from typing import Any
+
+from ragmeter.core.evaluation import EvaluationResult, outcome_cell, outcome_cells
+from ragmeter.core.score_column import ScoreColumn
+from ragmeter.core.secrets import json_line_redactor, redacted_json_lines
+
+
+def result_lines(result: EvaluationResult) -> Iterator[str]:
+    """``results.jsonl``'s lines (without their newlines), redacted."""
+    ids = result.sample_ids
+    if result.evidence is not None or not all(type(i) is str for i in ids):
+        yield from redacted_json_lines(result.to_dict()["samples"])
+        return
+    names = [str(m) for m in result.measures]
+    slots, texts = [], []
+    for name, m in zip(names, result.measures):
+        key, outcomes = encode_basestring(name), result.outcomes[m]
+        values = outcomes.values.tolist() if isinstance(outcomes, ScoreColumn) and outcomes.all_scored else None
+        if values is not None and all(map(math.isfinite, values)):
+            slots.append(f'{key}: {{"status": "scored", "value": '.replace("%", "%%") + "%s}")
+            texts.append(list(map(float.__repr__, values)))
+        else:
+            slots.append("%s")
+            texts.append([f"{key}: {json.dumps(cell, ensure_ascii=False)}" for cell in outcome_cells(outcomes)])
+    template = '{"id": %s, "metrics": {' + ", ".join(slots) + "}}"
+    redacted = json_line_redactor()
+    for i, cells in enumerate(zip(map(encode_basestring, ids), *texts)):
+        yield redacted(template % cells, lambda i=i: _row(result, names, ids[i], i))
+
+
+def _row(result: EvaluationResult, names: list[str], sample_id: str, i: int) -> dict[str, Any]:
+    """Sample ``i``'s row as ``to_dict`` gives it (made only for a line that needs redacting)."""
+    return {"id": sample_id, "metrics": {name: outcome_cell(result.outcomes[m][i])
+                                         for name, m in zip(names, result.measures)}}
