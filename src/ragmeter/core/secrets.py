@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from functools import partial
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -68,7 +69,11 @@ def redacted_json_lines(rows: Iterable[Any], *keys: str | None) -> Iterator[str]
     secret holds a character JSON escapes) is redacted value by value."""
     redacted = json_line_redactor(*keys)
     for row in rows:
-        yield redacted(json.dumps(row, ensure_ascii=False), lambda row=row: row)
+        yield redacted(json.dumps(row, ensure_ascii=False), partial(_same, row))
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 def json_line_redactor(*keys: str | None) -> Callable[[str, Callable[[], Any]], str]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator
+from functools import partial
 from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=False) escapes with
 from typing import Any
 
@@ -53,7 +54,7 @@ def result_lines(result: EvaluationResult) -> Iterator[str]:
     template = '{"id": %s, "metrics": {' + ", ".join(slots) + "}}"
     redacted = json_line_redactor()
     for i, cells in enumerate(zip(map(encode_basestring, ids), *texts)):
-        yield redacted(template % cells, lambda i=i: _row(result, names, ids[i], i))
+        yield redacted(template % cells, partial(_row, result, names, ids[i], i))
 
 
 def _row(result: EvaluationResult, names: list[str], sample_id: str, i: int) -> dict[str, Any]:
