@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from functools import partial
 from collections.abc import Callable, Iterable, Iterator
+from functools import partial
 from typing import Any
 
 MASK = "***"
