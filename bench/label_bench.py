@@ -14,7 +14,10 @@ from the file:
 
 Prints wall seconds, CPU seconds, peak memory (max RSS of that process, from ``os.wait4``), the
 ratio of each tool's time to ragmeter's (above 1: ragmeter is faster), and the largest difference
-of ragmeter's means from pytrec_eval's. A benchmark, not a test: nothing here asserts a time.
+of ragmeter's means from pytrec_eval's; then where ``eval --format json``'s time goes, stage by
+stage, in one process (imports, loading, label scoring, summaries with their bootstrap
+intervals, the JSON text; ``columns``: whether the loader gave the columnar dataset). A
+benchmark, not a test: nothing here asserts a time.
 
     python bench/label_bench.py [--samples 50000,500000] [--block 50000] [--trec-eval PATH|none]
 """
@@ -26,6 +29,7 @@ import json
 import random
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -56,7 +60,37 @@ def generate(n: int) -> Path:
     return path
 
 
+def stages(path: str) -> dict:
+    """Seconds per stage of ``eval --no-save --format json``, in this process."""
+    clock = time.perf_counter
+    start = clock()
+    from ragmeter.cli import eval_cmd  # noqa: F401  (what the command imports before it runs)
+    from ragmeter.engine.evaluate import evaluate
+    from ragmeter.io.dataset import load_dataset
+    from ragmeter.report.result_json import result_text
+    from ragmeter.runs import evaluation  # noqa: F401
+
+    out: dict = {"imports": clock() - start}
+    start = clock()
+    data = load_dataset(path)
+    out["load"] = clock() - start
+    start = clock()
+    result = evaluate(data, OURS, k=K)
+    out["score"] = clock() - start
+    start = clock()
+    for m in result.measures:
+        result.summary(m)
+    out["summaries"] = clock() - start
+    start = clock()
+    result_text(result)
+    out["json"] = clock() - start
+    out["columns"] = data.columns is not None
+    return out
+
+
 def worker(tool: str, path: str) -> dict:
+    if tool == "stages":
+        return stages(path)
     if tool == "api":
         from ragmeter.engine.evaluate import evaluate
         from ragmeter.io.dataset import load_dataset
@@ -122,6 +156,12 @@ def bench(n: int, block: int, trec_eval: str | None) -> None:
             if other in rows:
                 print(f"  {other} / {ours}: wall {rows[other][0] / rows[ours][0]:.2f}x, "
                       f"cpu {rows[other][1] / rows[ours][1]:.2f}x")
+    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", "stages", str(path)],
+                          capture_output=True, text=True, check=True)
+    times = json.loads(done.stdout)
+    columns = times.pop("columns")
+    print(f"  eval --format json by stage, one process (columnar load: {'yes' if columns else 'no'}): "
+          + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in times.items()))
 
 
 def main() -> None:

@@ -36,10 +36,11 @@ from ragmeter.engine.coverage import coverage_message, nothing_retrieved_message
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.engine.label_scoring import NO_LABELS
 from ragmeter.io.dataset import Dataset, from_samples
+from ragmeter.io.writer import sample_to_row
 from ragmeter.metrics import parse_measure
 from ragmeter.report.result_json import result_text
 from ragmeter.report.table import render_table
-from ragmeter.runs.result_lines import result_lines
+from ragmeter.runs.result_lines import result_lines, sample_lines
 
 pytestmark = pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
                                         "ignore::ragmeter.core.errors.NothingRetrievedWarning")
@@ -275,3 +276,35 @@ def patched_env(name: str, value: str) -> Iterator[None]:
             del os.environ[name]
         else:
             os.environ[name] = old
+
+
+texts = st.one_of(st.none(), st.sampled_from(["", "plain", 'q "é" \\ \n\t\x01', "see http://u:pw@host/x", SECRET]),
+                  st.text(max_size=8))
+
+
+@st.composite
+def any_samples(draw: Any) -> list[Sample]:
+    out = []
+    for i in range(draw(st.integers(0, 6))):
+        chunk_ids = draw(st.lists(st.sampled_from(["a", "b", "é\"c", SECRET]), max_size=3, unique=True))
+        scored = draw(st.booleans())
+        chunks = tuple(Chunk(c, score=draw(st.floats(allow_nan=False)) if scored else None,
+                             text=draw(texts) if scored else None) for c in chunk_ids)
+        grade = st.one_of(st.sampled_from([0.0, 1.0, -0.0, 2.5, 1e300]), st.integers(-1, 3))
+        out.append(Sample(draw(st.sampled_from([f"q{i}", f"q{i} {SECRET}", f"q{i}\u2028"])), question=draw(texts),
+                          retrieved=chunks, relevance=draw(st.dictionaries(st.sampled_from(["a", "x", "ü"]), grade,
+                                                                           max_size=3)),
+                          answer=draw(texts), reference=draw(texts), answerable=draw(st.booleans()),
+                          context=draw(st.one_of(st.none(), st.just(("a",)))),
+                          metadata=draw(st.sampled_from([{}, {"k": 1}]))))
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(samples=any_samples())
+def test_sample_lines_are_the_redacted_rows(samples: list[Sample]) -> None:
+    """samples.jsonl from the template: the lines of the redacted sample_to_row rows, byte for byte."""
+    with patched_env("FASTSCORE_API_KEY", SECRET):
+        expected = list(redacted_json_lines(sample_to_row(s) for s in samples))
+        assert list(sample_lines(samples)) == expected
+    assert not any(SECRET in line or "u:pw@" in line for line in expected)

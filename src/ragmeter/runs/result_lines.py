@@ -1,4 +1,5 @@
-"""A run's ``results.jsonl`` lines written from a result's outcome columns.
+"""A run's ``results.jsonl`` lines written from a result's outcome columns, and its
+``samples.jsonl`` lines written from a template for plain label samples.
 
 Each line is ``json.dumps(row, ensure_ascii=False)`` of the row ``EvaluationResult.to_dict()``
 gives for a sample (``{"id": ..., "metrics": {name: {"status": ..., "value": ...}}}``), with
@@ -7,6 +8,10 @@ measure held as a :class:`~ragmeter.core.score_column.ScoreColumn` scored on eve
 finite values is written from a template around ``float.__repr__`` of each value (what json
 writes); any other measure's cells through ``json.dumps``; results with evidence as
 ``to_dict`` rows.
+
+``samples.jsonl``: ``json.dumps(sample_to_row(s), ensure_ascii=False)``, redacted; a sample of
+the plain label shape (chunks by id alone, float grades, no context, metadata or claims) is
+written from a template, any other through ``sample_to_row``.
 
 >>> from ragmeter.core.results import Provenance
 >>> from ragmeter.core.score_column import ScoreColumn
@@ -24,14 +29,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import partial
 from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=False) escapes with
 from typing import Any
 
 from ragmeter.core.evaluation import EvaluationResult, outcome_cell, outcome_cells
+from ragmeter.core.sample import Sample
 from ragmeter.core.score_column import ScoreColumn
 from ragmeter.core.secrets import json_line_redactor, redacted_json_lines
+from ragmeter.io.writer import sample_to_row
 
 
 def result_lines(result: EvaluationResult) -> Iterator[str]:
@@ -61,3 +68,47 @@ def _row(result: EvaluationResult, names: list[str], sample_id: str, i: int) -> 
     """Sample ``i``'s row as ``to_dict`` gives it (made only for a line that needs redacting)."""
     return {"id": sample_id, "metrics": {name: outcome_cell(result.outcomes[m][i])
                                          for name, m in zip(names, result.measures)}}
+
+
+def sample_lines(samples: Iterable[Sample]) -> Iterator[str]:
+    """``samples.jsonl``'s lines (without their newlines), redacted."""
+    redacted = json_line_redactor()
+    for s in samples:
+        text = _plain_sample_line(s)
+        if text is None:
+            text = json.dumps(sample_to_row(s), ensure_ascii=False)
+        yield redacted(text, partial(sample_to_row, s))
+
+
+def _plain_sample_line(s: Sample) -> str | None:
+    """``json.dumps(sample_to_row(s), ensure_ascii=False)`` for a plain label sample, else None."""
+    if s.context is not None or s.metadata or s.reference_claims is not None or s.answer_claims is not None \
+            or type(s.id) is not str:
+        return None
+    parts = [f'{{"id": {encode_basestring(s.id)}']
+    for name, value in (("question", s.question),):
+        if value is not None:
+            if type(value) is not str:
+                return None
+            parts.append(f'"{name}": {encode_basestring(value)}')
+    chunks = []
+    for c in s.retrieved:
+        if c.score is not None or c.text is not None or type(c.id) is not str:
+            return None
+        chunks.append(f'{{"id": {encode_basestring(c.id)}}}')
+    parts.append(f'"retrieved": [{", ".join(chunks)}]')
+    grades = []
+    for cid, grade in s.relevance.items():
+        if type(cid) is not str or type(grade) is not float or not math.isfinite(grade):
+            return None
+        grades.append(f"{encode_basestring(cid)}: {float.__repr__(grade)}")
+    parts.append(f'"relevant": {{{", ".join(grades)}}}')
+    for name, value in (("answer", s.answer), ("reference", s.reference)):
+        if value is not None:
+            if type(value) is not str:
+                return None
+            parts.append(f'"{name}": {encode_basestring(value)}')
+    if type(s.answerable) is not bool:
+        return None
+    parts.append(f'"answerable": {"true" if s.answerable else "false"}')
+    return ", ".join(parts) + "}"

@@ -45,9 +45,9 @@ from ragmeter.core.sample import Sample
 from ragmeter.core.secrets import redact, redact_value, redacted_json_lines
 from ragmeter.core.settings import DEFAULTS, default_runs_dir
 from ragmeter.io.dataset import load_dataset
-from ragmeter.io.writer import sample_to_row, write_json, write_lines, writing
+from ragmeter.io.writer import write_json, write_lines, writing
 from ragmeter.metrics import resolve_key
-from ragmeter.runs.result_lines import result_lines
+from ragmeter.runs.result_lines import result_lines, sample_lines
 
 
 def new_run_path(base: str | Path | None = None, name: str = DEFAULTS.name) -> Path:
@@ -120,7 +120,8 @@ def reopen_run(path: Path, setup: dict) -> dict:
 
 
 def _write_result(path: Path, result: EvaluationResult) -> dict:
-    _write_jsonl(path / "samples.jsonl", (sample_to_row(s) for s in result.samples))
+    with writing(path / "samples.jsonl", what="run file", option=RUNS_OPTIONS):
+        write_lines(path / "samples.jsonl", sample_lines(result.samples))  # sample_to_row's JSON, redacted
     doc = result.to_dict(samples=False)
     with writing(path / "results.jsonl", what="run file", option=RUNS_OPTIONS):
         write_lines(path / "results.jsonl", result_lines(result))  # to_dict()'s rows, redacted
