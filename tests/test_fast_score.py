@@ -308,3 +308,16 @@ def test_sample_lines_are_the_redacted_rows(samples: list[Sample]) -> None:
         expected = list(redacted_json_lines(sample_to_row(s) for s in samples))
         assert list(sample_lines(samples)) == expected
     assert not any(SECRET in line or "u:pw@" in line for line in expected)
+
+
+@pytest.mark.parametrize("n", [2, 3, 1000, 4000, 2**31 + 1, 3 * 2**30 + 7, 2**32 - 1, 2**32, 2**33 + 5])
+def test_uniform_indices_are_numpys_integers(n: int) -> None:
+    """The same draws as ``Generator.integers(0, n, dtype=np.uint32)`` call by call, also where
+    about half the 32-bit draws are rejected (n just over 2**31) and past 2**32 (int64)."""
+    counts = [1, 7, 0, 1000, 3, 4096, 5]
+    dtype = np.uint32 if n < 2**32 else np.int64
+    reference = np.random.default_rng(n)
+    expected = [reference.integers(0, n, size=c, dtype=dtype) for c in counts]
+    got = list(bootstrap.uniform_indices(np.random.default_rng(n), n, counts))
+    assert [g.dtype for g in got] == [e.dtype for e in expected]
+    assert all(np.array_equal(g, e) for g, e in zip(got, expected))

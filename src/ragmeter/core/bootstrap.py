@@ -15,7 +15,9 @@ gives the same means bit for bit; a batch holds at most :data:`BATCH_BYTES` of d
 enough to stay in the CPU's cache: 2,000 resamples of 50,000 values take 0.45 s in batches of
 10, 0.8 s in batches of 41). The index draws of the next batch are made on a second thread
 while this one is gathered and summed (numpy lets go of the GIL in both), from the same one
-generator in the same order, so the draws are the ones a single thread makes.
+generator in the same order, so the draws are the ones a single thread makes. They are
+``Generator.integers(0, n, dtype=np.uint32)``'s, made as numpy makes them but a whole array at
+a time (:func:`uniform_indices`: a third faster).
 
 >>> bootstrap_ci([1.0, 1.0, 1.0])
 (1.0, 1.0)
@@ -25,7 +27,8 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -68,18 +71,54 @@ def resample_means(x: np.ndarray, *, resamples: int = RESAMPLES, seed: int = SEE
             terms = rng.multinomial(n, p, size=size) * distinct[None, :]
             yield _row_means(terms, n)
         return
-    dtype = np.uint32 if n < 2**32 else np.int64
+    draws = uniform_indices(rng, n, [size * n for size in sizes])
     if len(sizes) == 1:
-        yield _row_means(np.take(x, rng.integers(0, n, size=(sizes[0], n), dtype=dtype)), n)
+        yield _row_means(np.take(x, next(draws).reshape(sizes[0], n)), n)
         return
     with ThreadPoolExecutor(1, thread_name_prefix="ragmeter-bootstrap") as drawer:
         # one draw in flight at a time, in order: the generator's stream is what one thread draws
-        pending = drawer.submit(rng.integers, 0, n, size=(sizes[0], n), dtype=dtype)
-        for i in range(len(sizes)):
+        pending = drawer.submit(next, draws)
+        for i, size in enumerate(sizes):
             drawn = pending.result()
             if i + 1 < len(sizes):
-                pending = drawer.submit(rng.integers, 0, n, size=(sizes[i + 1], n), dtype=dtype)
-            yield _row_means(np.take(x, drawn), n)
+                pending = drawer.submit(next, draws)
+            yield _row_means(np.take(x, drawn.reshape(size, n)), n)
+
+
+def uniform_indices(rng: np.random.Generator, n: int, counts: Iterable[int]) -> Iterator[np.ndarray]:
+    """For each count, the next ``count`` draws of ``rng.integers(0, n, dtype=np.uint32)`` (an
+    int64 array for n >= 2**32), the same numbers as those calls give in turn.
+
+    numpy draws such an integer by Lemire's method on 32-bit halves of the PCG64 stream (low
+    half first): m = u * n, keep m >> 32 unless m mod 2**32 < 2**32 mod n, where the draw is
+    made again from the next half. Here whole arrays of raw words are turned into indices at
+    once and the rejected halves dropped, which is the same sequence (a test holds it to
+    ``integers``); another bit generator or byte order calls ``integers`` itself."""
+    bits = rng.bit_generator
+    if n >= 2**32 or sys.byteorder != "little" or type(bits).__name__ != "PCG64" or bits.state["has_uint32"]:
+        dtype = np.uint32 if n < 2**32 else np.int64
+        for count in counts:
+            yield rng.integers(0, n, size=count, dtype=dtype)
+        return
+    threshold = np.uint32((2**32 - n) % n)  # numpy's (UINT32_MAX - rng) % rng_excl, rng = n - 1
+    pending = np.empty(0, dtype=np.uint32)
+    for count in counts:
+        parts, have = [pending], len(pending)
+        while have < count:
+            halves = bits.random_raw((count - have + 1) // 2).view(np.uint32)  # low half, then high
+            scaled = halves.astype(np.uint64)
+            scaled *= np.uint64(n)
+            scaled >>= np.uint64(32)
+            drawn = scaled.astype(np.uint32)
+            if threshold:
+                rejected = halves * np.uint32(n) < threshold  # m mod 2**32, in wrapping uint32 arithmetic
+                if rejected.any():
+                    drawn = drawn[~rejected]
+            parts.append(drawn)
+            have += len(drawn)
+        joined = parts[-1] if len(parts) == 2 and not len(parts[0]) else np.concatenate(parts)
+        pending = joined[count:]
+        yield joined[:count]
 
 
 def _row_means(terms: np.ndarray, n: int) -> np.ndarray:
