@@ -156,3 +156,18 @@ def test_diagnose_says_which_checks_could_not_be_verified_and_why(cli, warranty,
     assert cli("report", run.path, "--html", tmp_path / "r.html").exit_code == 0
     page = (tmp_path / "r.html").read_text()
     assert "unable to verify: no record source was given (order-on-record)" in page
+
+
+def test_library_dry_run_needs_no_api_key_and_writes_nothing(warranty, tmp_path, monkeypatch):
+    """``run_evaluation(Settings(dry_run=True))``, the CLI's own call, plans as the CLI does:
+    no key, no ledger file, no run directory (it built the real judge, and so needed both)."""
+    from ragmeter.core.settings import Settings
+    from ragmeter.runs.evaluation import run_evaluation
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    done = run_evaluation(Settings(dataset=str(warranty / "dataset.jsonl"), corpus=str(warranty / "corpus.jsonl"),
+                                   metrics=("faithfulness",), judge="openai:gpt-4o-mini", dry_run=True,
+                                   runs_dir=str(tmp_path / "runs")))
+    assert done.run_path is None and done.plan is not None and done.plan["calls"] == 2
+    assert list(tmp_path.iterdir()) == []

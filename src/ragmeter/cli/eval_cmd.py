@@ -219,10 +219,5 @@ def eval_command(
     with warnings.catch_warnings():  # the coverage is printed under the table: no warning on top
         warnings.simplefilter("ignore", LowCoverageWarning)
         warnings.simplefilter("ignore", NothingRetrievedWarning)  # said once, under the table
-        if settings.dry_run:  # no judge client, no key, nothing written
-            from ragmeter.runs.dry_run import plan_evaluation
-
-            done = plan_evaluation(settings, resumed=resumed is not None, notify=echo_err)
-        else:
-            done = run_evaluation(settings, resume=resumed, progress=_progress(settings), notify=echo_err)
+        done = run_evaluation(settings, resume=resumed, progress=_progress(settings), notify=echo_err)
     render(done, fmt)

@@ -163,6 +163,10 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     the caller (the default judge).
     """
     _check(settings)
+    if settings.dry_run:  # a planning judge: no client, no key, nothing written
+        from ragmeter.runs.dry_run import plan_evaluation
+
+        return plan_evaluation(settings, resumed=resume is not None, notify=notify)
     if resume is None:
         settings = resolve_judge(settings, notify)
     # built on every engine, so that a wrong judge or a missing key fails before any work
@@ -175,12 +179,6 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
         return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume, actions)
     data = load_samples(settings)
     records = record_lookup(settings)
-    if settings.dry_run:
-        from ragmeter.engine.dry_run import dry_run_plan
-
-        return EvaluationRun(settings, None, plan=dry_run_plan(data, settings.metrics, k=settings.k,
-                                                               view=settings.view, judge=judge, records=records,
-                                                               action_criteria=actions))
     if resume is not None:
         check_fingerprint(resume, data.fingerprint)
     # only now: bad input leaves no run directory behind
