@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Iterator, Mapping
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring
 from operator import attrgetter
@@ -24,15 +25,19 @@ from ragmeter.core.notebook_html import table_html
 from ragmeter.core.sample import Sample
 from ragmeter.io.conversations import flatten, is_conversational
 from ragmeter.io.corpus import attach_texts, load_corpus
+from ragmeter.io.label_file import read_label_file
 from ragmeter.io.rows import make_samples
 from ragmeter.io.shapes import read_records
 
 
 @dataclass(frozen=True)
 class Dataset:
-    """Samples read from one file, with the file's path and a content fingerprint."""
+    """Samples read from one file, with the file's path and a content fingerprint.
 
-    samples: tuple[Sample, ...]
+    ``samples`` is a tuple, or (a file of plain label records, read into ``columns``) a
+    sequence that builds each sample on first access."""
+
+    samples: Sequence[Sample]
     path: str | None
     fingerprint: str
     testset_fingerprint: str = ""  # questions, labels and references only: equal for two systems' runs
@@ -110,6 +115,12 @@ def _load(data: Any, corpus: str | Path | None) -> Dataset:
     elif isinstance(data, (list, tuple)) and data and all(isinstance(s, Sample) for s in data):
         samples, path = list(data), None
     else:
+        if corpus is None and isinstance(data, (str, os.PathLike)) \
+                and Path(os.fspath(data)).suffix.lower() in (".jsonl", ".ndjson"):
+            plain = read_label_file(data)  # None unless every record is a plain label record
+            if plain is not None:
+                return Dataset(samples=plain.samples(), path=str(os.fspath(data)), fingerprint=plain.fingerprint,
+                               testset_fingerprint=plain.testset_fingerprint, columns=plain.columns)
         source = read_records(data)
         records = source.rows
         if any(is_conversational(r) for _, r in records):
