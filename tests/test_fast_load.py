@@ -1,0 +1,254 @@
+"""The columnar reader (io/label_file.py) against the general reader it stands in for.
+
+For random plain label records (ids and texts with unicode, quotes, backslashes and control
+characters, empty lists, int and float grades, labels as lists and as objects, written with
+and without ASCII escapes), the columnar reader must give the samples, the columns and both
+fingerprints the general reader gives; for every record it does not take, ``load_dataset``
+must read the file the general way, with the same result or the same error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ragmeter.core.columns import LabelColumns
+from ragmeter.core.errors import InvalidInputError
+from ragmeter.io.dataset import Dataset, load_dataset
+from ragmeter.io.label_file import LazySamples, decode_label_lines, read_label_file
+
+BENCH_LIKE = ('{"id": "q0", "question": "question 0", "retrieved": ["d1", "d2", "d3"], '
+              '"relevant": {"d3": 1, "d9": 2}}\n'
+              '{"id": "q1", "question": "question 1", "retrieved": ["d2"], "relevant": ["d2"]}\n')
+
+
+def general(path: str) -> Dataset:
+    """What ``load_dataset`` gives with the columnar reader turned off (the path every file took
+    before it)."""
+    with patch("ragmeter.io.dataset.read_label_file", lambda _: None):
+        data = load_dataset(path)
+    assert data.columns is None and isinstance(data.samples, tuple)
+    return data
+
+
+def outcome(read: Any, path: str) -> tuple[str, Any]:
+    try:
+        data = read(path)
+    except InvalidInputError as exc:
+        return "error", str(exc)
+    return "ok", (tuple(data.samples), data.fingerprint, data.testset_fingerprint)
+
+
+def write(tmp: str, text: str | bytes, name: str = "d.jsonl") -> str:
+    path = os.path.join(tmp, name)
+    Path(path).write_bytes(text.encode() if isinstance(text, str) else text)
+    return path
+
+
+def assert_same_as_general(path: str) -> Dataset:
+    fast = load_dataset(path)
+    slow = general(path)
+    assert fast.columns is not None and isinstance(fast.samples, LazySamples)
+    assert (fast.fingerprint, fast.testset_fingerprint) == (slow.fingerprint, slow.testset_fingerprint)
+    assert len(fast.samples) == len(slow.samples)
+    assert tuple(fast.samples) == slow.samples
+    expected = LabelColumns.from_samples(slow.samples)
+    assert list(fast.columns.ids) == list(expected.ids)
+    assert [tuple(r) for r in fast.columns.retrieved] == list(expected.retrieved)
+    assert [dict(r) for r in fast.columns.relevance] == [dict(r) for r in expected.relevance]
+    for got, want in zip(fast.columns.relevance, expected.relevance):
+        assert list(got) == list(want)  # the same key order, and floats only
+        assert all(type(v) is float for v in got.values())
+    return fast
+
+
+# -- random plain records --------------------------------------------------------------------
+
+any_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+tricky = st.sampled_from(['"', "\\", "\n", "\x00", "\x1f", "\x7f", "\u2028", "é", "\U0001F600", ":", ",", "{", "}",
+                          "[", "]", " ", "\t", "null", '":1,"', "\\u0000"])
+texts = st.one_of(any_text, st.lists(tricky, max_size=4).map("".join))
+ids = texts.filter(lambda s: bool(s.strip()))
+grades = st.one_of(st.integers(-(10 ** 20), 10 ** 20), st.integers(0, 3),
+                   st.floats(allow_nan=False, allow_infinity=False),
+                   st.sampled_from([1e16, 1e-5, 1e22, 2.5e-7, -0.0, 0.0, 5e-324, 1.7976931348623157e308]))
+
+
+@st.composite
+def records(draw: st.DrawFn) -> list[dict[str, Any]]:
+    sids = draw(st.lists(ids, min_size=1, max_size=6, unique=True))
+    out = []
+    for sid in sids:
+        rec: dict[str, Any] = {"id": sid}
+        if draw(st.booleans()):
+            rec["question"] = draw(st.one_of(st.none(), texts))
+        if draw(st.booleans()):
+            rec["retrieved"] = draw(st.one_of(st.none(), st.lists(ids, max_size=5, unique=True)))
+        kind = draw(st.sampled_from(["none", "null", "list", "dict"]))
+        if kind == "null":
+            rec["relevant"] = None
+        elif kind == "list":
+            rec["relevant"] = draw(st.lists(ids, max_size=4, unique=True))
+        elif kind == "dict":
+            rec["relevant"] = draw(st.dictionaries(texts, grades, max_size=4))
+        for field in ("answer", "reference"):
+            if draw(st.integers(0, 4)) == 0:
+                rec[field] = draw(st.one_of(st.none(), texts))
+        keys = list(rec)
+        order = draw(st.permutations(keys))
+        out.append({k: rec[k] for k in order})
+    return out
+
+
+@given(rows=records(), ascii_only=st.booleans(), compact=st.booleans(), crlf=st.booleans())
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_plain_records_read_as_the_general_reader_reads_them(rows: list[dict[str, Any]], ascii_only: bool,
+                                                             compact: bool, crlf: bool) -> None:
+    separators = (",", ":") if compact else (", ", ": ")
+    end = "\r\n" if crlf else "\n"
+    text = "".join(json.dumps(r, ensure_ascii=ascii_only, separators=separators) + end for r in rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(tmp, text)
+        assert decode_label_lines(text.encode()) is not None  # the columnar reader took it
+        fast = assert_same_as_general(path)
+        for i in range(len(rows)):  # built on first access, then kept
+            assert fast.samples[i] is fast.samples[i]
+
+
+@given(rows=records())
+@settings(max_examples=100, deadline=None)
+def test_batches_give_the_digests_of_one_pass(rows: list[dict[str, Any]]) -> None:
+    """The fingerprints are hashed a batch of records at a time: any batch size, the same digests."""
+    import ragmeter.io.label_prints as prints
+
+    raw = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    whole = decode_label_lines(raw)
+    saved = prints.BATCH
+    try:
+        prints.BATCH = 1
+        one = decode_label_lines(raw)
+    finally:
+        prints.BATCH = saved
+    assert whole is not None and one is not None
+    assert (whole.fingerprint, whole.testset_fingerprint) == (one.fingerprint, one.testset_fingerprint)
+
+
+def test_the_bench_shape_and_its_samples(tmp_path: Path) -> None:
+    path = write(str(tmp_path), BENCH_LIKE)
+    data = assert_same_as_general(path)
+    samples = data.samples
+    assert len(samples) == 2 and samples[-1].id == "q1" and samples[-2].id == "q0"
+    assert samples[0:1] == (samples[0],) and samples[::-1] == (samples[1], samples[0])
+    assert [s.id for s in samples] == ["q0", "q1"]
+    assert tuple(samples) == samples and samples == tuple(samples)
+    with pytest.raises(IndexError):
+        samples[2]
+    with pytest.raises(TypeError):
+        samples[0].relevance["d3"] = 5.0  # type: ignore[index]
+    assert dict(samples[0].relevance) == {"d3": 1.0, "d9": 2.0}
+    assert samples[0].retrieved_ids == ("d1", "d2", "d3")
+    assert data.columns is not None and list(data.columns.retrieved[1]) == ["d2"]
+    assert load_dataset(data) is data
+
+
+# -- what the columnar reader does not take: the general reader decides ----------------------
+
+NOT_PLAIN = {
+    "duplicate id": '{"id": "a"}\n{"id": "a"}\n',
+    "blank id": '{"id": " "}\n',
+    "empty id": '{"id": ""}\n',
+    "integer id": '{"id": 7, "question": "q"}\n',
+    "no id": '{"question": "q"}\n',
+    "null id": '{"id": null, "question": "q"}\n',
+    "alias field": '{"query_id": "a", "question": "q"}\n',
+    "alias question": '{"id": "a", "query": "q"}\n',
+    "close unknown field": '{"id": "a", "retreived": ["x"]}\n',
+    "other field": '{"id": "a", "topic": "x"}\n',
+    "metadata": '{"id": "a", "metadata": {"m": 1}}\n',
+    "context": '{"id": "a", "context": ["x"]}\n',
+    "two objects on a line": '{"id": "a"} {"id": "b"}\n',
+    "carriage return between objects": '{"id": "a"}\r{"id": "b"}\n',
+    "not an object": '["a"]\n',
+    "not JSON": '{"id": "a"\n',
+    "NaN grade": '{"id": "a", "relevant": {"x": NaN}}\n',
+    "infinite grade": '{"id": "a", "relevant": {"x": 1e999}}\n',
+    "huge integer grade": '{"id": "a", "relevant": {"x": ' + "9" * 400 + "}}\n",
+    "boolean grade": '{"id": "a", "relevant": {"x": true}}\n',
+    "string grade": '{"id": "a", "relevant": {"x": "1"}}\n',
+    "duplicate retrieved id": '{"id": "a", "retrieved": ["x", "x"]}\n',
+    "blank retrieved id": '{"id": "a", "retrieved": ["x", " "]}\n',
+    "retrieved as a string": '{"id": "a", "retrieved": "x"}\n',
+    "retrieved objects": '{"id": "a", "retrieved": [{"id": "x", "score": 0.5}]}\n',
+    "duplicate relevant id": '{"id": "a", "relevant": ["x", "x"]}\n',
+    "blank relevant id": '{"id": "a", "relevant": [""]}\n',
+    "relevant integer ids": '{"id": "a", "relevant": [1, 2]}\n',
+    "lone surrogate": '{"id": "a\\ud800"}\n',
+    "raw control character": '{"id": "a\x01"}\n',
+    "nested too deep": '{"id": "a", "relevant": ' + "[" * 5000 + "]" * 5000 + "}\n",
+    "a corpus record": '{"id": "a", "text": "chunk text"}\n',
+    "a conversation": '{"id": "a", "turns": [{"question": "q"}]}\n',
+    "empty file": "",
+    "blank file": "\n \n",
+    "question a number": '{"id": "a", "question": 3}\n',
+    "form feed line": '{"id": "a"}\n\x0c\n{"id": "b"}\n',
+    "non-breaking space line": '{"id": "a"}\n\u00a0\n{"id": "b"}\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(NOT_PLAIN))
+def test_other_records_take_the_general_reader(name: str, tmp_path: Path) -> None:
+    path = write(str(tmp_path), NOT_PLAIN[name])
+    assert read_label_file(path) is None
+    got, want = outcome(load_dataset, path), outcome(general, path)
+    if want[0] == "error":  # the message is the general reader's, word for word
+        assert got == want
+    else:
+        assert got == want and load_dataset(path).columns is None
+
+
+def test_invalid_utf8_takes_the_general_reader(tmp_path: Path) -> None:
+    path = write(str(tmp_path), b'{"id": "a"}\n{"id": "\xff"}\n')
+    assert read_label_file(path) is None
+    with pytest.raises(InvalidInputError, match="line 2: not valid UTF-8"):
+        load_dataset(path)
+
+
+PLAIN_VARIANTS = {
+    "byte order mark": "\ufeff" + BENCH_LIKE,
+    "blank lines": "\n" + BENCH_LIKE.replace("\n", "\n \t\r\n", 1) + "\n\n",
+    "no final newline": BENCH_LIKE.rstrip("\n"),
+    "crlf": BENCH_LIKE.replace("\n", "\r\n"),
+    "trailing whitespace line": BENCH_LIKE + "  ",
+    "duplicate key, last wins": '{"id": "x", "id": "a", "relevant": {"d": 1, "e": 2, "d": 3}}\n',
+    "nulls": '{"id": "a", "question": null, "retrieved": null, "relevant": null, "answer": null}\n',
+    "answer and reference": '{"id": "a", "answer": "yes \\"quoted\\"", "reference": "r"}\n',
+    "negative zero grades": '{"id": "a", "relevant": {"x": -0, "y": -0.0, "z": 9007199254740993}}\n',
+    "grades repr writes with an exponent": '{"id": "a", "relevant": {"x": 1e16, "y": 0.00001, "z": 1.5e300}}\n',
+    "keys with colons and commas": '{"id": "a", "relevant": {"x:1": 1, "y,": 2, ":": 3, ",\\"": 1}}\n',
+    "ids with escapes": '{"id": "a\\\\b\\n", "retrieved": ["x\\"", "\\u0000", "\\\\u0000"], "relevant": ["\\tx"]}\n',
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN_VARIANTS))
+def test_plain_variants_take_the_columnar_reader(name: str, tmp_path: Path) -> None:
+    path = write(str(tmp_path), PLAIN_VARIANTS[name], name="d.ndjson")
+    assert read_label_file(path) is not None
+    assert_same_as_general(path)
+
+
+def test_json_and_corpus_keep_the_general_reader(tmp_path: Path) -> None:
+    """``.json`` files, and a corpus given with the data, are read as before (samples as a tuple)."""
+    path = write(str(tmp_path), BENCH_LIKE, name="d.json")
+    assert load_dataset(path).columns is None and isinstance(load_dataset(path).samples, tuple)
+    jsonl = write(str(tmp_path), BENCH_LIKE)
+    corpus = write(str(tmp_path), '{"id": "d1", "text": "one"}\n', name="corpus.jsonl")
+    data = load_dataset(jsonl, corpus=corpus)
+    assert data.columns is None and data.samples[0].retrieved[0].text == "one"
