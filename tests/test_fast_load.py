@@ -252,3 +252,61 @@ def test_json_and_corpus_keep_the_general_reader(tmp_path: Path) -> None:
     corpus = write(str(tmp_path), '{"id": "d1", "text": "one"}\n', name="corpus.jsonl")
     data = load_dataset(jsonl, corpus=corpus)
     assert data.columns is None and data.samples[0].retrieved[0].text == "one"
+
+
+# -- the streamed --block reader (io/jsonl_blocks.py) ----------------------------------------
+
+def blocks_outcome(path: str, block: int) -> tuple[str, Any]:
+    from ragmeter.io.jsonl_blocks import iter_blocks, scan
+
+    try:
+        prints = scan(path)
+        blocks = [tuple(b) for b in iter_blocks(path, block)]
+    except InvalidInputError as exc:
+        return "error", str(exc)
+    return "ok", (prints, blocks)
+
+
+def blocks_general(path: str, block: int) -> tuple[str, Any]:
+    """The streamed reader with the columnar reader turned off: every chunk line by line."""
+    with patch("ragmeter.io.jsonl_blocks.decode_part", lambda _: None):
+        return blocks_outcome(path, block)
+
+
+@given(rows=records(), block=st.integers(1, 4), chunk=st.sampled_from([1, 40, 200, 1 << 24]))
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_blocks_and_scan_read_as_before(rows: list[dict[str, Any]], block: int, chunk: int) -> None:
+    """Chunks of any size (one line, a few, the whole file): the same samples in the same blocks,
+    and ``scan``'s fingerprints equal to ``load_dataset``'s."""
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    with tempfile.TemporaryDirectory() as tmp, patch("ragmeter.io.jsonl_blocks.CHUNK_BYTES", chunk):
+        path = write(tmp, text)
+        from ragmeter.io.jsonl_blocks import _scan_plain
+
+        assert _scan_plain(path) is not None  # the columnar reader took every chunk
+        got = blocks_outcome(path, block)
+        assert got == blocks_general(path, block)
+        data = load_dataset(path)
+        assert got[1][0] == (data.fingerprint, data.testset_fingerprint, len(rows))
+
+
+@pytest.mark.parametrize("chunk", [1, 30, 1 << 24])
+@pytest.mark.parametrize("name", sorted(NOT_PLAIN))
+def test_blocks_leave_other_records_to_the_line_reader(name: str, chunk: int, tmp_path: Path) -> None:
+    """A file of plain records with one other record among them (in its own chunk or not):
+    the same samples, or the same error naming the same line."""
+    text = BENCH_LIKE + NOT_PLAIN[name] + BENCH_LIKE.replace('"q', '"r')
+    path = write(str(tmp_path), text)
+    with patch("ragmeter.io.jsonl_blocks.CHUNK_BYTES", chunk):
+        assert blocks_outcome(path, 2) == blocks_general(path, 2)
+
+
+@pytest.mark.parametrize("chunk", [1, 30, 1 << 24])
+@pytest.mark.parametrize("name", sorted(PLAIN_VARIANTS))
+def test_blocks_of_plain_variants(name: str, chunk: int, tmp_path: Path) -> None:
+    from ragmeter.io.jsonl_blocks import _scan_plain
+
+    path = write(str(tmp_path), PLAIN_VARIANTS[name])
+    with patch("ragmeter.io.jsonl_blocks.CHUNK_BYTES", chunk):
+        assert _scan_plain(path) is not None
+        assert blocks_outcome(path, 1) == blocks_general(path, 1)

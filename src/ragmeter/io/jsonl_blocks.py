@@ -2,13 +2,17 @@
 and computes the fingerprints before anything is scored.
 
 JSONL only (one sample per line; conversations and CSV need the in-memory reader). Memory
-is bounded by the block size plus 8 bytes per sample for the duplicate-id check.
+is bounded by the block size plus 8 bytes per sample for the duplicate-id check. The file is
+read ``CHUNK_BYTES`` of whole lines at a time; a chunk of plain label records goes through the
+columnar reader (:mod:`ragmeter.io.label_file`: one msgspec call, fingerprints from columns),
+any other chunk line by line, with the same samples and the same errors.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+import io
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,30 +23,67 @@ from ragmeter.core.sample import Sample
 from ragmeter.io.corpus import attach_texts
 from ragmeter.io.dataset import Fingerprints
 from ragmeter.io.json_text import BOM, decode_json
+from ragmeter.io.label_file import LabelFile, decode_part
 from ragmeter.io.rows import RowReader
+
+#: About this many bytes of whole lines are read, decoded and checked at a time.
+CHUNK_BYTES = 1 << 24
 
 
 def _records(path: str) -> Iterator[tuple[int, Any]]:
     with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InvalidInputError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
-                                        file=path, line=number, fix="save the file as UTF-8") from None
-            if number == 1 and line.startswith(BOM):
-                line = line[1:]  # as read_text does for the in-memory reader
-            if not line.strip():
-                continue
-            yield number, decode_json(line, file=path, line=number)
+        yield from _decoded(f, 1, path)
+
+
+def _decoded(lines: Iterable[bytes], first: int, path: str) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of the lines numbered from ``first``; blank lines skipped."""
+    for number, raw in enumerate(lines, start=first):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                                    file=path, line=number, fix="save the file as UTF-8") from None
+        if number == 1 and line.startswith(BOM):
+            line = line[1:]  # as read_text does for the in-memory reader
+        if not line.strip():
+            continue
+        yield number, decode_json(line, file=path, line=number)
+
+
+def _line_chunks(path: str) -> Iterator[tuple[int, bytes]]:
+    """``(number of the first line, whole lines)`` of about ``CHUNK_BYTES`` each."""
+    with open(path, "rb") as f:
+        number = 1
+        while lines := f.readlines(CHUNK_BYTES):
+            yield number, b"".join(lines)
+            number += len(lines)
+
+
+def _plain_part(number: int, chunk: bytes) -> LabelFile | None:
+    """The columnar reader's columns of a chunk, or None when some line is not a plain label record."""
+    if number == 1 and chunk.startswith(BOM.encode()):
+        chunk = chunk[3:]
+    return decode_part(chunk)
+
+
+def _samples(path: str, reader: RowReader) -> Iterator[Sample]:
+    """Every sample of the file in order: a chunk of plain label records through the columnar
+    reader, any other chunk line by line (the same samples, the same errors)."""
+    for number, chunk in _line_chunks(path):
+        part = _plain_part(number, chunk)
+        if part is not None:
+            yield from part.samples()
+        else:
+            for line, rec in _decoded(io.BytesIO(chunk), number, path):
+                yield reader.sample(rec, line)
 
 
 def iter_blocks(path: str | Path, block: int, *, corpus: dict | None = None) -> Iterator[list[Sample]]:
     path = str(path)
     reader = RowReader(path, track_ids=False)
     out: list[Sample] = []
-    for line, rec in _records(path):
-        out.append(reader.sample(rec, line))
+    for sample in _samples(path, reader):
+        out.append(sample)
         if len(out) >= block:
             yield attach_texts(out, corpus) if corpus else out
             out = []
@@ -50,11 +91,38 @@ def iter_blocks(path: str | Path, block: int, *, corpus: dict | None = None) -> 
         yield attach_texts(out, corpus) if corpus else out
 
 
+def _scan_plain(path: str) -> tuple[str, str, int] | None:
+    """:func:`scan` of a file of plain label records, from columns a chunk at a time; None for
+    any other file, or two ids alike (a duplicate, or a hash collision the general scan sorts out)."""
+    full, test = hashlib.sha256(), hashlib.sha256()
+    hashes = []
+    try:
+        for number, chunk in _line_chunks(path):
+            part = _plain_part(number, chunk)
+            if part is None:
+                return None
+            part.hash_into(full, test)
+            hashes.append(np.fromiter(map(hash, part.columns.ids), dtype=np.int64, count=len(part.columns)))
+    except OSError:
+        return None
+    count = sum(map(len, hashes))
+    if count == 0:
+        return None
+    ids = np.sort(np.concatenate(hashes))
+    if bool((ids[1:] == ids[:-1]).any()):
+        return None
+    return full.hexdigest()[:16], test.hexdigest()[:16], count
+
+
 def scan(path: str | Path, *, corpus: dict | None = None) -> tuple[str, str, int]:
     """(fingerprint, test-set fingerprint, samples) of the whole file, after checking ids are unique.
 
     Equal to ``load_dataset(path).fingerprint`` and ``.testset_fingerprint``."""
     path = str(path)
+    if corpus is None:
+        plain = _scan_plain(path)
+        if plain is not None:
+            return plain
     prints = Fingerprints()
     ids: list[int] = []
     count = 0

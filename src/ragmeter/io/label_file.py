@@ -16,10 +16,11 @@ what is wrong exactly as before.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import chain
 from pathlib import Path
 from types import MappingProxyType
@@ -33,7 +34,7 @@ try:
 except ImportError:  # pragma: no cover - a core dependency; without it every file takes the general reader
     msgspec = None  # type: ignore[assignment]
 else:
-    from ragmeter.io.label_prints import label_digests
+    from ragmeter.io.label_prints import update_digests
 
 _BLANK_AFTER_FIRST = re.compile(rb"\n[ \t\r]*(?:\n|[ \t\r]\Z)")  # a blank line past the first
 _BLANK_FIRST = re.compile(rb"[ \t\r]*(?:\n|\Z)")
@@ -63,9 +64,16 @@ class LabelFile:
     references: list[str | None] | None
     fingerprint: str
     testset_fingerprint: str
+    clean: bool = False  # no string holds a character JSON escapes (the file has no backslash)
 
     def samples(self) -> LazySamples:
         return LazySamples(self)
+
+    def hash_into(self, full: Any, test: Any) -> None:
+        """Feed both fingerprints' hashes (``hashlib.sha256`` objects) these records' texts."""
+        cols = self.columns
+        update_digests(full, test, cols.ids, self.questions, cols.retrieved, cols.relevance,  # type: ignore[arg-type]
+                       self.answers, self.references, clean=self.clean)
 
 
 def read_label_file(path: str | os.PathLike[str]) -> LabelFile | None:
@@ -82,10 +90,21 @@ def read_label_file(path: str | os.PathLike[str]) -> LabelFile | None:
 
 def decode_label_lines(raw: bytes) -> LabelFile | None:
     """:func:`read_label_file` on the file's bytes."""
-    if msgspec is None:
-        return None
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]  # as read_text does
+    part = decode_part(raw)
+    if part is None or not part.columns.ids:
+        return None
+    full, test = hashlib.sha256(), hashlib.sha256()
+    part.hash_into(full, test)
+    return replace(part, fingerprint=full.hexdigest()[:16], testset_fingerprint=test.hexdigest()[:16])
+
+
+def decode_part(raw: bytes) -> LabelFile | None:
+    """The columns of whole lines of a file (no byte order mark), without the fingerprints
+    (empty strings); None unless every line is a plain label record or blank, ids unique."""
+    if msgspec is None:
+        return None
     if not raw.isascii():
         try:
             raw.decode("utf-8")  # Python's check, the one the general reader applies
@@ -95,7 +114,7 @@ def decode_label_lines(raw: bytes) -> LabelFile | None:
         rows: list[_Row] = _DECODER.decode_lines(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if not rows or len(rows) != _json_lines(raw):  # two objects on one line, or a "\r" taken as a line break
+    if len(rows) != _json_lines(raw):  # two objects on one line, or a "\r" taken as a line break
         return None
     ids = [r.id for r in rows]
     if len(set(ids)) != len(ids) or _any_blank(ids):
@@ -119,12 +138,10 @@ def decode_label_lines(raw: bytes) -> LabelFile | None:
     questions = [r.question for r in rows]
     answers = [r.answer for r in rows]
     references = [r.reference for r in rows]
-    has_answers = any(a is not None for a in answers)
-    has_references = any(a is not None for a in references)
-    digests = label_digests(ids, questions, retrieved, relevance, answers if has_answers else None,
-                            references if has_references else None, clean=b"\\" not in raw)
-    return LabelFile(LabelColumns(ids, retrieved, relevance), questions, answers if has_answers else None,
-                     references if has_references else None, *digests)
+    return LabelFile(LabelColumns(ids, retrieved, relevance), questions,
+                     answers if any(a is not None for a in answers) else None,
+                     references if any(a is not None for a in references) else None, "", "",
+                     clean=b"\\" not in raw)
 
 
 def _json_lines(raw: bytes) -> int:

@@ -11,10 +11,10 @@ none of them unescaped); each string's JSON is then the string in quotes.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from itertools import chain
 from json.encoder import encode_basestring
+from typing import Any
 
 import msgspec
 
@@ -24,11 +24,12 @@ _SORTED = msgspec.json.Encoder(order="sorted")
 BATCH = 8192
 
 
-def label_digests(ids: Sequence[str], questions: Sequence[str | None], retrieved: Sequence[Sequence[str]],
-                  relevance: Sequence[dict[str, float]], answers: Sequence[str | None] | None,
-                  references: Sequence[str | None] | None, *, clean: bool) -> tuple[str, str]:
-    """``Fingerprints.digests()`` of the samples these columns make."""
-    full, test = hashlib.sha256(), hashlib.sha256()
+def update_digests(full: Any, test: Any, ids: Sequence[str], questions: Sequence[str | None],
+                   retrieved: Sequence[Sequence[str]], relevance: Sequence[dict[str, float]],
+                   answers: Sequence[str | None] | None, references: Sequence[str | None] | None, *,
+                   clean: bool) -> None:
+    """Feed ``full`` and ``test`` (``hashlib.sha256`` objects) what ``Fingerprints.add`` feeds
+    them for the samples these columns make."""
     for start in range(0, len(ids), BATCH):
         part = slice(start, start + BATCH)
         texts = record_texts(ids[part], questions[part], retrieved[part], relevance[part],
@@ -36,7 +37,6 @@ def label_digests(ids: Sequence[str], questions: Sequence[str | None], retrieved
                              None if references is None else references[part], clean=clean)
         full.update(texts[0].encode())
         test.update(texts[1].encode())
-    return full.hexdigest()[:16], test.hexdigest()[:16]
 
 
 def record_texts(ids: Sequence[str], questions: Sequence[str | None], retrieved: Sequence[Sequence[str]],
