@@ -27,7 +27,7 @@ from ragmeter.io.label_file import LabelFile, decode_part
 from ragmeter.io.rows import RowReader
 
 #: About this many bytes of whole lines are read, decoded and checked at a time.
-CHUNK_BYTES = 1 << 24
+CHUNK_BYTES = 1 << 21
 
 
 def _records(path: str) -> Iterator[tuple[int, Any]]:

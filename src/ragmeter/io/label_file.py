@@ -27,7 +27,9 @@ from types import MappingProxyType
 from typing import Any, overload
 
 from ragmeter.core.columns import LabelColumns
+from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.sample import Chunk, Sample
+from ragmeter.io.rows import _Chunks
 
 try:
     import msgspec
@@ -177,7 +179,7 @@ class LazySamples(Sequence[Sample]):
     def __init__(self, file: LabelFile) -> None:
         self._file = file
         self._made: list[Sample | None] = [None] * len(file.columns)
-        self._chunks: dict[str, Chunk] = {}
+        self._chunks: dict[str, Chunk] = _Chunks()  # a chunk given by id alone, made once and shared
 
     def __len__(self) -> int:
         return len(self._made)
@@ -190,7 +192,8 @@ class LazySamples(Sequence[Sample]):
 
     def __getitem__(self, index: int | slice) -> Sample | tuple[Sample, ...]:
         if isinstance(index, slice):
-            return tuple(map(self._sample, range(*index.indices(len(self._made)))))
+            with gc_paused():
+                return tuple(map(self._sample, range(*index.indices(len(self._made)))))
         if index < 0:
             index += len(self._made)
         if not 0 <= index < len(self._made):
@@ -198,7 +201,13 @@ class LazySamples(Sequence[Sample]):
         return self._sample(index)
 
     def __iter__(self) -> Iterator[Sample]:
-        return map(self._sample, range(len(self._made)))
+        """Every sample, those not built yet built at once (with the collector paused: many
+        small objects, no cycles)."""
+        if None in self._made:
+            with gc_paused():
+                for i in range(len(self._made)):
+                    self._sample(i)
+        return iter(self._made)  # type: ignore[arg-type]
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (LazySamples, tuple)):
@@ -216,7 +225,7 @@ class LazySamples(Sequence[Sample]):
         if made is None:
             f, chunks = self._file, self._chunks
             cols = f.columns
-            ranked = tuple([chunks.get(c) or chunks.setdefault(c, Chunk(c)) for c in cols.retrieved[i]])
+            ranked = tuple(map(chunks.__getitem__, cols.retrieved[i]))
             made = self._made[i] = Sample(
                 id=cols.ids[i], question=f.questions[i], retrieved=ranked,
                 relevance=MappingProxyType(cols.relevance[i]),
