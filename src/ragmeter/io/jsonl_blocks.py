@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.sample import Sample
 from ragmeter.io.corpus import attach_texts
 from ragmeter.io.dataset import Fingerprints
@@ -98,10 +99,11 @@ def _scan_plain(path: str) -> tuple[str, str, int] | None:
     hashes = []
     try:
         for number, chunk in _line_chunks(path):
-            part = _plain_part(number, chunk)
-            if part is None:
-                return None
-            part.hash_into(full, test)
+            with gc_paused():
+                part = _plain_part(number, chunk)
+                if part is None:
+                    return None
+                part.hash_into(full, test)
             hashes.append(np.fromiter(map(hash, part.columns.ids), dtype=np.int64, count=len(part.columns)))
     except OSError:
         return None
