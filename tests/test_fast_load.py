@@ -175,6 +175,10 @@ NOT_PLAIN = {
     "metadata": '{"id": "a", "metadata": {"m": 1}}\n',
     "context": '{"id": "a", "context": ["x"]}\n',
     "two objects on a line": '{"id": "a"} {"id": "b"}\n',
+    "two objects on a line, no space": '{"id": "a"}{"id": "b"}\n',
+    "an object across two lines": '{"id":\n"a"}\n',
+    "an object across lines, then two on one": '{"id":\n"a"} {"id": "b"}\n',
+    "an object across lines at a brace": '{"id": "a", "relevant": {"x": 1}\n, "question": "q"} {"id": "b"}\n',
     "carriage return between objects": '{"id": "a"}\r{"id": "b"}\n',
     "not an object": '["a"]\n',
     "not JSON": '{"id": "a"\n',
@@ -227,6 +231,7 @@ PLAIN_VARIANTS = {
     "no final newline": BENCH_LIKE.rstrip("\n"),
     "crlf": BENCH_LIKE.replace("\n", "\r\n"),
     "trailing whitespace line": BENCH_LIKE + "  ",
+    "whitespace around objects": ' \t{"id": "a"}  \n\r\n {"id": "b", "retrieved": ["x"]}\t\r\n',
     "duplicate key, last wins": '{"id": "x", "id": "a", "relevant": {"d": 1, "e": 2, "d": 3}}\n',
     "nulls": '{"id": "a", "question": null, "retrieved": null, "relevant": null, "answer": null}\n',
     "answer and reference": '{"id": "a", "answer": "yes \\"quoted\\"", "reference": "r"}\n',
@@ -310,3 +315,25 @@ def test_blocks_of_plain_variants(name: str, chunk: int, tmp_path: Path) -> None
     with patch("ragmeter.io.jsonl_blocks.CHUNK_BYTES", chunk):
         assert _scan_plain(path) is not None
         assert blocks_outcome(path, 1) == blocks_general(path, 1)
+
+
+def test_without_msgspec_the_general_reader_reads_every_file(tmp_path: Path) -> None:
+    """msgspec is a core dependency, but the core still reads datasets without it: every file
+    through the general reader (columns None), with the same fingerprints."""
+    import subprocess
+    import sys
+
+    import ragmeter
+
+    path = write(str(tmp_path), BENCH_LIKE)
+    code = ("import sys\nsys.modules['msgspec'] = None\nfrom ragmeter.io.dataset import load_dataset\n"
+            "from ragmeter.io.jsonl_blocks import scan\n"
+            f"d = load_dataset({path!r})\nprint(d.columns is None, d.fingerprint, d.testset_fingerprint, "
+            f"scan({path!r})[:2] == (d.fingerprint, d.testset_fingerprint))")
+    env = {**os.environ, "PYTHONPATH": str(Path(ragmeter.__file__).parent.parent)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    data = load_dataset(path)
+    assert data.columns is not None
+    assert done.stdout.split() == ["True", data.fingerprint, data.testset_fingerprint, "True"]

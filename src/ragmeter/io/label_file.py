@@ -117,8 +117,8 @@ def decode_part(raw: bytes) -> LabelFile | None:
             rows: list[_Row] = _DECODER.decode_lines(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if len(rows) != _json_lines(raw):  # two objects on one line, or a "\r" taken as a line break
-        return None
+    if len(rows) != _json_lines(raw) or not _no_value_spans_lines(raw):
+        return None  # as json.loads line by line: one object on each line that is not blank
     ids = [r.id for r in rows]
     if len(set(ids)) != len(ids) or _any_blank(ids):
         return None
@@ -157,6 +157,23 @@ def _json_lines(raw: bytes) -> int:
     if pieces[-1] == b"":
         pieces.pop()
     return sum(1 for p in pieces if p.strip(b" \t\r"))
+
+
+def _no_value_spans_lines(raw: bytes) -> bool:
+    """Whether every line that is not blank starts with ``{`` and ends with ``}`` (JSON
+    whitespace aside). Then no value msgspec decoded runs across a line break: inside an object
+    a ``}`` is never followed by a ``{``. (With as many values as such lines, each line holds one.)"""
+    body = raw.strip(b" \t\r\n")
+    if body[:1] != b"{" or body[-1:] != b"}":
+        return not body
+    breaks = body.count(b"\n")
+    if body.count(b"}\n{") == breaks or body.count(b"}\r\n{") == breaks:
+        return True
+    for line in body.split(b"\n"):
+        text = line.strip(b" \t\r")
+        if text and (text[:1] != b"{" or text[-1:] != b"}"):
+            return False
+    return True
 
 
 def _any_blank(items: Iterable[str]) -> bool:
