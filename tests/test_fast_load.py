@@ -337,3 +337,15 @@ def test_without_msgspec_the_general_reader_reads_every_file(tmp_path: Path) -> 
     data = load_dataset(path)
     assert data.columns is not None
     assert done.stdout.split() == ["True", data.fingerprint, data.testset_fingerprint, "True"]
+
+
+@pytest.mark.parametrize("literal", ["1.", ".5", "+1", "01", "-01", "1e-400", "-1e-400", "1E+2", "0x10", "1e", "-0",
+                                     "00", "1.0e-0000000000000000000000001", "1" + "0" * 400 + "e-400",
+                                     "0." + "0" * 500 + "1", "123456789012345678901234567890e-10",
+                                     "2.4703282292062328e-324", "2.4703282292062327e-324", "9" * 309, "1e308",
+                                     "17976931348623158e292", "9007199254740993", "-9007199254740993.0"])
+def test_grade_literals_read_as_json_reads_them(literal: str, tmp_path: Path) -> None:
+    """A grade written any way JSON allows (or not): msgspec's number is json's float, or the
+    file goes to the general reader."""
+    path = write(str(tmp_path), '{"id": "a", "relevant": {"x": ' + literal + "}}\n")
+    assert outcome(load_dataset, path) == outcome(general, path)
