@@ -73,7 +73,7 @@ def _samples(path: str, reader: RowReader) -> Iterator[Sample]:
     for number, chunk in _line_chunks(path):
         part = _plain_part(number, chunk)
         if part is not None:
-            yield from part.samples()
+            yield from part.samples(reader.chunks)  # one Chunk per id for the whole file, as RowReader
         else:
             for line, rec in _decoded(io.BytesIO(chunk), number, path):
                 yield reader.sample(rec, line)

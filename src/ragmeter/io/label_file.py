@@ -68,8 +68,10 @@ class LabelFile:
     testset_fingerprint: str
     clean: bool = False  # no string holds a character JSON escapes (the file has no backslash)
 
-    def samples(self) -> LazySamples:
-        return LazySamples(self)
+    def samples(self, chunks: dict[str, Chunk] | None = None) -> LazySamples:
+        """The samples, built on first access; ``chunks``: a ``RowReader``'s ``chunks`` (id ->
+        ``Chunk``, made on first lookup) to share one ``Chunk`` per id with it."""
+        return LazySamples(self, chunks)
 
     def hash_into(self, full: Any, test: Any) -> None:
         """Feed both fingerprints' hashes (``hashlib.sha256`` objects) these records' texts."""
@@ -196,10 +198,11 @@ class LazySamples(Sequence[Sample]):
 
     __slots__ = ("_file", "_made", "_chunks")
 
-    def __init__(self, file: LabelFile) -> None:
+    def __init__(self, file: LabelFile, chunks: dict[str, Chunk] | None = None) -> None:
         self._file = file
         self._made: list[Sample | None] = [None] * len(file.columns)
-        self._chunks: dict[str, Chunk] = _Chunks()  # a chunk given by id alone, made once and shared
+        # a Chunk made once per id and shared (a rows._Chunks given by the caller, to share it with theirs)
+        self._chunks: dict[str, Chunk] = chunks if isinstance(chunks, _Chunks) else _Chunks()
 
     def __len__(self) -> int:
         return len(self._made)
