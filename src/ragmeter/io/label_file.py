@@ -29,7 +29,7 @@ from typing import Any, overload
 from ragmeter.core.columns import LabelColumns
 from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.sample import Chunk, Sample
-from ragmeter.io.rows import _Chunks
+from ragmeter.io.rows import ChunkTable
 
 try:
     import msgspec
@@ -201,8 +201,8 @@ class LazySamples(Sequence[Sample]):
     def __init__(self, file: LabelFile, chunks: dict[str, Chunk] | None = None) -> None:
         self._file = file
         self._made: list[Sample | None] = [None] * len(file.columns)
-        # a Chunk made once per id and shared (a rows._Chunks given by the caller, to share it with theirs)
-        self._chunks: dict[str, Chunk] = chunks if isinstance(chunks, _Chunks) else _Chunks()
+        # a Chunk made once per id and shared (a rows.ChunkTable given by the caller, to share it with theirs)
+        self._chunks: dict[str, Chunk] = chunks if isinstance(chunks, ChunkTable) else ChunkTable()
 
     def __len__(self) -> int:
         return len(self._made)

@@ -66,7 +66,7 @@ class RowReader:
         self.seen: dict[str, int] = {}
         self.position = 0
         self.defaulted = 0
-        self.chunks: dict[str, Chunk] = _Chunks()  # a chunk given by id alone, made once and shared (immutable)
+        self.chunks: dict[str, Chunk] = ChunkTable()  # a chunk given by id alone, made once and shared (immutable)
 
     def sample(self, row: Mapping[str, Any], line: int) -> Sample:
         made = self._plain_sample(row, line)
@@ -143,7 +143,7 @@ class RowReader:
         if retrieved is None:
             chunks: tuple[Chunk, ...] = ()
         elif type(retrieved) is list and _distinct_ids(retrieved):
-            chunks = tuple(map(self.chunks.__getitem__, retrieved))  # made on first sight by _Chunks
+            chunks = tuple(map(self.chunks.__getitem__, retrieved))  # made on first sight by ChunkTable
         else:
             return None
         relevance = _plain_relevance(row.get("relevant"))
@@ -174,7 +174,7 @@ class RowReader:
 _PLAIN_FIELDS = frozenset({"id", "question", "retrieved", "relevant", "answer", "reference"})
 
 
-class _Chunks(dict[str, Chunk]):
+class ChunkTable(dict[str, Chunk]):
     """chunk id -> ``Chunk(id)``, made the first time the id is looked up."""
 
     def __missing__(self, cid: str) -> Chunk:
@@ -277,7 +277,7 @@ def _retrieved(value: Any, err: _ErrorAt, made: dict[str, Chunk]) -> tuple[Chunk
         raise err(f"must be a list of chunk ids, got {_type_name(value)}")
     if all(type(item) is str and item.strip() for item in value) and len(set(value)) == len(value):
         # plain distinct ids: nothing below would object
-        return tuple(map(made.__getitem__, value)) if isinstance(made, _Chunks) \
+        return tuple(map(made.__getitem__, value)) if isinstance(made, ChunkTable) \
             else tuple([made.get(cid) or made.setdefault(cid, Chunk(cid)) for cid in value])
     chunks: list[Chunk] = []
     seen: dict[str, int] = {}
