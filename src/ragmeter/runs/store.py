@@ -28,6 +28,7 @@ import os
 import re
 import socket
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -208,7 +209,7 @@ class Run:
         key = self.key(metric)
         return {r["id"]: r["metrics"][key] for r in self.results if key in r["metrics"]}
 
-    def samples(self) -> tuple[Sample, ...]:
+    def samples(self) -> Sequence[Sample]:
         """The samples as they were scored (the run's own copy). A run that is not complete may
         end in a torn line (killed mid-append): the samples before it are read."""
         path = self.path / "samples.jsonl"
