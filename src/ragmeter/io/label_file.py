@@ -207,6 +207,11 @@ class LazySamples(Sequence[Sample]):
     def __len__(self) -> int:
         return len(self._made)
 
+    @property
+    def label_file(self) -> LabelFile:
+        """The columns these samples are built from (to write them without building them)."""
+        return self._file
+
     @overload
     def __getitem__(self, index: int) -> Sample: ...
 

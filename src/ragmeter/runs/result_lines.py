@@ -29,8 +29,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from functools import partial
+from itertools import repeat
 from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=False) escapes with
 from typing import Any
 
@@ -38,6 +39,7 @@ from ragmeter.core.evaluation import EvaluationResult, outcome_cell, outcome_cel
 from ragmeter.core.sample import Sample
 from ragmeter.core.score_column import ScoreColumn
 from ragmeter.core.secrets import json_line_redactor, redacted_json_lines
+from ragmeter.io.label_file import LazySamples
 from ragmeter.io.writer import sample_to_row
 
 
@@ -71,13 +73,47 @@ def _row(result: EvaluationResult, names: list[str], sample_id: str, i: int) -> 
 
 
 def sample_lines(samples: Iterable[Sample]) -> Iterator[str]:
-    """``samples.jsonl``'s lines (without their newlines), redacted."""
+    """``samples.jsonl``'s lines (without their newlines), redacted. Samples read by the
+    columnar reader are written from its columns, none built (but for a line to redact)."""
+    if isinstance(samples, LazySamples):
+        yield from _column_sample_lines(samples)
+        return
     redacted = json_line_redactor()
     for s in samples:
         text = _plain_sample_line(s)
         if text is None:
             text = json.dumps(sample_to_row(s), ensure_ascii=False)
         yield redacted(text, partial(sample_to_row, s))
+
+
+def _column_sample_lines(samples: LazySamples) -> Iterator[str]:
+    """:func:`sample_lines` from the columns: each line what :func:`_plain_sample_line` writes
+    for the sample :class:`LazySamples` builds from the same row (a chunk by id alone, float
+    grades, ``answerable`` true), ``sample_to_row``'s JSON where a grade is not finite."""
+    file, redacted = samples.label_file, json_line_redactor()
+    cols, enc = file.columns, encode_basestring
+    questions = file.questions
+    answers = file.answers or repeat(None)
+    references = file.references or repeat(None)
+    for i, (sid, question, ranked, grades, answer, reference) in enumerate(
+            zip(cols.ids, questions, cols.retrieved, cols.relevance, answers, references)):
+        if not all(map(math.isfinite, grades.values())):
+            text = json.dumps(sample_to_row(samples[i]), ensure_ascii=False)
+        else:
+            text = "".join((
+                '{"id": ', enc(sid),
+                "" if question is None else ', "question": ' + enc(question),
+                ', "retrieved": [', '{"id": ' + '}, {"id": '.join(map(enc, ranked)) + "}" if ranked else "",
+                '], "relevant": {', ", ".join([f"{enc(k)}: {float.__repr__(v)}" for k, v in grades.items()]),
+                "}", "" if answer is None else ', "answer": ' + enc(answer),
+                "" if reference is None else ', "reference": ' + enc(reference),
+                ', "answerable": true}'))
+        yield redacted(text, partial(_sample_row, samples, i))
+
+
+def _sample_row(samples: Sequence[Sample], i: int) -> dict[str, Any]:
+    """Sample ``i``'s ``sample_to_row`` (built only for a line that needs redacting)."""
+    return sample_to_row(samples[i])
 
 
 def _plain_sample_line(s: Sample) -> str | None:
