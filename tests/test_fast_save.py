@@ -112,3 +112,68 @@ def test_a_grade_that_is_not_finite_is_written_as_json_writes_it() -> None:
     samples = replace(file).samples()
     assert list(sample_lines(samples)) == today(samples) == [
         '{"id": "q", "retrieved": [], "relevant": {"a": 1.0, "b": Infinity}, "answerable": true}']
+
+
+# -- --block: each block's dataset from the columnar reader, not fingerprinted again ------------
+
+BLOCK_MEASURES = ["precision@3", "recall@3", "hit_rate@3", "reciprocal_rank@3", "ndcg@3", "average_precision"]
+NOT_PLAIN_ROW = {"retrieved": [{"id": "a", "score": 0.5}, {"id": "b", "text": "B"}], "relevant": ["b"]}
+
+
+@given(rows=records(), other=st.lists(st.booleans(), max_size=6), block=st.integers(1, 5),
+       chunk=st.sampled_from([1, 60, 300, 1 << 24]))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_streamed_run_files_are_the_in_memory_runs(rows: list[dict[str, Any]], other: list[bool], block: int,
+                                                   chunk: int) -> None:
+    """``evaluate_streaming`` with blocks of any size, chunks of any size, plain records mixed
+    with records the columnar reader leaves: the summary, samples.jsonl and results.jsonl of the
+    samples the general reader builds, scored one by one in memory (what the streamed path
+    wrote before, block by block: ``json.dumps`` of ``sample_to_row`` and ``to_dict`` rows)."""
+    import warnings
+    from unittest.mock import patch
+
+    from ragmeter.engine.evaluate import evaluate
+    from ragmeter.runs.blockwise import evaluate_streaming
+
+    rows = [{**r, **NOT_PLAIN_ROW} if o else r for r, o in zip(rows, other + [False] * len(rows))]
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    with tempfile.TemporaryDirectory() as tmp, patch("ragmeter.io.jsonl_blocks.CHUNK_BYTES", chunk), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        path = os.path.join(tmp, "d.jsonl")
+        Path(path).write_text(text, encoding="utf-8")
+        run = Path(tmp) / "run"
+        run.mkdir()
+        summary, dataset = evaluate_streaming(path, BLOCK_MEASURES, block=block, run_path=run, setup={})
+        slow = general(path)
+        whole = evaluate(slow, BLOCK_MEASURES).to_dict()
+        assert dataset["fingerprint"] == slow.fingerprint
+        assert dataset["testset_fingerprint"] == slow.testset_fingerprint
+        assert summary == {name: {k: v for k, v in m.items() if k != "provenance"} for name, m in whole["metrics"].items()}
+        assert (run / "samples.jsonl").read_text(encoding="utf-8") == "".join(
+            json.dumps(sample_to_row(s), ensure_ascii=False) + "\n" for s in slow.samples)
+        assert (run / "results.jsonl").read_text(encoding="utf-8") == "".join(
+            json.dumps(r, ensure_ascii=False) + "\n" for r in whole["samples"])
+        setup = json.loads((run / "setup.json").read_text(encoding="utf-8"))
+        assert setup["metrics"] == {name: m["provenance"] for name, m in whole["metrics"].items()}
+        assert setup["dataset"]["samples"] == len(rows)
+
+
+def test_a_block_of_plain_records_is_held_as_columns(tmp_path: Path) -> None:
+    """Blocks across chunk boundaries: columns (samples built on access) where every record is
+    plain, samples where one is not; no block fingerprinted (the caller has the file's)."""
+    from unittest.mock import patch
+
+    from ragmeter.io.jsonl_blocks import iter_block_datasets, iter_blocks
+
+    rows = [{"id": f"q{i}", "retrieved": ["a", "b"], "relevant": {"a": i}} for i in range(7)]
+    rows[5] = {"id": "q5", **NOT_PLAIN_ROW}
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with patch("ragmeter.io.jsonl_blocks.CHUNK_BYTES", 100):
+        got = list(iter_block_datasets(path, 3))
+        want = [tuple(b) for b in iter_blocks(path, 3)]
+    assert [tuple(d.samples) for d in got] == want
+    assert [d.columns is not None for d in got] == [True, False, True]
+    assert [d.fingerprint for d in got] == ["", "", ""]
+    assert isinstance(got[0].samples, LazySamples) and list(got[0].columns.ids) == ["q0", "q1", "q2"]  # type: ignore[union-attr]

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ragmeter.core.columns import LabelColumns
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.sample import Sample
 from ragmeter.io.corpus import attach_texts
-from ragmeter.io.dataset import Fingerprints
+from ragmeter.io.dataset import Dataset, Fingerprints
 from ragmeter.io.json_text import BOM, decode_json
 from ragmeter.io.label_file import LabelFile, decode_part
 from ragmeter.io.rows import RowReader
@@ -77,6 +79,84 @@ def _samples(path: str, reader: RowReader) -> Iterator[Sample]:
         else:
             for line, rec in _decoded(io.BytesIO(chunk), number, path):
                 yield reader.sample(rec, line)
+
+
+def _parts(path: str, reader: RowReader) -> Iterator[LabelFile | list[Sample]]:
+    """Each chunk of the file: its columns (plain label records), or its samples read line by line."""
+    for number, chunk in _line_chunks(path):
+        part = _plain_part(number, chunk)
+        if part is not None:
+            yield part
+        else:
+            yield [reader.sample(rec, line) for line, rec in _decoded(io.BytesIO(chunk), number, path)]
+
+
+def iter_block_datasets(path: str | Path, block: int, *, corpus: dict | None = None) -> Iterator[Dataset]:
+    """The file in datasets of ``block`` samples (the last one shorter), the samples
+    :func:`iter_blocks` gives; a block made of plain label records only is held as columns
+    (its samples built on access, sharing one ``Chunk`` per id with the whole file). The
+    fingerprints are left empty (the caller has the file's, from :func:`scan`)."""
+    path = str(path)
+    if corpus:
+        for samples in iter_blocks(path, block, corpus=corpus):
+            yield Dataset(samples=tuple(samples), path=path, fingerprint="")
+        return
+    reader = RowReader(path, track_ids=False)
+    pieces: list[LabelFile | list[Sample]] = []
+    size = 0
+    for part in _parts(path, reader):
+        n = len(part.columns) if isinstance(part, LabelFile) else len(part)
+        start = 0
+        while start < n:
+            stop = min(n, start + block - size)
+            pieces.append(_cut(part, start, stop))
+            size += stop - start
+            start = stop
+            if size >= block:
+                yield _block_dataset(path, pieces, reader)
+                pieces, size = [], 0
+    if pieces:
+        yield _block_dataset(path, pieces, reader)
+
+
+def _cut(part: LabelFile | list[Sample], start: int, stop: int) -> LabelFile | list[Sample]:
+    """Records ``start:stop`` of a part."""
+    if not isinstance(part, LabelFile):
+        return part[start:stop]
+    if start == 0 and stop == len(part.columns):
+        return part
+    return _joined([part], start, stop)
+
+
+def _joined(parts: list[LabelFile], start: int = 0, stop: int | None = None) -> LabelFile:
+    """The records of several parts (each cut ``start:stop``: used with one part) as one."""
+    cut = slice(start, stop)
+
+    def column(get: Callable[[LabelFile], Sequence[Any] | None]) -> list[Any]:
+        out: list[Any] = []
+        for p in parts:
+            values = get(p)
+            out += [None] * len(p.columns.ids[cut]) if values is None else values[cut]
+        return out
+
+    answers = column(lambda p: p.answers)
+    references = column(lambda p: p.references)
+    columns = LabelColumns(column(lambda p: p.columns.ids), column(lambda p: p.columns.retrieved),
+                           column(lambda p: p.columns.relevance))
+    return LabelFile(columns, column(lambda p: p.questions),
+                     answers if any(a is not None for a in answers) else None,
+                     references if any(r is not None for r in references) else None, "", "",
+                     clean=all(p.clean for p in parts))
+
+
+def _block_dataset(path: str, pieces: list[LabelFile | list[Sample]], reader: RowReader) -> Dataset:
+    """One block's dataset: columns when every piece is plain label records, else its samples."""
+    files = [p for p in pieces if isinstance(p, LabelFile)]
+    if len(files) == len(pieces):
+        joined = files[0] if len(files) == 1 else _joined(files)
+        return Dataset(samples=joined.samples(reader.chunks), path=path, fingerprint="", columns=joined.columns)
+    samples = tuple(chain.from_iterable(p.samples(reader.chunks) if isinstance(p, LabelFile) else p for p in pieces))
+    return Dataset(samples=samples, path=path, fingerprint="")
 
 
 def iter_blocks(path: str | Path, block: int, *, corpus: dict | None = None) -> Iterator[list[Sample]]:

@@ -9,7 +9,6 @@ the in-memory summary exactly.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 import warnings
 from array import array
@@ -20,12 +19,14 @@ from typing import Any
 
 from ragmeter._version import __version__
 from ragmeter.core.errors import LowCoverageWarning, NothingRetrievedWarning
+from ragmeter.core.evaluation import EvaluationResult, outcome_cells
+from ragmeter.core.score_column import ScoreColumn
 from ragmeter.core.summary import summary_from
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.corpus import load_corpus
-from ragmeter.io.dataset import from_samples
-from ragmeter.io.jsonl_blocks import iter_blocks, scan
-from ragmeter.io.writer import sample_to_row, write_json
+from ragmeter.io.jsonl_blocks import iter_block_datasets, scan
+from ragmeter.io.writer import write_json
+from ragmeter.runs.result_lines import result_lines, sample_lines
 
 
 class Accumulator:
@@ -35,14 +36,23 @@ class Accumulator:
         self.values: dict[str, array[float]] = {}  # 8 bytes a value, not a Python float's 32
         self.status: dict[str, Counter] = {}
         self.reasons: dict[str, Counter] = {}
-        self.provenance: dict[str, dict] = {}
+        self.provenance: dict[str, dict | None] = {}
 
-    def add(self, doc: dict) -> None:
-        for name, m in doc["metrics"].items():
-            self.provenance.setdefault(name, m["provenance"])
-        for row in doc["samples"]:
-            for name, cell in row["metrics"].items():
-                self.status.setdefault(name, Counter())[cell["status"]] += 1
+    def add_result(self, result: EvaluationResult) -> None:
+        """Add a block's outcomes: each cell as ``result.to_dict()`` writes it, read from the
+        outcome columns (no row dicts made, no summary drawn for a block)."""
+        for m in result.measures:
+            outcomes, name = result.outcomes[m], str(m)
+            self.provenance.setdefault(name, _provenance(outcomes) if result.size else None)
+            if not result.size:
+                continue
+            status = self.status.setdefault(name, Counter())
+            if isinstance(outcomes, ScoreColumn) and outcomes.all_scored:
+                status["scored"] += len(outcomes)
+                self.values.setdefault(name, array("d")).extend(outcomes.values.tolist())
+                continue
+            for cell in outcome_cells(outcomes):
+                status[cell["status"]] += 1
                 if cell["status"] == "scored":
                     self.values.setdefault(name, array("d")).append(cell["value"])
                 else:
@@ -53,6 +63,12 @@ class Accumulator:
         return {name: summary_from(name, self.values.get(name, array("d")), self.status[name]["not_computed"],
                                    self.status[name]["failed"], self.reasons.get(name, Counter())).as_dict()
                 for name in self.status}
+
+
+def _provenance(outcomes: Any) -> dict[str, Any]:
+    """A measure's provenance as ``to_dict`` writes it."""
+    prov = outcomes.provenance if isinstance(outcomes, ScoreColumn) else outcomes[0].provenance
+    return dict(prov.as_dict())
 
 
 def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None = None, setup: dict | None = None,
@@ -75,19 +91,18 @@ def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None 
                  open(run_path / "results.jsonl", "w", encoding="utf-8"))
     judge_stats = None
     try:
-        for samples in iter_blocks(path, block, corpus=texts):
-            data = dataclasses.replace(from_samples(samples, path=path), fingerprint=fingerprint,
-                                       testset_fingerprint=testset)
+        for part in iter_block_datasets(path, block, corpus=texts):  # not fingerprinted again
+            data = dataclasses.replace(part, fingerprint=fingerprint, testset_fingerprint=testset)
             with warnings.catch_warnings():  # a block's coverage is not the run's
                 warnings.simplefilter("ignore", LowCoverageWarning)
                 warnings.simplefilter("ignore", NothingRetrievedWarning)
                 result = evaluate(data, metrics, **kwargs)
-            doc = result.to_dict()
-            acc.add(doc)
-            judge_stats = doc.get("judge", judge_stats)
-            if files:
-                files[0].writelines(json.dumps(sample_to_row(s), ensure_ascii=False) + "\n" for s in samples)
-                files[1].writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in doc["samples"])
+            acc.add_result(result)
+            if result.judge_stats is not None:
+                judge_stats = {**result.judge_stats, "calls_per_sample": result.calls_per_sample}
+            if files:  # the lines the run store writes (redacted)
+                files[0].writelines(line + "\n" for line in sample_lines(data.samples))
+                files[1].writelines(line + "\n" for line in result_lines(result))
                 for f in files:
                     f.flush()
     finally:
