@@ -149,7 +149,8 @@ def test_streamed_run_files_are_the_in_memory_runs(rows: list[dict[str, Any]], o
         whole = evaluate(slow, BLOCK_MEASURES).to_dict()
         assert dataset["fingerprint"] == slow.fingerprint
         assert dataset["testset_fingerprint"] == slow.testset_fingerprint
-        assert summary == {name: {k: v for k, v in m.items() if k != "provenance"} for name, m in whole["metrics"].items()}
+        metrics = whole["metrics"]
+        assert summary == {name: {k: v for k, v in m.items() if k != "provenance"} for name, m in metrics.items()}
         assert (run / "samples.jsonl").read_text(encoding="utf-8") == "".join(
             json.dumps(sample_to_row(s), ensure_ascii=False) + "\n" for s in slow.samples)
         assert (run / "results.jsonl").read_text(encoding="utf-8") == "".join(
