@@ -1,0 +1,58 @@
+"""New-user trial of the columnar label path (2026-12-01): what tripped a first-time user."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+
+import ragmeter
+
+RECORDS = [
+    {"id": "q1", "retrieved": ["a", "b", "c", "d"], "relevant": ["b", "d"]},
+    {"id": "q2", "retrieved": ["x", "y"], "relevant": {"y": 2, "z": 1}},
+    {"id": "q3", "retrieved": ["α", "β"], "relevant": {"α": 1.0}},
+]
+
+
+def _label_file(tmp_path: Path) -> Path:
+    """The records with a BOM, CRLF line ends, raw UTF-8 ids and blank lines: odd but valid."""
+    path = tmp_path / "odd.jsonl"
+    body = "\r\n".join(json.dumps(r, ensure_ascii=False) for r in RECORDS)
+    path.write_bytes(("\ufeff" + body + "\r\n\r\n").encode("utf-8"))
+    return path
+
+
+def test_odd_file_scores_as_computed_by_hand(tmp_path: Path) -> None:
+    result = ragmeter.evaluate(_label_file(tmp_path), "ndcg@10,mrr")
+    ndcg = [(1 / np.log2(3) + 1 / np.log2(5)) / (1 + 1 / np.log2(3)),  # b, d at ranks 2, 4
+            (2 / np.log2(3)) / (2 + 1 / np.log2(3)),  # y (grade 2) at rank 2; ideal y, z
+            1.0]
+    assert result.values("ndcg@10") == ndcg
+    assert result.values("reciprocal_rank@5") == [1 / 2, 1 / 2, 1.0]
+    assert result["mrr"][0].value == 1 / 2
+
+
+def test_a_result_pickles(tmp_path: Path) -> None:
+    """pickle (multiprocessing, joblib, a notebook's cache) failed: 'cannot pickle mappingproxy'."""
+    for data in (_label_file(tmp_path), [{"id": "q1", "question": "?", "retrieved": ["a", "b"],
+                                          "relevant": ["b"], "metadata": {"t": 1}}]):
+        result = ragmeter.evaluate(data, "ndcg@10,mrr")
+        again = pickle.loads(pickle.dumps(result))
+        assert again.means() == result.means()
+        assert again.measures == result.measures
+        assert [m.params for m in again.measures] == [m.params for m in result.measures]
+        dataset = ragmeter.load_dataset(data)
+        samples = pickle.loads(pickle.dumps(list(dataset.samples)))
+        assert samples == list(dataset.samples)
+        assert all(type(s.relevance) is type(t.relevance) for s, t in zip(samples, dataset.samples))
+
+
+def test_an_agent_run_pickles() -> None:
+    from ragmeter.actions.calls import AgentRun
+
+    run = AgentRun(id="a1", question="?", metadata=MappingProxyType({"k": 1}))
+    assert pickle.loads(pickle.dumps(run)) == run
