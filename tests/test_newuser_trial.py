@@ -73,3 +73,19 @@ def test_evaluate_retriever_takes_a_path_as_evaluate_does(tmp_path: Path) -> Non
     for data in (path, str(path), ragmeter.load_dataset(path), rows, iter(ragmeter.load_dataset(path).samples)):
         result = ragmeter.evaluate_retriever(retriever, data, k=None, metrics=["mrr"])
         assert result.values("reciprocal_rank") == expected
+
+
+def test_a_table_with_several_cutoffs_names_each_cutoff() -> None:
+    """``-m ndcg@10,mrr`` shows ranks 1-10 and scored RR at the default --k 5: the first relevant
+    chunk at rank 7 read as 'RR 0.000' under 'ranks 1-10', and the mean line said 'MRR 0.000'."""
+    from ragmeter.report.table import render_table
+
+    rows = [{"id": "q1", "retrieved": list("abcdefg"), "relevant": ["g"]}]
+    result = ragmeter.evaluate(rows, "ndcg@10,mrr,hit_rate")  # k=5 for the two without @k
+    header, _row, _blank, means = render_table(result).splitlines()[:4]
+    assert header.split()[-3:] == ["nDCG@10", "RR@5", "hit@5"]
+    assert means.split("|")[1].strip() == "MRR@5 0.000"
+    assert result.values("ndcg@10") == [1 / np.log2(8)]  # one relevant at rank 7: 1/log2(8) over 1
+    same_k = render_table(ragmeter.evaluate(rows, "ndcg@10,mrr@10")).splitlines()
+    assert same_k[0].split()[-2:] == ["nDCG@10", "RR"]  # one cut-off: the ranks shown are its
+    assert same_k[1].split()[-1] == f"{1 / 7:.3f}"
