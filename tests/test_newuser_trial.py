@@ -89,3 +89,18 @@ def test_a_table_with_several_cutoffs_names_each_cutoff() -> None:
     same_k = render_table(ragmeter.evaluate(rows, "ndcg@10,mrr@10")).splitlines()
     assert same_k[0].split()[-2:] == ["nDCG@10", "RR"]  # one cut-off: the ranks shown are its
     assert same_k[1].split()[-1] == f"{1 / 7:.3f}"
+
+
+def test_watch_once_with_nothing_new_says_so(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A second ``watch --once`` on the same log printed nothing at all and exited 0."""
+    log = tmp_path / "requests.jsonl"
+    log.write_text(json.dumps({"request_id": "r1", "question": "How long is the R1 warranty?",
+                               "answer": "12 months.", "retrieved": [{"id": "c1", "text": "12 months."}]}) + "\n",
+                   encoding="utf-8")
+    args = ("watch", log, "--once", "--judge", "none", "--metrics", "ndcg@10", "--state", tmp_path / "state")
+    first = cli(*args)
+    assert first.exit_code == 0 and "scored 1 new" in first.output and "no new line" not in first.output
+    again = cli(*args)
+    assert again.exit_code == 0
+    state = tmp_path / "state"
+    assert again.output.strip() == f"no new line in {log} since the last pass (its offset is kept in {state})"
