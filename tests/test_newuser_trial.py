@@ -104,3 +104,20 @@ def test_watch_once_with_nothing_new_says_so(tmp_path: Path, cli) -> None:  # ty
     assert again.exit_code == 0
     state = tmp_path / "state"
     assert again.output.strip() == f"no new line in {log} since the last pass (its offset is kept in {state})"
+
+
+def test_a_bad_chunk_id_names_its_fix_in_words(tmp_path: Path) -> None:
+    """The fix read 'give each record a string item 1 chunk id'."""
+    import pytest
+
+    from ragmeter.core.errors import InvalidInputError
+
+    for item, problem in (("true", "item 2 chunk id must be a string, got a boolean"),
+                          ("null", "missing item 2 chunk id")):
+        path = tmp_path / "bad.jsonl"
+        path.write_text('{"id": "q1", "retrieved": ["a"], "relevant": ["a"]}\n'
+                        f'{{"id": "q2", "retrieved": ["b", {item}], "relevant": ["b"]}}\n', encoding="utf-8")
+        with pytest.raises(InvalidInputError) as caught:
+            ragmeter.load_dataset(path)
+        assert str(caught.value) == (f'{path}, line 2 (id "q2"), field "retrieved": {problem}. '
+                                     "Fix: write the item 2 chunk id as a non-empty string")
