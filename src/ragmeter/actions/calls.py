@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from ragmeter.core.frozen import reduce_frozen
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -59,6 +61,8 @@ class AgentRun:
     criteria: tuple[Any, ...] = ()  # per-case criteria (ragmeter.actions.criteria.Criterion)
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     calls_complete: bool = False  # the trace is known to hold every call (an empty list then means "none made")
+
+    __reduce__ = reduce_frozen  # metadata (read-only) pickles as a dict
 
     @property
     def declared(self) -> frozenset[str] | None:

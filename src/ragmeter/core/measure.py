@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar, cast
 
 from ragmeter.core.errors import InvalidParameterError
+from ragmeter.core.frozen import reduce_frozen
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,8 @@ class Measure:
     spec: MetricSpec
     params: Mapping[str, Any]
     k: int | None = None
+
+    __reduce__ = reduce_frozen  # params (read-only) pickles as a dict
 
     @property
     def name(self) -> str:

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from ragmeter.core.frozen import reduce_frozen
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
@@ -44,6 +46,8 @@ class Sample:
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     reference_claims: tuple[str, ...] | None = None  # given claims are used as given (no extraction call)
     answer_claims: tuple[str, ...] | None = None
+
+    __reduce__ = reduce_frozen  # the read-only mappings pickle as dicts
 
     @property
     def retrieved_ids(self) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
@@ -23,7 +23,7 @@ from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.engine.evaluate import evaluate
-from ragmeter.io.dataset import Dataset, from_samples
+from ragmeter.io.dataset import from_samples, load_dataset
 
 
 def _caller(retriever: Any, k: int | None) -> Callable[[str], Any]:
@@ -89,10 +89,15 @@ def retrieve_all(retriever: Any, samples: Sequence[Sample], k: int | None) -> li
 
 def evaluate_retriever(
     retriever: Any,
-    dataset: Dataset | Iterable[Sample],
+    dataset: Any,
     k: int | None = DEFAULTS.k,
     metrics: Iterable[str] | None = None,
 ) -> EvaluationResult:
-    """Run ``retriever`` on every question of ``dataset`` and score the ranked ids at ``k``."""
-    samples = dataset.samples if isinstance(dataset, Dataset) else tuple(dataset)
+    """Run ``retriever`` on every question of ``dataset`` and score the ranked ids at ``k``.
+
+    ``dataset``: anything :func:`ragmeter.load_dataset` reads (a path, a list of dicts or samples,
+    a DataFrame, a :class:`Dataset`), as :func:`ragmeter.evaluate` takes it."""
+    if isinstance(dataset, Iterator):  # a generator of samples: read it once
+        dataset = list(dataset)
+    samples = load_dataset(dataset).samples
     return evaluate(from_samples(retrieve_all(retriever, samples, k)), metrics, k=k)

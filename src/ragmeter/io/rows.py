@@ -233,7 +233,8 @@ class _ErrorAt:
 def _id(value: Any, err: _ErrorAt, *, what: str) -> str:
     if isinstance(value, bool) or value is None:
         raise err(f"missing {what}" if value is None else f"{what} must be a string, got a boolean",
-                  fix=f"give each record a string {what}")
+                  fix=f"give each record a string {what}" if "item" not in what  # a sample id
+                  else f"write the {what} as a non-empty string")  # 'give each record a string item 1 ...'
     if isinstance(value, int):
         return str(value)
     if not isinstance(value, str):

@@ -129,6 +129,8 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
             continue  # more complete lines wait: no sleep
         if w.once or (w.max_seconds is not None and time.monotonic() - start > w.max_seconds):
             say_summary(watcher, say)
+            if w.once and not watcher.counts["lines"]:  # a silent exit read as 'did it run?'
+                say(f"no new line in {w.log} since the last pass (its offset is kept in {w.state})")
             return 0
         time.sleep(w.interval)
 

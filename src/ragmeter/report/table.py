@@ -92,7 +92,8 @@ def render_table(result: EvaluationResult) -> str:
     headers = ["query"] + ([f"ranks 1-{width}" if view == "retrieved" else f"context 1-{width}", "relevant"]
                            if ranked else [])
     mixed = len({m.view for m in result.measures}) > 1
-    headers += [f"{m.label} [{m.view}]" if mixed else m.label for m in result.measures]
+    headers += [f"{label} [{m.view}]" if mixed else label
+                for m, label in zip(result.measures, with_cutoffs(result.measures, "label"))]
     rows = []
     columns = [_cells(m, result.outcomes[m]) for m in result.measures]  # a column at a time
     for i, (sid, ranking, relevance) in enumerate(zip(ids, lists, labels)):
@@ -109,6 +110,17 @@ def render_table(result: EvaluationResult) -> str:
     return "\n".join(lines)
 
 
+def with_cutoffs(measures: Sequence[Measure], attr: str) -> list[str]:
+    """Each measure's ``label`` or ``mean_label``; where the measures have different cut-offs,
+    a label that does not show its cut-off gets it (``RR`` -> ``RR@5`` beside ``nDCG@10``), so a
+    column is never read at the cut-off of the ranks shown."""
+    labels = [str(getattr(m, attr)) for m in measures]
+    if len({m.k for m in measures if m.spec.accepts_k}) < 2:
+        return labels
+    return [label + f"@{m.k}" if m.k is not None and f"@{m.k}" not in label else label
+            for m, label in zip(measures, labels)]
+
+
 def _join(cells: list[str], widths: list[int]) -> str:
     return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
 
@@ -116,9 +128,9 @@ def _join(cells: list[str], widths: list[int]) -> str:
 def mean_line(result: EvaluationResult, pad: int = 5) -> str:
     parts = []
     mixed = len({m.view for m in result.measures}) > 1
-    for m in result.measures:
+    for m, mean_label in zip(result.measures, with_cutoffs(result.measures, "mean_label")):
         mean = result.summary(m).mean
-        label = f"{m.mean_label} [{m.view}]" if mixed else m.mean_label
+        label = f"{mean_label} [{m.view}]" if mixed else mean_label
         parts.append(f"{label} {'n/c' if mean is None else f'{mean:.3f}'}")
     return "mean".ljust(pad) + "  " + " | ".join(parts)
 
@@ -165,8 +177,8 @@ def judge_line(spec: str | None, result: EvaluationResult, price_in: float | Non
 def streamed_lines(measures: Sequence[Measure], summary: Mapping[str, Mapping[str, Any]], samples: int,
                    block: int) -> list[str]:
     """A streamed run's summary: the sample count, the mean line and each measure's coverage."""
-    parts = [f"{m.mean_label} {'n/c' if summary[str(m)]['mean'] is None else format(summary[str(m)]['mean'], '.3f')}"
-             for m in measures]
+    parts = [f"{label} {'n/c' if summary[str(m)]['mean'] is None else format(summary[str(m)]['mean'], '.3f')}"
+             for m, label in zip(measures, with_cutoffs(measures, "mean_label"))]
     lines = [f"{samples} samples, streamed in blocks of {block}", "mean   " + " | ".join(parts)]
     for m in measures:
         s = summary[str(m)]
