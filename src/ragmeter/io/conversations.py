@@ -46,9 +46,19 @@ def _conversation_id(rec: dict) -> Any:
     return mtrag.conversation_id(rec) if mtrag.is_conversation(rec) else rec.get("id", rec.get("name"))
 
 
-def flatten(records: Iterable[tuple[int, Any]], file: str) -> list[tuple[int, dict]]:
-    """Turn conversation records into single-turn records (line numbers kept for errors)."""
-    records = list(records)
+def flatten(records: Iterable[tuple[int, Any]], file: str, unit: str = "line") -> list[tuple[int, dict]]:
+    """Turn conversation records into single-turn records (line numbers kept for errors;
+    ``unit``: what they count, a ``line`` of a file or a ``row`` of data in memory)."""
+    try:
+        return _flatten(list(records), file)
+    except InvalidInputError as exc:
+        if unit != "row" or exc.line is None:
+            raise
+        raise InvalidInputError(exc.problem, file=exc.file, row=exc.line, record=exc.record, field=exc.field,
+                                fix=exc.fix) from None
+
+
+def _flatten(records: list[tuple[int, Any]], file: str) -> list[tuple[int, dict]]:
     tasks = [(line, rec) for line, rec in records if mtrag.is_task(rec)]
     by_line: dict[int, list[dict]] = {}
     for row_line, row in (mtrag.task_rows(tasks, file) if tasks else ()):
@@ -67,7 +77,7 @@ def flatten(records: Iterable[tuple[int, Any]], file: str) -> list[tuple[int, di
         position += 1
         cid = str(position) if positional else _conversation_id(rec)
         if cid is None:
-            raise InvalidInputError("a conversation needs an id (other conversations in the file have one)",
+            raise InvalidInputError("a conversation needs an id (other conversations have one)",
                                     file=file, line=line, field="id",
                                     fix="give every conversation an id, or none of them")
         cid = str(cid)
