@@ -48,3 +48,14 @@ def test_watch_prints_a_line_while_a_judge_call_is_in_flight(tmp_path, monkeypat
     finally:
         held.seen.set()
         held.srv.shutdown()
+
+
+def test_a_pass_that_computed_nothing_does_not_say_scored(tmp_path):
+    """``watch --once --judge none`` printed "scored 2 new" when nothing was computed."""
+    log = tmp_path / "req.jsonl"
+    log.write_text("".join(live_judge.request_line(i) for i in range(2)))
+    said: list[str] = []
+    watch = WatchSettings(log=str(log), state=str(tmp_path / "s"), port=0, once=True)
+    assert loop.run_watch(Settings(judge="none", watch=watch), said.append) == 0
+    assert said[0].startswith("read 2 new, nothing computed; last 100: faithfulness not computed on 2 (needs a judge")
+    # with a value in the window the head stays "scored N new" (tests/test_settings.py, a judged watch)

@@ -120,7 +120,9 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
                 f"(last: {watcher.quarantined[-1]}); {watcher.counts['malformed']} so far")
         if scored:
             summary = watcher.window_summary()
-            say(f"scored {scored} new; last {w.window}: " + ", ".join(window_cells(summary)))
+            computed = any(v.get("mean") is not None for v in summary.values())
+            head = f"scored {scored} new" if computed else f"read {scored} new, nothing computed"
+            say(f"{head}; last {w.window}: " + ", ".join(window_cells(summary)))
         for message in watcher.fired:
             say(f"ALERT: {message}")
         say_notes(watcher, say)
