@@ -204,3 +204,10 @@ def test_conversation_errors_are_located(tmp_path):
     with pytest.raises(InvalidInputError, match=r'field "contexts": passage "822086267_7384-8758-0-1374" appears '
                                                 r"twice \(items 1 and 2\)"):
         ragmeter.load_dataset(write(tmp_path, [bad]))
+
+
+def test_the_streamed_reader_says_tasks_need_the_whole_file(cli):
+    """--block read each task as one row and stopped at 'unknown field "answerability"'."""
+    out = cli("eval", TASKS, "--block", "2", "--no-save")
+    assert out.exit_code == 2
+    assert "becomes one sample per turn only when the file is read whole. Fix: drop --block" in out.stderr

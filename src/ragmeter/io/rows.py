@@ -85,6 +85,10 @@ class RowReader:
         if not isinstance(row, Mapping):
             raise err(f"each record must be a JSON object, got {_type_name(row)}",
                       fix='write one object per line, e.g. {"id": "q1", ...}')
+        if _conversational(row):  # never here from load_dataset, which reads them turn by turn first
+            raise err("a conversation (turns, Ragas user_input messages, or an MTRAG task or conversation) "
+                      "becomes one sample per turn only when the file is read whole",
+                      fix="drop --block (a streamed file holds one sample per line)")
         try:
             row = native_fields(row)
         except InvalidInputError as exc:
@@ -184,6 +188,12 @@ class RowReader:
 
 
 _PLAIN_FIELDS = frozenset({"id", "question", "retrieved", "relevant", "answer", "reference"})
+
+
+def _conversational(row: Mapping[str, Any]) -> bool:
+    from ragmeter.io.conversations import is_conversational  # conversations -> mtrag -> rows: a late import
+
+    return is_conversational(row)
 
 
 def _has_content(row: Mapping[str, Any]) -> bool:
