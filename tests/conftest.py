@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 pytest_plugins = ["pytester"]
+# Selenium Manager reports each run it makes; the browser tests give both paths so it never runs,
+# and this keeps it quiet if one ever does (README, "Private")
+os.environ.setdefault("SE_AVOID_STATS", "true")
 
 ROOT = Path(__file__).resolve().parent.parent
 WARRANTY = ROOT / "examples" / "warranty"

@@ -44,20 +44,24 @@ def test_deepeval_ragas_and_mtrag_shapes(tmp_path):
         {"role": "user", "content": "Q2?"}, {"role": "assistant", "content": "A2.", "retrieval_context": []}]}
     ragas = {"id": "r", "user_input": [{"type": "human", "content": "Hi?"}, {"type": "ai", "content": "Hello."}],
              "reference": "Hello there."}
-    mtrag = [{"conversation_id": "m", "turn_id": 2, "messages": [{"speaker": "user", "text": "First?"},
-                                                                 {"speaker": "agent", "text": "One."},
-                                                                 {"speaker": "user", "text": "Second?"}],
+    # MTRAG tasks as the benchmark writes them (the invented "turn_id"/"messages" rows are gone: a
+    # "messages" record is a whole MTRAG conversation); the gold "targets" are the reference, not
+    # the answer (tests/io/test_mtrag.py reads the published file)
+    mtrag = [{"conversation_id": "m", "task_id": "m::2", "turn": 2,
+              "input": [{"speaker": "user", "text": "First?"}, {"speaker": "agent", "text": "One."},
+                        {"speaker": "user", "text": "Second?"}],
               "contexts": [{"document_id": "doc9", "text": "Nine."}], "targets": [{"text": "Two."}],
-              "answerability": "UNANSWERABLE"},
-             {"conversation_id": "m", "turn_id": 1, "messages": [{"speaker": "user", "text": "First?"}],
-              "contexts": [], "response": "One."}]
+              "answerability": ["UNANSWERABLE"]},
+             {"conversation_id": "m", "task_id": "m::1", "turn": 1, "input": [{"speaker": "user", "text": "First?"}],
+              "contexts": [], "predictions": [{"text": "One."}]}]
     data = ragmeter.load_dataset(write(tmp_path, deepeval, ragas, *mtrag))
     by_id = {s.id: s for s in data}
     assert by_id["d#1"].answer == "A1." and by_id["d#1"].retrieved[1].text == "t2"
     assert by_id["r#1"].reference == "Hello there."
-    assert by_id["m#1"].question == "First?" and by_id["m#2"].question == "Second?"
-    assert by_id["m#2"].answerable is False and by_id["m#2"].retrieved_ids == ("doc9",)
-    assert by_id["m#2"].answer == "Two." and "Assistant: One." in by_id["m#2"].metadata["history"]
+    assert by_id["m::1"].question == "First?" and by_id["m::2"].question == "Second?"
+    assert by_id["m::2"].answerable is False and by_id["m::2"].retrieved_ids == ("doc9",)
+    assert by_id["m::2"].answer is None and by_id["m::2"].reference == "Two."
+    assert by_id["m::1"].answer == "One." and "Assistant: One." in by_id["m::2"].metadata["history"]
 
 
 def test_extraction_sees_the_history_and_standalone_costs_calls_only_when_needed(tmp_path):

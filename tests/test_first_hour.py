@@ -148,7 +148,9 @@ def test_dry_run_of_the_local_judge_estimates_its_time(warranty):
                         judge=Judge(ScriptedBackend(seed_judge.scripted, name="local")))
     expected = SECONDS_PER_CALL["claims.extract"] + 2 * SECONDS_PER_CALL["claims.verify"]
     assert plan["estimated_seconds"] == round(expected, 1)
-    assert "rough" in plan["time_note"]
+    # the note says what the figure rests on now, per prompt (issue 31; tests/engine/test_dry_run.py)
+    assert "seconds per call vary" in plan["time_note"]
+    assert plan["seconds_per_call"]["claims.verify"]["from"].startswith("bundled figure: ")
 
 
 def test_readme_says_where_the_second_copy_of_the_model_is_and_how_to_remove_it():

@@ -84,6 +84,11 @@ ELSEWHERE = {
     "ragmeter import trec --topics topics.301-350 --qrels qrels.txt --run run.txt --docs docs.sgml --out trec-eval":
         "tests/test_collection_import.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
     "ragmeter --version": "tests/test_first_hour.py::test_version_flag",
+    "ragmeter runs [--runs-dir DIR]": "tests/cli/test_runs_cmd.py::test_runs_takes_runs_dir_as_the_other_commands_do",
+    "ragmeter runs DIR": "tests/cli/test_runs_cmd.py::test_runs_takes_runs_dir_as_the_other_commands_do",
+    # the times table: the label metrics alone on the sample, as the resume test runs it
+    "ragmeter eval examples/warranty/dataset.jsonl":
+        "tests/test_readme_commands.py::test_resume_block_and_the_run_commands",
     # the label-path speed table's column head (bench/label_bench.py runs it)
     "ragmeter eval --format json": "tests/test_eval_options.py::test_criteria_file_applies_to_the_streamed_path_too",
     "ragmeter diagnose": "tests/test_records_actions_eval.py::test_stale_fact_through_the_judge_and_the_table",

@@ -371,5 +371,6 @@ def test_run_watch_says_what_it_could_not_score(tmp_path):
     watch = WatchSettings(log=str(log), state=str(tmp_path / "s"), port=0, once=True)
     assert run_watch(Settings(judge="none", watch=watch), said.append) == 0
     [line] = said  # and why, as eval says it
-    assert line.startswith("scored 2 new; last 100: faithfulness not computed on 2 (needs a judge: ")
+    # the head said "scored 2 new" though nothing was computed, before (issue 31)
+    assert line.startswith("read 2 new, nothing computed; last 100: faithfulness not computed on 2 (needs a judge: ")
     assert line.endswith(", answer_relevancy not computed on 2 (the same reason)")

@@ -124,7 +124,8 @@ def test_watch_once_opens_no_port(tmp_path, monkeypatch):
 
 def test_watch_without_a_judge_says_why_nothing_was_computed(tmp_path):
     [line] = _watch_once(tmp_path, port=0)
-    assert line.startswith("scored 2 new; last 100: faithfulness not computed on 2 (needs a judge: ")
+    # "scored 2 new" when nothing was computed, before (issue 31): the head says so now
+    assert line.startswith("read 2 new, nothing computed; last 100: faithfulness not computed on 2 (needs a judge: ")
     assert line.endswith(", answer_relevancy not computed on 2 (the same reason)")
     scored = [json.loads(x) for x in (tmp_path / "s" / "scored.jsonl").read_text().splitlines()]
     assert scored[0]["metrics"]["faithfulness"]["reason"].startswith("needs a judge")  # kept for a restart

@@ -23,6 +23,7 @@ import numpy as np
 from ragmeter.analysis.correlate import spearman
 
 Z95 = 1.959963984540054
+MIN_PAIRS = 2  # kappa, Spearman, Kendall and the PPI interval need two labeled samples at least
 
 
 def cohen_kappa(a: Sequence, b: Sequence) -> float | None:
@@ -93,7 +94,8 @@ def agreement(judge_values: Mapping[str, float | None], human: Mapping[str, floa
     if not both:
         return out
     if len(set(f) | set(h)) <= 10:
-        out.kappa = cohen_kappa(f, h)
+        # one labeled sample: chance agreement cannot be estimated, so kappa is not defined (it read 0.000)
+        out.kappa = cohen_kappa(f, h) if len(both) >= MIN_PAIRS else None
         out.confusion = {f"judge={a}|human={b}": c for (a, b), c in sorted(Counter(zip(f, h)).items())}
     out.spearman, out.kendall = spearman(f, h), kendall_tau_b(f, h)
     est = ppi_mean(list(scored.values()), f, h)

@@ -7,7 +7,9 @@ For each metric both runs scored, over the queries scored in both:
 - a two-sided paired randomization (sign-flip) test: p = share of random sign flips of the
   per-query differences whose mean is at least as far from 0 as the observed one (exact
   enumeration up to 2^16 flips, else 20,000 seeded ones; Fisher 1935, Smucker et al. 2007);
-- Holm's step-down correction across the metrics compared (Holm 1979);
+- Holm's step-down correction across the metrics compared (Holm 1979); with n paired samples
+  that differ the test's smallest p is 2 / 2^n, so over m metrics nothing is significant unless
+  m * 2 / 2^n < alpha (:func:`cannot_fail` says so: 6 samples and 5 metrics can never fail);
 - how many queries improved, worsened or tied, and the queries that moved most.
 
 Two runs are comparable only if every setting that changes a number agrees: metric version
@@ -54,6 +56,57 @@ def randomization_p(diffs: Sequence[float], *, seed: int = SEED) -> float:
         signs = np.random.default_rng(seed).choice((1.0, -1.0), size=(PERMUTATIONS, n))
     means = np.abs((signs * d).mean(axis=1))
     return float(np.mean(means >= observed - 1e-12))
+
+
+def smallest_p(differing: int) -> float:
+    """The smallest p :func:`randomization_p` can give on ``differing`` nonzero paired differences:
+    2 / 2^n, when every sign points one way (only those signs and their mirror image are as far
+    from 0; a tied pair flips to itself). Past ``EXACT_LIMIT`` the p is estimated from random
+    flips and can reach 0.
+
+    >>> smallest_p(6), smallest_p(0)
+    (0.03125, 1.0)
+    """
+    if differing <= 0:
+        return 1.0
+    return 2.0 ** (1 - differing) if differing <= EXACT_LIMIT else 0.0
+
+
+def samples_needed(compared: int, alpha: float) -> int:
+    """The fewest differing paired samples at which the most significant of ``compared`` metrics
+    can pass Holm's first step: ``compared * 2 / 2^n < alpha``.
+
+    >>> samples_needed(5, 0.05), samples_needed(1, 0.05)
+    (8, 6)
+    """
+    n = 1
+    while max(1, compared) * smallest_p(n) >= alpha:
+        n += 1
+    return n
+
+
+def cannot_fail(metrics: Sequence[MetricComparison], alpha: float) -> list[str]:
+    """What the significance test cannot detect at these sample sizes, one line each: the whole
+    comparison when no metric can pass Holm's first step (``compared * smallest p >= alpha``:
+    then no change, however large, is significant), else each metric whose own smallest p is not
+    below ``alpha`` (it cannot be significant at any Holm step; a metric that did not move at all
+    is not named)."""
+    compared = [m for m in metrics if m.diff is not None]
+    if not compared:
+        return []
+    k = len(compared)
+    need = samples_needed(k, alpha)
+    floors = {m.metric: smallest_p(m.improved + m.worsened) for m in compared}
+    if all(k * p >= alpha for p in floors.values()):
+        most = max(m.improved + m.worsened for m in compared)
+        return [f"the comparison cannot fail at this n: with at most {most} paired sample(s) that differ, the "
+                f"sign-flip test's smallest p is {min(floors.values()):.4f}, and Holm over {k} metric(s) makes it "
+                f"{min(1.0, k * min(floors.values())):.4f}, not below alpha {alpha}; no drop can be significant. "
+                f"It needs at least {need} samples that differ (or fewer metrics with -m, or bars: --min/--max)"]
+    return [f"{m.metric} cannot be significant at this n: {m.improved + m.worsened} paired sample(s) differ, so its "
+            f"smallest p is {floors[m.metric]:.4f}, not below alpha {alpha} (it needs at least "
+            f"{samples_needed(1, alpha)}; {need} to pass Holm's first step over {k} metrics)"
+            for m in compared if m.improved + m.worsened and floors[m.metric] >= alpha]
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

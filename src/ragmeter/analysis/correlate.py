@@ -8,11 +8,18 @@ Expected pairs (seed 004's table): faithfulness + answer relevancy > 0.7 (diverg
 model understands but hallucinates); context recall + faithfulness > 0.7 (the context is
 there but the answer is wrong); precision + nDCG > 0.8 (top-1 good, the rest noise);
 context precision + hit rate > 0.5 (found something relevant, mostly noise).
+
+A pair is flagged as diverging only when the data show it: the upper end of rho's 95% interval
+is below the expected value (Fisher's z with Bonett & Wright's 2000 standard error for
+Spearman's rho, sqrt((1 + rho^2 / 2) / (n - 3)); |rho| is capped at 0.999 before the
+transform). Below 4 queries there is no interval and no flag. On 6 queries a rho of 0.41 has the
+interval [-0.63, 0.92]: that reaches 0.8, so it is "too few queries to tell", not DIVERGES.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass
 
@@ -51,6 +58,24 @@ def spearman(x, y) -> float | None:
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
+Z95 = 1.959963984540054
+MIN_INTERVAL_N = 4
+
+
+def rho_interval(rho: float | None, n: int) -> tuple[float, float] | None:
+    """The 95% interval of Spearman's rho over ``n`` queries (see the module docstring), or None
+    below 4 queries.
+
+    >>> [round(x, 2) for x in rho_interval(0.41, 6)]
+    [-0.63, 0.92]
+    """
+    if rho is None or n < MIN_INTERVAL_N:
+        return None
+    r = max(-0.999, min(0.999, rho))
+    z, se = math.atanh(r), math.sqrt((1 + r * r / 2) / (n - 3))
+    return math.tanh(z - Z95 * se), math.tanh(z + Z95 * se)
+
+
 @dataclass
 class Pair:
     a: str
@@ -61,8 +86,20 @@ class Pair:
     meaning: str = ""
 
     @property
+    def ci95(self) -> tuple[float, float] | None:
+        return rho_interval(self.rho, self.n)
+
+    @property
     def diverges(self) -> bool:
-        return self.expected is not None and self.rho is not None and self.rho < self.expected
+        """Below the expected value with 95% confidence (the interval's upper end is below it)."""
+        ci = self.ci95
+        return self.expected is not None and ci is not None and ci[1] < self.expected
+
+    @property
+    def undecided(self) -> bool:
+        """Below the expected value here, but too few queries to tell (no interval, or it reaches it)."""
+        return self.expected is not None and self.rho is not None and self.rho < self.expected \
+            and not self.diverges
 
 
 def _base(name: str) -> str:

@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ragmeter.analysis.compare import Comparison, compare_runs, not_significant, significance_legend
+from ragmeter.analysis.compare import Comparison, cannot_fail, compare_runs, not_significant, significance_legend
 from ragmeter.analysis.thresholds import Threshold, checked_threshold, higher_is_better
 from ragmeter.core.settings import InvalidSettingError
 from ragmeter.metrics import resolve_key
@@ -35,10 +35,11 @@ class GateResult:
     floors: dict[str, float] = field(default_factory=dict)
     ceilings: dict[str, float] = field(default_factory=dict)
     checks: list[str] = field(default_factory=list)  # one verdict line per floor or ceiling
+    cannot_fail: list[str] = field(default_factory=list)  # what the significance test cannot detect at this n
 
     def as_dict(self) -> dict:
         return {"passed": self.passed, "failures": self.failures, "floors": self.floors, "ceilings": self.ceilings,
-                "checks": self.checks,
+                "checks": self.checks, "cannot_fail": self.cannot_fail,
                 "comparison": self.comparison.as_dict() if self.comparison is not None else None}
 
 
@@ -102,7 +103,8 @@ def gate(run, baseline=None, *, max_drop: float = 0.02, metrics: Sequence[str] |
             failures.append(bar.miss(mean))
     return GateResult(not failures, failures, comparison,
                       {b.metric: b.value for b in bars if b.higher_is_better},
-                      {b.metric: b.value for b in bars if not b.higher_is_better}, checks)
+                      {b.metric: b.value for b in bars if not b.higher_is_better}, checks,
+                      cannot_fail(comparison.metrics, alpha) if comparison is not None else [])
 
 
 def _fmt(x: float | None) -> str:
@@ -115,6 +117,7 @@ def text(result: GateResult, *, max_drop: float = 0.02, alpha: float = 0.05) -> 
     Holm's p and whether the change is significant at ``alpha``."""
     lines = ["gate passed" if result.passed else "gate failed:"]
     lines += [f"  {f}" for f in result.failures]
+    lines += [f"  NOTE: {c}" for c in result.cannot_fail]
     cmp = result.comparison
     for m in cmp.metrics if cmp is not None else []:
         if m.diff is None or m.mean_a is None or m.mean_b is None:
@@ -147,6 +150,7 @@ def markdown(result: GateResult, *, alpha: float = 0.05) -> str:
     head = "**ragmeter gate: passed**" if result.passed else "**ragmeter gate: failed**"
     lines = [head, ""]
     lines += [f"- {f}" for f in result.failures]
+    lines += [f"- **note**: {c}" for c in result.cannot_fail]
     if result.checks:
         lines += ["", "Thresholds:"] + [f"- `{c}`" for c in result.checks]
     cmp = result.comparison

@@ -102,19 +102,26 @@ def gate_command(
 def correlate_command(run: str = typer.Argument(..., help="a run directory"),
                       fmt: str = format_option("table", "json")) -> None:
     """Spearman correlation between metrics across queries; expected pairs that diverge are flagged."""
-    from ragmeter.analysis.correlate import correlate
+    from ragmeter.analysis.correlate import MIN_INTERVAL_N, correlate
     from ragmeter.runs import load_run
 
     pairs = correlate(load_run(run))
     if fmt == "json":
-        typer.echo(json.dumps([{"a": p.a, "b": p.b, "rho": p.rho, "n": p.n, "expected": p.expected,
-                                "diverges": p.diverges} for p in pairs], indent=2))
+        typer.echo(json.dumps([{"a": p.a, "b": p.b, "rho": p.rho, "n": p.n, "ci95": list(p.ci95) if p.ci95 else None,
+                                "expected": p.expected, "diverges": p.diverges, "undecided": p.undecided}
+                               for p in pairs], indent=2))
         return
     for p in pairs:
         rho = "n/a" if p.rho is None else f"{p.rho:+.2f}"
-        flag = f"  DIVERGES (expected > {p.expected}: {p.meaning})" if p.diverges else (
-            f"  (expected > {p.expected})" if p.expected is not None else "")
-        echo_text(f"{p.a} ~ {p.b}: rho {rho} over {p.n} quer{'y' if p.n == 1 else 'ies'}{flag}")
+        ci = f" [{p.ci95[0]:+.2f}, {p.ci95[1]:+.2f}]" if p.ci95 else ""
+        if p.diverges:
+            flag = f"  DIVERGES (expected > {p.expected}: {p.meaning})"
+        elif p.undecided:
+            reach = "its 95% interval reaches it" if p.ci95 else f"no interval below {MIN_INTERVAL_N} queries"
+            flag = f"  (expected > {p.expected}; below it here, but {reach}: too few queries to tell)"
+        else:
+            flag = f"  (expected > {p.expected})" if p.expected is not None else ""
+        echo_text(f"{p.a} ~ {p.b}: rho {rho}{ci} over {p.n} quer{'y' if p.n == 1 else 'ies'}{flag}")
 
 
 def _samples(path: str):
@@ -180,7 +187,7 @@ def agreement_command(
     fmt: str = format_option("text", "json"),
 ) -> None:
     """Judge vs human labels per metric: kappa, Spearman, Kendall, confusion, and the PPI-corrected mean."""
-    from ragmeter.analysis.agreement import agreement
+    from ragmeter.analysis.agreement import MIN_PAIRS, agreement
     from ragmeter.io.labels import load_labels
     from ragmeter.runs import load_run
 
@@ -202,8 +209,9 @@ def agreement_command(
     for a in found:
         fmt3 = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
         ppi = f"{fmt3(a.ppi)} [{a.ppi_ci95[0]:.3f}, {a.ppi_ci95[1]:.3f}]" if a.ppi_ci95 else "n/a"
+        few = f" (n/a: agreement needs at least {MIN_PAIRS} labeled samples)" if a.n < MIN_PAIRS else ""
         echo_text(f"{a.metric}: {a.n} labeled; judge mean {fmt3(a.judge_mean)}, PPI-corrected {ppi}; "
-                   f"kappa {fmt3(a.kappa)}, Spearman {fmt3(a.spearman)}, Kendall {fmt3(a.kendall)}")
+                   f"kappa {fmt3(a.kappa)}, Spearman {fmt3(a.spearman)}, Kendall {fmt3(a.kendall)}{few}")
         if a.confusion:
             echo_text("    confusion: " + ", ".join(f"{confusion_cell(k)} {v}" for k, v in a.confusion.items()))
 
@@ -230,9 +238,16 @@ def turns_command(run: str = typer.Argument(..., help="a run directory of a conv
     from ragmeter.runs import load_run
 
     r = load_run(run)
-    table = by_turn(r.samples(), r.results)
+    samples = r.samples()
+    table = by_turn(samples, r.results)
     if not table["turns"]:
-        raise typer.BadParameter("the run has no conversation turns", param_hint="RUN")
+        turns = sum("turn" in s.metadata for s in samples)
+        if not turns:
+            raise typer.BadParameter("the run has no conversation turns", param_hint="RUN")
+        why = "; ".join(f"{m}: {', '.join(f'{reason} ({n})' for reason, n in v.get('reasons', {}).items())}"
+                        for m, v in r.summary.items() if m != "standalone_question") or "no metric was scored"
+        raise typer.BadParameter(f"the run has {turns} conversation turn(s) but nothing scored on them ({why})",
+                                 param_hint="RUN")
     if svg:
         from ragmeter.io.writer import write_output
 

@@ -94,11 +94,13 @@ def dry_run_text(plan: dict[str, Any]) -> str:
         lines.append(f"output tokens at most: {plan['max_output_tokens']}")
     if "estimated_usd_at_most" in plan:
         lines.append(f"cost at most about ${plan['estimated_usd_at_most']:.4f} (estimated input, output at its cap)")
-    elif "estimated_seconds" not in plan:  # a served judge: its price is the user's to give
+    elif plan.get("judge_backend") != "local":  # a served judge: its price is the user's to give
         lines.append("cost: give --price-in and --price-out (USD per million tokens) to estimate it")
     if "estimated_seconds" in plan:
-        lines.append(f"estimated time with the local judge: about {plan['estimated_seconds']} s"
+        lines.append(f"estimated time: about {plan['estimated_seconds']} s"
                      + (f" ({plan['time_note']})" if plan.get("time_note") else ""))
+        for prompt, figure in (plan.get("seconds_per_call") or {}).items():
+            lines.append(f"  assumes {figure['seconds']} s per {prompt} call ({figure['from']})")
     if plan.get("not_timed"):
         lines.append(f"not timed (left out of the estimate): {', '.join(plan['not_timed'])}")
     if plan.get("note"):

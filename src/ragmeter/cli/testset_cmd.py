@@ -38,6 +38,8 @@ def generate_command(
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     ledger: str | None = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
     runs_dir: str = typer.Option(default_runs_dir(), "--runs-dir", help="where the default ledger lives"),
+    progress_interval: float = typer.Option(DEFAULTS.progress_interval, "--progress-interval",
+                                            help="seconds between lines while judge calls are in flight"),
     concurrency: int = typer.Option(DEFAULTS.concurrency, "--concurrency", help="judge requests in flight at most"),
     timeout: float = typer.Option(GENERATION_TIMEOUT, "--timeout", help="seconds per judge call"),
     max_reasks: int = typer.Option(DEFAULTS.max_reasks, "--max-reasks",
@@ -49,6 +51,7 @@ def generate_command(
     from ragmeter.io import load_corpus
     from ragmeter.io.writer import write_jsonl, write_text_atomic, writing
     from ragmeter.judges.judge_factory import make_judge
+    from ragmeter.report.heartbeat import judge_heartbeat
     from ragmeter.testset.generate import generate_testset
 
     if n < 1:
@@ -64,9 +67,11 @@ def generate_command(
     the_judge = make_judge(settings.judge_spec, settings)
     if the_judge is None:
         raise typer.BadParameter("generating questions needs a judge", param_hint="--judge")
-    result = generate_testset(texts, the_judge, n, kinds=kinds, embedder=make_embedder(embedder), seed=seed,
-                              dedupe=dedupe, check_k=check_k, max_rounds=max_rounds,
-                              on_progress=lambda m: typer.echo(m, err=True))
+    with judge_heartbeat(the_judge, "generating questions", write=lambda m: typer.echo(m, err=True),
+                         interval=progress_interval):
+        result = generate_testset(texts, the_judge, n, kinds=kinds, embedder=make_embedder(embedder), seed=seed,
+                                  dedupe=dedupe, check_k=check_k, max_rounds=max_rounds,
+                                  on_progress=lambda m: typer.echo(m, err=True))
     with writing(out_path, what="test set", option="--out"):
         write_jsonl(out_path, result.rows)
     report_path = out_path.with_name(out_path.stem + ".report.json")

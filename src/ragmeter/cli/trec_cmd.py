@@ -67,12 +67,15 @@ def trec_command(
         typer.echo(f"note: {len(result.missing)} qrels topic(s) have no results and are left out of the "
                    f"averages: {', '.join(result.missing[:10])}" + (" ..." if len(result.missing) > 10 else ""),
                    err=True)
-    if unsupported(wanted):
-        typer.echo(f"note: not computed by ragmeter: {', '.join(unsupported(wanted))}", err=True)
+    left_out = unsupported(wanted)
+    if left_out:
+        asked = " ".join(f"-m {w}" for w in wanted)
+        typer.echo(f"note: {asked} asks for {len(left_out)} trec_eval measure(s) that ragmeter does not compute, "
+                   f"left out of the output: {', '.join(left_out)}", err=True)
     if any(n.startswith("ragmeter:") for n in result.names):
         typer.echo("note: lines named ragmeter:* are ragmeter measures, not trec_eval measures", err=True)
     if fmt == "json":
-        typer.echo(json.dumps(json_ready(result.to_dict()), indent=2, allow_nan=False))
+        typer.echo(json.dumps(json_ready({**result.to_dict(), "not_computed": left_out}), indent=2, allow_nan=False))
     else:
         text = "".join(line + "\n" for line in lines(result, per_query=per_query, summary=not no_summary))
         typer.echo(text, nl=False)

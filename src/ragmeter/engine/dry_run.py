@@ -37,7 +37,7 @@ def needs_judge(metrics: Iterable[str | Measure] | None, k: int | None, view: st
 def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: int | None, view: str | None,
                  judge: Judge | None, records: RecordLookup | None = None,
                  action_criteria: CriteriaSet | None = None, price_in: float | None = None,
-                 price_out: float | None = None) -> dict[str, Any]:
+                 price_out: float | None = None, concurrency: int = 1) -> dict[str, Any]:
     """The judge calls, estimated input tokens and output cap the judged measures need
     (``{"calls": 0, "note": ...}`` without one); raises when they need a judge and none is given.
 
@@ -52,8 +52,8 @@ def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: i
 
     needs: set[str] = set().union(*(m.spec.needs(m) for m in measures if isinstance(m.spec, JudgedSpec)))
     plan = plan_calls(data.samples, needs, judge, records=records, action_criteria=action_criteria)
-    if judge.backend.name == "local":
-        plan.update(local_time_estimate(plan["calls_by_prompt"]))
+    plan["judge_backend"] = judge.backend.name
+    plan.update(time_estimate(plan["calls_by_prompt"], judge, concurrency=concurrency))
     if price_in is not None or price_out is not None:
         from ragmeter.judges.cost import usd
 
@@ -62,21 +62,43 @@ def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: i
     return plan
 
 
-def local_time_estimate(calls_by_prompt: dict[str, int]) -> dict[str, Any]:
-    """The local judge's time for these calls, from its measured seconds per call; prompts it
-    was not timed on are named, not guessed.
+def time_estimate(calls_by_prompt: dict[str, int], judge: Judge, *, concurrency: int = 1) -> dict[str, Any]:
+    """How long the calls take, and what that rests on: per prompt, the median seconds per call of
+    this judge's own past calls in the ledger when it has some, else (the bundled local judge) the
+    figures measured for it; calls in flight at once: one for the local judge, else
+    ``concurrency``. Without either figure for a prompt, it is named, not guessed. Returns
+    ``estimated_seconds``, ``seconds_per_call`` ({prompt: {"seconds", "from"}}) and ``time_note``;
+    nothing when no prompt has a figure.
 
-    >>> local_time_estimate({"claims.extract": 1, "claims.verify": 2})["estimated_seconds"]
-    22.2
+    >>> from ragmeter.judges import Judge, NoCallBackend
+    >>> time_estimate({"claims.extract": 2}, Judge(NoCallBackend("local", "m")))["seconds_per_call"]
+    {'claims.extract': {'seconds': 14.0, 'from': 'bundled figure: 2 cores (bench/local_judge_bench.py speed, \
+default settings)'}}
     """
     from ragmeter.judges.local_agreement import SECONDS_MEASURED_ON, SECONDS_PER_CALL
 
-    timed = {p: n for p, n in calls_by_prompt.items() if p in SECONDS_PER_CALL}
+    local = judge.backend.name == "local"
+    past = judge.ledger.seconds_per_call(judge.backend.name, judge.backend.model)
+    per_call: dict[str, dict[str, Any]] = {}
+    for prompt in calls_by_prompt:
+        seen = sorted(past.get(prompt, []))
+        if seen:
+            mid = len(seen) // 2
+            median = seen[mid] if len(seen) % 2 else (seen[mid - 1] + seen[mid]) / 2
+            per_call[prompt] = {"seconds": round(median, 1),
+                                "from": f"median of this judge's {len(seen)} past call(s) in the ledger"}
+        elif local and prompt in SECONDS_PER_CALL:
+            per_call[prompt] = {"seconds": SECONDS_PER_CALL[prompt], "from": f"bundled figure: {SECONDS_MEASURED_ON}"}
+    if not per_call:
+        return {}
+    parallel = 1 if local else max(1, concurrency)
+    total = sum(per_call[p]["seconds"] * n for p, n in calls_by_prompt.items() if p in per_call) / parallel
     out: dict[str, Any] = {
-        "estimated_seconds": round(sum(SECONDS_PER_CALL[p] * n for p, n in timed.items()), 1),
-        "time_note": f"rough: seconds per call measured on {SECONDS_MEASURED_ON}; a slower or busier CPU takes longer",
+        "estimated_seconds": round(total, 1), "seconds_per_call": per_call,
+        "time_note": (f"{'one call at a time' if parallel == 1 else f'{parallel} calls in flight at once'}; "
+                      "seconds per call vary with the machine, its load and the length of the texts"),
     }
-    untimed = sorted(set(calls_by_prompt) - set(timed))
+    untimed = sorted(set(calls_by_prompt) - set(per_call))
     if untimed:
         out["not_timed"] = untimed
     return out

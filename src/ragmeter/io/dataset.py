@@ -124,7 +124,7 @@ def _load(data: Any, corpus: str | Path | None) -> Dataset:
         source = read_records(data)
         records = source.rows
         if any(is_conversational(r) for _, r in records):
-            records = flatten(records, source.label)
+            records = flatten(records, source.label, source.unit)
         samples = make_samples(records, source.label, unit=source.unit)
         path = source.path
         if not samples:

@@ -9,6 +9,9 @@
   row with ``retrieval_context``, ``context`` is DeepEval's; otherwise it is ragmeter's own
   field (the chunk ids that reached the prompt).
 
+- RAGChecker (``checking_inputs.json``): ``query_id``, ``query``, ``gt_answer`` (the reference),
+  ``response``, ``retrieved_context`` (``[{"doc_id", "text"}]``, rank order).
+
 A context given as text becomes a chunk whose id is :func:`content_id` of the text, so the
 same text gets the same id in every row. Reference contexts given as texts become relevance
 labels (grade 1) by exact text match: a retrieved text is relevant when it is character for
@@ -27,7 +30,7 @@ RETRIEVED_TEXTS = ("retrieved_contexts", "contexts", "retrieval_context")  # ran
 REFERENCE_TEXTS = ("reference_contexts",)
 #: Every field name this module reads (objects are read through these attribute names too).
 NAMES = (*RETRIEVED_TEXTS, *REFERENCE_TEXTS, "retrieved_context_ids", "reference_context_ids", "ground_truths",
-         "context")
+         "context", "retrieved_context")
 
 
 def content_id(text: str) -> str:
@@ -57,6 +60,25 @@ def _ids(row: Mapping[str, Any], name: str) -> list[Any]:
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise InvalidInputError("must be a list of chunk ids", field=name, fix='write ["id1", "id2"]')
     return list(value)
+
+
+def _doc_chunks(value: Any) -> list[dict[str, Any]]:
+    """RAGChecker's ``retrieved_context``: ``[{"doc_id", "text"}]`` -> chunks (a text alone
+    gets its content id)."""
+    if not isinstance(value, (list, tuple)):
+        raise InvalidInputError(f"must be a list of passages, got {type(value).__name__}", field="retrieved_context",
+                                fix='write [{"doc_id": "d1", "text": "..."}]')
+    chunks = []
+    for i, item in enumerate(value, start=1):
+        if isinstance(item, str):
+            chunks.append({"id": content_id(item), "text": item})
+            continue
+        if not isinstance(item, Mapping) or not isinstance(item.get("text"), str):
+            raise InvalidInputError(f"item {i} must be an object with a \"text\"", field="retrieved_context",
+                                    fix='write {"doc_id": "d1", "text": "..."}')
+        doc = item.get("doc_id", item.get("id"))
+        chunks.append({"id": content_id(item["text"]) if doc is None else doc, "text": item["text"]})
+    return chunks
 
 
 def _give(out: dict[str, Any], target: str, source: str, value: Any, given_by: dict[str, str]) -> None:
@@ -89,6 +111,8 @@ def native_fields(row: Mapping[str, Any]) -> dict[str, Any]:
         else:
             ids = [content_id(t) for t in texts]
         _give(out, "retrieved", name, [{"id": i, "text": t} for i, t in zip(ids, texts)], given_by)
+    if "retrieved_context" in present:
+        _give(out, "retrieved", "retrieved_context", _doc_chunks(row["retrieved_context"]), given_by)
     if "retrieved_context_ids" in present and not retrieved:
         _give(out, "retrieved", "retrieved_context_ids", _ids(row, "retrieved_context_ids"), given_by)
     if "reference_context_ids" in present:

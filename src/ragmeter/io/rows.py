@@ -23,6 +23,13 @@ FIELDS = ("id", "question", "retrieved", "relevant", "context", "answer", "refer
 
 #: A dataset record gives at least one of these; a record with only an id and a text is a corpus's.
 CONTENT_FIELDS = frozenset({"question", "retrieved", "relevant", "context", "answer", "reference"})
+#: What a record without any of them was tried as, for the error that names its fields.
+FORMATS_TRIED = ("ragmeter's (question, retrieved, relevant, answer, reference)",
+                 "Ragas' (user_input, retrieved_contexts, response, reference)",
+                 "DeepEval's (input, actual_output, retrieval_context, expected_output)",
+                 "RAGChecker's (query, response, gt_answer, retrieved_context; a .json file {\"results\": [...]})",
+                 "a conversation (turns; Ragas user_input messages; DeepEval turns with roles)",
+                 "MTRAG's tasks (input, contexts, targets, predictions) and conversations (messages)")
 
 # Names other tools use for the same fields; one table, so aliases never spread.
 ALIASES = {
@@ -32,6 +39,7 @@ ALIASES = {
     "context_ids": "context",
     "response": "answer", "actual_output": "answer",
     "reference_answer": "reference", "ground_truth": "reference", "expected_output": "reference",
+    "gt_answer": "reference",  # RAGChecker
 }
 
 
@@ -77,6 +85,10 @@ class RowReader:
         if not isinstance(row, Mapping):
             raise err(f"each record must be a JSON object, got {_type_name(row)}",
                       fix='write one object per line, e.g. {"id": "q1", ...}')
+        if _conversational(row):  # never here from load_dataset, which reads them turn by turn first
+            raise err("a conversation (turns, Ragas user_input messages, or an MTRAG task or conversation) "
+                      "becomes one sample per turn only when the file is read whole",
+                      fix="drop --block (a streamed file holds one sample per line)")
         try:
             row = native_fields(row)
         except InvalidInputError as exc:
@@ -87,6 +99,10 @@ class RowReader:
                       "(chunk id -> text), not a dataset", field="text",
                       fix="give the corpus with --corpus, and as DATASET a file of questions with their "
                           '"retrieved" chunk ids')
+        if not _has_content(row) and (not row or not set(row) <= set(FIELDS)):
+            raise err(_no_content(row), fix="write one record per sample with at least a question, an answer or a "
+                                            "ranked list (see the README's Datasets section); TREC qrels and runs "
+                                            "go to `ragmeter trec QRELS RUN`")
         if row.get("id") is None and self.default_ids:
             row["id"] = str(self.position)
             self.defaulted += 1
@@ -172,6 +188,31 @@ class RowReader:
 
 
 _PLAIN_FIELDS = frozenset({"id", "question", "retrieved", "relevant", "answer", "reference"})
+
+
+def _conversational(row: Mapping[str, Any]) -> bool:
+    from ragmeter.io.conversations import is_conversational  # conversations -> mtrag -> rows: a late import
+
+    return is_conversational(row)
+
+
+def _has_content(row: Mapping[str, Any]) -> bool:
+    """Whether the record gives something to score. One that does not, and holds fields no
+    reader takes (``{"foo": 1}``, ``{"qrels": ...}``), is wrong-shaped input; one of ragmeter's
+    own fields alone (``{"id": "q1"}``) is an empty sample on purpose."""
+    return any(row.get(n) is not None for n in _CONTENT_OR_CLAIMS)
+
+
+_CONTENT_OR_CLAIMS = (*CONTENT_FIELDS, "reference_claims", "answer_claims")
+
+
+def _no_content(row: Mapping[str, Any]) -> str:
+    """The problem of a record with no question, answer or ranked list: what it holds and the
+    formats it was read as."""
+    names = [str(k) for k in row if row[k] is not None]
+    found = ", ".join(f'"{n}"' for n in names[:12]) + (f" and {len(names) - 12} more" if len(names) > 12 else "")
+    return (f"no question, answer or retrieved chunks (fields found: {found or 'none'}); "
+            f"read as each of: {'; '.join(FORMATS_TRIED)}")
 
 
 class ChunkTable(dict[str, Chunk]):

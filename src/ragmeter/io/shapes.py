@@ -1,7 +1,8 @@
 """Every shape a dataset arrives in, read into ``(position, record dict)`` pairs.
 
 Files (by extension): ``.jsonl`` / ``.ndjson`` (one object per line), ``.json`` (a JSON
-array of objects, or JSON Lines), ``.csv``, ``.parquet``. In memory: a list (or any
+array of objects, an object whose ``"results"`` holds them (RAGChecker's ``checking_inputs.json``),
+one object, or JSON Lines), ``.csv``, ``.parquet``. In memory: a list (or any
 iterable) of dicts, of Ragas or DeepEval sample objects (any object with their attribute
 names), a pandas ``DataFrame``, a Hugging Face ``datasets.Dataset``, a Ragas
 ``EvaluationDataset`` (``.samples``) or a DeepEval ``EvaluationDataset`` (``.test_cases``).
@@ -99,9 +100,19 @@ def _list_label(items: list[Any]) -> str:
 
 
 def _record(item: Any, argument: str) -> Any:
-    """A dict, or the fields of a sample object read by their attribute names."""
+    """A dict, or the fields of a sample object read by their attribute names. A conversation
+    object (DeepEval ``ConversationalTestCase``: ``turns``; Ragas ``MultiTurnSample``: a list
+    ``user_input``) is read whole (pydantic's ``model_dump``, else its public attributes); a
+    DeepEval conversation's ``name`` is its id."""
     if isinstance(item, Mapping):
         return _plain(dict(item), arrow=False)
+    if isinstance(getattr(item, "turns", None), list) or isinstance(getattr(item, "user_input", None), list):
+        dump = getattr(item, "model_dump", None)
+        fields = dump() if callable(dump) else {k: v for k, v in vars(item).items() if not k.startswith("_")}
+        if isinstance(getattr(item, "turns", None), list) and fields.get("id") is None \
+                and fields.get("name") is not None:
+            fields["id"] = fields.pop("name")
+        return _plain(fields, arrow=False)
     if not any(getattr(item, n, None) is not None for n in _QUESTION_NAMES) \
             and not any(getattr(item, n, None) is not None for n in ("retrieved", "retrieved_contexts",
                                                                      "retrieval_context", "id")):
@@ -124,6 +135,9 @@ def _plain(value: Any, *, arrow: bool = True, top: bool = True) -> Any:
         return {str(k): _plain(v, arrow=arrow, top=False) for k, v in value.items() if not (drop and _missing(v))}
     if isinstance(value, (list, tuple)):
         return [_plain(v, arrow=arrow, top=False) for v in value]
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):  # a pydantic object (a Ragas message, a DeepEval turn)
+        return _plain(dump(), arrow=arrow, top=True)
     tolist = getattr(value, "tolist", None)
     if tolist is not None and not isinstance(value, (str, bytes)):  # numpy arrays and scalars
         return _plain(tolist(), arrow=arrow, top=False)
@@ -144,13 +158,33 @@ def _file_rows(path: str) -> tuple[list[tuple[int, Any]], str]:
         return list(iter_jsonl(path)), "line"
     if suffix == ".json":
         text = read_text(path)
-        return (_json_array(path, text), "row") if text.lstrip().startswith("[") else (list(iter_jsonl(path)), "line")
+        if text.lstrip().startswith("["):
+            return _json_array(path, text), "row"
+        whole = _json_object(text)
+        if isinstance(whole, dict) and isinstance(whole.get("results"), list):  # RAGChecker: {"results": [...]}
+            if not whole["results"]:
+                raise InvalidInputError('"results" is empty', file=path, fix="give at least one record")
+            return _numbered(whole["results"]), "row"
+        if isinstance(whole, dict) and "\n" in text.strip():  # one object written over several lines
+            return [(1, whole)], "line"
+        return list(iter_jsonl(path)), "line"
     if suffix == ".csv":
         return list(iter_csv(path, required=())), "line"
     if suffix == ".parquet":
         return _parquet(path), "row"
     raise InvalidInputError(f"unknown dataset format {suffix or '(no extension)'!r}", file=path,
                             fix="use .jsonl, .json, .csv or .parquet (TREC files go to `ragmeter trec QRELS RUN`)")
+
+
+def _json_object(text: str) -> Any:
+    """The file as one JSON document, or None when it is not one (JSON Lines, or broken: the
+    line reader then names the line)."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        return None
 
 
 def _json_array(path: str, text: str) -> list[tuple[int, Any]]:

@@ -168,6 +168,8 @@ class JudgeStats:
     latency_s: float = 0.0  # summed over calls made (not cached)
     unreachable: int = 0  # items that failed for transport or envelope reasons (not stored, counted in failed)
     shared: int = 0  # identical requests answered by a call already in flight
+    in_flight: int = 0  # calls sent and not answered yet (the progress heartbeat shows them)
+    generated_tokens: int = 0  # tokens a backend reported as it generated them (Backend.tokens_generated)
     by_prompt: dict = field(default_factory=dict)
     transport: dict = field(default_factory=dict)  # the backend's HTTP counts (requests sent, retries)
 
@@ -259,7 +261,14 @@ class Judge:
         if isinstance(http, dict):
             self.stats.transport = http  # the same dict: counts every HTTP request, retried ones too
         self._in_flight: dict[str, asyncio.Future] = {}
+        try:
+            backend.token_sink = self._count_tokens
+        except AttributeError:  # a backend that takes no attributes (frozen, slots): it reports no tokens
+            pass
         self._retried: set[str] = set()  # failed judgments already re-asked in this process
+
+    def _count_tokens(self, n: int) -> None:
+        self.stats.generated_tokens += n
 
     @property
     def identity(self) -> dict:
@@ -372,11 +381,13 @@ class Judge:
             if self.budget:
                 await self.budget.reserve(estimate_in, self.decoding.max_tokens)
             used = (0, 0)
+            self.stats.in_flight += 1
             try:
                 reply = await self.backend.complete(messages, request.schema, request.schema_name, self.decoding,
                                                     request)
                 used = (reply.input_tokens, reply.output_tokens)
             finally:
+                self.stats.in_flight -= 1
                 if self.budget:
                     await self.budget.settle(estimate_in, self.decoding.max_tokens, *used)
             tally.add(reply)

@@ -160,6 +160,17 @@ class Ledger:
              input_tokens, output_tokens, latency_s, calls, reasks, time.time(),
              json.dumps(logprobs) if logprobs is not None else None))
 
+    def seconds_per_call(self, backend: str, model: str) -> dict[str, list[float]]:
+        """prompt id -> the seconds each stored judgment of ``backend`` / ``model`` took per call
+        made (its latency over its calls: a re-ask is a call), for the dry run's estimate."""
+        with self._guard("read"):
+            rows = self._db.execute("SELECT prompt_id, latency_s, calls FROM judgments WHERE backend = ? AND "
+                                    "model = ? AND calls > 0 AND latency_s > 0", (backend, model)).fetchall()
+        out: dict[str, list[float]] = {}
+        for prompt_id, latency, calls in rows:
+            out.setdefault(prompt_id, []).append(latency / calls)
+        return out
+
     def __len__(self) -> int:
         with self._guard("read"):
             return int(self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])

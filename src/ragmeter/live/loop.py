@@ -17,6 +17,7 @@ from ragmeter.core.settings import AUTO_JUDGE, NO_JUDGE, InvalidSettingError, Se
 from ragmeter.engine.dry_run import needs_judge
 from ragmeter.judges.judge_factory import default_judge, make_judge
 from ragmeter.live.watch import Alert, Watcher, serve
+from ragmeter.report.heartbeat import judge_heartbeat
 from ragmeter.runs.store import load_run
 
 ALERT_EXIT = 3
@@ -112,13 +113,16 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
     say_notes(watcher, say)
     start = time.monotonic()
     while True:
-        scored = watcher.poll()
+        with judge_heartbeat(watcher.judge, "scoring new requests", interval=settings.progress_interval):
+            scored = watcher.poll()  # a line every --progress-interval seconds while judge calls are in flight
         if watcher.quarantined:
             say(f"quarantined {len(watcher.quarantined)} malformed line(s) to {watcher.quarantine_file} "
                 f"(last: {watcher.quarantined[-1]}); {watcher.counts['malformed']} so far")
         if scored:
             summary = watcher.window_summary()
-            say(f"scored {scored} new; last {w.window}: " + ", ".join(window_cells(summary)))
+            computed = any(v.get("mean") is not None for v in summary.values())
+            head = f"scored {scored} new" if computed else f"read {scored} new, nothing computed"
+            say(f"{head}; last {w.window}: " + ", ".join(window_cells(summary)))
         for message in watcher.fired:
             say(f"ALERT: {message}")
         say_notes(watcher, say)

@@ -6,7 +6,10 @@ as ``evaluate(progress=...)``, or let :func:`progress_factory` pick by mode:
 - ``rich``: a live bar (requests done, calls, cached, tokens, ETA), for a terminal;
 - ``plain``: for CI logs and pipes, a line every ``interval`` seconds while a stage runs
   and a closing one (nothing for a stage shorter than that), e.g.
-  ``ragmeter: verifying claims 40/120 (33%), 38 calls, 2 cached, ETA 24s``;
+  ``ragmeter: verifying claims 40/120 (33%), 38 calls, 2 cached, ETA 24s``; while no item
+  finishes (a long judge call) the line comes all the same, with the calls in flight and the
+  time elapsed: ``ragmeter: verifying claims 0/120 (0%), 0 calls, 0 cached, 8 judge calls in
+  flight, 45s elapsed`` (:mod:`ragmeter.report.heartbeat`);
 - ``none``: nothing;
 - ``auto``: ``rich`` when stderr is a terminal, else ``plain``.
 """
@@ -20,6 +23,7 @@ from contextlib import AbstractContextManager
 from typing import Any, TextIO
 
 from ragmeter.core.settings import DEFAULTS, PROGRESS_MODES, InvalidSettingError
+from ragmeter.report.heartbeat import Heartbeat, elapsed_text, in_flight_text
 
 ProgressFactory = Callable[[Any], AbstractContextManager[Any]]
 
@@ -31,9 +35,7 @@ def _judge_stats(judge: Any) -> str:
     return f"{st.calls} calls, {st.cached} cached"
 
 
-def _eta(seconds: float) -> str:
-    seconds = max(0, round(seconds))
-    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+_eta = elapsed_text
 
 
 class PlainProgress:
@@ -45,19 +47,29 @@ class PlainProgress:
                  interval: float = DEFAULTS.progress_interval, clock: Callable[[], float] = time.monotonic) -> None:
         self.judge, self.stream, self.interval, self.clock = judge, stream, interval, clock
         self.label, self.total, self.done, self.printed = "", 0, 0, False
-        self.started = self.last = 0.0
+        self.started = self.last = self._wall_start = 0.0
+        self.heart = Heartbeat(interval, self._beat)
 
     def __enter__(self) -> PlainProgress:  # noqa: PYI034 - a final class in practice
         return self
 
     def __exit__(self, *exc: object) -> None:
-        return None
+        self.heart.stop()
 
     def _write(self, text: str) -> None:
         stream = self.stream if self.stream is not None else sys.stderr
         stream.write(f"ragmeter: {text}\n")
         stream.flush()
         self.printed = True
+        self.heart.touch()
+
+    def _beat(self) -> None:
+        """The stage's line when nothing finished for ``interval`` seconds, with what is in flight."""
+        if self.done >= self.total:
+            return
+        flying = in_flight_text(self.judge)
+        elapsed = f"{elapsed_text(time.monotonic() - self._wall_start)} elapsed"
+        self._write(", ".join(p for p in (self.line(), flying, elapsed) if p))
 
     def line(self, now: float | None = None) -> str:
         """``verifying claims 40/120 (33%), 38 calls, 2 cached, ETA 24s`` as of ``now``."""
@@ -73,15 +85,22 @@ class PlainProgress:
         return ", ".join(parts)
 
     def start(self, label: str, total: int) -> None:
-        self.label, self.total, self.done, self.printed = label, total, 0, False
-        self.started = self.last = self.clock()
+        with self.heart.lock:
+            self.label, self.total, self.done, self.printed = label, total, 0, False
+            self.started = self.last = self.clock()
+            self._wall_start = time.monotonic()
+        if total > 0 and self.interval > 0:
+            self.heart.start()
 
     def advance(self, index: int) -> None:
-        self.done += 1
-        now = self.clock()
-        if now - self.last >= self.interval or (self.done >= self.total and self.printed):
-            self.last = now
-            self._write(self.line(now))
+        with self.heart.lock:
+            self.done += 1
+            now = self.clock()
+            if now - self.last >= self.interval or (self.done >= self.total and self.printed):
+                self.last = now
+                self._write(self.line(now))
+        if self.done >= self.total:
+            self.heart.stop()
 
 
 class RichProgress:
@@ -94,27 +113,37 @@ class RichProgress:
             MofNCompleteColumn,
             Progress,
             TextColumn,
+            TimeElapsedColumn,
             TimeRemainingColumn,
         )
 
         self.judge = judge
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("{task.fields[stats]}"), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[stats]}"), TimeElapsedColumn(), TimeRemainingColumn(),
                                  console=Console(stderr=True), transient=False)
         self.task: Any = None
+        self.heart = Heartbeat(1.0, self._refresh)  # the calls in flight, while none finishes
 
     def __enter__(self) -> RichProgress:
         self.progress.start()
+        self.heart.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.heart.stop()
         self.progress.stop()
+
+    def _refresh(self) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, stats=self._stats())
 
     def _stats(self) -> str:
         st = getattr(self.judge, "stats", None)
         if st is None:
             return ""
-        return f"{st.calls} calls, {st.cached} cached, {st.input_tokens + st.output_tokens} tokens"
+        flying = in_flight_text(self.judge)
+        return f"{st.calls} calls, {st.cached} cached, {st.input_tokens + st.output_tokens} tokens" + \
+            (f", {flying}" if flying else "")
 
     def start(self, label: str, total: int) -> None:
         self.task = self.progress.add_task(label, total=total, stats=self._stats())

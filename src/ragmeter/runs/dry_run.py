@@ -43,7 +43,8 @@ def plan_evaluation(settings: Settings, *, resumed: bool = False,
         data = load_samples(settings)
         plan = dry_run_plan(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
                             records=uncached_record_lookup(settings), action_criteria=actions,
-                            price_in=settings.price_in, price_out=settings.price_out)
+                            price_in=settings.price_in, price_out=settings.price_out,
+                            concurrency=settings.concurrency)
     finally:
         if judge is not None:
             judge.ledger.close()

@@ -16,7 +16,6 @@ written with ``@`` as ``_at`` and any other character as ``_`` (``ndcg(discount=
 from __future__ import annotations
 
 import json
-import os
 import re
 import tempfile
 from contextlib import nullcontext
@@ -25,6 +24,7 @@ from typing import Any
 
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.privacy import telemetry_off
 from ragmeter.io.writer import write_json
 from ragmeter.report.html import write_html
 from ragmeter.runs.store import Run, finish_run, load_run, start_run
@@ -94,7 +94,7 @@ def run_metrics(run: Run) -> dict[str, float]:
 
 
 def _mlflow() -> Any:
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    telemetry_off("mlflow")
     try:
         import mlflow
     except ImportError:

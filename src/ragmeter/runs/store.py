@@ -338,15 +338,16 @@ def resolve_run_path(path: str | Path, base: str | Path | None = None) -> Path:
     return given
 
 
-def load_run(path: str | Path) -> Run:
-    """A run directory (or a run's name, see :func:`resolve_run_path`), every file checked: a
-    damaged one is an ``InvalidInputError`` naming the file and line (never a JSONDecodeError)."""
-    path = resolve_run_path(path)
+def load_run(path: str | Path, runs_dir: str | Path | None = None) -> Run:
+    """A run directory (or a run's name, looked up under ``runs_dir``: see :func:`resolve_run_path`),
+    every file checked: a damaged one is an ``InvalidInputError`` naming the file and line (never a
+    JSONDecodeError)."""
+    path = resolve_run_path(path, runs_dir)
     setup_file = path / "setup.json"
     if not setup_file.is_file():
         raise InvalidInputError("not a ragmeter run directory or run name (no setup.json)", file=str(path),
                                 fix=f"give a directory that `ragmeter eval` wrote (runs/<timestamp>-<name>) or a "
-                                    f"name that `ragmeter runs` lists under {default_runs_dir()}")
+                                    f"name that `ragmeter runs` lists under {runs_dir or default_runs_dir()}")
     setup = _read_json(setup_file, "setup.json")
     _check_setup(setup_file, setup)
     complete = setup.get("status") == "complete"

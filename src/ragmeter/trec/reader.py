@@ -219,8 +219,15 @@ def qrels_lines(path: str) -> Iterator[tuple[int, list[bytes]]]:
             if after_comment and line.startswith(b"#"):
                 problem += "; trec_eval 10 reads the line after a comment as a judgment, so two comment " \
                            "lines in a row are malformed"
-            raise TrecInputError(problem, file=path, line=number,
-                                 fix="one judgment per line, 'qid iter docno rel' (trec_eval refuses it too)")
+            fix = "one judgment per line, 'qid iter docno rel' (trec_eval refuses it too)"
+            if len(parts) == 3:  # BEIR's qrels/<split>.tsv: query-id corpus-id score, after a header line
+                header = [p.lower() for p in parts] == [b"query-id", b"corpus-id", b"score"]
+                problem += (" (a BEIR qrels file: query-id, corpus-id, score, after a header line)" if header
+                            else " (qid docno rel without the iter column, as BEIR's qrels .tsv files write it?)")
+                fix = (f"add the iter column trec_eval reads (and drop BEIR's header): "
+                       f"awk 'NR > 1 {{print $1, 0, $2, $3}}' {path} > qrels.txt (or `ragmeter import beir` "
+                       "for the whole collection)")
+            raise TrecInputError(problem, file=path, line=number, fix=fix)
         after_comment = False
         yield number, parts
 

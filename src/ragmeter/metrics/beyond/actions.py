@@ -69,7 +69,8 @@ register(JudgedSpec(
     name="action_pass_rate", version=1, family="actions", evidence=NEEDS, binary=True,
     display=Display("actions", "action pass rate"),
     definition="cases whose tool calls meet every criterion / cases that reached a verdict",
-    source="the seed article's Agent Assurance check; ragmeter.actions",
+    source="TestMu AI's Agent Assurance check, as the article 'RAG Evaluation Metrics: Formulas and a Worked Example' "
+           "(TestMu AI) describes it; ragmeter.actions",
     params={"criterion": Param(str, "", doc="one criterion id (default: every criterion of the case)")},
     undefined="no criterion applies, or the case is unable to verify (no calls recorded, no record source, "
               "no claims)",

@@ -12,7 +12,7 @@ is looked up in the record source and gets Pass, Fail or Cannot verify
   is kept); NotComputed with the reason when no record source is given.
 - ``record_coverage`` = (Pass + Fail) / facts: the share of stated facts that could be checked.
 
-The seed's reference system is TestMu AI's Data Validation (Pass / Fail / Cannot verify per fact).
+The reference system is TestMu AI's Data Validation (Pass / Fail / Cannot verify per fact).
 
 >>> from ragmeter.claims.matrix import Evidence
 >>> from ragmeter.core.sample import Sample
@@ -60,7 +60,8 @@ def record_coverage(ev: Evidence, sample: Sample, measure: Measure, context: Jud
     return fact_counts(checks).verified / len(checks)
 
 
-SOURCE = "the seed article's Data Validation check (TestMu AI); ragmeter.records"
+SOURCE = ("TestMu AI Agent Testing's Data Validation check, as the article 'RAG Evaluation Metrics: Formulas and a "
+          "Worked Example' (TestMu AI) describes it; ragmeter.records")
 
 register(JudgedSpec(
     name="record_accuracy", version=1, family="records", evidence=NEEDS,

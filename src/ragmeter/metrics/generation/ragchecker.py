@@ -6,7 +6,9 @@ supports at least one reference claim. Over all answer claims:
 - hallucination = incorrect claims no context chunk supports / answer claims;
 - self_knowledge = correct claims no context chunk supports / answer claims;
 - noise_sensitivity(chunks='relevant') = incorrect claims a relevant chunk supports / answer
-  claims; ``'irrelevant'``: incorrect claims an irrelevant chunk supports / answer claims.
+  claims; ``'irrelevant'``: incorrect claims that only irrelevant chunks support / answer claims
+  (the two are exclusive, as in RAGChecker's ``computation.py``; version 2: version 1 also
+  counted, under ``'irrelevant'``, a claim that a relevant chunk supports too).
 
 context_utilization = reference claims the context supports that the answer also states /
 reference claims the context supports.
@@ -62,7 +64,8 @@ def noise_sensitivity(ev: Evidence, sample: Sample, measure: Measure, context: J
         v = ctx.get(claim_id)
         if supported(correct, claim_id) or v is None or v.verdict != "supported":
             return False
-        return any((src in relevant) == want_relevant for src in v.sources)
+        by_relevant = any(src in relevant for src in v.sources)
+        return by_relevant if want_relevant else not by_relevant and any(src not in relevant for src in v.sources)
 
     return sum(counts(c.id) for c in claims) / len(claims)
 
@@ -87,9 +90,10 @@ register(JudgedSpec(name="self_knowledge", version=1, family="generation", sourc
                     display=Display("self-know.", "self-knowledge"),
                     definition="correct answer claims no context chunk supports / answer claims",
                     undefined="the answer has no claims", compute=self_knowledge))
-register(JudgedSpec(name="noise_sensitivity", version=1, family="generation", source=RAGCHECKER, evidence=ANSWER_SIDE,
+register(JudgedSpec(name="noise_sensitivity", version=2, family="generation", source=RAGCHECKER, evidence=ANSWER_SIDE,
                     higher_is_better=False, display=Display("noise sens.", "noise sensitivity"),
-                    definition="incorrect answer claims that a relevant (or irrelevant) chunk supports / answer claims",
+                    definition="incorrect answer claims that a relevant chunk supports (or that only irrelevant "
+                               "chunks support) / answer claims",
                     params={"chunks": Param(str, "relevant", choices=("relevant", "irrelevant"))},
                     undefined="the answer has no claims", compute=noise_sensitivity))
 register(JudgedSpec(name="context_utilization", version=1, family="generation", source=RAGCHECKER,

@@ -1,0 +1,49 @@
+"""Small honest messages: ``turns`` on a run with turns but nothing scored, ``agreement`` on
+one labeled sample, ``correlate`` on six queries."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ragmeter.runs import list_runs
+from tests.test_compare_gate import make_run
+
+
+def test_turns_on_a_run_where_nothing_was_scored_says_so(cli, tmp_path, runs_dir):
+    """It said "the run has no conversation turns"."""
+    conv = {"id": "c1", "turns": [{"question": "Q1?", "retrieved": ["a"]}, {"question": "Q2?", "retrieved": ["b"]}]}
+    data = tmp_path / "conv.jsonl"
+    data.write_text(json.dumps(conv) + "\n")
+    cli("eval", data, "-m", "precision")  # no labels: nothing scored
+    (run,) = list_runs(runs_dir)
+    out = cli("turns", run.path)
+    assert out.exit_code == 2
+    shown = " ".join(re.sub("[│╭╮╰╯─]", " ", out.output).split())  # rich's error box, unwrapped
+    assert "the run has 2 conversation turn(s) but nothing scored on them (precision@5: no relevance labels for " \
+           "this sample (2))" in shown
+
+
+def test_agreement_on_one_labeled_sample_gives_no_kappa(cli, tmp_path):
+    """It printed kappa 0.000."""
+    run = make_run(tmp_path / "r", {"faithfulness": [1.0, 0.0, 1.0]})
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"id": "q0", "faithfulness": 0.0}) + "\n")
+    out = cli("agreement", run.path, "--labels", labels)
+    assert out.exit_code == 0, out.output
+    assert "kappa n/a, Spearman n/a, Kendall n/a (n/a: agreement needs at least 2 labeled samples)" in out.stdout
+
+
+def test_correlate_on_six_queries_does_not_claim_divergence(cli, tmp_path):
+    """It flagged DIVERGES at n=6 with rho far from sure."""
+    run = make_run(tmp_path / "r", {"precision@5": [0.2, 0.4, 0.6, 0.8, 1.0, 0.4],
+                                    "ndcg@5": [0.3, 0.9, 0.5, 0.4, 1.0, 0.2]})
+    out = cli("correlate", run.path)
+    assert out.exit_code == 0
+    line = out.stdout.strip()
+    assert "DIVERGES" not in line
+    assert line.endswith("over 6 queries  (expected > 0.8; below it here, but its 95% interval reaches it: too few "
+                         "queries to tell)")
+    many = make_run(tmp_path / "m", {"precision@5": [i / 40 for i in range(40)],
+                                     "ndcg@5": [1 - i / 40 for i in range(40)]})
+    assert "DIVERGES (expected > 0.8" in cli("correlate", many.path).stdout

@@ -1,0 +1,36 @@
+"""``ragmeter runs`` takes ``--runs-dir`` as every other command does (the folder as an argument
+still works), and show / report / diagnose look run names up there."""
+
+from __future__ import annotations
+
+from ragmeter.runs import list_runs
+
+
+def test_runs_takes_runs_dir_as_the_other_commands_do(cli, warranty, runs_dir, tmp_path):
+    assert cli("eval", warranty / "dataset.jsonl", "--name", "here").exit_code == 0
+    (run,) = list_runs(runs_dir)
+    by_option = cli("runs", "--runs-dir", runs_dir)
+    assert by_option.exit_code == 0 and run.path.name in by_option.stdout
+    by_argument = cli("runs", runs_dir)
+    assert by_argument.stdout == by_option.stdout
+    both = cli("runs", runs_dir, "--runs-dir", tmp_path / "elsewhere")
+    assert both.exit_code == 2 and "two runs folders given" in both.output
+    shown = cli("show", run.path.name, "--runs-dir", runs_dir)
+    assert shown.exit_code == 0 and "precision@5" in shown.stdout
+    assert cli("diagnose", run.path.name, "--runs-dir", runs_dir).exit_code == 0
+    html = tmp_path / "r.html"
+    assert cli("report", run.path.name, "--runs-dir", runs_dir, "--html", html).exit_code == 0 and html.is_file()
+    missing = cli("show", run.path.name, "--runs-dir", tmp_path / "nowhere")
+    assert missing.exit_code != 0 and str(tmp_path / "nowhere") in missing.output
+
+
+def test_metrics_and_readme_name_the_article_not_the_seed(cli):
+    """Users do not have "the seed article": its title is named, with its sources."""
+    from tests.conftest import ROOT
+
+    listing = cli("metrics").stdout
+    assert "seed" not in listing.lower()
+    assert "'RAG Evaluation Metrics: Formulas and a Worked Example' (TestMu AI)" in listing
+    readme = (ROOT / "README.md").read_text()
+    assert "seed article" not in readme and "the seed's" not in readme
+    assert 'the article "RAG Evaluation Metrics: Formulas and a Worked Example" (TestMu AI' in " ".join(readme.split())
