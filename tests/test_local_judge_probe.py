@@ -51,10 +51,11 @@ def test_without_avx2_a_clean_refusal_before_any_child_starts(cache, model, tmp_
     from ragmeter.judges.local_runtime import CpuUnsupported
 
     counter = tmp_path / "started"
-    monkeypatch.setenv("RAGMETER_LOCAL_PROBE", f'{sys.executable} -c "import sys; open(sys.argv[1], \'a\').write(\'x\')" '
-                                               f'{counter}')
+    probe = f'{sys.executable} -c "import sys; open(sys.argv[1], \'a\').write(\'x\')" {counter}'
+    monkeypatch.setenv("RAGMETER_LOCAL_PROBE", probe)
     monkeypatch.setattr(local_probe, "cpu_flags", lambda: frozenset({"sse4_2", "avx"}))
-    with pytest.raises(CpuUnsupported, match="need AVX2, FMA, F16C, and /proc/cpuinfo lists no AVX2, FMA, F16C") as info:
+    missing = "need AVX2, FMA, F16C, and /proc/cpuinfo lists no AVX2, FMA, F16C"
+    with pytest.raises(CpuUnsupported, match=missing) as info:
         ensure_loadable(model, "0" * 64, {})
     assert "--judge openai:<model>" in str(info.value)
     assert not counter.exists()

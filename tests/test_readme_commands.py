@@ -226,7 +226,8 @@ def test_the_test_command_is_the_one_ci_runs():
     and neither compiles anything: llama.cpp comes as a prebuilt wheel, so no CMAKE_ARGS."""
     command = next(c for c in shown_commands() if c.startswith("python3 -m venv") and c.endswith("pytest -q"))
     ci = (ROOT / ".ci" / "run").read_text()
-    assert command == 'python3 -m venv .venv && .venv/bin/pip install -e ".[test,local]" && .venv/bin/python -m pytest -q'
+    assert command == ('python3 -m venv .venv && .venv/bin/pip install -e ".[test,local]" '
+                       "&& .venv/bin/python -m pytest -q")
     assert '.venv/bin/pip install --quiet -e ".[test,local]"' in ci and "python -m pytest -q" in ci
     assert "CMAKE_ARGS" not in ci and "CMAKE_ARGS" not in (ROOT / "README.md").read_text()
 
