@@ -99,3 +99,57 @@ def test_grammar_constrained_generation_parses_and_reports_tokens_so_far(llm):
     text, cut = llm.generate_json([{"role": "user", "content": "TEXT: The shop opens at 9."}], schema, max_tokens=3,
                                   seed=0)
     assert cut  # cut off at max_tokens, reported as such
+
+
+@pytest.mark.slow
+def test_drafts_copied_from_the_prompt_change_no_token(llm):
+    """Prompt-lookup drafts: the same tokens as one greedy token at a time, in fewer decodes."""
+    from ragmeter.judges.local_extract import CLAIM_LIST, SPLIT_SYSTEM, SPLIT_USER
+    from ragmeter.judges.local_runtime import json_grammar
+
+    text = "The R2 carries a 24-month warranty, so a failure at 14 months is covered. Shipping is free."
+    prompt = llm._prompt_tokens([{"role": "system", "content": SPLIT_SYSTEM},
+                                 {"role": "user", "content": SPLIT_USER.format(text=text)}])
+    grammar = json_grammar(CLAIM_LIST)
+    decodes: list[int] = []
+    real = llm.llm._decode
+
+    def counted(batch):
+        decodes.append(batch.n_tokens)
+        real(batch)
+
+    llm.llm._decode = counted
+    try:
+        runs = {}
+        for n_draft in (0, 4):
+            llm.llm.reset()
+            decodes.clear()
+            runs[n_draft] = (llm.llm.generate(prompt, grammar, max_tokens=120, n_draft=n_draft), len(decodes))
+    finally:
+        llm.llm._decode = real
+    (plain, cut), plain_decodes = runs[0]
+    (drafted, _), drafted_decodes = runs[4]
+    assert drafted == plain and not cut
+    assert drafted_decodes < plain_decodes
+
+
+@pytest.mark.slow
+def test_a_system_prompt_is_kept_across_other_prompts(llm):
+    """The slot cache: a prompt whose system message was evaluated before, with other prompts in
+    between, evaluates only its user part, and gives the same logits as a fresh evaluation."""
+    runtime = llm.llm
+    first = [{"role": "system", "content": "You check claims against a context, carefully and briefly."},
+             {"role": "user", "content": "CONTEXT: The shop opens at 9.\n\nCLAIM: The shop opens at 10."}]
+    other = [{"role": "system", "content": "You split texts into claims for fact checking, one fact each."},
+             {"role": "user", "content": "TEXT: The museum is free."}]
+    tokens, others = llm._prompt_tokens(first), llm._prompt_tokens(other)
+    runtime.reset()
+    fresh = np.asarray(runtime.ctx.get_logits_ith(-1)) if runtime.eval_prefix(tokens) else None
+    keep = llm._system_length(first, tokens)
+    assert 16 <= keep < len(tokens)
+    runtime.reset()
+    runtime.eval_prefix(tokens, keep=keep)
+    runtime.eval_prefix(others, keep=llm._system_length(other, others))
+    again = runtime.eval_prefix(tokens, keep=keep)
+    assert again == len(tokens) - keep
+    assert np.abs(np.asarray(runtime.ctx.get_logits_ith(-1)) - fresh).max() < 1e-3

@@ -155,6 +155,7 @@ class LocalLLM:
         self.formatter = chat_formatter(template, eos)
         self.first_tokens: dict[str, dict[str, np.ndarray]] = {}
         self.grammars: dict[str, str] = {}
+        self.system_lengths: dict[str, int] = {}
         self.n_ctx = n_ctx
         self.on_tokens: Callable[[int], None] | None = None  # tokens generated so far, after each one
 
@@ -177,22 +178,35 @@ class LocalLLM:
     def _prompt_tokens(self, messages: list[dict]) -> list[int]:
         return self.llm.tokenize(self.formatter(messages), special=True)
 
+    def _system_length(self, messages: list[dict], tokens: list[int]) -> int:
+        """How many of ``tokens`` are the system message (0 without one): the prefix the runtime
+        keeps in a slot, so that the same instructions are evaluated once, not per call."""
+        if not messages or messages[0].get("role") != "system":
+            return 0
+        key = messages[0]["content"]
+        if key not in self.system_lengths:
+            head = self.llm.tokenize(self.formatter([messages[0]]).rsplit("<|im_start|>assistant", 1)[0], special=True)
+            n = 0
+            while n < min(len(head), len(tokens)) and head[n] == tokens[n]:
+                n += 1
+            self.system_lengths[key] = n
+        return self.system_lengths[key]
+
     def _check_fits(self, n: int) -> None:
         if n >= self.n_ctx:
             raise PromptTooLong(f"local judge: a prompt of {n} tokens does not fit the context window of "
                                 f"{self.n_ctx}; split long chunks, or use per_chunk mode")
 
-    def _eval_reusing(self, tokens: list[int], usage: Usage) -> None:
+    def _eval_reusing(self, tokens: list[int], usage: Usage, keep: int = 0) -> None:
         """Evaluate ``tokens``, keeping the KV cache of the longest prefix already evaluated."""
         self._check_fits(len(tokens))
-        usage.prompt_tokens += self._decoded(lambda: self.llm.eval_prefix(tokens))
+        usage.prompt_tokens += self._decoded(lambda: self.llm.eval_prefix(tokens, keep=keep))
 
     def _decoded(self, call: Callable) -> Any:
         try:
             return call()
         except RuntimeError as exc:  # llama.cpp found no KV slot, or the batch was refused
-            self.llm.tokens = []
-            self.llm.ctx.kv_cache_clear()
+            self.llm.reset()
             raise PromptTooLong(f"local judge: {exc}") from None
 
     @staticmethod
@@ -201,19 +215,19 @@ class LocalLLM:
         p = np.exp(a - a.max())
         return p / p.sum()
 
-    def next_token_dists(self, prompts: list[list[int]], usage: Usage) -> list[np.ndarray]:
+    def next_token_dists(self, prompts: list[list[int]], usage: Usage, keep: int = 0) -> list[np.ndarray]:
         """The next-token distribution after each prompt. Prompts that share a prefix (one
         passage, several claims) are evaluated as sequences of one llama.cpp batch after the
         prefix, ``parallel`` at a time; with ``parallel=1``, one after another."""
         if self.parallel == 1 or len(prompts) < 2:
-            return [d for t in prompts for d in self.next_token_dists_one(t, usage)]
+            return [d for t in prompts for d in self.next_token_dists_one(t, usage, keep)]
         shortest = min(len(t) for t in prompts)
         n = 0
         while n < shortest - 1 and all(t[n] == prompts[0][n] for t in prompts):
             n += 1
         if n == 0:
-            return [d for t in prompts for d in self.next_token_dists_one(t, usage)]
-        self._eval_reusing(prompts[0][:n], usage)  # the shared prefix, in sequence 0
+            return [d for t in prompts for d in self.next_token_dists_one(t, usage, keep)]
+        self._eval_reusing(prompts[0][:n], usage, min(keep, n))  # the shared prefix, in sequence 0
         out = []
         group: list[list[int]] = []
         for suffix in (t[n:] for t in prompts):
@@ -226,8 +240,8 @@ class LocalLLM:
         out.extend(self._decode_group(n, group, usage))
         return out
 
-    def next_token_dists_one(self, tokens: list[int], usage: Usage) -> list[np.ndarray]:
-        self._eval_reusing(tokens, usage)
+    def next_token_dists_one(self, tokens: list[int], usage: Usage, keep: int = 0) -> list[np.ndarray]:
+        self._eval_reusing(tokens, usage, keep)
         return [self._softmax(self.llm.last_logits())]
 
     def _decode_group(self, n_prefix: int, suffixes: list[list[int]], usage: Usage) -> list[np.ndarray]:
@@ -241,7 +255,9 @@ class LocalLLM:
         usage = usage if usage is not None else Usage()
         start = time.perf_counter()
         first = self._first_tokens(question)
-        dists = self.next_token_dists([self._prompt_tokens(question.messages(passage, c)) for c in claims], usage)
+        prompts = [self._prompt_tokens(question.messages(passage, c)) for c in claims]
+        keep = self._system_length(question.messages(passage, claims[0]), prompts[0]) if prompts else 0
+        dists = self.next_token_dists(prompts, usage, keep)
         out = []
         for p in dists:
             mass = {label: float(p[ids].sum()) for label, ids in first.items()}
@@ -262,13 +278,10 @@ class LocalLLM:
             grammar = self.grammars[key] = json_grammar(schema)
         prompt = self._prompt_tokens(messages)
         self._check_fits(len(prompt))
-        before = len(self.llm.tokens)
-        reused = 0
-        while reused < min(before, len(prompt) - 1) and self.llm.tokens[reused] == prompt[reused]:
-            reused += 1
-        tokens, cut = self._decoded(lambda: self.llm.generate(prompt, grammar, max_tokens=max_tokens,
+        keep = self._system_length(messages, prompt)
+        tokens, cut = self._decoded(lambda: self.llm.generate(prompt, grammar, max_tokens=max_tokens, keep=keep,
                                                               on_token=self.on_tokens))
-        usage.prompt_tokens += len(prompt) - reused
+        usage.prompt_tokens += self.llm.prompt_evaluated
         usage.output_tokens += len(tokens)
         usage.seconds += time.perf_counter() - start
         return b"".join(self.llm.piece(t) for t in tokens).decode("utf-8", "replace"), cut
