@@ -48,6 +48,20 @@ def test_the_refusal_comes_before_the_extension_is_imported(monkeypatch):
         local_runtime.Runtime(local_runtime.Path("unused.gguf"), n_ctx=256, threads=1)
 
 
+def test_openmp_threads_wait_passively_unless_the_user_chose(monkeypatch):
+    """Set before the extension (and its bundled libgomp) loads; a value already set is kept."""
+    from tests.installed import need
+
+    need("cyllama", "the local judge needs: pip install 'ragmeter[local]'")
+    monkeypatch.setattr(local_runtime, "require_cpu", lambda: None)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    local_runtime._cy()
+    assert local_runtime.os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    local_runtime._cy()
+    assert local_runtime.os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
 # ---- with the bundled model -------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
