@@ -203,9 +203,12 @@ def speed(names: list[str], repeat: int) -> dict[str, dict]:
     data = ragmeter.load_dataset(WARRANTY / "dataset.jsonl", corpus=WARRANTY / "corpus.jsonl")
     answered = [s for s in data.samples if s.answer]
     from ragmeter.embeddings.minilm import bundled
+    from ragmeter.judges import local_agreement
 
-    rules = {n: fitted_rule(SETTINGS[n][0], bundled()) if n != "before" else verdict_rule.RULES["per_chunk"]
-             for n in names}
+    # the shipped rule where one is shipped for the setting (no re-fit: that needs the agreement
+    # set's probabilities, a long collection run), else the rule fitted on them
+    rules = {n: verdict_rule.RULES["per_chunk"] if n == "before"
+             else local_agreement.rule_for(SETTINGS[n][0]) or fitted_rule(SETTINGS[n][0], bundled()) for n in names}
     start = time.perf_counter()
     base = LocalBackend(parallel=max(SETTINGS[n][1] for n in names))
     base.llm  # noqa: B018  (load now: loading is not part of the throughput)
