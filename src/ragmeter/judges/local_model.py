@@ -31,10 +31,10 @@ INSTALL_HINT = "pip install 'ragmeter[local]'"
 
 
 def local_available() -> bool:
-    """llama-cpp-python and the model parts are installed (nothing is imported or loaded)."""
+    """The llama.cpp runtime (cyllama) and the model parts are installed (nothing is imported or loaded)."""
     from importlib.util import find_spec
 
-    return find_spec("llama_cpp") is not None and find_spec(PART_PACKAGE.format(n=1)) is not None
+    return find_spec("cyllama") is not None and find_spec(PART_PACKAGE.format(n=1)) is not None
 
 
 def cache_dir() -> Path:

@@ -1,14 +1,15 @@
 """The local judge's first-load guard: load the model and decode once in a child process.
 
-llama.cpp compiled for another CPU dies with SIGILL ("Illegal instruction") at its first decode,
-and takes the Python process with it: a wheel built with ``-march=native`` on one machine and
-reused from pip's cache on another, llama.cpp's AMX path on recent Xeons (``tilezero`` in
-``ggml_backend_amx_mul_mat``), or a portable AVX2 build on a CPU without AVX2. So before the
+A llama.cpp build that meets an instruction this CPU lacks dies with SIGILL ("Illegal
+instruction") at its first decode and takes the Python process with it. The prebuilt runtime
+(``local_runtime``) needs AVX2, FMA and F16C: ``local_runtime.require_cpu`` refuses a CPU without
+them, from /proc/cpuinfo, before anything is started or loaded. This probe covers the rest (a
+damaged or replaced wheel, a CPU or hypervisor whose flags do not tell the truth): before the
 first in-process load, ``ensure_loadable`` runs ``python -m ragmeter.judges.local_probe MODEL``
-with the judge's own load settings. If the child dies by a signal (or fails, or hangs), the
-judge raises ``LocalJudgeCrashed``: what happened, and the exact command that fixes it. A
-success is remembered in the cache directory per (llama-cpp-python version, model sha256,
-load settings, CPU flags), so the probe costs one model load once per machine.
+with the judge's own load settings. If the child dies by a signal (or fails, or hangs), the judge
+raises ``LocalJudgeCrashed``: what happened, and the command that puts back the pinned runtime.
+A success is remembered in the cache directory per (runtime version, model sha256, load
+settings, CPU flags), so the probe costs one model load once per machine.
 
 ``RAGMETER_LOCAL_PROBE`` replaces the probe command (split like a shell line; the model path is
 appended); the tests use it to make the probe die with SIGILL.
@@ -27,16 +28,10 @@ import time
 from pathlib import Path
 
 from ragmeter.core.errors import JudgeUnavailableError
+from ragmeter.judges import local_runtime
 from ragmeter.judges.local_model import cache_dir
+from ragmeter.judges.local_runtime import RUNTIME_PIN, runtime_version
 
-LLAMA_CPP_PIN = "llama-cpp-python==0.3.36"
-# The portable build README and .ci/run install: AVX2/FMA/F16C code paths only (every x86-64 CPU
-# since 2013-2015), no -march=native and so no AMX or AVX-512 kernels.
-PORTABLE_CMAKE_ARGS = ("-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON "
-                       "-DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF "
-                       "-DLLAMA_BUILD_SERVER=OFF")
-# For a CPU without AVX2: compile for this CPU only.
-NATIVE_CMAKE_ARGS = "-DGGML_NATIVE=ON -DLLAMA_CURL=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF"
 PROBE_TIMEOUT_S = 600.0
 ENV_OVERRIDE = "RAGMETER_LOCAL_PROBE"
 
@@ -45,39 +40,21 @@ class LocalJudgeCrashed(JudgeUnavailableError):
     """llama.cpp cannot run on this CPU as installed; the message gives the reinstall command."""
 
 
-def reinstall_command(flags: frozenset[str] | None = None) -> str:
-    """The pip line that rebuilds llama-cpp-python for this CPU, bypassing pip's wheel cache."""
-    flags = cpu_flags() if flags is None else flags
-    args = PORTABLE_CMAKE_ARGS if "avx2" in flags or not flags else NATIVE_CMAKE_ARGS
-    return (f'CMAKE_ARGS="{args}" pip install --force-reinstall --no-cache-dir --no-binary llama-cpp-python '
-            f'--no-deps {LLAMA_CPP_PIN}')
+def reinstall_command() -> str:
+    """The pip line that puts back the pinned prebuilt runtime (bypassing pip's cache)."""
+    return f"pip install --force-reinstall --no-deps --no-cache-dir {RUNTIME_PIN}"
 
 
 def cpu_flags() -> frozenset[str]:
     """The CPU feature flags the kernel reports (Linux); empty where they cannot be read."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                return frozenset(line.partition(":")[2].split())
-    except OSError:
-        pass
-    return frozenset()
-
-
-def _llama_cpp_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("llama-cpp-python")
-    except PackageNotFoundError:
-        return "not installed"
+    return local_runtime.cpu_flags()
 
 
 def probe_key(sha256: str, settings: dict) -> str:
-    """What a success is remembered by: the build, the model, the load settings and the CPU."""
+    """What a success is remembered by: the runtime, the model, the load settings and the CPU."""
     import platform
 
-    parts = {"llama_cpp": _llama_cpp_version(), "model": sha256, "settings": settings,
+    parts = {"runtime": runtime_version(), "model": sha256, "settings": settings,
              "cpu": sorted(cpu_flags()) or platform.processor(), "machine": platform.machine(),
              "probe": os.environ.get(ENV_OVERRIDE, "")}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
@@ -95,7 +72,9 @@ def probe_command(model: Path, settings: dict) -> list[str]:
 
 
 def ensure_loadable(model: Path, sha256: str, settings: dict, *, timeout: float = PROBE_TIMEOUT_S) -> None:
-    """Raise ``LocalJudgeCrashed`` unless a child process can load ``model`` and decode once."""
+    """Raise ``CpuUnsupported`` on a CPU without AVX2/FMA/F16C (no child started), and
+    ``LocalJudgeCrashed`` unless a child process can load ``model`` and decode once."""
+    local_runtime.require_cpu(cpu_flags())  # empty flags (not Linux): nothing to go by
     key = probe_key(sha256, settings)
     if _stamp(key).exists():
         return
@@ -106,10 +85,10 @@ def ensure_loadable(model: Path, sha256: str, settings: dict, *, timeout: float 
     except subprocess.TimeoutExpired:
         raise LocalJudgeCrashed(f"the local judge's start-up check (load {model.name} and decode one token in a "
                                 f"child process) did not finish in {timeout:.0f} s; nothing was scored with it. "
-                                f"If the machine is not just overloaded, rebuild llama.cpp for this CPU: "
+                                f"If the machine is not just overloaded, reinstall the runtime: "
                                 f"{reinstall_command()}") from None
     if out.returncode < 0:
-        raise LocalJudgeCrashed(_crash_message(model, -out.returncode, out.stderr))
+        raise LocalJudgeCrashed(_crash_message(model, -out.returncode))
     if out.returncode != 0 or "probe ok" not in out.stdout:
         tail = (out.stderr or out.stdout).strip().splitlines()[-3:]
         raise LocalJudgeCrashed(f"the local judge's start-up check failed (exit status {out.returncode}): "
@@ -118,35 +97,30 @@ def ensure_loadable(model: Path, sha256: str, settings: dict, *, timeout: float 
     stamp.parent.mkdir(parents=True, exist_ok=True)
     tmp = stamp.with_suffix(f".tmp-{os.getpid()}")
     tmp.write_text(json.dumps({"ok": True, "seconds": round(time.perf_counter() - start, 2),
-                               "llama_cpp": _llama_cpp_version(), "settings": settings}))
+                               "runtime": runtime_version(), "settings": settings}))
     os.replace(tmp, stamp)
 
 
-def _crash_message(model: Path, signum: int, stderr: str) -> str:
+def _crash_message(model: Path, signum: int) -> str:
     try:
         name = signal.Signals(signum).name
     except ValueError:
         name = f"signal {signum}"
-    flags = cpu_flags()
-    if signum == signal.SIGILL:
-        what = ("SIGILL, illegal instruction: the installed llama-cpp-python was compiled for another CPU (a "
-                "-march=native wheel reused from pip's cache, or llama.cpp's AMX path on a recent Xeon")
-        what += ", and this CPU has no AVX2)" if flags and "avx2" not in flags else ")"
-    else:
-        what = f"{name}"
+    what = (f"SIGILL, illegal instruction: the installed llama.cpp kernels use an instruction this CPU does not "
+            f"execute (the pinned {RUNTIME_PIN} wheel needs AVX2, FMA and F16C)" if signum == signal.SIGILL else name)
     return (f"the local judge cannot run on this CPU: llama.cpp died with {what} while loading {model.name} and "
             f"decoding one token in a child process, so it was not loaded into this one and nothing was scored "
-            f"with it. Fix: rebuild llama-cpp-python for this CPU, bypassing pip's wheel cache:\n    "
-            f"{reinstall_command(flags)}")
+            f"with it. Fix: put back the pinned runtime (a replaced or damaged wheel), or use an API judge "
+            f"(--judge openai:<model>):\n    {reinstall_command()}")
 
 
 def _main(argv: list[str]) -> int:
     """The child: load with the given settings, decode one token, say so."""
-    from ragmeter.judges.local_llm import open_llama
+    from ragmeter.judges.local_llm import open_runtime
 
     settings = json.loads(argv[1]) if len(argv) > 1 else {}
-    llm = open_llama(Path(argv[0]), n_ctx=256, **settings)
-    llm.eval(llm.tokenize(b"The claim is", add_bos=True))
+    runtime = open_runtime(Path(argv[0]), n_ctx=256, **settings)
+    runtime.eval_prefix(runtime.tokenize("The claim is"))
     print("probe ok", flush=True)
     return 0
 
