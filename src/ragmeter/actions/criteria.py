@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError, InvalidParameterError
+from ragmeter.core.finite import non_finite
 from ragmeter.records.pointer import MISSING, resolve
 
 KINDS = ("must_call", "must_not_call", "check_arguments", "order", "max_calls", "record", "never_claim")
@@ -180,8 +181,8 @@ def _constraints(value: Any, where: str, index: int) -> tuple[Constraint, ...]:
                         re.compile(v)
                     except (re.error, TypeError) as exc:
                         raise _problem(where, index, f"{key!r}: {op} needs a regular expression ({exc})") from None
-                if op in ("min", "max") and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                    raise _problem(where, index, f"{key!r}: {op} needs a number")
+                if op in ("min", "max") and (isinstance(v, bool) or not isinstance(v, (int, float)) or non_finite(v)):
+                    raise _problem(where, index, f"{key!r}: {op} needs a finite number")
                 if op == "one_of" and not isinstance(v, list):
                     raise _problem(where, index, f"{key!r}: one_of needs a list")
                 out.append(Constraint(pointer, op, v))

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from ragmeter.actions.calls import AgentRun, ToolCall
 from ragmeter.actions.criteria import Condition, Criterion, ValueRef
+from ragmeter.core.finite import NOT_FINITE, non_finite
 from ragmeter.records.lookup import RecordLookup
 from ragmeter.records.normalise import compare
 from ragmeter.records.pointer import MISSING, resolve
@@ -186,6 +187,8 @@ def _value(ref: ValueRef, run: AgentRun, what: str) -> Any:
         found = resolve(last.result, ref.result or "")
     if found is MISSING or found is None or isinstance(found, (dict, list)):
         raise _Unable(f"{last.describe()} has no single value at {ref.argument or ref.result}")
+    if non_finite(found):
+        raise _Unable(f"{last.describe()} holds {found!r} at {ref.argument or ref.result}, {NOT_FINITE}")
     return found
 
 
