@@ -16,7 +16,8 @@ A criterion is an object with one kind key, an optional ``id``, ``description`` 
 value (equality) or to ``{equals | one_of | matches | not_matches | min | max | exists}``.
 ``when`` makes the criterion apply only to some cases: ``question_matches``,
 ``answer_matches``, ``claims_match`` (regular expressions, case-insensitive, on the question,
-the answer, or any answer claim) and ``claims_state`` (a statement the answer's claims make,
+the answer, or any answer claim; like every user pattern, searched with a time limit:
+:mod:`ragmeter.core.patterns`) and ``claims_state`` (a statement the answer's claims make,
 checked by the judge); several keys must all hold. ``record`` takes values written out or
 read from a call: ``{from_call: TOOL, result: /order_id}`` or ``{from_call: TOOL, argument:
 /product}`` (the last call to TOOL).
@@ -29,12 +30,12 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragmeter.core import patterns
 from ragmeter.core.errors import InvalidInputError, InvalidParameterError
 from ragmeter.core.finite import non_finite
 from ragmeter.records.pointer import MISSING, resolve
@@ -68,9 +69,9 @@ class Constraint:
             return _same(found, self.value)
         if self.op == "one_of":
             return any(_same(found, v) for v in self.value)
-        if self.op in ("matches", "not_matches"):
-            hit = re.search(self.value, found if isinstance(found, str) else json.dumps(found), re.IGNORECASE)
-            return (hit is not None) == (self.op == "matches")
+        if self.op in ("matches", "not_matches"):  # time-bounded: PatternTimeout leaves it unverified
+            hit = patterns.search(self.value, found if isinstance(found, str) else json.dumps(found), ignore_case=True)
+            return hit == (self.op == "matches")
         if isinstance(found, bool) or not isinstance(found, (int, float)):
             return False
         return found >= self.value if self.op == "min" else found <= self.value
@@ -176,11 +177,8 @@ def _constraints(value: Any, where: str, index: int) -> tuple[Constraint, ...]:
             for op, v in spec.items():
                 if op not in _OPS:
                     raise _problem(where, index, f"unknown constraint {op!r} on {key!r}; use one of {', '.join(_OPS)}")
-                if op in ("matches", "not_matches"):
-                    try:
-                        re.compile(v)
-                    except (re.error, TypeError) as exc:
-                        raise _problem(where, index, f"{key!r}: {op} needs a regular expression ({exc})") from None
+                if op in ("matches", "not_matches") and (why := patterns.check(v)) is not None:
+                    raise _problem(where, index, f"{key!r}: {op} needs a regular expression (it {why})")
                 if op in ("min", "max") and (isinstance(v, bool) or not isinstance(v, (int, float)) or non_finite(v)):
                     raise _problem(where, index, f"{key!r}: {op} needs a finite number")
                 if op == "one_of" and not isinstance(v, list):
@@ -211,11 +209,8 @@ def _condition(value: Any, where: str, index: int) -> Condition:
     if not isinstance(value, Mapping) or not value or set(value) - set(_WHEN):
         raise _problem(where, index, f"when takes {', '.join(_WHEN)}")
     for key in ("question_matches", "answer_matches", "claims_match"):
-        if key in value:
-            try:
-                re.compile(value[key])
-            except (re.error, TypeError) as exc:
-                raise _problem(where, index, f"when.{key} needs a regular expression ({exc})") from None
+        if key in value and (why := patterns.check(value[key])) is not None:
+            raise _problem(where, index, f"when.{key} needs a regular expression (it {why})")
     return Condition(**{k: str(v) for k, v in value.items()})
 
 
