@@ -8,6 +8,7 @@ one, or the one resumed). Everything it reads is in :class:`~ragmeter.core.setti
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -178,6 +179,8 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     if settings.block is not None and settings.dataset is not None:
         return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume, actions)
     data = load_samples(settings)
+    if actions is not None:
+        _warn_unknown_cases(actions, data, notify)
     records = record_lookup(settings)
     if resume is not None:
         check_fingerprint(resume, data.fingerprint)
@@ -212,6 +215,20 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
                        f"(`ragmeter show {run_path}`; finish it with `ragmeter eval --resume {run_path}`)")
         raise
     return EvaluationRun(settings, run_path, result=result)
+
+
+def _warn_unknown_cases(actions: CriteriaSet, data: Dataset, notify: Callable[[str], None] | None) -> None:
+    """A criteria file's case id that no sample has (a typo: its criteria never apply), said
+    with the nearest id: to ``notify`` (the command line), else as an ``UnknownCaseWarning``."""
+    from ragmeter.actions.criteria import UnknownCaseWarning, unknown_cases
+
+    if not actions.cases:
+        return
+    for message in unknown_cases(actions, (s.id for s in data.samples)):
+        if notify is not None:
+            notify(f"warning: {message}")
+        else:
+            warnings.warn(message, UnknownCaseWarning, stacklevel=3)
 
 
 def _embedder(settings: Settings) -> Any:
