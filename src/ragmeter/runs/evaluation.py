@@ -209,10 +209,13 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
             finish_run(run_path, setup, result)
     except BaseException as exc:
         if run_path is not None and setup is not None:
-            mark_stopped(run_path, setup, exc)
-            if notify is not None and not isinstance(exc, KeyboardInterrupt):
+            status = mark_stopped(run_path, setup, exc)
+            if notify is not None and status == "interrupted" and not isinstance(exc, KeyboardInterrupt):
                 notify(f"run stopped; what was scored is saved in {run_path} "
                        f"(`ragmeter show {run_path}`; finish it with `ragmeter eval --resume {run_path}`)")
+            elif notify is not None and status == "failed":
+                notify(f"run failed on its input; what was scored is saved in {run_path} (fix the data and start a "
+                       f"new run: the judgments already made are in the ledger)")
         raise
     return EvaluationRun(settings, run_path, result=result)
 
