@@ -177,7 +177,8 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     actions = action_criteria(settings)
     resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m leaves no run directory
     if settings.block is not None and settings.dataset is not None:
-        return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume, actions)
+        with judge.session() if judge is not None else nullcontext():  # one session for every block
+            return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume, actions)
     data = load_samples(settings)
     if actions is not None:
         _warn_unknown_cases(actions, data, notify)
