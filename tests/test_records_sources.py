@@ -174,8 +174,8 @@ def test_mcp_failures_are_cannot_verify(tmp_path):
     log = tmp_path / "calls.log"
     facts = [Fact("ORD-1042", "status", "shipped")]
 
-    slow = check_facts_sync(facts, RecordLookup(parse_source(mcp_spec(log, "slow_order"), timeout_s=1.0),
-                                                timeout_s=5))
+    slow = check_facts_sync(facts, RecordLookup(parse_source(mcp_spec(log, "slow_order"), timeout_s=1.0,
+                                                             start_timeout_s=60), timeout_s=5))
     failing = check_facts_sync(facts, RecordLookup(parse_source(mcp_spec(log, "failing_order"))))
     missing = check_facts_sync(facts, RecordLookup(parse_source(mcp_spec(log, "no_such_tool"))))
     dead = check_facts_sync(facts, RecordLookup(parse_source(f"mcp:{sys.executable} -c 'import sys; "

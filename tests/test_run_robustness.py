@@ -175,7 +175,10 @@ def test_resume_refuses_a_dataset_that_changed(cli, warranty, tmp_path, runs_dir
 
 
 def test_credentials_never_reach_run_files_or_messages(cli, warranty, runs_dir, seed_server, monkeypatch):
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-held-KEY-123456")
+    # a URL with a password and OPENAI_API_KEY at once is refused (tests/judges/test_base_url_credentials.py):
+    # the key this process holds is another service's
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("ORDERS_API_KEY", "sk-held-KEY-123456")
     url = seed_server.url.replace("http://", "http://alice:hunter2secret@") + "/v1"
     seed_server.queue({}, {"status": 401})
     res = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--only", "q1",

@@ -16,7 +16,8 @@ A criterion is an object with one kind key, an optional ``id``, ``description`` 
 value (equality) or to ``{equals | one_of | matches | not_matches | min | max | exists}``.
 ``when`` makes the criterion apply only to some cases: ``question_matches``,
 ``answer_matches``, ``claims_match`` (regular expressions, case-insensitive, on the question,
-the answer, or any answer claim) and ``claims_state`` (a statement the answer's claims make,
+the answer, or any answer claim; like every user pattern, searched with a time limit:
+:mod:`ragmeter.core.patterns`) and ``claims_state`` (a statement the answer's claims make,
 checked by the judge); several keys must all hold. ``record`` takes values written out or
 read from a call: ``{from_call: TOOL, result: /order_id}`` or ``{from_call: TOOL, argument:
 /product}`` (the last call to TOOL).
@@ -30,12 +31,14 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragmeter.core.errors import InvalidInputError, InvalidParameterError
+from ragmeter.core import patterns
+from ragmeter.core.errors import InvalidInputError, InvalidParameterError, RagmeterWarning
+from ragmeter.core.finite import non_finite
 from ragmeter.records.pointer import MISSING, resolve
 
 KINDS = ("must_call", "must_not_call", "check_arguments", "order", "max_calls", "record", "never_claim")
@@ -47,6 +50,7 @@ _ALLOWED = {
 _OPS = ("equals", "one_of", "matches", "not_matches", "min", "max", "exists")
 _WHEN = ("question_matches", "answer_matches", "claims_match", "claims_state")
 INSTALL_YAML = "pip install 'ragmeter[records]' (or pyyaml)"
+_BAD_ESCAPE = re.compile(r"~(?![01])")  # RFC 6901: '~' is always '~0' or '~1'
 
 
 @dataclass(frozen=True)
@@ -67,9 +71,9 @@ class Constraint:
             return _same(found, self.value)
         if self.op == "one_of":
             return any(_same(found, v) for v in self.value)
-        if self.op in ("matches", "not_matches"):
-            hit = re.search(self.value, found if isinstance(found, str) else json.dumps(found), re.IGNORECASE)
-            return (hit is not None) == (self.op == "matches")
+        if self.op in ("matches", "not_matches"):  # time-bounded: PatternTimeout leaves it unverified
+            hit = patterns.search(self.value, found if isinstance(found, str) else json.dumps(found), ignore_case=True)
+            return hit == (self.op == "matches")
         if isinstance(found, bool) or not isinstance(found, (int, float)):
             return False
         return found >= self.value if self.op == "min" else found <= self.value
@@ -175,13 +179,10 @@ def _constraints(value: Any, where: str, index: int) -> tuple[Constraint, ...]:
             for op, v in spec.items():
                 if op not in _OPS:
                     raise _problem(where, index, f"unknown constraint {op!r} on {key!r}; use one of {', '.join(_OPS)}")
-                if op in ("matches", "not_matches"):
-                    try:
-                        re.compile(v)
-                    except (re.error, TypeError) as exc:
-                        raise _problem(where, index, f"{key!r}: {op} needs a regular expression ({exc})") from None
-                if op in ("min", "max") and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                    raise _problem(where, index, f"{key!r}: {op} needs a number")
+                if op in ("matches", "not_matches") and (why := patterns.check(v)) is not None:
+                    raise _problem(where, index, f"{key!r}: {op} needs a regular expression (it {why})")
+                if op in ("min", "max") and (isinstance(v, bool) or not isinstance(v, (int, float)) or non_finite(v)):
+                    raise _problem(where, index, f"{key!r}: {op} needs a finite number")
                 if op == "one_of" and not isinstance(v, list):
                     raise _problem(where, index, f"{key!r}: one_of needs a list")
                 out.append(Constraint(pointer, op, v))
@@ -197,8 +198,12 @@ def _ref(value: Any, where: str, index: int, name: str) -> ValueRef:
         if extra or len(picks) != 1 or not isinstance(value["from_call"], str):
             raise _problem(where, index, f"{name}: write {{from_call: TOOL, argument: /pointer}} or "
                                          f"{{from_call: TOOL, result: /pointer}}")
-        pointer = str(value[picks[0]])
-        pointer = pointer if pointer.startswith("/") or pointer == "" else "/" + pointer
+        pointer = value[picks[0]]
+        if not isinstance(pointer, str) or (pointer and not pointer.startswith("/")) or _BAD_ESCAPE.search(pointer):
+            bare = isinstance(pointer, str) and not pointer.startswith("/") and not _BAD_ESCAPE.search(pointer)
+            raise _problem(where, index, f"{name}: {picks[0]} {pointer!r} is not a JSON Pointer (RFC 6901: empty, "
+                                         f"or '/' then names, '~0' for '~' and '~1' for '/')",
+                           fix=f"write {picks[0]}: /{pointer}" if bare else f"write {picks[0]}: /order_id")
         return ValueRef(None, value["from_call"], pointer if picks[0] == "argument" else None,
                         pointer if picks[0] == "result" else None)
     if isinstance(value, (Mapping, list)):
@@ -210,11 +215,8 @@ def _condition(value: Any, where: str, index: int) -> Condition:
     if not isinstance(value, Mapping) or not value or set(value) - set(_WHEN):
         raise _problem(where, index, f"when takes {', '.join(_WHEN)}")
     for key in ("question_matches", "answer_matches", "claims_match"):
-        if key in value:
-            try:
-                re.compile(value[key])
-            except (re.error, TypeError) as exc:
-                raise _problem(where, index, f"when.{key} needs a regular expression ({exc})") from None
+        if key in value and (why := patterns.check(value[key])) is not None:
+            raise _problem(where, index, f"when.{key} needs a regular expression (it {why})")
     return Condition(**{k: str(v) for k, v in value.items()})
 
 
@@ -304,13 +306,30 @@ def criteria_from_dict(data: Any, *, where: str = "criteria") -> CriteriaSet:
                        {str(k): tuple(parse_criteria(v, where=f"{where} (case {k})")) for k, v in cases.items()})
 
 
+def _read_text(path: str | Path) -> str:
+    """The file's text; a folder, an unreadable file or bytes that are not UTF-8 are located errors."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise InvalidInputError("no such criteria file", file=str(path)) from None
+    except IsADirectoryError:
+        raise InvalidInputError("is a folder, not a criteria file", file=str(path),
+                                fix="give the .yaml or .json file inside it") from None
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the criteria file ({exc.strerror or exc})", file=str(path)) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidInputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x})", file=str(path), line=line,
+                                fix="save the file as UTF-8") from None
+
+
 def load_criteria(path: str | Path) -> CriteriaSet:
     """A criteria file: ``.json``, or ``.yaml`` / ``.yml`` (needs pyyaml)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidInputError("no such criteria file", file=str(path)) from None
+    text = _read_text(path)
     if p.suffix.lower() in (".yaml", ".yml"):
         try:
             import yaml
@@ -322,9 +341,36 @@ def load_criteria(path: str | Path) -> CriteriaSet:
             mark = getattr(exc, "problem_mark", None)
             raise InvalidInputError(f"not valid YAML ({getattr(exc, 'problem', None) or exc})", file=str(path),
                                     line=mark.line + 1 if mark is not None else None) from None
+        except RecursionError:
+            raise InvalidInputError("nested too deep to read", file=str(path)) from None
     else:
         try:
             data = json.loads(text)
         except ValueError as exc:
             raise InvalidInputError(f"not valid JSON ({exc})", file=str(path)) from None
-    return criteria_from_dict(data, where=str(path))
+        except RecursionError:
+            raise InvalidInputError("not valid JSON (nested too deep to read)", file=str(path)) from None
+    try:
+        return criteria_from_dict(data, where=str(path))
+    except RecursionError:  # a YAML alias cycle or a deep value inside a criterion
+        raise InvalidInputError("nested too deep to read", file=str(path)) from None
+
+
+class UnknownCaseWarning(RagmeterWarning):
+    """A criteria file's ``cases`` names an id that no sample has: its criteria never apply."""
+
+
+def unknown_cases(criteria: CriteriaSet, ids: Iterable[str]) -> list[str]:
+    """One message per case id in ``criteria.cases`` that is not in ``ids``, naming the nearest
+    id (difflib), so that a typo is not a set of criteria that silently never applies."""
+    known = [str(i) for i in ids]
+    present = set(known)
+    out = []
+    for case in criteria.cases:
+        if case in present:
+            continue
+        close = difflib.get_close_matches(case, known, n=1, cutoff=0.0)
+        hint = f" (the nearest id is {close[0]!r})" if close else ""
+        out.append(f"action criteria: cases names {case!r}, and no sample has that id{hint}; its criteria never "
+                   f"apply")
+    return out

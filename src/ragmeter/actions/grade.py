@@ -19,13 +19,14 @@ if any passes, else not applicable.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ragmeter.actions.calls import AgentRun, ToolCall
 from ragmeter.actions.criteria import Condition, Criterion, ValueRef
+from ragmeter.core import patterns
+from ragmeter.core.finite import NOT_FINITE, non_finite
 from ragmeter.records.lookup import RecordLookup
 from ragmeter.records.normalise import compare
 from ragmeter.records.pointer import MISSING, resolve
@@ -141,12 +142,12 @@ async def _applies(c: Criterion, when: Condition, run: AgentRun, claims: Sequenc
         if pattern is not None:
             if text is None:
                 raise _Unable(f"the condition reads the {name}, and the case has none")
-            if not re.search(pattern, text, re.IGNORECASE):
+            if not _search(pattern, text, f"when.{name}_matches"):
                 return False
     if when.claims_match is not None or when.claims_state is not None:
         if claims is None:
             raise _Unable("the condition reads the answer's claims, and there are none")
-        if when.claims_match is not None and not any(re.search(when.claims_match, x.text, re.IGNORECASE)
+        if when.claims_match is not None and not any(_search(when.claims_match, x.text, "when.claims_match")
                                                      for x in claims):
             return False
         if when.claims_state is not None:
@@ -154,6 +155,14 @@ async def _applies(c: Criterion, when: Condition, run: AgentRun, claims: Sequenc
             if verdicts[0].verdict != "supported":
                 return False
     return True
+
+
+def _search(pattern: str, text: str, what: str) -> bool:
+    """A user pattern searched with a time limit (core.patterns); past it, unable to verify."""
+    try:
+        return patterns.search(pattern, text, ignore_case=True)
+    except patterns.PatternTimeout as exc:
+        raise _Unable(f"{what}: {exc}; {patterns.FIX}") from None
 
 
 async def _statements(statements: Sequence[str], claims: Sequence[Any], verify: VerifyFn | None
@@ -186,6 +195,8 @@ def _value(ref: ValueRef, run: AgentRun, what: str) -> Any:
         found = resolve(last.result, ref.result or "")
     if found is MISSING or found is None or isinstance(found, (dict, list)):
         raise _Unable(f"{last.describe()} has no single value at {ref.argument or ref.result}")
+    if non_finite(found):
+        raise _Unable(f"{last.describe()} holds {found!r} at {ref.argument or ref.result}, {NOT_FINITE}")
     return found
 
 
@@ -307,4 +318,6 @@ async def grade_case(run: AgentRun, criteria: Sequence[Criterion], *, claims: Se
             out.append(await _check(c, run, claims, records, verify))
         except _Unable as why:
             out.append(_result(c, UNABLE_TO_VERIFY, str(why)))
+        except patterns.PatternTimeout as exc:  # an arguments constraint's matches / not_matches
+            out.append(_result(c, UNABLE_TO_VERIFY, f"arguments: {exc}; {patterns.FIX}"))
     return CaseGrade(run.id, tuple(out))

@@ -29,6 +29,7 @@ from typing import Any
 from ragmeter.actions.calls import AgentRun, ToolCall, ToolSpec
 from ragmeter.actions.criteria import parse_criteria
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.finite import find_non_finite
 from ragmeter.core.sample import Sample
 
 
@@ -53,13 +54,17 @@ def _decode(value: Any) -> Any:
 
 
 def _arguments(value: Any) -> tuple[Mapping[str, Any] | None, str | None]:
+    """(arguments, raw text): arguments holding NaN or infinity are not JSON (core.finite), so
+    they are unreadable, like any arguments that do not parse: kept raw."""
     if value is None or value == "":
         return {}, None
     if isinstance(value, Mapping):
+        if find_non_finite(value) is not None:
+            return None, json.dumps(value, default=str)
         return dict(value), None
     if isinstance(value, str):
         decoded = _decode(value)
-        if isinstance(decoded, Mapping):
+        if isinstance(decoded, Mapping) and find_non_finite(decoded) is None:
             return dict(decoded), None
         return None, value
     return None, json.dumps(value, default=str)

@@ -33,9 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import regex  # type: ignore[import-untyped]
-
 from ragmeter.claims.matrix import Claim, Evidence, Verdict
+from ragmeter.core import patterns
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
 from ragmeter.records.facts import FactCheck
@@ -264,7 +263,7 @@ def _missing_claims(ev: dict) -> str:
 
 #: The longest a user's ``expected_format`` regex may search one answer (catastrophic
 #: backtracking ends here, as a located error, instead of hanging ``diagnose``).
-REGEX_TIMEOUT_S = 1.0
+REGEX_TIMEOUT_S = patterns.TIMEOUT_S
 
 
 def format_problem(answer: str, expected: Any, *, sample: str | None = None) -> str | None:
@@ -294,19 +293,15 @@ def format_problem(answer: str, expected: Any, *, sample: str | None = None) -> 
 
 def _search(pattern: Any, answer: str, sample: str | None) -> bool:
     field = "metadata.expected_format.regex"
-    if not isinstance(pattern, str):
-        raise InvalidInputError(f"must be a string, got {type(pattern).__name__}", record=sample, field=field)
+    why = patterns.check(pattern)
+    if why is not None:
+        raise InvalidInputError(f"the regex {str(pattern)[:60]!r} {why}" if isinstance(pattern, str) else why,
+                                record=sample, field=field,
+                                fix="escape special characters (\\( for a literal parenthesis)")
     try:
-        compiled = regex.compile(pattern)
-    except (regex.error, RecursionError, OverflowError, ValueError) as exc:
-        raise InvalidInputError(f"the regex {pattern[:60]!r} does not compile ({exc})", record=sample, field=field,
-                                fix="escape special characters (\\( for a literal parenthesis)") from None
-    try:
-        return compiled.search(answer, timeout=REGEX_TIMEOUT_S) is not None
-    except TimeoutError:
-        raise InvalidInputError(f"the regex {pattern[:60]!r} did not finish within {REGEX_TIMEOUT_S:g} s on the "
-                                "answer (catastrophic backtracking, e.g. nested repeats like (a+)+)", record=sample,
-                                field=field, fix="simplify the regex: no nested or overlapping repeats") from None
+        return patterns.search(pattern, answer, timeout_s=REGEX_TIMEOUT_S)
+    except patterns.PatternTimeout as exc:
+        raise InvalidInputError(f"{exc} on the answer", record=sample, field=field, fix=patterns.FIX) from None
 
 
 def count_labels(diagnoses: Sequence[QueryDiagnosis]) -> dict[str, int]:

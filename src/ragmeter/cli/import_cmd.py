@@ -14,6 +14,8 @@ app.add_typer(import_app, name="import")
 OUT = typer.Option(..., "--out", "-o", help="folder to write dataset.jsonl and corpus.jsonl into")
 COMPLETE = typer.Option(False, "--complete", help="keep judged queries the run misses, with an empty ranking "
                                                   "(trec_eval -c)")
+FORCE = typer.Option(False, "--force", help="replace a dataset.jsonl / corpus.jsonl already in --out (refused "
+                                            "without it)")
 
 
 def _report(written) -> None:
@@ -29,12 +31,12 @@ def import_beir(folder: str = typer.Argument(..., help="a folder in BEIR's layou
                                                        "qrels/<split>.tsv"),
                 split: str = typer.Option("test", "--split", help="which qrels/<split>.tsv"),
                 run: str | None = typer.Option(None, "--run", help="a TREC run file to score"),
-                out: str = OUT, complete: bool = COMPLETE) -> None:
+                out: str = OUT, complete: bool = COMPLETE, force: bool = FORCE) -> None:
     """BEIR's layout (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)."""
     from ragmeter.io.beir import load_beir
     from ragmeter.io.collection import write_collection
 
-    _report(write_collection(load_beir(folder, split, run=run), out, complete=complete))
+    _report(write_collection(load_beir(folder, split, run=run), out, complete=complete, force=force))
 
 
 @import_app.command("trec")
@@ -45,12 +47,13 @@ def import_trec(topics: str = typer.Option(..., "--topics", help="topics: SGML <
                 docs: str | None = typer.Option(None, "--docs", help="documents: TREC <DOC> SGML or a "
                                                                        "{id, text} JSONL/CSV corpus"),
                 field: str = typer.Option("title", "--field", help="topic text: title, desc or narr"),
-                out: str = OUT, complete: bool = COMPLETE) -> None:
+                out: str = OUT, complete: bool = COMPLETE, force: bool = FORCE) -> None:
     """TREC topics + qrels (+ a run, + documents)."""
     from ragmeter.io.collection import write_collection
     from ragmeter.io.trec_collection import load_trec
 
-    _report(write_collection(load_trec(topics, qrels, run=run, docs=docs, field=field), out, complete=complete))
+    _report(write_collection(load_trec(topics, qrels, run=run, docs=docs, field=field), out, complete=complete,
+                             force=force))
 
 
 @import_app.command("msmarco")
@@ -59,9 +62,10 @@ def import_msmarco(collection: str = typer.Option(..., "--collection", help="col
                    queries: str = typer.Option(..., "--queries", help="queries.<split>.tsv: qid<TAB>query"),
                    qrels: str = typer.Option(..., "--qrels", help="qrels.<split>.tsv: qid 0 pid 1"),
                    run: str | None = typer.Option(None, "--run", help="qid<TAB>pid<TAB>rank, or a TREC run"),
-                   out: str = OUT, complete: bool = COMPLETE) -> None:
+                   out: str = OUT, complete: bool = COMPLETE, force: bool = FORCE) -> None:
     """MS MARCO's TSV files (passage or document ranking)."""
     from ragmeter.io.collection import write_collection
     from ragmeter.io.msmarco import load_msmarco
 
-    _report(write_collection(load_msmarco(collection, queries, qrels, run=run), out, complete=complete))
+    _report(write_collection(load_msmarco(collection, queries, qrels, run=run), out, complete=complete,
+                             force=force))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from ragmeter.cli.app import app, friendly
+from ragmeter.cli.app import app, echo_err, friendly
 
 
 # The help is rich markup: "\\[" keeps "[mlflow]" from being read as a tag and dropped.
@@ -21,5 +21,5 @@ def mlflow_log_command(
     report and the run's files as artifacts (pip install 'ragmeter\[mlflow]')."""
     from ragmeter.runs.mlflow_log import log_run
 
-    run_id = log_run(run, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name)
+    run_id = log_run(run, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name, say=echo_err)
     typer.echo(f"logged to MLflow run {run_id}")

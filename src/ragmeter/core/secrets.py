@@ -1,16 +1,21 @@
 """Keeping secrets out of everything ragmeter stores or prints.
 
-Two kinds of secret are redacted (replaced by ``***``): the userinfo of a URL
-(``http://user:pass@host`` -> ``http://***@host``), and any text equal to a credential the
+Three kinds of secret are redacted (replaced by ``***``): the userinfo of a URL
+(``http://user:pass@host`` -> ``http://***@host``); any text equal to a credential the
 process holds: the value (8 characters or more) of an environment variable whose name says it
 is one (``*_API_KEY``, ``*_ACCESS_KEY``, ``*_SECRET_KEY``, ``*_TOKEN``, ``*_SECRET``,
-``*_PASSWORD``), or a key passed in. Applied to
+``*_PASSWORD``), or a key passed in; and a credential written out as an assignment in text
+from outside (a server's stderr, an error message): ``NAME=value`` where the name says it is
+one (``TOKEN=...``, ``db_password=...``, ``?api_key=...``), and the credentials of an
+``Authorization: Bearer ...`` or ``Basic ...`` header. Applied to
 setup.json, results, summaries, ledger contents, logs and error messages.
 
 >>> redact("POST http://alice:s3cret@judge.local/v1 failed", "sk-abcdef123456")
 'POST http://***@judge.local/v1 failed'
 >>> redact("echoed sk-abcdef123456 back", "sk-abcdef123456")
 'echoed *** back'
+>>> redact("starting with ORDERS_TOKEN=tok-123 and Authorization: Bearer abc.def.ghi")
+'starting with ORDERS_TOKEN=*** and Authorization: Bearer ***'
 """
 
 from __future__ import annotations
@@ -27,6 +32,20 @@ MIN_SECRET = 8  # shorter values are not treated as secrets (they would mask ord
 _SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|ACCESS_?KEY|SECRET_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)$",
                           re.IGNORECASE)
 _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<info>[^/?#@\s]+)@")
+# NAME=value with a credential's name (the value up to a space, quote, & or ;), and a header's credentials
+_ASSIGNED = re.compile(r"(?i)(?<![A-Za-z0-9])([A-Za-z0-9_.-]*?(?:API[_-]?KEY|ACCESS[_-]?KEY|SECRET[_-]?KEY|TOKEN|"
+                       r"SECRET|PASSWORD|PASSWD))=(?!\*\*\*)(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'&;,]+)")
+_HEADER = re.compile(r"(?i)\b(Bearer|Basic)[ \t]+(?!\*\*\*)[A-Za-z0-9._~+/=-]{6,}")
+_HINT = re.compile(r"(?i)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)=|Bearer[ \t]|Basic[ \t]")  # cheap pre-check
+
+
+def _masked(text: str) -> str:
+    """``text`` with URL userinfo and written-out credentials (``TOKEN=...``, ``Bearer ...``) masked."""
+    if "@" in text:
+        text = _USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", text)
+    if _HINT.search(text):
+        text = _HEADER.sub(lambda m: f"{m.group(1)} {MASK}", _ASSIGNED.sub(lambda m: f"{m.group(1)}={MASK}", text))
+    return text
 
 
 def held_secrets(extra: tuple[str | None, ...] = ()) -> list[str]:
@@ -49,7 +68,7 @@ def redact(text: str, *keys: str | None) -> str:
     """``text`` with URL userinfo and every held credential (and ``keys``) masked."""
     if not text:
         return text
-    text = _USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", text)
+    text = _masked(text)
     for secret in held_secrets(keys):
         if secret in text:
             text = text.replace(secret, MASK)
@@ -63,9 +82,10 @@ def redact_value(value: Any, *keys: str | None) -> Any:
 
 def redacted_json_lines(rows: Iterable[Any], *keys: str | None) -> Iterator[str]:
     """``json.dumps(redact_value(row), ensure_ascii=False)`` for each row, the held secrets read
-    once. A row's JSON text shows every string in it, "://", "@" and any secret without JSON
-    escapes as written: a text without a URL's "://" and "@" (userinfo needs both) and without a
-    secret has nothing to redact and is kept as it is; any other row (or every row, when a
+    once. A row's JSON text shows every string in it, "://", "@", ``NAME=`` and any secret
+    without JSON escapes as written: a text without a URL's "://" and "@" (userinfo needs both),
+    without a credential's ``NAME=`` or ``Bearer `` and without a secret has nothing to redact
+    and is kept as it is; any other row (or every row, when a
     secret holds a character JSON escapes) is redacted value by value."""
     redacted = json_line_redactor(*keys)
     for row in rows:
@@ -85,7 +105,7 @@ def json_line_redactor(*keys: str | None) -> Callable[[str, Callable[[], Any]], 
     exact = any(_JSON_ESCAPED.search(s) for s in secrets)  # such a secret is not in the text as written
 
     def redacted(text: str, row: Callable[[], Any]) -> str:
-        if exact or ("://" in text and "@" in text) or any(s in text for s in secrets):
+        if exact or ("://" in text and "@" in text) or _HINT.search(text) or any(s in text for s in secrets):
             return json.dumps(walk(row()), ensure_ascii=False)
         return text
 
@@ -100,8 +120,8 @@ def _walker(secrets: list[str]) -> Callable[[Any], Any]:
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
-            if "@" in v or any(s in v for s in secrets):
-                v = _USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", v)
+            if "@" in v or "=" in v or "earer" in v or "asic" in v or any(s in v for s in secrets):
+                v = _masked(v)
                 for s in secrets:
                     v = v.replace(s, MASK)
             return v

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragmeter.core.errors import InvalidParameterError
-from ragmeter.core.network import http_options
+from ragmeter.core.network import credentials_conflict, http_options
 from ragmeter.core.settings import DEFAULTS, Settings
 from ragmeter.embeddings.base import Embedder, unit_rows
 from ragmeter.embeddings.minilm import EmbedderUnavailable, MiniLM
@@ -52,6 +52,9 @@ class OpenAIEmbedder(Embedder):
         key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
         if not key and self.base_url == self.DEFAULT_URL:
             raise EmbedderUnavailable("openai embeddings: no API key: set OPENAI_API_KEY or give a base URL")
+        conflict = credentials_conflict(self.base_url, key, "OPENAI_API_KEY")
+        if conflict is not None:
+            raise EmbedderUnavailable(f"openai embeddings: {conflict}")
         self._client = httpx.Client(timeout=timeout, **http_options(),
                                     headers={"Authorization": f"Bearer {key}"} if key else {})
         self.model = model

@@ -21,7 +21,6 @@ is one fact that cannot be verified, with the reason), and the source is closed 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -31,6 +30,7 @@ from ragmeter.actions.grade import CaseGrade, VerifyFn, grade_case
 from ragmeter.actions.judged import verifier
 from ragmeter.actions.readers import run_from_sample
 from ragmeter.claims.matrix import ACTIONS, FACTS, Claim, Evidence, Unavailable
+from ragmeter.core import patterns
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
@@ -76,6 +76,14 @@ def given_facts(s: Sample) -> list[Fact] | None:
     return out
 
 
+def _found(pattern: str, text: str) -> bool:
+    """A user pattern searched with a time limit; one past it may apply (its grade says why not)."""
+    try:
+        return patterns.search(pattern, text, ignore_case=True)
+    except patterns.PatternTimeout:
+        return True
+
+
 def _needs_claims(criteria: Sequence[Criterion], run: AgentRun) -> bool:
     """Some criterion reads the answer's claims, and its question/answer condition (read
     without claims) does not already rule it out: only then is the answer split."""
@@ -84,7 +92,7 @@ def _needs_claims(criteria: Sequence[Criterion], run: AgentRun) -> bool:
         if c.kind != "never_claim" and (when is None or (when.claims_match is None and when.claims_state is None)):
             continue
         if when is not None and any(
-                pattern is not None and text is not None and not re.search(pattern, text, re.IGNORECASE)
+                pattern is not None and text is not None and not _found(pattern, text)
                 for pattern, text in ((when.question_matches, run.question), (when.answer_matches, run.answer))):
             continue
         return True

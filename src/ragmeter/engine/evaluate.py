@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.core.aio import run_sync
@@ -176,9 +177,10 @@ async def _scored(
         if judged_measures:
             from ragmeter.engine.judged_scoring import ascore_judged
 
-            judged, evidence = await ascore_judged(judged_measures, samples, dataset.fingerprint, the_judge,
-                                                   embedder=embedder, criteria=criteria, progress=progress,
-                                                   records=records, action_criteria=action_criteria)
+            with the_judge.session() if the_judge is not None else nullcontext():  # each request key asked once
+                judged, evidence = await ascore_judged(judged_measures, samples, dataset.fingerprint, the_judge,
+                                                       embedder=embedder, criteria=criteria, progress=progress,
+                                                       records=records, action_criteria=action_criteria)
         outcomes.update(judged)
         stats = the_judge.stats.as_dict() if the_judge is not None and judged else None
     finally:

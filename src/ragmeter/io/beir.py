@@ -8,7 +8,9 @@ As BEIR's loader does: the header line of a qrels file is skipped (only when it 
 judgment: BEIR drops the first line whatever it holds), scores are integers, and
 only queries with judgments in the split are kept. A document's text is its title and text
 joined by one space, what BEIR's dense and lexical retrievers index
-(``(doc["title"] + " " + doc["text"]).strip()``). A run, when given, is a TREC run file.
+(``(doc["title"] + " " + doc["text"]).strip()``). A run, when given, is a TREC run file. A
+line nested too deep to read is a located error; a document id that appears twice is refused
+at import, naming both lines (:func:`ragmeter.io.collection.write_collection`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ def _records(path: Path) -> Iterator[tuple[int, dict]]:
         except json.JSONDecodeError as exc:
             raise InvalidInputError(f"not valid JSON ({exc.msg} at column {exc.colno})", file=str(path),
                                     line=line) from None
+        except RecursionError:
+            raise InvalidInputError("not valid JSON (nested too deep to read)", file=str(path), line=line) from None
         if not isinstance(row, dict):
             raise InvalidInputError("each line must be a JSON object", file=str(path), line=line)
         rid = row.get("_id")
@@ -41,13 +45,13 @@ def _records(path: Path) -> Iterator[tuple[int, dict]]:
         yield line, row
 
 
-def _corpus(path: Path) -> Iterator[tuple[str, str]]:
+def _corpus(path: Path) -> Iterator[tuple[str, str, int | None]]:
     for line, row in _records(path):
         title, text = row.get("title") or "", row.get("text")
         if not isinstance(text, str) or not isinstance(title, str):
             raise InvalidInputError('"title" and "text" must be strings', file=str(path), line=line,
                                     record=row["_id"], field="text")
-        yield row["_id"], (title + " " + text).strip()
+        yield row["_id"], (title + " " + text).strip(), line
 
 
 def read_beir_qrels(path: Path) -> dict[str, dict[str, float]]:
@@ -94,4 +98,5 @@ def load_beir(folder: str | Path, split: str = "test", *, run: str | Path | None
             raise InvalidInputError("query id appears twice", file=str(queries), line=line, record=row["_id"])
         texts[row["_id"]] = row["text"]
     return Collection(name=f"BEIR {root.name} ({split})", queries=texts, qrels=read_beir_qrels(qrels),
-                      corpus=lambda: _corpus(corpus), run=read_trec_run(run) if run is not None else None)
+                      corpus=lambda: _corpus(corpus), run=read_trec_run(run) if run is not None else None,
+                      corpus_file=str(corpus))

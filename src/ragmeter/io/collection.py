@@ -17,28 +17,40 @@ result equals ``ragmeter trec`` on the files):
 Grades below 0 ("judged but unjudged", trec_eval's RELVALUE_UNJUDGED, used only by bpref)
 are not written: ragmeter's metrics treat a chunk with no label as not relevant, as
 trec_eval treats those documents in every measure ``ragmeter eval`` computes.
+
+A refused file is never written: an ``--out`` folder that already holds ``dataset.jsonl`` or
+``corpus.jsonl`` is refused (``force=True``, ``--force``, replaces them); both files are
+written to temporary files and renamed into place only when both are complete and good, so
+an error anywhere (a bad corpus line, a document id that appears twice, which ``ragmeter
+eval`` would refuse) leaves the folder as it was. Duplicate ids are found while the corpus
+streams, from 8 bytes a document (a hash), then named with both lines.
 """
 
 from __future__ import annotations
 
+import json
+from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.io.writer import write_jsonl, writing
+from ragmeter.io.writer import commit, stage_text, writing
 
 
 @dataclass
 class Collection:
-    """What a reader found; ``corpus`` is re-iterable (large corpora are streamed, not held)."""
+    """What a reader found; ``corpus`` is re-iterable (large corpora are streamed, not held):
+    ``(doc id, text, line)`` with the line the document starts on (None where unknown), from
+    ``corpus_file``."""
 
     name: str
     queries: dict[str, str]  # query id -> text, in file order
     qrels: dict[str, dict[str, float]]  # query id -> {doc id -> grade}
-    corpus: Callable[[], Iterator[tuple[str, str]]]
+    corpus: Callable[[], Iterator[tuple[str, str, int | None]]]
     run: Mapping[str, Sequence[tuple[str, float | None]]] | None = None  # query id -> [(doc id, score)], ranked
     notes: list[str] = field(default_factory=list)
+    corpus_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,24 +112,80 @@ def sample_rows(c: Collection, *, complete: bool = False) -> tuple[list[dict], i
     return rows, missing
 
 
-def write_collection(c: Collection, out_dir: str | Path, *, complete: bool = False) -> Written:
-    """Write ``out_dir/dataset.jsonl`` and ``out_dir/corpus.jsonl`` (each atomically)."""
+def write_collection(c: Collection, out_dir: str | Path, *, complete: bool = False, force: bool = False) -> Written:
+    """Write ``out_dir/dataset.jsonl`` and ``out_dir/corpus.jsonl``, both or neither (see the
+    module docstring); files already there are refused unless ``force``."""
     out = Path(out_dir)
-    with writing(out, what="output folder", option="--out"):
-        out.mkdir(parents=True, exist_ok=True)
+    dataset, corpus = out / "dataset.jsonl", out / "corpus.jsonl"
+    if not force:
+        for path in (dataset, corpus):
+            if path.exists() or path.is_symlink():
+                raise InvalidInputError(f"the output folder already holds {path.name}; it is not overwritten",
+                                        file=str(path), fix="give another --out, or add --force to replace it")
     rows, missing = sample_rows(c, complete=complete)
     if not rows:
         raise InvalidInputError(f"{c.name}: no judged query to write" + (" that the run answers" if c.run else ""),
                                 fix="check that the query ids of the queries, judgments and run files match")
-    dataset = out / "dataset.jsonl"
-    corpus = out / "corpus.jsonl"
-    with writing(dataset, what="dataset", option="--out"):
-        write_jsonl(dataset, rows)
-    with writing(corpus, what="corpus", option="--out"):
-        documents = write_jsonl(corpus, ({"id": doc, "text": text} for doc, text in c.corpus()))
+    with writing(out, what="output folder", option="--out"):
+        out.mkdir(parents=True, exist_ok=True)
+    ids = _IdHashes()
+    staged: list[tuple[Path, Path]] = []
+    try:
+        with writing(dataset, what="dataset", option="--out"):
+            staged.append((stage_text(dataset, (json.dumps(r, ensure_ascii=False) + "\n" for r in rows)), dataset))
+        with writing(corpus, what="corpus", option="--out"):
+            staged.append((stage_text(corpus, (json.dumps({"id": doc, "text": text}, ensure_ascii=False) + "\n"
+                                               for doc, text, _ in ids.seen(c.corpus()))), corpus))
+        if not ids.count and c.corpus_file is not None:  # a collection file given, and nothing in it
+            raise InvalidInputError("no document found", file=c.corpus_file,
+                                    fix="give the collection's documents (ragmeter eval refuses an empty corpus)")
+        ids.refuse_duplicates(c)
+        with writing(out, what="output folder", option="--out"):
+            commit(staged)
+    finally:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
     notes = list(c.notes)
     if missing:
         notes.append(f"{missing} judged quer{'y has' if missing == 1 else 'ies have'} no results in the run: "
                      + ("written with an empty ranking (as trec_eval -c)" if complete
                         else "left out (as trec_eval without -c; --complete keeps them)"))
-    return Written(dataset, corpus, len(rows), documents, missing, tuple(notes))
+    return Written(dataset, corpus, len(rows), ids.count, missing, tuple(notes))
+
+
+class _IdHashes:
+    """The documents' ids as 64-bit hashes while the corpus streams (8 bytes each, where a set of
+    8.8M strings holds most of a GB); a repeated hash is then checked by a second pass, which
+    names both lines (a hash collision of two different ids is no error)."""
+
+    def __init__(self) -> None:
+        self.hashes = array("q")
+
+    @property
+    def count(self) -> int:
+        return len(self.hashes)
+
+    def seen(self, docs: Iterator[tuple[str, str, int | None]]) -> Iterator[tuple[str, str, int | None]]:
+        for doc in docs:
+            self.hashes.append(hash(doc[0]))
+            yield doc
+
+    def refuse_duplicates(self, c: Collection) -> None:
+        import numpy as np
+
+        values = np.frombuffer(self.hashes, dtype=np.int64) if self.hashes else np.zeros(0, dtype=np.int64)
+        ordered = np.sort(values)
+        repeated = set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+        if not repeated:
+            return
+        first: dict[str, int] = {}
+        for number, (doc, _, line) in enumerate(c.corpus(), start=1):
+            if hash(doc) not in repeated:
+                continue
+            if doc in first:
+                where = f"lines {first[doc]} and {line}" if line is not None else \
+                    f"documents {first[doc]} and {number} of the file"
+                raise InvalidInputError(f"document id {doc!r} appears twice ({where}); ragmeter eval would refuse "
+                                        f"the corpus, so nothing was written", file=c.corpus_file, line=line,
+                                        record=doc, fix="keep one document per id")
+            first[doc] = line if line is not None else number

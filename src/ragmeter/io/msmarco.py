@@ -1,7 +1,9 @@
 """MS MARCO's TSV files (Bajaj et al. 2016; microsoft/MSMARCO-Passage-Ranking):
 
 - collection: ``pid<TAB>passage`` (passage ranking) or ``docid<TAB>url<TAB>title<TAB>body``
-  (document ranking; the text is title and body joined by one space);
+  (document ranking; the text is title and body joined by one space), told apart by the
+  shape of the file's first lines (:func:`is_documents`), so a passage holding tabs keeps
+  its text;
 - queries: ``qid<TAB>query``;
 - qrels: ``qid 0 pid 1`` (TREC format, tab- or space-separated);
 - run (optional): ``qid<TAB>pid<TAB>rank`` (the format ``msmarco_eval.py`` reads), ordered by
@@ -22,19 +24,35 @@ from ragmeter.io.numbers import whole_number
 from ragmeter.io.trec_collection import read_qrels, read_trec_run
 
 
-def iter_collection(path: str | Path) -> Iterator[tuple[str, str]]:
-    for line, text in iter_lines(path):
+def is_documents(path: str | Path) -> bool:
+    """Whether the file is the document collection (``docid<TAB>url<TAB>title<TAB>body``): its
+    first line has four fields or more with a URL second (then every line must). Otherwise it
+    is the passage collection, ``pid<TAB>passage``, whose passage may itself hold tabs: the
+    file's shape decides, never each line's number of fields (a passage with three tabs is not a
+    document, and its text is kept whole)."""
+    for _, text in iter_lines(path):
         fields = text.split("\t")
-        if len(fields) == 2:
-            pid, passage = fields
-        elif len(fields) == 4:
-            pid, passage = fields[0], f"{fields[2]} {fields[3]}".strip()
+        return len(fields) >= 4 and fields[1].strip().lower().startswith(("http://", "https://"))
+    return False
+
+
+def iter_collection(path: str | Path) -> Iterator[tuple[str, str, int | None]]:
+    documents = is_documents(path)
+    for line, text in iter_lines(path):
+        if documents:
+            fields = text.split("\t")
+            if len(fields) < 4:
+                raise InvalidInputError(f"expected docid<TAB>url<TAB>title<TAB>body (the shape of the file's first "
+                                        f"line), got {len(fields)} fields", file=str(path), line=line)
+            body = "\t".join(fields[3:])
+            pid, passage = fields[0], f"{fields[2]} {body}".strip()
         else:
-            raise InvalidInputError(f"expected pid<TAB>passage or docid<TAB>url<TAB>title<TAB>body, got "
-                                    f"{len(fields)} fields", file=str(path), line=line)
+            pid, sep, passage = text.partition("\t")
+            if not sep:
+                raise InvalidInputError("expected pid<TAB>passage (no tab on this line)", file=str(path), line=line)
         if not pid.strip():
             raise InvalidInputError("empty passage id", file=str(path), line=line)
-        yield pid.strip(), passage
+        yield pid.strip(), passage, line
 
 
 def read_queries(path: str | Path) -> dict[str, str]:
@@ -80,4 +98,4 @@ def load_msmarco(collection: str | Path, queries: str | Path, qrels: str | Path,
                  run: str | Path | None = None) -> Collection:
     return Collection(name=f"MS MARCO {Path(queries).name}", queries=read_queries(queries), qrels=read_qrels(qrels),
                       corpus=lambda: iter_collection(collection),
-                      run=read_msmarco_run(run) if run is not None else None)
+                      run=read_msmarco_run(run) if run is not None else None, corpus_file=str(collection))

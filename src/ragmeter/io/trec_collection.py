@@ -14,7 +14,8 @@
   ties by docno descending, rank column ignored). A document listed twice for one topic is
   an error, as in trec_eval.
 - corpus (optional): a ``{"id", "text"}`` JSONL/CSV file, or a TREC ``<DOC> <DOCNO>
-  ... </DOCNO> <TEXT> ... </TEXT> </DOC>`` file; without one, an empty corpus is written.
+  ... </DOCNO> <TEXT> ... </TEXT> </DOC>`` file, streamed, its structure checked
+  (:mod:`ragmeter.io.trec_docs`); without one, an empty corpus is written.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ragmeter.core.errors import InvalidInputError
 from ragmeter.io.collection import Collection, iter_lines, trec_order
 from ragmeter.io.numbers import whole_number
 from ragmeter.io.text import read_text
+from ragmeter.io.trec_docs import iter_sgml_docs
 
 FIELDS = ("title", "desc", "narr")
 _SGML_FIELD = re.compile(r"<(num|title|desc|narr)>", re.IGNORECASE)
@@ -169,24 +171,18 @@ def read_trec_run(path: str | Path) -> dict[str, list[tuple[str, float]]]:
     return {qid: trec_order(r) for qid, r in rows.items()}
 
 
-def iter_trec_docs(path: str | Path) -> Iterator[tuple[str, str]]:
-    """``<DOC><DOCNO>id</DOCNO> ... <TEXT>...</TEXT></DOC>`` (TREC SGML documents), or a
-    ragmeter corpus (JSONL / CSV ``id,text``)."""
+def iter_trec_docs(path: str | Path) -> Iterator[tuple[str, str, int | None]]:
+    """``<DOC><DOCNO>id</DOCNO> ... <TEXT>...</TEXT></DOC>`` (TREC SGML documents, streamed:
+    :mod:`ragmeter.io.trec_docs`), or a ragmeter corpus (JSONL / CSV ``id,text``): ``(id,
+    text, line)``."""
     name = str(path).lower()
     if name.endswith((".jsonl", ".ndjson", ".csv")):
         from ragmeter.io.corpus import load_corpus
 
-        yield from load_corpus(path).items()
+        for doc, text in load_corpus(path).items():  # its reader refuses a repeated id, naming both lines
+            yield doc, text, None
         return
-    text = read_text(path)
-    for m in re.finditer(r"<DOC>(.*?)</DOC>", text, re.IGNORECASE | re.DOTALL):
-        body = m.group(1)
-        docno = re.search(r"<DOCNO>(.*?)</DOCNO>", body, re.IGNORECASE | re.DOTALL)
-        if docno is None:
-            raise InvalidInputError("a <DOC> has no <DOCNO>", file=str(path))
-        parts = re.findall(r"<(?:TEXT|HEADLINE|TITLE)>(.*?)</(?:TEXT|HEADLINE|TITLE)>", body, re.IGNORECASE | re.DOTALL)
-        content = " ".join(" ".join(html.unescape(re.sub(r"<[^>]+>", " ", p)).split()) for p in parts)
-        yield docno.group(1).strip(), content
+    yield from iter_sgml_docs(path)
 
 
 def load_trec(topics: str | Path, qrels: str | Path, *, run: str | Path | None = None,
@@ -195,5 +191,6 @@ def load_trec(topics: str | Path, qrels: str | Path, *, run: str | Path | None =
     return Collection(name=f"TREC topics {Path(topics).name}", queries=read_topics(topics, field),
                       qrels=read_qrels(qrels), run=read_trec_run(run) if run is not None else None,
                       corpus=(lambda: iter_trec_docs(docs)) if docs is not None else (lambda: iter(())),
+                      corpus_file=str(docs) if docs is not None else None,
                       notes=[] if docs is not None else [("no documents given: corpus.jsonl is empty (chunk texts are "
                                                          "needed only by judged metrics and labeling)")])

@@ -45,6 +45,18 @@ def write_text_atomic(path: Path, text: str | Iterable[str]) -> None:
     """Write to a temporary file in the same folder, fsync it, then rename it over ``path``:
     a crash leaves the old file or the new one, never half of one. The file gets the mode the
     umask gives a new file (``mkstemp``'s 0600 made an imported dataset unreadable to others)."""
+    tmp = stage_text(path, text)
+    try:
+        _replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def stage_text(path: Path, text: str | Iterable[str]) -> Path:
+    """Write ``text`` to a temporary file beside ``path`` (fsynced) and return it, ``path``
+    untouched: the caller renames it into place (:func:`commit`) once everything it writes
+    together is known to be good, or deletes it. On any error the temporary file is gone."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
@@ -53,10 +65,16 @@ def write_text_atomic(path: Path, text: str | Iterable[str]) -> None:
                 f.write(piece)
             f.flush()
             os.fsync(f.fileno())
-        _replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return tmp
+
+
+def commit(staged: Iterable[tuple[Path, Path]]) -> None:
+    """Rename staged temporary files over their targets: ``(temporary, target)`` pairs."""
+    for tmp, path in staged:
+        _replace(tmp, path)
 
 
 def write_json(path: str | Path, doc: dict) -> None:

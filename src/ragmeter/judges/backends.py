@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from ragmeter.core.network import http_options
+from ragmeter.core.network import credentials_conflict, http_options
 from ragmeter.core.secrets import redact
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges import envelope
@@ -166,8 +166,13 @@ class _HTTPBackend(Backend):
     """An HTTP backend. ``limiter``: a shared concurrency limit and back-off (e.g. one for a
     whole cluster); by default the backend's own ``AdaptiveLimiter(concurrency)``."""
 
+    KEY_SETTING = "the API key"
+
     def __init__(self, model: str, base_url: str, api_key: str | None, *, concurrency: int = DEFAULTS.concurrency,
                  policy: RetryPolicy | None = None, limiter: Limiter | None = None) -> None:
+        conflict = credentials_conflict(base_url, api_key, self.KEY_SETTING)
+        if conflict is not None:  # Basic auth from the URL would replace the key (core.network)
+            raise JudgeConfigError(f"{self.name}: {conflict}")
         self.model, self._key = model, api_key
         self.base_url: str = base_url.rstrip("/")
         self.policy = policy or RetryPolicy()
@@ -208,6 +213,7 @@ class OpenAIBackend(_HTTPBackend):
     the prompt."""
 
     name = "openai"
+    KEY_SETTING = "OPENAI_API_KEY"
     DEFAULT_URL = "https://api.openai.com/v1"
     supports_logprobs = True
 
@@ -254,6 +260,7 @@ class AnthropicBackend(_HTTPBackend):
     whose ``input_schema`` is the answer schema. Key from ``ANTHROPIC_API_KEY``."""
 
     name = "anthropic"
+    KEY_SETTING = "ANTHROPIC_API_KEY"
     DEFAULT_URL = "https://api.anthropic.com"
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, **kw: Any) -> None:

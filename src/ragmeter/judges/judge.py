@@ -19,14 +19,20 @@ nesting) are not stored: that item fails, and a rerun asks again. ``retry_failed
 the judgments stored as failed (a reply that never validated) and replaces them when the
 new reply validates. Configuration failures (401/403/404, no key) stop the whole run.
 ``Budget`` stops a run before a call would pass the cap, leaving it resumable.
-Identical requests asked at once are sent once: the others wait for that judgment.
+Identical requests asked at once are sent once: the others wait for that judgment. Within a
+session (:meth:`Judge.session`: one evaluation with all its stages and blocks, one
+:meth:`Judge.arun`), a request whose ask failed without storing anything (transport, an
+unreadable envelope) is not asked again: an identical request later in the session gets the
+same failure, with no call (a new session, a rerun, asks again). With the judgment stored
+for the others, every request key is asked at most once per session.
 Reply text, errors and values are redacted (``core.secrets``) before they are stored.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,23 +41,18 @@ from ragmeter.core.errors import JudgeOutputError, RagmeterError
 from ragmeter.core.progress import Progress
 from ragmeter.core.secrets import redact, redact_value
 from ragmeter.core.settings import DEFAULTS
-from ragmeter.judges import cost
 from ragmeter.judges.backends import Backend, Decoding, Reply
+from ragmeter.judges.budget import Budget, BudgetExceeded
 from ragmeter.judges.prompts import Prompt
 from ragmeter.judges.replies import Keyed, digest, extract_json, schema_errors
 from ragmeter.judges.transport import (
     JudgeConfigError,
     JudgeReplyError,
     JudgeTransportError,
-    LoopCondition,
 )
 from ragmeter.ledger.sqlite import Ledger
 
 MAX_ECHO = 4000  # characters of a bad reply shown back to the judge in a re-ask
-
-
-class BudgetExceeded(RagmeterError):
-    """The next call would pass the configured budget; the run stops and can be resumed."""
 
 
 @dataclass(frozen=True)
@@ -83,61 +84,6 @@ class Judgment:
     cached: bool
     logprobs: list | None = None
     latency_s: float = 0.0
-
-
-@dataclass
-class Budget:
-    """Caps on tokens and/or US dollars (prices per million tokens).
-
-    Each call reserves its worst case (prompt estimate + max output tokens) before it is
-    sent. A call that does not fit waits for calls in flight to settle; when none is in
-    flight and it still does not fit, the run stops (``BudgetExceeded``): nothing in flight
-    is lost, and the ledger holds everything done so far.
-    """
-
-    max_tokens: int | None = None
-    max_usd: float | None = None
-    price_in: float | None = None
-    price_out: float | None = None
-    spent_in: int = 0
-    spent_out: int = 0
-    reserved_in: int = 0
-    reserved_out: int = 0
-    _loop_cond: LoopCondition = field(default_factory=LoopCondition, repr=False)
-
-    def _condition(self) -> asyncio.Condition:
-        return self._loop_cond.get()[0]
-
-    def usd(self, tokens_in: int, tokens_out: int) -> float:
-        return cost.usd(tokens_in, tokens_out, self.price_in, self.price_out)
-
-    def _fits(self, est_in: int, est_out: int) -> bool:
-        total_in, total_out = self.spent_in + self.reserved_in + est_in, self.spent_out + self.reserved_out + est_out
-        if self.max_tokens is not None and total_in + total_out > self.max_tokens:
-            return False
-        return self.max_usd is None or self.usd(total_in, total_out) <= self.max_usd
-
-    async def reserve(self, est_in: int, est_out: int) -> None:
-        cond = self._condition()
-        async with cond:
-            while not self._fits(est_in, est_out):
-                if self.reserved_in == 0 and self.reserved_out == 0:
-                    cap = f"{self.max_tokens} tokens" if self.max_tokens is not None else f"${self.max_usd:.2f}"
-                    raise BudgetExceeded(f"stopping before a call that could pass the budget of {cap} "
-                                         f"({self.spent_in + self.spent_out} tokens spent); the judgments so far "
-                                         f"are stored: rerun with a larger --budget to resume")
-                await cond.wait()
-            self.reserved_in += est_in
-            self.reserved_out += est_out
-
-    async def settle(self, est_in: int, est_out: int, used_in: int, used_out: int) -> None:
-        cond = self._condition()
-        async with cond:
-            self.reserved_in -= est_in
-            self.reserved_out -= est_out
-            self.spent_in += used_in
-            self.spent_out += used_out
-            cond.notify_all()
 
 
 @dataclass
@@ -266,6 +212,20 @@ class Judge:
         except AttributeError:  # a backend that takes no attributes (frozen, slots): it reports no tokens
             pass
         self._retried: set[str] = set()  # failed judgments already re-asked in this process
+        self._sessions = 0  # open sessions (they nest)
+        self._unreachable: dict[str, JudgeTransportError] = {}  # key -> why its ask failed, in this session
+
+    @contextmanager
+    def session(self) -> Iterator[Judge]:
+        """One evaluation's worth of asks (sessions nest: the outermost one counts): a request
+        whose ask failed without storing anything is not asked again until it ends."""
+        self._sessions += 1
+        try:
+            yield self
+        finally:
+            self._sessions -= 1
+            if self._sessions == 0:
+                self._unreachable.clear()
 
     def _count_tokens(self, n: int) -> None:
         self.stats.generated_tokens += n
@@ -293,8 +253,14 @@ class Judge:
         return self.retry_failed and entry.status != "ok" and entry.key not in self._retried
 
     async def ask(self, request: JudgeRequest) -> Judgment:
-        """The judgment for ``request``; identical requests in flight share one call."""
+        """The judgment for ``request``; identical requests in flight share one call, and one
+        that failed earlier in the session fails again with no call."""
         key = self.key(request)
+        failed = self._unreachable.get(key)
+        if failed is not None:
+            self.stats.shared += 1
+            self.stats.add_unreachable(request.prompt.id)
+            raise type(failed)(str(failed))
         running = self._in_flight.get(key)
         if running is not None and running.get_loop() is asyncio.get_running_loop():
             self.stats.shared += 1
@@ -310,6 +276,8 @@ class Judge:
         try:
             j = await self._ask(request, key)
         except BaseException as exc:
+            if isinstance(exc, JudgeTransportError) and self._sessions:
+                self._unreachable[key] = exc  # nothing stored: not asked again in this session
             if not future.done():
                 future.set_exception(exc)
                 future.exception()  # retrieved: a waiter re-raises it, no "never retrieved" warning
@@ -455,9 +423,10 @@ class Judge:
 
     async def arun(self, requests: Iterable[JudgeRequest], *, progress: Progress | None = None
                    ) -> list[Judgment | Exception]:
-        """:meth:`ask_all`, then the backend's connections closed (they belong to this loop)."""
+        """:meth:`ask_all` in a session, then the backend's connections closed (they belong to this loop)."""
         try:
-            return await self.ask_all(list(requests), progress=progress)
+            with self.session():
+                return await self.ask_all(list(requests), progress=progress)
         finally:
             await self.backend.aclose()
 

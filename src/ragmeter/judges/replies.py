@@ -14,6 +14,8 @@ from typing import Any
 
 import jsonschema
 
+from ragmeter.core.finite import strict_loads
+
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 
@@ -37,9 +39,11 @@ def extract_json(text: str) -> Any:
         candidates.append(text[start:end + 1])
     for candidate in candidates:
         try:
-            return json.loads(candidate)
+            return strict_loads(candidate)
         except json.JSONDecodeError:
             continue
+        except ValueError as exc:  # NaN or Infinity (core.finite): not a value, so not a reply
+            raise ValueError(f"the reply is not valid JSON: {exc} (write a number, or null)") from None
     raise ValueError("the reply is not valid JSON")
 
 

@@ -5,7 +5,12 @@
   per ``limit`` successes (additive increase, multiplicative decrease).
 - 5xx, timeouts and connection errors are retried with exponential back-off and full
   jitter, at most ``max_retries`` times; then the call fails (the item is ``Failed``, the
-  run goes on, and a rerun retries it since nothing was stored).
+  run goes on, and a rerun retries it since nothing was stored). A request that timed out
+  after it was sent (no reply within ``timeout``: a read or write timeout) may still be
+  answered, and billed, by the server: it is sent again at most ``max_timeout_retries``
+  times (1), so a server that is slow past the timeout is paid for at most twice per
+  request, where ``max_retries`` resends paid five times. A timeout before the request left
+  (connecting, waiting for a pooled connection) is retried like a refused connection.
 - 401/403/404 raise ``JudgeConfigError`` at once: retrying cannot fix a wrong key, model or
   URL, so the whole run stops with a message naming the setting.
 - Every wait is bounded: a Retry-After (seconds or an HTTP date, RFC 9110 section 10.2.3) is
@@ -58,6 +63,7 @@ class RetryPolicy:
     max_delay: float = 30.0
     timeout: float = DEFAULTS.timeout  # seconds per call
     max_wait: float = 120.0  # the longest a server's Retry-After may pause the run, per throttle
+    max_timeout_retries: int = 1  # resends of a request that timed out after it was sent (it may be billed)
 
     def backoff(self, attempt: int) -> float:
         return random.uniform(0, min(self.max_delay, self.base_delay * 2 ** attempt))
@@ -190,19 +196,31 @@ async def send(
 ) -> httpx.Response:
     """Send with the limiter, retrying what can be retried. Returns 2xx and 400 responses."""
     last = "no attempt"
+    timeouts = 0  # attempts that timed out after the request was sent
     for attempt in range(policy.max_retries + 1):
         await limiter.acquire()
         try:
             stats["requests"] = stats.get("requests", 0) + 1
             response = await asyncio.wait_for(request(), timeout=policy.timeout)
+        except (httpx.ConnectTimeout, httpx.PoolTimeout):  # never sent: nothing was billed
+            last = f"could not connect within {policy.timeout:g} s"
+            response = None
         except (httpx.TimeoutException, asyncio.TimeoutError):
             last = f"timed out after {policy.timeout:g} s"
             response = None
+            timeouts += 1
+            stats["timeouts"] = stats.get("timeouts", 0) + 1
         except httpx.TransportError as exc:
             last = f"connection error ({type(exc).__name__})"
             response = None
         finally:
             await limiter.release()
+        if response is None and timeouts > policy.max_timeout_retries:
+            log.error("%s: gave up after %d timeouts (a request the server may still answer is not sent again)",
+                      backend, timeouts)
+            raise JudgeTransportError(f"{backend}: gave up: timed out after {policy.timeout:g} s, {timeouts} times "
+                                      f"(a request the server may still answer, and bill, is not sent again; a "
+                                      f"rerun asks again)")
         if response is None:
             stats["retries"] = stats.get("retries", 0) + (attempt < policy.max_retries)
             delay = policy.backoff(attempt)

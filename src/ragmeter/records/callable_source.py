@@ -2,20 +2,23 @@
 
 The function returns the value (a string, number or boolean), ``(value, unit)``,
 ``{"value": ..., "unit": ...}``, a :class:`RecordValue`, ``None`` for "no such record", or a
-:class:`CannotVerify` of its own. A sync function runs in a worker thread, so a slow one
-cannot stall the other lookups; the lookup wrapper bounds its time.
+:class:`CannotVerify` of its own. It runs where it can be abandoned
+(:class:`ragmeter.core.abandonable.Abandonable`: a sync function in a daemon thread of its
+own, an async one on a loop in a daemon thread), so one that blocks forever costs one
+lookup its time limit (the lookup wrapper's), never the run; anything it raises,
+``SystemExit`` and ``KeyboardInterrupt`` included, fails that lookup only (the user's
+Ctrl-C, delivered to the main thread, still stops the run).
 
 Read-only is up to the function: ragmeter calls it with the two strings and nothing else.
 """
 
 from __future__ import annotations
 
-import asyncio
 import importlib
-import inspect
 from collections.abc import Callable
 from typing import Any
 
+from ragmeter.core.abandonable import Abandonable, Raised, TooManyAbandoned
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.records.types import CannotVerify, LookupOutcome, RecordValue
 
@@ -30,6 +33,7 @@ class CallableSource:
         self.fn = fn
         name = getattr(fn, "__qualname__", None) or type(fn).__name__
         self._identity = identity or f"python:{getattr(fn, '__module__', '?')}:{name}"
+        self._runner = Abandonable(name="ragmeter-records")
 
     @classmethod
     def from_path(cls, target: str) -> CallableSource:
@@ -54,16 +58,18 @@ class CallableSource:
         return self._identity
 
     async def lookup(self, entity: str, attribute: str) -> LookupOutcome:
-        if inspect.iscoroutinefunction(self.fn) or inspect.iscoroutinefunction(type(self.fn).__call__):
-            answer = await self.fn(entity, attribute)
-        else:
-            answer = await asyncio.to_thread(self.fn, entity, attribute)
-            if inspect.isawaitable(answer):
-                answer = await answer
+        try:
+            answer = await self._runner.call(self.fn, entity, attribute)
+        except TooManyAbandoned as exc:
+            return CannotVerify(f"{self._identity}: not called for ({entity!r}, {attribute!r}): {exc} (the function "
+                                f"blocks; give it a timeout of its own)", "error")
+        if isinstance(answer, Raised):  # the type only: a message may hold a connection string
+            return CannotVerify(f"{self._identity}: the lookup of ({entity!r}, {attribute!r}) raised "
+                                f"{type(answer.error).__name__}", "error")
         return as_outcome(answer, entity=entity, attribute=attribute, where=self._identity)
 
     async def aclose(self) -> None:
-        return None
+        self._runner.close()
 
 
 def as_outcome(answer: Any, *, entity: str, attribute: str, where: str) -> LookupOutcome:

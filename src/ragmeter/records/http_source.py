@@ -14,7 +14,15 @@ but never enter the identity, a reason, a cache or a log.
 
 Replies: 200 with JSON -> the pointer's value; 404 or 410 -> no record (final); any other
 status, a body that is not JSON, a refused connection or a timeout -> cannot verify, not
-cached, so a rerun asks again.
+cached, so a rerun asks again. A reply is read as it streams and refused at
+:data:`MAX_BODY` bytes (decoded), or at once when its Content-Length says it is larger: a
+400 MB reply costs at most the limit in memory, never the whole body. A body of any other
+status is never read.
+
+An entity or attribute is one path segment: percent-encoded (``/`` is ``%2F``), and one that
+is ``.`` or ``..`` (which every URL parser resolves as a step up the path: ``/orders/..``
+is ``/``) is refused, never sent. A reason names the URL as sent (credentials and query
+values hidden).
 """
 
 from __future__ import annotations
@@ -49,6 +57,30 @@ def public_url(url: str) -> str:
         host = f"{host}:{parts.port}"
     query = f"query-{hashlib.sha256(parts.query.encode()).hexdigest()[:8]}" if parts.query else ""
     return urlunsplit((parts.scheme, host, parts.path, query, ""))
+
+
+def sent(url: str) -> str:
+    """The URL as httpx sends it (its own normalisation applied), shown without credentials."""
+    import httpx
+
+    try:
+        return public_url(str(httpx.URL(url)))
+    except (httpx.InvalidURL, ValueError):
+        return public_url(url)
+
+
+async def _bounded_body(response: Any) -> bytes | None:
+    """The reply's body, read as it streams; None once it passes :data:`MAX_BODY` (or its
+    Content-Length says it will): nothing more is read."""
+    declared = response.headers.get("content-length", "")
+    if declared.strip().isdigit() and int(declared) > MAX_BODY:
+        return None
+    body = bytearray()
+    async for chunk in response.aiter_bytes():  # decoded: a compressed reply is bounded as it expands
+        body += chunk
+        if len(body) > MAX_BODY:
+            return None
+    return bytes(body)
 
 
 class HttpSource:
@@ -104,17 +136,28 @@ class HttpSource:
     def url_for(self, entity: str, attribute: str) -> str:
         return self.template.format(entity=quote(str(entity).strip(), safe=""), attribute=quote(attribute, safe=""))
 
+    def _refused(self, url: str, entity: str, attribute: str) -> CannotVerify | None:
+        """Why ``url`` is not sent: a value that is a dot segment would leave the template's path."""
+        for name, value in (("entity", str(entity).strip()), ("attribute", attribute)):
+            if value in (".", "..") and value in urlsplit(url).path.split("/"):
+                return CannotVerify(f"GET {public_url(self.template)}: the {name} {value!r} would be a {value!r} path "
+                                    f"segment, which leaves the template's path; not sent", "refused")
+        return None
+
     async def lookup(self, entity: str, attribute: str) -> LookupOutcome:
         pointer = self.pointer_for(attribute)
         if pointer is None:
             return CannotVerify(f"{self._identity}: no pointer is configured for attribute {attribute!r} "
                                 f"(configured: {', '.join(sorted(self.pointers or {}))})", "no_record")
         url = self.url_for(entity, attribute)
+        refused = self._refused(url, entity, attribute)
+        if refused is not None:
+            return refused
         document = await self._document(url)
         if isinstance(document, CannotVerify):
             return document
         return record_from_json(resolve(document, pointer), entity=entity, attribute=attribute,
-                                where=f"GET {public_url(url)}")
+                                where=f"GET {sent(url)}")
 
     async def _document(self, url: str) -> Any:
         """One GET per URL: lookups of one entity's attributes wait for the first one's reply."""
@@ -135,15 +178,17 @@ class HttpSource:
                                              headers={"accept": "application/json", **self._headers})
             self._limit = asyncio.Semaphore(self.concurrency)
         client, limit = self._client, self._limit
-        shown = f"GET {public_url(url)}"
+        shown = f"GET {sent(url)}"
         try:
-            async with limit:
-                response = await client.get(url)  # the one request this class sends
+            async with limit, client.stream("GET", url) as response:  # the one request this class sends
+                status = response.status_code
+                body = await _bounded_body(response) if status == 200 else b""
         except httpx.TimeoutException:
             return CannotVerify(f"{shown} timed out after {self.timeout_s:g} s", "timeout")
         except httpx.HTTPError as exc:
             return CannotVerify(f"{shown} failed: {type(exc).__name__}", "error")
-        status = response.status_code
+        if body is None:
+            return CannotVerify(f"{shown}: the reply is over {MAX_BODY} bytes; not read further", "error")
         if status in (404, 410):
             return CannotVerify(f"{shown} answered {status}: no such record", "no_record")
         if status in (401, 403):
@@ -154,11 +199,9 @@ class HttpSource:
                                 f"final URL in the template", "error")
         if status != 200:
             return CannotVerify(f"{shown} answered {status}", "error")
-        if len(response.content) > MAX_BODY:
-            return CannotVerify(f"{shown}: the reply is over {MAX_BODY} bytes", "error")
         try:
-            return json.loads(response.content)
-        except (ValueError, UnicodeDecodeError):
+            return json.loads(body)
+        except (ValueError, UnicodeDecodeError, RecursionError):
             return CannotVerify(f"{shown}: the reply is not JSON", "error")
 
     async def aclose(self) -> None:

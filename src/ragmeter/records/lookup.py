@@ -6,7 +6,8 @@
 2. otherwise the source is asked, under a concurrency limit and a time limit; a lookup past
    the limit is ``CannotVerify(kind="timeout")``, anything the source raises is
    ``CannotVerify(kind="error")`` naming the exception type (never a traceback, never a crash);
-3. a final outcome (a value, or "no such record") is stored; a failure is not.
+3. a value that is NaN or infinite (:mod:`ragmeter.core.finite`) is cannot-verify, like an
+   error; a final outcome (a value, or "no such record") is stored; a failure is not.
 
 One async core; :meth:`RecordLookup.run` is the thin sync wrapper (one event loop for the
 batch, the source closed at the end).
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 
 from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import InvalidParameterError
+from ragmeter.core.finite import NOT_FINITE, non_finite
 from ragmeter.records.cache import LookupCache, lookup_key
 from ragmeter.records.types import (
     CannotVerify,
@@ -80,7 +82,7 @@ class RecordLookup:
             stored = self.cache.get(key)
             if stored is not None:
                 self.stats.cached += 1
-                return self._count(stored.outcome)
+                return self._count(self._finite(stored.outcome, entity, attribute))  # one an older run stored
         self.stats.asked += 1
         async with self._semaphore():
             try:
@@ -94,9 +96,17 @@ class RecordLookup:
         if not isinstance(outcome, (RecordValue, CannotVerify)):
             outcome = CannotVerify(f"{self.source.identity}: the source returned {type(outcome).__name__}, not a "
                                    f"RecordValue or CannotVerify", "error")
+        outcome = self._finite(outcome, entity, attribute)
         if self.cache is not None:
             self.cache.put(key=key, source=self.source.identity, entity=entity, attribute=attribute, outcome=outcome)
         return self._count(outcome)
+
+    def _finite(self, outcome: LookupOutcome, entity: str, attribute: str) -> LookupOutcome:
+        """A NaN or infinite value is cannot-verify (core.finite): never compared, never cached."""
+        if isinstance(outcome, RecordValue) and non_finite(outcome.value):
+            return CannotVerify(f"{self.source.identity}: {attribute!r} of {entity!r} is {outcome.value!r}, "
+                                f"{NOT_FINITE}", "error")
+        return outcome
 
     def _count(self, outcome: LookupOutcome) -> LookupOutcome:
         if isinstance(outcome, RecordValue):

@@ -10,9 +10,12 @@ one required property, takes the entity; an ``attribute`` property takes the att
 Read-only by construction: the only tool this class calls is ``tool``, which must be in
 ``allowed_tools``; every call is checked against that list again before it is sent, and a
 tool whose annotations say it writes (``readOnlyHint: false`` or ``destructiveHint: true``)
-is refused. The server's stderr is kept (its tail goes into the reason when it fails to
-start). Every lookup is bounded by ``timeout_s``; a server that dies, hangs or answers
-with an error gives cannot-verify, never a crash. Needs ``pip install 'ragmeter[records]'``.
+is refused. The server's stderr is kept (its tail, redacted like every other text
+(:func:`ragmeter.core.secrets.redact`), goes into the reason when it fails to start).
+Every lookup is bounded by ``timeout_s``, the start by ``start_timeout_s``; a server that
+dies, hangs, prints what is not JSON-RPC or answers with an error gives cannot-verify, never
+a crash; its process group (what it spawned, too) is stopped when the source closes
+(:mod:`ragmeter.records.mcp_stdio`). Needs ``pip install 'ragmeter[records]'``.
 
 The command line is part of the source's identity (provenance, cache keys): give secrets
 through ``env`` (added to the SDK's minimal environment: HOME, PATH, SHELL, TERM, USER,
@@ -31,6 +34,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter.core.errors import InvalidParameterError
+from ragmeter.core.secrets import redact
+from ragmeter.records.mcp_stdio import Garbage, stdio_transport
 from ragmeter.records.pointer import check_pointer, record_from_json, resolve
 from ragmeter.records.types import (
     CannotVerify,
@@ -76,6 +81,7 @@ class McpSource:
         self._failed: CannotVerify | None = None
         self._tool_schema: dict[str, Any] = {}
         self._errlog: Any = None
+        self._garbage = Garbage()
         self._documents: dict[str, Any] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self.calls: list[str] = []  # the tool names this source sent, in order (for audits and tests)
@@ -98,9 +104,11 @@ class McpSource:
                 return self._failed
             loop = asyncio.get_running_loop()
             if self._ready is None:  # a lookup cancelled while waiting leaves the start running: wait on it again
+                import_sdk()  # seconds on a cold start: not counted against the server's start
                 self._ready = loop.create_future()
                 self._stop = asyncio.Event()
                 self._errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115  (closed in aclose)
+                self._garbage = Garbage()
                 self._started_at = loop.time()
                 self._runner = asyncio.create_task(self._run(self._ready, self._stop))
             left = self.start_timeout_s - (loop.time() - self._started_at)
@@ -111,20 +119,20 @@ class McpSource:
                 await self._shutdown()
             except asyncio.TimeoutError:
                 self._failed = CannotVerify(f"{self._identity}: the server did not start within "
-                                            f"{self.start_timeout_s:g} s{self._stderr_tail()}", "error")
-                await self._shutdown()
+                                            f"{self.start_timeout_s:g} s{self._server_said()}", "error")
+                await self._shutdown(grace_s=0.0)
             except Exception as exc:  # noqa: BLE001  (the server could not be started or initialised)
                 self._failed = CannotVerify(f"{self._identity}: the server could not be started "
-                                            f"({_describe(exc)}){self._stderr_tail()}", "error")
-                await self._shutdown()
+                                            f"({_describe(exc)}){self._server_said()}", "error")
+                await self._shutdown(grace_s=0.0)
             return self._failed
 
     async def _run(self, ready: asyncio.Future[None], stop: asyncio.Event) -> None:
-        from mcp import ClientSession, StdioServerParameters, stdio_client
+        from mcp import ClientSession
 
-        params = StdioServerParameters(command=self.argv[0], args=self.argv[1:], env=self.env, cwd=self.cwd)
         try:
-            async with stdio_client(params, errlog=self._errlog) as (read, write), \
+            async with stdio_transport(self.argv, env=self.env, cwd=self.cwd, errlog=self._errlog,
+                                       garbage=self._garbage) as (read, write), \
                     ClientSession(read, write, read_timeout_seconds=self.start_timeout_s) as session:
                 await session.initialize()
                 listing = await session.list_tools()
@@ -146,7 +154,7 @@ class McpSource:
             self._session = None
             started = ready.done() and not ready.cancelled() and ready.exception() is None
             if started and not stop.is_set() and self._failed is None:  # the server went away mid-run
-                self._failed = CannotVerify(f"{self._identity}: the server exited{self._stderr_tail()}", "error")
+                self._failed = CannotVerify(f"{self._identity}: the server exited{self._server_said()}", "error")
 
     def _check_tool(self, tools: Mapping[str, Any]) -> str | None:
         found = tools.get(self.tool)
@@ -159,25 +167,30 @@ class McpSource:
         self._tool_schema = dict(getattr(found, "input_schema", None) or {})
         return None
 
-    def _stderr_tail(self) -> str:
-        if self._errlog is None:
-            return ""
-        try:
-            self._errlog.flush()
-            self._errlog.seek(0)
-            tail = self._errlog.read()[-400:].strip()
-        except (OSError, ValueError):
-            return ""
-        return f"; server stderr: {tail}" if tail else ""
+    def _server_said(self) -> str:
+        """What the server wrote that explains a failure: the first stdout line that was not
+        JSON-RPC, and the tail of its stderr, redacted (it may hold TOKEN=... lines)."""
+        said = self._garbage.describe()
+        if self._errlog is not None:
+            try:
+                self._errlog.flush()
+                self._errlog.seek(0)
+                tail = self._errlog.read()[-400:].strip()
+            except (OSError, ValueError):
+                tail = ""
+            if tail:
+                said += f"; server stderr: {tail}"
+        return redact(said)
 
-    async def _shutdown(self) -> None:
+    async def _shutdown(self, grace_s: float = 2.0) -> None:
+        self._garbage.grace_s = grace_s
         if self._stop is not None:
             self._stop.set()
         runner, self._runner = self._runner, None
         if runner is not None:
             if self._session is None and not runner.done():
                 runner.cancel()  # still starting: nothing to close gracefully
-            done, _ = await asyncio.wait({runner}, timeout=15.0)
+            done, _ = await asyncio.wait({runner}, timeout=grace_s + 5.0)
             if not done:  # a server that will not stop must not stop the run
                 runner.cancel()
                 await asyncio.wait({runner}, timeout=5.0)
@@ -266,15 +279,17 @@ class McpSource:
         try:
             result = await session.call_tool(name, arguments, read_timeout_seconds=self.timeout_s)
         except asyncio.TimeoutError:
-            return CannotVerify(f"{self._identity}: {name} timed out after {self.timeout_s:g} s", "timeout")
+            return CannotVerify(redact(f"{self._identity}: {name} timed out after {self.timeout_s:g} s"
+                                       f"{self._garbage.describe()}"), "timeout")
         except Exception as exc:  # noqa: BLE001  (a failed call is one unverifiable lookup)
             timed_out = "timed out" in str(exc).lower() or "timeout" in type(exc).__name__.lower()
             kind: CannotVerifyKind = "timeout" if timed_out else "error"
-            return CannotVerify(f"{self._identity}: {name}({_short(arguments)}) failed: {_describe(exc)}", kind)
+            return CannotVerify(redact(f"{self._identity}: {name}({_short(arguments)}) failed: {_describe(exc)}"
+                                       f"{self._garbage.describe()}"), kind)
         text = "".join(getattr(block, "text", "") for block in getattr(result, "content", []) or [])
         if getattr(result, "is_error", False):
-            return CannotVerify(f"{self._identity}: {name}({_short(arguments)}) answered with an error: "
-                                f"{text[:200]}", "error")
+            return CannotVerify(redact(f"{self._identity}: {name}({_short(arguments)}) answered with an error: "
+                                       f"{text[:200]}"), "error")
         structured = getattr(result, "structured_content", None)
         if structured is not None:
             if isinstance(structured, dict) and set(structured) == {"result"}:
@@ -284,6 +299,15 @@ class McpSource:
             return json.loads(text) if text.strip() else None
         except ValueError:
             return _Text(text)
+
+
+def import_sdk() -> None:
+    """Import the parts of the mcp SDK a session needs (once per process)."""
+    import anyio  # noqa: F401
+    import mcp  # noqa: F401
+    import mcp.client.stdio  # noqa: F401
+    import mcp.shared.message  # noqa: F401
+    import mcp_types  # noqa: F401
 
 
 class _Text:

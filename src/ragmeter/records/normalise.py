@@ -15,6 +15,7 @@ The record decides how the statement is read:
 - anything else: text, equal when the same after NFKC, case folding, collapsed spaces,
   ``_`` and ``-`` read as spaces, and end punctuation dropped.
 
+A NaN or an infinity on either side (:mod:`ragmeter.core.finite`) is undecidable too.
 A statement that cannot be read the way the record needs (``about 1,300``, ``3-5 days``,
 ``soon``) is undecidable: it is reported as such, never guessed into a pass or a fail.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ragmeter.core.finite import NOT_FINITE, non_finite
 from ragmeter.records.dates import DateValue, read_date
 from ragmeter.records.quantities import Quantity, clean, read_quantity
 from ragmeter.records.types import JsonScalar
@@ -71,6 +73,10 @@ def read_record(value: JsonScalar, unit: str | None) -> bool | Quantity | DateVa
 def compare(stated: JsonScalar, stated_unit: str | None, recorded: JsonScalar,
             recorded_unit: str | None = None) -> Comparison:
     """Whether ``stated`` (with ``stated_unit``) says the same as ``recorded`` (with its unit)."""
+    for side, value in (("the record", recorded), ("the statement", stated)):
+        if non_finite(value):  # NaN equals nothing: compared, it would read as a difference (core.finite)
+            return Comparison("undecidable", normal_text(stated), normal_text(recorded),
+                              f"{side} holds {value!r}, {NOT_FINITE}")
     record = read_record(recorded, recorded_unit)
     text = "" if stated is None else (repr(stated) if isinstance(stated, float) else str(stated))
     if isinstance(record, bool):

@@ -31,8 +31,13 @@ _TABLE_SUFFIXES = (".jsonl", ".ndjson", ".csv")
 _TOOL = re.compile(r"^\s*([A-Za-z0-9_][A-Za-z0-9_.\-/]*)\s*(?:\((.*)\))?\s*$")
 
 
-def parse_source(spec: str, *, timeout_s: float = 10.0, headers: Mapping[str, str] | None = None) -> RecordSource:
-    """The record source a spec string names (see the module docstring for the forms)."""
+def parse_source(spec: str, *, timeout_s: float = 10.0, headers: Mapping[str, str] | None = None,
+                 start_timeout_s: float | None = None) -> RecordSource:
+    """The record source a spec string names (see the module docstring for the forms).
+
+    ``timeout_s`` bounds each request; ``start_timeout_s`` an MCP server's start (default:
+    ``timeout_s``, so that ``--records-timeout 3`` gives up on a server that hangs at start
+    after 3 s)."""
     if not isinstance(spec, str) or not spec.strip():
         raise InvalidParameterError(f"no record source given; use one of: {FORMS}")
     spec = spec.strip()
@@ -42,7 +47,7 @@ def parse_source(spec: str, *, timeout_s: float = 10.0, headers: Mapping[str, st
     if headers:
         raise InvalidParameterError("headers apply only to an http(s):// record source")
     if low.startswith("mcp:"):
-        return _mcp(spec[4:], timeout_s)
+        return _mcp(spec[4:], timeout_s, timeout_s if start_timeout_s is None else start_timeout_s)
     if low.startswith("python:"):
         from ragmeter.records.callable_source import CallableSource
 
@@ -73,7 +78,7 @@ def _http(spec: str, timeout_s: float, headers: Mapping[str, str] | None) -> Rec
     return HttpSource(template, pointers=pointers, timeout_s=timeout_s, headers=headers)
 
 
-def _mcp(rest: str, timeout_s: float) -> RecordSource:
+def _mcp(rest: str, timeout_s: float, start_timeout_s: float) -> RecordSource:
     from ragmeter.records.mcp_source import McpSource
 
     command, sep, tail = rest.partition("#")
@@ -99,4 +104,5 @@ def _mcp(rest: str, timeout_s: float) -> RecordSource:
         argv = shlex.split(command)
     except ValueError as exc:
         raise InvalidParameterError(f"mcp:{rest}: the server command does not parse ({exc})") from None
-    return McpSource(argv, tool=tool, arguments=arguments, pointer=pointer or "/{attribute}", timeout_s=timeout_s)
+    return McpSource(argv, tool=tool, arguments=arguments, pointer=pointer or "/{attribute}", timeout_s=timeout_s,
+                     start_timeout_s=start_timeout_s)

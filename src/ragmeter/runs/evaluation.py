@@ -8,6 +8,7 @@ one, or the one resumed). Everything it reads is in :class:`~ragmeter.core.setti
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -176,8 +177,11 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     actions = action_criteria(settings)
     resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m leaves no run directory
     if settings.block is not None and settings.dataset is not None:
-        return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume, actions)
+        with judge.session() if judge is not None else nullcontext():  # one session for every block
+            return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume, actions)
     data = load_samples(settings)
+    if actions is not None:
+        _warn_unknown_cases(actions, data, notify)
     records = record_lookup(settings)
     if resume is not None:
         check_fingerprint(resume, data.fingerprint)
@@ -206,12 +210,29 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
             finish_run(run_path, setup, result)
     except BaseException as exc:
         if run_path is not None and setup is not None:
-            mark_stopped(run_path, setup, exc)
-            if notify is not None and not isinstance(exc, KeyboardInterrupt):
+            status = mark_stopped(run_path, setup, exc)
+            if notify is not None and status == "interrupted" and not isinstance(exc, KeyboardInterrupt):
                 notify(f"run stopped; what was scored is saved in {run_path} "
                        f"(`ragmeter show {run_path}`; finish it with `ragmeter eval --resume {run_path}`)")
+            elif notify is not None and status == "failed":
+                notify(f"run failed on its input; what was scored is saved in {run_path} (fix the data and start a "
+                       f"new run: the judgments already made are in the ledger)")
         raise
     return EvaluationRun(settings, run_path, result=result)
+
+
+def _warn_unknown_cases(actions: CriteriaSet, data: Dataset, notify: Callable[[str], None] | None) -> None:
+    """A criteria file's case id that no sample has (a typo: its criteria never apply), said
+    with the nearest id: to ``notify`` (the command line), else as an ``UnknownCaseWarning``."""
+    from ragmeter.actions.criteria import UnknownCaseWarning, unknown_cases
+
+    if not actions.cases:
+        return
+    for message in unknown_cases(actions, (s.id for s in data.samples)):
+        if notify is not None:
+            notify(f"warning: {message}")
+        else:
+            warnings.warn(message, UnknownCaseWarning, stacklevel=3)
 
 
 def _embedder(settings: Settings) -> Any:

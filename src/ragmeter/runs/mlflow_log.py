@@ -8,6 +8,12 @@ without the server). Where it logs is MLflow's to decide (``MLFLOW_TRACKING_URI`
 ``tracking_uri=``); nothing else is contacted. MLflow's own usage telemetry is turned off
 (``MLFLOW_DISABLE_TELEMETRY=true``) unless the environment already says otherwise.
 
+Every wait on a tracking server is bounded: for the call only, MLflow's HTTP settings are
+given ragmeter's bounds (``MLFLOW_HTTP_REQUEST_TIMEOUT`` 10 s, ``MLFLOW_HTTP_REQUEST_MAX_RETRIES``
+2, ``MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR`` 1; MLflow's own are 120 s and 7 retries with a
+doubling back-off: minutes of silence for a server that is down) unless the environment sets
+them; ``say`` is told what is waited for, and a server that never answers is one clear error.
+
 MLflow keys allow letters, digits and ``_ - . / space``: a measure's canonical name is
 written with ``@`` as ``_at`` and any other character as ``_`` (``ndcg(discount='jk2002')@5``
 -> ``ndcg_discount_jk2002_at5``); ``names.json`` among the artifacts maps each key back.
@@ -16,15 +22,18 @@ written with ``@`` as ``_at`` and any other character as ``_`` (``ndcg(discount=
 from __future__ import annotations
 
 import json
+import os
 import re
 import tempfile
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.privacy import telemetry_off
+from ragmeter.core.secrets import redact
 from ragmeter.io.writer import write_json
 from ragmeter.report.html import write_html
 from ragmeter.runs.store import Run, finish_run, load_run, start_run
@@ -93,6 +102,37 @@ def run_metrics(run: Run) -> dict[str, float]:
     return out
 
 
+#: MLflow's HTTP settings for the call (the environment's own win): (variable, value).
+HTTP_BOUNDS = (("MLFLOW_HTTP_REQUEST_TIMEOUT", 10), ("MLFLOW_HTTP_REQUEST_MAX_RETRIES", 2),
+               ("MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR", 1))
+
+
+@contextmanager
+def bounded_http(timeout_s: int | None = None, retries: int | None = None) -> Iterator[tuple[int, int]]:
+    """MLflow's HTTP timeout, retries and back-off set for the call only (restored after); a
+    variable the environment already sets is left as it is. Yields (timeout, retries) in force."""
+    given = {"MLFLOW_HTTP_REQUEST_TIMEOUT": timeout_s, "MLFLOW_HTTP_REQUEST_MAX_RETRIES": retries}
+    saved = {name: os.environ.get(name) for name, _ in HTTP_BOUNDS}
+    try:
+        for name, default in HTTP_BOUNDS:
+            if saved[name] is None or given.get(name) is not None:
+                os.environ[name] = str(given.get(name) if given.get(name) is not None else default)
+        yield _int_env("MLFLOW_HTTP_REQUEST_TIMEOUT", 120), _int_env("MLFLOW_HTTP_REQUEST_MAX_RETRIES", 7)
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _int_env(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
 def _mlflow() -> Any:
     telemetry_off("mlflow")
     try:
@@ -103,27 +143,46 @@ def _mlflow() -> Any:
 
 
 def log_run(run: Run | str | Path, *, tracking_uri: str | None = None, experiment: str | None = None,
-            run_name: str | None = None) -> str:
+            run_name: str | None = None, say: Callable[[str], None] | None = None,
+            timeout_s: int | None = None, retries: int | None = None) -> str:
     """Log a run directory to MLflow and return the MLflow run id. Inside an active MLflow
     run (``with mlflow.start_run():``) it logs there; otherwise it starts and ends its own,
-    named after the run directory."""
+    named after the run directory. ``say`` is told which server is waited for and how long;
+    ``timeout_s`` / ``retries`` bound each HTTP request (see :func:`bounded_http`)."""
     run = run if isinstance(run, Run) else load_run(run)
     mlflow = _mlflow()
     from mlflow.exceptions import MlflowException
 
-    try:
-        return _log(mlflow, run, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name)
-    except MlflowException as exc:  # its text spans lines: said on one
-        said = " ".join(str(exc).split())
-        raise MlflowRefusedError(f"MLflow refused to log {run.name} ({type(exc).__name__}: {said[:800]}). Fix: "
-                                 "point --tracking-uri (or MLFLOW_TRACKING_URI) at an MLflow server, "
-                                 "http://HOST:PORT, or at a folder, file:./mlruns, with "
-                                 "MLFLOW_ALLOW_FILE_STORE=true (MLflow 3)") from None
+    with bounded_http(timeout_s, retries) as (timeout, tries):
+        if tracking_uri is not None:
+            mlflow.set_tracking_uri(tracking_uri)
+        uri = redact(str(mlflow.get_tracking_uri()))
+        remote = uri.lower().startswith(("http://", "https://"))
+        if remote and say is not None:
+            say(f"waiting for the MLflow tracking server at {uri} (each request up to {timeout} s, {tries} "
+                f"retries; MLFLOW_HTTP_REQUEST_TIMEOUT and MLFLOW_HTTP_REQUEST_MAX_RETRIES change this)")
+        try:
+            return _log(mlflow, run, experiment=experiment, run_name=run_name)
+        except MlflowException as exc:  # its text spans lines: said on one
+            said = redact(" ".join(str(exc).split()))
+            if remote and _unreachable(said):
+                raise MlflowRefusedError(f"no MLflow tracking server answered at {uri} ({said[:400]}). Fix: start "
+                                         f"the server, or point --tracking-uri (or MLFLOW_TRACKING_URI) at one that "
+                                         f"runs") from None
+            raise MlflowRefusedError(f"MLflow refused to log {run.name} ({type(exc).__name__}: {said[:800]}). "
+                                     "Fix: point --tracking-uri (or MLFLOW_TRACKING_URI) at an MLflow server, "
+                                     "http://HOST:PORT, or at a folder, file:./mlruns, with "
+                                     "MLFLOW_ALLOW_FILE_STORE=true (MLflow 3)") from None
 
 
-def _log(mlflow: Any, run: Run, *, tracking_uri: str | None, experiment: str | None, run_name: str | None) -> str:
-    if tracking_uri is not None:
-        mlflow.set_tracking_uri(tracking_uri)
+def _unreachable(said: str) -> bool:
+    low = said.lower()
+    return any(w in low for w in ("max retries exceeded", "connection refused", "timed out", "read timeout",
+                                  "connecttimeout", "failed to establish", "name or service not known",
+                                  "connection aborted", "remotedisconnected"))
+
+
+def _log(mlflow: Any, run: Run, *, experiment: str | None, run_name: str | None) -> str:
     if experiment is not None:
         mlflow.set_experiment(experiment)
     active = mlflow.active_run()

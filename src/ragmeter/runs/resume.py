@@ -93,6 +93,10 @@ def resume_settings(run: Run, options: Mapping[str, Any], given: Collection[str]
     ...
     ragmeter.core.settings.InvalidSettingError: k: the run runs/x was started with k=5; resuming it with k=10 would ...
     """
+    if run.status == "failed":
+        raise InvalidSettingError("resume", f"the run {run.path} failed on its input "
+                                            f"({str(run.setup.get('stopped_by', ''))[:300]}): fix the data and start "
+                                            f"a new run without --resume (the judgments it made are in the ledger)")
     try:
         stored = Settings.from_stored(run.setup.get("options", {}))
     except (TypeError, ValueError) as exc:

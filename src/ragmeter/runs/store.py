@@ -14,8 +14,9 @@
 Every file is written atomically (temporary file, then rename); the streaming engine appends
 to samples.jsonl and results.jsonl, and a reader of a run that is not complete trims a torn
 last line. Paths are stored absolute, with the dataset's fingerprint, so ``--resume`` works
-from any folder and notices a changed dataset. Status: ``running``, ``complete``, or
-``interrupted`` (with ``stopped_by``: the error that stopped it; ``--resume`` finishes it).
+from any folder and notices a changed dataset. Status: ``running``, ``complete``,
+``interrupted`` (with ``stopped_by``: the error that stopped it; ``--resume`` finishes it), or
+``failed`` (stopped by bad input after results were saved: not resumable, fix the data).
 Label and embedding results are saved before any judged metric starts. A run whose files
 cannot be read is listed as damaged (file and line); the commands that read it say where.
 Secrets (URL userinfo, held API keys) are redacted from everything written here.
@@ -152,10 +153,19 @@ def finish_run(path: Path, setup: dict, result: EvaluationResult) -> dict:
     return setup
 
 
-def mark_stopped(path: Path, setup: dict, error: BaseException) -> None:
-    """Record that the run stopped before it completed (``interrupted``, with the error), so it is
-    never left ``running``. Best effort: a failure to write is not allowed to hide ``error``."""
+def mark_stopped(path: Path, setup: dict, error: BaseException) -> str:
+    """Record that the run stopped before it completed, so it is never left ``running``; returns
+    the status written. Bad input (an ``InvalidInputError``: a fact with a blank entity, a
+    chunk with no text) cannot be resumed away (the data must change, and a resume refuses a
+    changed dataset): a run directory that holds nothing but its setup is removed (bad input
+    leaves no run behind, as when it is refused before the run starts: ``discarded``), one that
+    holds results is ``failed``, never offered to resume. Anything else is ``interrupted``, with
+    the error, and ``--resume`` finishes it. Best effort: a failure to write is not allowed to
+    hide ``error``."""
     reason = "interrupted (Ctrl-C)" if isinstance(error, KeyboardInterrupt) else f"{type(error).__name__}: {error}"
+    status = "failed" if isinstance(error, InvalidInputError) else "interrupted"
+    if status == "failed" and _discard(path):
+        return "discarded"
     try:
         current = json.loads((path / "setup.json").read_text(encoding="utf-8"))
         if not isinstance(current, dict) or current.get("status") == "complete":
@@ -163,10 +173,23 @@ def mark_stopped(path: Path, setup: dict, error: BaseException) -> None:
     except (OSError, ValueError, RecursionError):
         current = setup
     try:
-        _write_json(path / "setup.json", {**current, "status": "interrupted", "stopped_by": redact(reason[:2000]),
+        _write_json(path / "setup.json", {**current, "status": status, "stopped_by": redact(reason[:2000]),
                                           "stopped": time.time()})
     except RagmeterError:
         pass
+    return status
+
+
+def _discard(path: Path) -> bool:
+    """Remove a run directory that holds only its setup.json (nothing scored); False otherwise."""
+    try:
+        if {p.name for p in path.iterdir()} - {"setup.json"}:
+            return False
+        (path / "setup.json").unlink(missing_ok=True)
+        path.rmdir()
+    except OSError:
+        return False
+    return True
 
 
 @dataclass
@@ -186,7 +209,7 @@ class Run:
 
     @property
     def status(self) -> str:
-        """``complete``, ``running`` or ``interrupted``: a run still marked running whose process
+        """``complete``, ``running``, ``interrupted`` or ``failed``: a run still marked running whose process
         is gone (same host, its pid no longer alive) was interrupted, and ``--resume`` finishes it."""
         status = str(self.setup.get("status", "?"))
         if status == "running" and not _alive(self.setup.get("pid"), self.setup.get("host")):
