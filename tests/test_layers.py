@@ -2,8 +2,8 @@
 under ``TYPE_CHECKING``): a module imports only from its own layer or below, packages form no
 cycle, and no module imports another module's private name.
 
-The layer order is written here, once (DESIGN.md: core <- io, judges, ledger, embeddings <-
-claims <- metrics <- engine <- analysis <- report, runs, live <- cli; trec beside metrics).
+The layer order is written here, once (DESIGN.md: core <- io, judges, ledger, embeddings, records,
+actions <- evidence <- metrics, trec <- engine <- analysis <- report, runs, live, label, testset <- cli).
 ``ragmeter/__init__.py`` is the facade that names the public API and is left out.
 """
 
@@ -17,9 +17,9 @@ import ragmeter
 
 LAYERS = (
     ("_version", "core"),
-    ("io", "judges", "ledger", "embeddings", "records"),
-    ("claims",),
-    ("metrics", "trec", "actions"),
+    ("io", "judges", "ledger", "embeddings", "records", "actions"),
+    ("evidence",),
+    ("metrics", "trec"),
     ("engine",),
     ("analysis",),
     ("report", "runs", "live", "label", "testset", "testing", "pytest_plugin"),
@@ -137,7 +137,7 @@ def test_the_checks_see_what_they_look_for(tmp_path):
         "core/__init__.py": "",
         "metrics/__init__.py": "def f():\n    from ragmeter.engine import evaluate\n",
         "engine/__init__.py": "",
-        "io/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ragmeter.claims import x\n",
+        "io/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ragmeter.evidence import x\n",
         "judges/__init__.py": "from ragmeter.ledger.sqlite import _private\n",
         "ledger/__init__.py": "from . import sqlite\n",
         "ledger/sqlite.py": "from ..judges import y\n",
@@ -146,6 +146,6 @@ def test_the_checks_see_what_they_look_for(tmp_path):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     up = upward_imports(root)
-    assert sorted(u.split(" (")[0] for u in up) == ["io -> claims", "metrics -> engine"]
+    assert sorted(u.split(" (")[0] for u in up) == ["io -> evidence", "metrics -> engine"]
     assert package_cycles(root) == ["judges -> ledger -> judges", "ledger -> judges -> ledger"]
     assert _graph(root)[1] == ["ragmeter.judges:1 imports ragmeter.ledger.sqlite._private"]

@@ -35,9 +35,9 @@ from typing import Any
 
 import regex  # type: ignore[import-untyped]
 
-from ragmeter.claims.matrix import Claim, Evidence, Verdict
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import Claim, Evidence, Verdict
 from ragmeter.records.facts import FactCheck
 from ragmeter.records.stale import find_stale_chunks
 

@@ -1,7 +1,7 @@
 """Evidence beyond the context: the answer's facts against the user's records, and the run's
 tool calls against its criteria (the seed's Data Validation and Agent Assurance checks).
 
-Two parts of each sample's :class:`~ragmeter.claims.matrix.Evidence`, filled after the claim
+Two parts of each sample's :class:`~ragmeter.evidence.matrix.Evidence`, filled after the claim
 matrix's own two stages:
 
 - ``facts`` (need ``facts``): the answer's claims become checkable facts through one
@@ -30,9 +30,9 @@ from ragmeter.actions.criteria import CriteriaSet, Criterion
 from ragmeter.actions.grade import CaseGrade, VerifyFn, grade_case
 from ragmeter.actions.judged import verifier
 from ragmeter.actions.readers import run_from_sample
-from ragmeter.claims.matrix import ACTIONS, FACTS, Claim, Evidence, Unavailable
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import ACTIONS, FACTS, Claim, Evidence, Unavailable
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.records.extraction import (

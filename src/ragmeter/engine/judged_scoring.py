@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter._version import __version__
 from ragmeter.actions.criteria import CriteriaSet
-from ragmeter.claims.matrix import JUDGE_OPTIONAL, Evidence
 from ragmeter.core.aio import run_sync
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
@@ -20,6 +19,7 @@ from ragmeter.core.results import Failed, NotComputed, Outcome, Provenance, Scor
 from ragmeter.core.sample import Sample
 from ragmeter.embeddings.base import Embedder, EmbedderLike
 from ragmeter.engine.embedding_scoring import resolve_embedder
+from ragmeter.evidence.matrix import JUDGE_OPTIONAL, Evidence
 from ragmeter.metrics.criteria import Criterion, with_builtin
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.records.lookup import RecordLookup

@@ -30,7 +30,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 from ragmeter.actions.criteria import CriteriaSet
-from ragmeter.claims.matrix import (
+from ragmeter.core.aio import run_sync
+from ragmeter.core.errors import InvalidInputError, JudgeOutputError
+from ragmeter.core.progress import Progress
+from ragmeter.core.sample import Sample
+from ragmeter.engine.beyond_context import NO_JUDGE_FACTS, BeyondContext
+from ragmeter.evidence.matrix import (
     ANSWER_CLAIMS,
     PAIRS,
     QUESTIONS,
@@ -45,11 +50,6 @@ from ragmeter.claims.matrix import (
     need_argument,
     need_kind,
 )
-from ragmeter.core.aio import run_sync
-from ragmeter.core.errors import InvalidInputError, JudgeOutputError
-from ragmeter.core.progress import Progress
-from ragmeter.core.sample import Sample
-from ragmeter.engine.beyond_context import NO_JUDGE_FACTS, BeyondContext
 from ragmeter.judges import schemas
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt

@@ -7,7 +7,7 @@ and they are named. A failing fact whose claim the context does not support is a
 generation fault (the model changed or invented the value), not a stale chunk.
 
 This module reads the claim matrix through small protocols (anything with ``verdicts``
-and ``answer_claims`` shaped like :class:`ragmeter.claims.matrix.Evidence`), so it needs
+and ``answer_claims`` shaped like :class:`ragmeter.evidence.matrix.Evidence`), so it needs
 nothing above the records layer.
 """
 

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragmeter.claims.matrix import ACTIONS, Evidence
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import ACTIONS, Evidence
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.registry import register

@@ -14,7 +14,7 @@ is looked up in the record source and gets Pass, Fail or Cannot verify
 
 The seed's reference system is TestMu AI's Data Validation (Pass / Fail / Cannot verify per fact).
 
->>> from ragmeter.claims.matrix import Evidence
+>>> from ragmeter.evidence.matrix import Evidence
 >>> from ragmeter.core.sample import Sample
 >>> from ragmeter.metrics import JudgedContext, make_measure
 >>> from ragmeter.records import Fact, FactCheck
@@ -27,9 +27,9 @@ The seed's reference system is TestMu AI's Data Validation (Pass / Fail / Cannot
 
 from __future__ import annotations
 
-from ragmeter.claims.matrix import FACTS, Evidence, Unavailable
 from ragmeter.core.measure import Display, Measure
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import FACTS, Evidence, Unavailable
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.registry import register

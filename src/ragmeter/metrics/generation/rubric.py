@@ -19,10 +19,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ragmeter.claims.matrix import RUBRIC, Evidence, with_argument
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import RUBRIC, Evidence, with_argument
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.criteria import BUILTIN, Criterion, load_criteria
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec

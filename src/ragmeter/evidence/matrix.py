@@ -8,9 +8,11 @@ the metric is NotComputed) or a judgment that never validated (``failed=True``: 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragmeter.records.facts import FactCheck
+if TYPE_CHECKING:  # the sources' own types, named only: a run without records or actions loads neither
+    from ragmeter.actions.grade import CaseGrade
+    from ragmeter.records.facts import FactCheck
 
 # What a metric can need (its evidence). "a@b" is claim list a verified against source b. A need
 # may carry one argument after a colon: "rubric:<criterion>", "answer_questions:<how many>".
@@ -95,10 +97,10 @@ class Evidence:
     needed_sentences: tuple[int, ...] | Unavailable | None = None
     questions: tuple[str, ...] | Unavailable | None = None
     noncommittal: bool | None = None
-    rubric: dict[str, Any] = field(default_factory=dict)
-    standalone: bool | Unavailable | None = None  # criterion -> {score, weighted, reason} | Unavailable
+    rubric: dict[str, Any] = field(default_factory=dict)  # criterion -> {score, weighted, reason} | Unavailable
+    standalone: bool | Unavailable | None = None
     facts: tuple[FactCheck, ...] | Unavailable | None = None  # the answer's facts against the records
-    actions: Any = None  # the case's grade (``ragmeter.actions.CaseGrade``, a layer up) | Unavailable
+    actions: CaseGrade | Unavailable | None = None  # the case's tool calls graded against its criteria
     calls: int = 0
 
     def as_dict(self) -> dict[str, Any]:
