@@ -21,9 +21,9 @@ from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS, Settings
 from ragmeter.engine.coverage import report_coverage, report_nothing_retrieved
 from ragmeter.engine.label_scoring import score_labels
+from ragmeter.evidence.rubric_criteria import Criterion
 from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.metrics import make_measure, parse_measure
-from ragmeter.metrics.criteria import Criterion
 from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
 
 if TYPE_CHECKING:  # a label-only run loads no judge, embedding, action or record code

@@ -20,7 +20,7 @@ from ragmeter.core.sample import Sample
 from ragmeter.embeddings.base import Embedder, EmbedderLike
 from ragmeter.engine.embedding_scoring import resolve_embedder
 from ragmeter.evidence.matrix import JUDGE_OPTIONAL, Evidence
-from ragmeter.metrics.criteria import Criterion, with_builtin
+from ragmeter.evidence.rubric_criteria import Criterion, with_builtin
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.records.lookup import RecordLookup
 

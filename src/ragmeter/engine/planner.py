@@ -50,13 +50,13 @@ from ragmeter.evidence.matrix import (
     need_argument,
     need_kind,
 )
+from ragmeter.evidence.rubric_criteria import Criterion, with_builtin
 from ragmeter.judges import schemas
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.replies import Keyed
 from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
-from ragmeter.metrics.criteria import Criterion, with_builtin
 from ragmeter.records.extraction import PROMPT_ID as FACTS_PROMPT
 from ragmeter.records.lookup import RecordLookup
 

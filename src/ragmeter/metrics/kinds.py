@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ragmeter.core.measure import Measure, MetricSpec
 from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import Evidence, Unavailable, prompts_for
+from ragmeter.evidence.rubric_criteria import Criterion
 from ragmeter.metrics.batch import Computed, RankedBatch
-from ragmeter.metrics.criteria import Criterion
 
 if TYPE_CHECKING:  # the embedders load only where an embedding metric runs (``ragmeter trec`` never)
     from ragmeter.embeddings.base import Embedder

@@ -35,8 +35,8 @@ from ragmeter.runs.store import (
 
 if TYPE_CHECKING:  # a label-only run loads no judge, Ray, embedding or record code (start-up time)
     from ragmeter.actions.criteria import CriteriaSet
+    from ragmeter.evidence.rubric_criteria import Criterion
     from ragmeter.judges.judge import Judge
-    from ragmeter.metrics.criteria import Criterion
     from ragmeter.records.lookup import RecordLookup
 
 #: Made from the judge (None for a run without one) on the local engine; receives the engine's
@@ -99,7 +99,7 @@ def load_samples(settings: Settings) -> Dataset:
 def _criteria(settings: Settings) -> dict[str, Criterion] | None:
     if not settings.criteria:
         return None
-    from ragmeter.metrics.criteria import load_criteria
+    from ragmeter.evidence.rubric_criteria import load_criteria
 
     return load_criteria(settings.criteria)
 
