@@ -48,7 +48,7 @@ def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: i
         return {"calls": 0, "note": "no judged metric requested"}
     if judge is None:
         raise InvalidSettingError("dry_run", "a dry run of judged metrics needs --judge")
-    from ragmeter.engine.planner import plan_calls
+    from ragmeter.evidence.planner import plan_calls
 
     needs: set[str] = set().union(*(m.spec.needs(m) for m in measures if isinstance(m.spec, JudgedSpec)))
     plan = plan_calls(data.samples, needs, judge, records=records, action_criteria=action_criteria)

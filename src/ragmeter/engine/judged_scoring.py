@@ -73,7 +73,7 @@ async def ascore_judged(measures: Sequence[Measure], samples: Sequence[Sample], 
     if judge is None and not any(judge_optional(m) for m in measures):
         return {m: tuple(NotComputed(NO_JUDGE, _provenance(m, fingerprint, None)) for _ in samples)
                 for m in measures}, None
-    from ragmeter.engine.planner import agather_evidence  # start-up: a label-only run loads no judge code
+    from ragmeter.evidence.planner import agather_evidence  # start-up: a label-only run loads no judge code
 
     out: dict[Measure, tuple[Outcome, ...]] = {}
     if judge is None:

@@ -34,7 +34,7 @@ from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import InvalidInputError, JudgeOutputError
 from ragmeter.core.progress import Progress
 from ragmeter.core.sample import Sample
-from ragmeter.engine.beyond_context import NO_JUDGE_FACTS, BeyondContext
+from ragmeter.evidence.beyond_context import NO_JUDGE_FACTS, BeyondContext
 from ragmeter.evidence.matrix import (
     ANSWER_CLAIMS,
     PAIRS,
