@@ -17,6 +17,7 @@ import pytest
 import ragmeter
 from ragmeter.core.settings import DEFAULTS, InvalidSettingError, Settings, WatchSettings
 from ragmeter.engine.dry_run import dry_run_plan, needs_judge
+from ragmeter.evidence.sources import Sources
 from ragmeter.judges import Judge, ScriptedBackend
 from ragmeter.judges.cost import usd
 from ragmeter.judges.judge_factory import describe_judge, judge_from_description, make_judge
@@ -266,13 +267,14 @@ def test_results_csv_has_one_row_per_sample_and_metric(warranty, tmp_path):
 
 def test_dry_run_plans_and_refuses_without_a_judge(warranty, seed_server, tmp_path):
     data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
-    assert dry_run_plan(data, ["ndcg@5"], k=5, view=None, judge=None) == {"calls": 0,
+    assert dry_run_plan(data, ["ndcg@5"], k=5, view=None, sources=Sources()) == {"calls": 0,
                                                                           "note": "no judged metric requested"}
     with pytest.raises(InvalidSettingError) as exc:
-        dry_run_plan(data, ["faithfulness"], k=5, view=None, judge=None)
+        dry_run_plan(data, ["faithfulness"], k=5, view=None, sources=Sources())
     assert exc.value.setting == "dry_run"
     judge = Judge(ScriptedBackend(live_judge.scripted))
-    assert dry_run_plan(data, ["faithfulness"], k=5, view=None, judge=judge)["calls"] == 2  # q1: extract + verify
+    plan = dry_run_plan(data, ["faithfulness"], k=5, view=None, sources=Sources(judge=judge))
+    assert plan["calls"] == 2  # q1: extract + verify
     assert judge.stats.calls == 0
     assert needs_judge(["faithfulness"], 5, None) and not needs_judge(["ndcg@5", "semantic_similarity"], 5, None)
 

@@ -15,9 +15,7 @@ from ragmeter.io.dataset import Dataset
 from ragmeter.metrics.kinds import JudgedSpec
 
 if TYPE_CHECKING:  # whether a run needs a judge is asked on every run: it loads no judge code
-    from ragmeter.actions.criteria import CriteriaSet
-    from ragmeter.judges.judge import Judge
-    from ragmeter.records.lookup import RecordLookup
+    from ragmeter.evidence.sources import Sources
 
 
 def judged_measures(metrics: Iterable[str | Measure] | None, k: int | None, view: str | None) -> list[Measure]:
@@ -35,23 +33,24 @@ def needs_judge(metrics: Iterable[str | Measure] | None, k: int | None, view: st
 
 
 def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: int | None, view: str | None,
-                 judge: Judge | None, records: RecordLookup | None = None,
-                 action_criteria: CriteriaSet | None = None, price_in: float | None = None,
+                 sources: Sources, price_in: float | None = None,
                  price_out: float | None = None) -> dict[str, Any]:
     """The judge calls, estimated input tokens and output cap the judged measures need
-    (``{"calls": 0, "note": ...}`` without one); raises when they need a judge and none is given.
+    (``{"calls": 0, "note": ...}`` without one); raises when they need a judge and
+    ``sources`` has none (a planning judge: no call is made).
 
     With a price (USD per million tokens), ``estimated_usd_at_most``: the estimated input
     tokens at ``price_in`` plus the output cap at ``price_out`` (:func:`ragmeter.judges.cost.usd`)."""
     measures = judged_measures(metrics, k, view)
     if not measures:
         return {"calls": 0, "note": "no judged metric requested"}
+    judge = sources.judge
     if judge is None:
         raise InvalidSettingError("dry_run", "a dry run of judged metrics needs --judge")
     from ragmeter.evidence.planner import plan_calls
 
     needs: set[str] = set().union(*(m.spec.needs(m) for m in measures if isinstance(m.spec, JudgedSpec)))
-    plan = plan_calls(data.samples, needs, judge, records=records, action_criteria=action_criteria)
+    plan = plan_calls(data.samples, needs, sources)
     if judge.backend.name == "local":
         plan.update(local_time_estimate(plan["calls_by_prompt"]))
     if price_in is not None or price_out is not None:

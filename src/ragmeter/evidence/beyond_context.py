@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from ragmeter.actions.calls import AgentRun
 from ragmeter.actions.criteria import CriteriaSet, Criterion
@@ -33,6 +32,7 @@ from ragmeter.actions.readers import run_from_sample
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import ACTIONS, FACTS, Claim, Evidence, Unavailable
+from ragmeter.evidence.sources import Sources
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.records.extraction import (
@@ -43,7 +43,6 @@ from ragmeter.records.extraction import (
     parse_facts,
 )
 from ragmeter.records.facts import Fact, FactCheck, judge_fact
-from ragmeter.records.lookup import RecordLookup
 
 NO_RECORDS = ("needs a record source to check the answer's facts against: --records FILE.jsonl|FILE.csv|"
               "http(s)://host/path/{entity}|mcp:COMMAND#TOOL|python:MODULE:FUNCTION")
@@ -94,14 +93,12 @@ def _needs_claims(criteria: Sequence[Criterion], run: AgentRun) -> bool:
 class BeyondContext:
     """Plans and gathers the ``facts`` and ``actions`` evidence of each sample."""
 
-    def __init__(self, needs: set[str], *, records: RecordLookup | None = None,
-                 action_criteria: CriteriaSet | None = None,
-                 refuses: Callable[[str], str | None] | None = None) -> None:
+    def __init__(self, needs: set[str], sources: Sources) -> None:
         self.facts = FACTS in needs
         self.actions = ACTIONS in needs
-        self.records = records
-        self.criteria = action_criteria or CriteriaSet()
-        self.refuses = refuses
+        self.records = records = sources.records
+        self.criteria = sources.action_criteria or CriteriaSet()
+        self.refuses = sources.refuses
         self.prompt = load_prompt(PROMPT_ID)
         self._pending: dict[int, list[Fact]] = {}  # id(evidence) -> facts to look up
         attributes = getattr(records.source, "attributes", None) if records is not None else None
@@ -196,9 +193,3 @@ class BeyondContext:
         claims: tuple[Claim, ...] | None = ev.answer_claims if isinstance(ev.answer_claims, tuple) else None
         return await grade_case(run, self.criteria.for_case(run.id, run.criteria), claims=claims,
                                 records=self.records, verify=verify)
-
-
-
-def lookup_summary(records: RecordLookup | None) -> dict[str, Any] | None:
-    """The lookup counts of a run (asked, cached, values, no record, failed by kind)."""
-    return records.stats.as_dict() if records is not None else None

@@ -26,11 +26,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
-from ragmeter.actions.criteria import CriteriaSet
-from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import InvalidInputError, JudgeOutputError
 from ragmeter.core.progress import Progress
 from ragmeter.core.sample import Sample
@@ -50,15 +48,15 @@ from ragmeter.evidence.matrix import (
     need_argument,
     need_kind,
 )
-from ragmeter.evidence.rubric_criteria import Criterion, with_builtin
+from ragmeter.evidence.rubric_criteria import with_builtin
+from ragmeter.evidence.sources import Sources
 from ragmeter.judges import schemas
-from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
+from ragmeter.judges.judge import JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.replies import Keyed
 from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
 from ragmeter.records.extraction import PROMPT_ID as FACTS_PROMPT
-from ragmeter.records.lookup import RecordLookup
 
 DEFAULT_QUESTIONS = 3
 Reader = Callable[[Evidence, str, "Judgment | Exception"], None]
@@ -105,15 +103,13 @@ class Planner:
     :meth:`verification_requests` (the claims of stage one against their sources).
     """
 
-    def __init__(self, needs: Iterable[str], *, criteria: Mapping[str, Criterion] | None = None,
-                 records: RecordLookup | None = None, action_criteria: CriteriaSet | None = None,
-                 refuses: Callable[[str], str | None] | None = None) -> None:
+    def __init__(self, needs: Iterable[str], sources: Sources) -> None:
         self.needs = set(needs)
-        self.beyond = BeyondContext(self.needs, records=records, action_criteria=action_criteria, refuses=refuses)
+        self.beyond = BeyondContext(self.needs, sources)
         self.kinds = {need_kind(n) for n in self.needs}
         self.n_questions = max((int(need_argument(n)) for n in self.needs if need_kind(n) == QUESTIONS
                                 and need_argument(n)), default=DEFAULT_QUESTIONS)
-        self.criteria = with_builtin(criteria)
+        self.criteria = with_builtin(sources.criteria)
         self.rubric = load_prompt("rubric.score")
         self.standalone = load_prompt("turn.standalone")
         self.extract = load_prompt("claims.extract")
@@ -340,26 +336,16 @@ def weighted_score(logprobs: list[dict[str, Any]] | None, low: int, high: int) -
     return None
 
 
-def gather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge | None, *,
-                    criteria: Mapping[str, Criterion] | None = None, progress: Progress | None = None,
-                    records: RecordLookup | None = None,
-                    action_criteria: CriteriaSet | None = None) -> tuple[list[Evidence], Planner]:
-    """The sync wrapper of :func:`agather_evidence`."""
-    return run_sync(lambda: agather_evidence(samples, needs, judge, criteria=criteria, progress=progress,
-                                             records=records, action_criteria=action_criteria))
-
-
-async def agather_evidence(samples: Sequence[Sample], needs: set[str], judge: Judge | None, *,
-                           criteria: Mapping[str, Criterion] | None = None, progress: Progress | None = None,
-                           records: RecordLookup | None = None,
-                           action_criteria: CriteriaSet | None = None) -> tuple[list[Evidence], Planner]:
+async def agather_evidence(samples: Sequence[Sample], needs: set[str], sources: Sources, *,
+                           progress: Progress | None = None) -> list[Evidence]:
     """Run stage 1 then stage 2 for every sample through the judge (and its ledger), then look
-    the answers' facts up in ``records`` and grade the tool calls against ``action_criteria``.
+    the answers' facts up in the record lookup and grade the tool calls against the action
+    criteria (all of them ``sources``).
 
-    ``judge=None`` (only for needs a judge is optional to, ``JUDGE_OPTIONAL``): no call is
+    Without a judge (only for needs a judge is optional to, ``JUDGE_OPTIONAL``): no call is
     made; given claims and facts are used, and what a judge would add is missing with the reason."""
-    refuses = getattr(judge.backend, "refuses", None) if judge is not None else None
-    planner = Planner(needs, criteria=criteria, records=records, action_criteria=action_criteria, refuses=refuses)
+    judge = sources.judge
+    planner = Planner(needs, sources)
     check_texts(samples, needs)
     evidence = [Evidence() for _ in samples]
     for s, ev in zip(samples, evidence):
@@ -370,7 +356,7 @@ async def agather_evidence(samples: Sequence[Sample], needs: set[str], judge: Ju
             if planner.beyond.request(s, ev, judge_present=False) is not None:
                 ev.facts = Unavailable(NO_JUDGE_FACTS)
         await planner.beyond.finish(samples, evidence, None)
-        return evidence, planner
+        return evidence
     stages: tuple[tuple[str, Callable[[Sample, Evidence], dict[str, JudgeRequest]], Reader], ...] = (
         ("extracting claims", planner.extraction_requests, planner.read_extraction),
         ("verifying claims", planner.verification_requests, planner.read_verification))
@@ -384,21 +370,22 @@ async def agather_evidence(samples: Sequence[Sample], needs: set[str], judge: Ju
         for (i, name, _), j in zip(jobs, results):
             read(evidence[i], name, j)
     await planner.beyond.finish(samples, evidence, judge)
-    return evidence, planner
+    return evidence
 
 
-def plan_calls(samples: Sequence[Sample], needs: set[str], judge: Judge, *,
-               criteria: Mapping[str, Criterion] | None = None, records: RecordLookup | None = None,
-               action_criteria: CriteriaSet | None = None) -> dict[str, Any]:
+def plan_calls(samples: Sequence[Sample], needs: set[str], sources: Sources) -> dict[str, Any]:
     """A dry run: calls still needed, and their estimated input tokens.
 
     Verification prompts cannot be written before extraction, so each is estimated with
     stand-in claims: the given ``answer_claims`` / ``reference_claims``, else the sentences of
     the answer or reference (what extraction splits into claims), verified against the real
-    passages; the facts extraction for ``records`` is estimated from the same stand-ins. Their
-    tokens are counted like the others'. Record lookups and never-claim checks are not judge
-    calls."""
-    planner = Planner(needs, criteria=criteria, records=records, action_criteria=action_criteria)
+    passages; the facts extraction for the record lookup is estimated from the same stand-ins.
+    Their tokens are counted like the others'. Record lookups and never-claim checks are not
+    judge calls. ``sources.judge`` is the judge whose ledger is read (a planning one makes no call)."""
+    judge = sources.judge
+    if judge is None:
+        raise ValueError("plan_calls needs the judge the calls would go to")
+    planner = Planner(needs, sources)
     check_texts(samples, needs)
     requests: list[JudgeRequest] = []
     for s in samples:

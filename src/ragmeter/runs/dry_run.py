@@ -12,6 +12,7 @@ from collections.abc import Callable
 from ragmeter.core.settings import InvalidSettingError, Settings
 from ragmeter.engine.dry_run import dry_run_plan
 from ragmeter.engine.evaluate import resolve_measures
+from ragmeter.evidence.sources import Sources
 from ragmeter.judges.judge_factory import planning_judge
 from ragmeter.records.lookup import RecordLookup
 from ragmeter.runs.evaluation import EvaluationRun, action_criteria, load_samples, resolve_judge
@@ -41,8 +42,8 @@ def plan_evaluation(settings: Settings, *, resumed: bool = False,
     resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m fails before the data is read
     try:
         data = load_samples(settings)
-        plan = dry_run_plan(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
-                            records=uncached_record_lookup(settings), action_criteria=actions,
+        sources = Sources(judge=judge, records=uncached_record_lookup(settings), action_criteria=actions)
+        plan = dry_run_plan(data, settings.metrics, k=settings.k, view=settings.view, sources=sources,
                             price_in=settings.price_in, price_out=settings.price_out)
     finally:
         if judge is not None:

@@ -19,7 +19,8 @@ from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettingError, Settings
 from ragmeter.engine.dry_run import needs_judge
-from ragmeter.engine.evaluate import evaluate, resolve_measures
+from ragmeter.engine.evaluate import evaluate_with, measure_list, resolve_measures
+from ragmeter.evidence.sources import Sources, SourcesDescription
 from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.runs.resume import absolute_options, check_fingerprint
 from ragmeter.runs.store import (
@@ -171,14 +172,12 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
         settings = resolve_judge(settings, notify)
     # built on every engine, so that a wrong judge or a missing key fails before any work
     # (Ray workers build their own from its description)
-    judge = _judge(settings)
-    criteria = _criteria(settings)
-    actions = action_criteria(settings)
+    sources = Sources(judge=_judge(settings), criteria=_criteria(settings), action_criteria=action_criteria(settings))
     resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m leaves no run directory
     if settings.block is not None and settings.dataset is not None:
-        return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume, actions)
+        return _streamed(settings, settings.dataset, settings.block, sources, resume)
     data = load_samples(settings)
-    records = record_lookup(settings)
+    sources = sources.replace(records=record_lookup(settings))
     if resume is not None:
         check_fingerprint(resume, data.fingerprint)
     # only now: bad input leaves no run directory behind
@@ -187,21 +186,16 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     try:
         if settings.engine == "ray":
             from ragmeter.engine.distributed import evaluate_ray
-            from ragmeter.judges.judge_factory import describe_judge
 
             result = evaluate_ray(data, settings.metrics, k=settings.k, view=settings.view,
-                                  judge_spec=describe_judge(settings), ledger=settings.ledger_path,
-                                  address=settings.address, concurrency=settings.concurrency,
-                                  embedder=settings.embedder, criteria=criteria,
-                                  records={"spec": settings.records, "timeout": settings.records_timeout}
-                                  if settings.records else None, action_criteria=actions)
+                                  sources=_described(settings, sources), ledger=settings.ledger_path,
+                                  address=settings.address, concurrency=settings.concurrency)
         else:
-            embedder = _embedder(settings)
+            sources = sources.replace(embedder=_embedder(settings))
             saved = _saver(run_path, setup)
-            with progress(judge) if progress is not None else nullcontext() as on_stage:
-                result = evaluate(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
-                                  criteria=criteria, embedder=embedder, progress=on_stage, before_judged=saved,
-                                  records=records, action_criteria=actions)
+            measures = resolve_measures(measure_list(settings.metrics), settings.k, view=settings.view)
+            with progress(sources.judge) if progress is not None else nullcontext() as on_stage:
+                result = evaluate_with(data, measures, sources, progress=on_stage, before_judged=saved)
         if run_path is not None and setup is not None:
             finish_run(run_path, setup, result)
     except BaseException as exc:
@@ -212,6 +206,16 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
                        f"(`ragmeter show {run_path}`; finish it with `ragmeter eval --resume {run_path}`)")
         raise
     return EvaluationRun(settings, run_path, result=result)
+
+
+def _described(settings: Settings, sources: Sources) -> SourcesDescription:
+    """What a Ray worker builds the run's sources from (the judge and the record source as the
+    settings name them; the criteria as read here)."""
+    from ragmeter.judges.judge_factory import describe_judge
+
+    return SourcesDescription(judge=describe_judge(settings), embedder=settings.embedder,
+                              records=settings.records or None, records_timeout=settings.records_timeout,
+                              criteria=sources.criteria, action_criteria=sources.action_criteria)
 
 
 def _embedder(settings: Settings) -> Any:
@@ -247,10 +251,8 @@ def _recording(settings: Settings, resume: Run | None,
     return path, start_run(path, absolute_options(settings.stored()), dataset)
 
 
-def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
-              criteria: dict[str, Criterion] | None, resume: Run | None,
-              actions: CriteriaSet | None = None) -> EvaluationRun:
-    embedder = _embedder(settings)
+def _streamed(settings: Settings, path: str, block: int, sources: Sources, resume: Run | None) -> EvaluationRun:
+    sources = sources.replace(embedder=_embedder(settings))
     opened: dict[str, Any] = {"path": None, "setup": None}
 
     def open_run(dataset: dict[str, Any]) -> tuple[Path | None, dict | None]:
@@ -262,10 +264,10 @@ def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
     from ragmeter.runs.blockwise import evaluate_streaming
 
     try:
-        summary, dataset = evaluate_streaming(path, settings.metrics, block=block, open_run=open_run,
-                                              corpus=settings.corpus, k=settings.k, view=settings.view,
-                                              judge=judge, criteria=criteria, embedder=embedder,
-                                              records=record_lookup(settings), action_criteria=actions)
+        measures = resolve_measures(measure_list(settings.metrics), settings.k, view=settings.view)
+        summary, dataset = evaluate_streaming(path, measures, block=block, open_run=open_run,
+                                              corpus=settings.corpus,
+                                              sources=sources.replace(records=record_lookup(settings)))
     except BaseException as exc:
         if opened["path"] is not None and opened["setup"] is not None:
             mark_stopped(opened["path"], opened["setup"], exc)
