@@ -158,26 +158,19 @@ class BeyondContext:
                                attributes=self.attributes)
         self._pending[id(ev)] = facts
 
+    def finishes(self) -> bool:
+        """Whether facts are pending a lookup or cases a grading."""
+        return bool(self._pending) or self.actions
+
     async def finish(self, samples: Sequence[Sample], evidence: Sequence[Evidence], judge: Judge | None) -> None:
-        """Look every pending fact up and grade every case, on the running event loop."""
-        if not self._pending and not self.actions:
-            return
+        """Look every pending fact up and grade every case, on the running event loop (the
+        planner opens the record lookup around it)."""
         verify = verifier(judge) if judge is not None else None
-
-        async def main() -> None:
-            try:
-                if self.records is not None and (self._pending or self.actions):
-                    await self.records.prepare()
-                await asyncio.gather(*(self._check(ev) for ev in evidence if id(ev) in self._pending))
-                if self.actions:
-                    grades = await asyncio.gather(*(self._grade(s, ev, verify) for s, ev in zip(samples, evidence)))
-                    for ev, grade in zip(evidence, grades):
-                        ev.actions = grade
-            finally:
-                if self.records is not None:
-                    await self.records.aclose()
-
-        await main()
+        await asyncio.gather(*(self._check(ev) for ev in evidence if id(ev) in self._pending))
+        if self.actions:
+            grades = await asyncio.gather(*(self._grade(s, ev, verify) for s, ev in zip(samples, evidence)))
+            for ev, grade in zip(evidence, grades):
+                ev.actions = grade
         self._pending.clear()
 
     async def _check(self, ev: Evidence) -> None:

@@ -27,15 +27,7 @@ FACTS, ACTIONS = "facts", "actions"
 #: Needs that can be met without a judge (facts given in the data, criteria on tool calls);
 #: what a judge would add is then missing with the reason.
 JUDGE_OPTIONAL = frozenset({FACTS, ACTIONS})
-
-# The prompts whose judgments fill each part of the matrix (a pair's claims are extracted first).
-PROMPTS = {
-    ANSWER_CLAIMS: ("claims.extract",), REFERENCE_CLAIMS: ("claims.extract",),
-    **{pair: ("claims.extract", "claims.verify") for pair in PAIRS},
-    SENTENCES: ("context.relevance",), QUESTIONS: ("answer.questions",), RUBRIC: ("rubric.score",),
-    STANDALONE: ("turn.standalone",),
-    FACTS: ("claims.extract", "facts.extract"), ACTIONS: ("claims.extract", "claims.verify"),
-}
+# The prompts that fill each part are their providers' to say (ragmeter.evidence.provider).
 
 
 def need_kind(need: str) -> str:
@@ -51,15 +43,6 @@ def need_argument(need: str) -> str:
 def with_argument(kind: str, argument: object) -> str:
     """``with_argument(RUBRIC, "tone")`` -> ``"rubric:tone"``."""
     return f"{kind}:{argument}"
-
-
-def prompts_for(needs: frozenset[str]) -> tuple[str, ...]:
-    """The prompt ids whose judgments the needs read, sorted.
-
-    >>> prompts_for(frozenset({"answer@context", "rubric:tone"}))
-    ('claims.extract', 'claims.verify', 'rubric.score')
-    """
-    return tuple(sorted({p for need in needs for p in PROMPTS[need_kind(need)]}))
 
 
 @dataclass(frozen=True)

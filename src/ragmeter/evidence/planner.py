@@ -1,397 +1,107 @@
-"""Planning the judge calls that fill each sample's claim matrix: decompose once, verify once.
+"""The two-stage loop over the providers of evidence: ask once, read once.
 
-Per sample, at most five judge calls cover every claim metric:
-
-1. ``claims.extract``: the answer and the reference split into claims in one call (given
-   claims are used as given), with, for the answer, whether each statement addresses the
-   question and whether the whole answer declines;
-2. ``claims.verify``, one call per (claim list, source) that some requested metric needs:
-   answer claims against the context and against the reference, reference claims against
-   the context and against the answer. Each claim gets supported / contradicted / not_found
-   with the ids of the passages behind the verdict and a short quote.
-
-Context relevance (``context.relevance``) and the question-generation form of answer
-relevancy (``answer.questions``) add one call each when asked for. What a sample lacks
-(no answer, no reference, empty context) is recorded as ``Unavailable`` without a call;
-a judgment that never validated is ``Unavailable(failed=True)``.
-
-The needs come from the metrics (``JudgedSpec.needs``); the planner knows evidence, not metrics.
-
->>> weighted_score([{"token": '{"score": '}, {"token": "4", "top_logprobs": [
-...     {"token": "4", "logprob": math.log(0.75)}, {"token": "5", "logprob": math.log(0.25)}]}], 1, 5)
-4.25
+Per run: which providers fill the needs (:data:`ragmeter.evidence.provider.PROVIDERS`, and
+the kinds those providers read), their data checks before any call, then per stage every
+sample's requests from every provider sent through the judge (and its ledger) in one batch,
+each reply read back by the provider that asked, then what the providers do after the judge
+(record lookups, gradings) with the sources opened. The needs come from the metrics
+(``JudgedSpec.needs``); the planner knows providers, not metrics and not kinds of evidence.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, cast
+from collections.abc import Sequence
+from typing import Any
 
-from ragmeter.core.errors import InvalidInputError, JudgeOutputError
 from ragmeter.core.progress import Progress
 from ragmeter.core.sample import Sample
-from ragmeter.evidence.beyond_context import NO_JUDGE_FACTS, BeyondContext
-from ragmeter.evidence.matrix import (
-    ANSWER_CLAIMS,
-    PAIRS,
-    QUESTIONS,
-    REFERENCE_CLAIMS,
-    RUBRIC,
-    SENTENCES,
-    STANDALONE,
-    Claim,
-    Evidence,
-    Unavailable,
-    Verdict,
-    need_argument,
-    need_kind,
-)
-from ragmeter.evidence.rubric_criteria import with_builtin
+from ragmeter.evidence.matrix import Evidence, need_kind
+from ragmeter.evidence.provider import EXTRACTION, PROVIDERS, STAGES, VERIFICATION, Provider, Wanted, provider_type
 from ragmeter.evidence.sources import Sources
-from ragmeter.judges import schemas
-from ragmeter.judges.judge import JudgeRequest, Judgment
-from ragmeter.judges.prompts import load_prompt
-from ragmeter.judges.replies import Keyed
-from ragmeter.judges.schemas import NOT_NEEDED
-from ragmeter.judges.sentences import split_sentences
-from ragmeter.records.extraction import PROMPT_ID as FACTS_PROMPT
-
-DEFAULT_QUESTIONS = 3
-Reader = Callable[[Evidence, str, "Judgment | Exception"], None]
+from ragmeter.judges.judge import JudgeRequest
 
 
-def context_passages(sample: Sample) -> list[tuple[str, str | None]]:
-    """(chunk id, text) for each chunk that reached the prompt, in prompt order."""
-    texts = {c.id: c.text for c in sample.retrieved}
-    return [(cid, texts.get(cid)) for cid in sample.context_ids]
+def providers_for(needs: set[str] | frozenset[str], sources: Sources) -> list[Provider]:
+    """The providers of ``needs`` and of what they read, in :data:`PROVIDERS` order."""
+    kinds = {need_kind(n) for n in needs}
+    todo = list(kinds)
+    while todo:
+        for kind in provider_type(todo.pop()).reads - kinds:
+            kinds.add(kind)
+            todo.append(kind)
+    chosen: dict[str, str] = {}  # provider module -> the first of its kinds needed
+    for kind, module in PROVIDERS.items():
+        if kind in kinds:
+            chosen.setdefault(module, kind)
+    return [provider_type(kind)(frozenset(needs), sources) for kind in chosen.values()]
 
 
-def passages_for(sample: Sample, source: str) -> list[tuple[str, str]] | Unavailable:
-    """What claims are verified against: the context's passages, or the reference answer or the
-    answer as one passage named ``reference`` / ``answer``."""
-    if source == "context":
-        passages = [(cid, text or "") for cid, text in context_passages(sample)]
-        return passages if passages else Unavailable("the context is empty")
-    text = sample.reference if source == "reference" else sample.answer
-    if text is None or not text.strip():
-        return Unavailable(f"the sample has no {'reference answer' if source == 'reference' else 'answer'}")
-    return [(source, text)]
+def _wanted(providers: Sequence[Provider], asking: Provider, sample: Sample) -> Wanted:
+    return lambda need: any(need in p.requires(sample) for p in providers if p is not asking)
 
 
-def check_texts(samples: Sequence[Sample], needs: set[str]) -> None:
-    """Before any call: every context chunk a judge must read has a text."""
-    if not needs & {"answer@context", "reference@context", SENTENCES}:
-        return
-    for s in samples:
-        for cid, text in context_passages(s):
-            if text is None:
-                raise InvalidInputError(f'context chunk "{cid}" has no text for the judge to read', record=s.id,
-                                        field="retrieved", fix="give chunk texts in the data or with --corpus")
-
-
-def _has_text(text: str | None) -> bool:
-    return text is not None and bool(text.strip())
-
-
-class Planner:
-    """Builds the judge requests a sample needs, and reads the judgments back into its evidence.
-
-    Two stages: :meth:`extraction_requests` (what depends on the sample alone: claims,
-    needed sentences, generated questions, standalone turns, rubric scores), then
-    :meth:`verification_requests` (the claims of stage one against their sources).
-    """
-
-    def __init__(self, needs: Iterable[str], sources: Sources) -> None:
-        self.needs = set(needs)
-        self.beyond = BeyondContext(self.needs, sources)
-        self.kinds = {need_kind(n) for n in self.needs}
-        self.n_questions = max((int(need_argument(n)) for n in self.needs if need_kind(n) == QUESTIONS
-                                and need_argument(n)), default=DEFAULT_QUESTIONS)
-        self.criteria = with_builtin(sources.criteria)
-        self.rubric = load_prompt("rubric.score")
-        self.standalone = load_prompt("turn.standalone")
-        self.extract = load_prompt("claims.extract")
-        self.verify = load_prompt("claims.verify")
-        self.relevance = load_prompt("context.relevance")
-        self.generate = load_prompt("answer.questions")
-
-    @property
-    def prompt_hashes(self) -> dict[str, str]:
-        return {p.id: p.hash for p in (self.extract, self.verify, self.relevance, self.generate, self.rubric,
-                                       self.standalone, self.beyond.prompt)}
-
-    def _wants_answer(self) -> bool:
-        return bool(self.needs & {ANSWER_CLAIMS, "answer@context", "answer@reference", "reference@answer"})
-
-    def _wants_reference(self) -> bool:
-        return bool(self.needs & {REFERENCE_CLAIMS, "reference@context", "reference@answer", "answer@reference"})
-
-    # Stage 1: extraction, sentences, questions, standalone, rubric (independent of each other)
-    def extraction_requests(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:
-        out: dict[str, JudgeRequest] = {}
-        extract = self._extract_request(s, ev)
-        if extract is not None:
-            out["extract"] = extract
-        if SENTENCES in self.kinds:
-            ev.sentences = tuple(sent for _, text in context_passages(s) for sent in split_sentences(text or ""))
-            if not ev.sentences:
-                ev.needed_sentences = Unavailable("the context is empty")
-            elif not s.question:
-                ev.needed_sentences = Unavailable("the sample has no question")
-            else:
-                listing = "\n".join(f"{i}. {t}" for i, t in enumerate(ev.sentences, start=1))
-                out["sentences"] = JudgeRequest(self.relevance, {"question": s.question, "sentences": listing},
-                                                schemas.NEEDED_SENTENCES, "needed_sentences")
-        if QUESTIONS in self.kinds:
-            if not _has_text(s.answer):
-                ev.questions = Unavailable("the sample has no answer")
-            else:
-                out["questions"] = JudgeRequest(self.generate, {"answer": s.answer, "n": self.n_questions},
-                                                schemas.QUESTIONS, "questions")
-        if STANDALONE in self.kinds:
-            standalone = self._standalone_request(s, ev)
-            if standalone is not None:
-                out["standalone"] = standalone
-        for need in sorted(n for n in self.needs if need_kind(n) == RUBRIC):
-            name = need_argument(need)
-            if not _has_text(s.answer):
-                ev.rubric[name] = Unavailable("the sample has no answer")
-                continue
-            c = self.criteria[name]
-            context = "\n".join(f"[{cid}] {text or ''}" for cid, text in context_passages(s)) or "(none)"
-            out[need] = JudgeRequest(self.rubric, {**c.prompt_inputs(), "question": s.question or "",
-                                                   "context": context, "answer": s.answer},
-                                     schemas.RUBRIC, "rubric_score", logprobs=True)
-        return out
-
-    def _extract_request(self, s: Sample, ev: Evidence) -> JudgeRequest | None:
-        answer_text = reference_text = NOT_NEEDED
-        if self._wants_answer() or self.beyond.wants_answer_claims(s):
-            if s.answer is None or not s.answer.strip():
-                ev.answer_claims = ev.declines = Unavailable("the sample has no answer")
-            elif s.answer_claims is not None:
-                given = s.metadata.get("citations") or []
-                ev.answer_claims = tuple(Claim(i, t, None, tuple(given[i - 1]) if i - 1 < len(given) else ())
-                                         for i, t in enumerate(s.answer_claims, start=1))
-                answer_text = s.answer  # the call still marks relevance and refusal
-            else:
-                answer_text = s.answer
-        if self._wants_reference():
-            if s.reference_claims is not None:
-                ev.reference_claims = tuple(Claim(i, t) for i, t in enumerate(s.reference_claims, start=1))
-            elif s.reference is None or not s.reference.strip():
-                ev.reference_claims = Unavailable("the sample has no reference answer")
-            else:
-                reference_text = s.reference
-        if answer_text == NOT_NEEDED and reference_text == NOT_NEEDED:
-            return None
-        return JudgeRequest(self.extract, {"question": s.question or "", "answer": answer_text,
-                                           "reference": reference_text,
-                                           "history": s.metadata.get("history", "(none)")},
-                            schemas.EXTRACT, "claims")
-
-    def _standalone_request(self, s: Sample, ev: Evidence) -> JudgeRequest | None:
-        turn = s.metadata.get("turn")
-        if "standalone" in s.metadata:
-            ev.standalone = bool(s.metadata["standalone"])  # the data says so: no call
-        elif turn is None:
-            ev.standalone = Unavailable("not a conversation turn")
-        elif turn == 1:
-            ev.standalone = True  # nothing came before it
-        else:
-            return JudgeRequest(self.standalone, {"history": s.metadata.get("history", ""),
-                                                  "question": s.question or ""},
-                                schemas.STANDALONE, "standalone")
-        return None
-
-    def read_extraction(self, ev: Evidence, name: str, j: Judgment | Exception) -> None:
-        """Stage 1's judgment ``name`` (a key of :meth:`extraction_requests`) into ``ev``."""
-        bad = unavailable(j)
-        if not isinstance(j, Exception):
-            ev.calls += j.calls
-        if name == "extract":
-            self._read_claims(ev, j, bad)
-        elif name == "sentences":
-            ev.needed_sentences = bad or tuple(sorted({i for i in _value(j)["needed"] if 1 <= i <= len(ev.sentences)}))
-        elif name == "standalone":
-            ev.standalone = bad or _value(j)["standalone"]
-        elif need_kind(name) == RUBRIC:
-            crit = self.criteria[need_argument(name)]
-            if bad:
-                ev.rubric[crit.name] = bad
-                return
-            score = _value(j)["score"]
-            if not crit.low <= score <= crit.high:
-                ev.rubric[crit.name] = failed(JudgeOutputError(f"score {score} is outside {crit.low}-{crit.high}"))
-            else:
-                logprobs = j.logprobs if isinstance(j, Judgment) else None
-                ev.rubric[crit.name] = {"score": score, "reason": _value(j)["reason"],
-                                        "weighted": weighted_score(logprobs, crit.low, crit.high)}
-        elif name == "questions":
-            if bad:
-                ev.questions = bad
-            else:
-                ev.questions = tuple(q for q in _value(j)["questions"] if q.strip())[: self.n_questions]
-                ev.noncommittal = _value(j)["noncommittal"]
-
-    @staticmethod
-    def _read_claims(ev: Evidence, j: Judgment | Exception, bad: Unavailable | None) -> None:
-        if bad:
-            ev.answer_claims = ev.answer_claims if isinstance(ev.answer_claims, tuple) else bad
-            ev.declines = bad
-            if ev.reference_claims is None:
-                ev.reference_claims = bad
-            return
-        v = _value(j)
-        ev.declines = v["declines"]
-        if ev.answer_claims is None:
-            ev.answer_claims = tuple(Claim(i, c["text"], c["addresses_question"], tuple(c["cites"]))
-                                     for i, c in enumerate(v["claims"], start=1))
-        elif isinstance(ev.answer_claims, tuple) and len(v["claims"]) == len(ev.answer_claims):
-            ev.answer_claims = tuple(Claim(c.id, c.text, x["addresses_question"], c.cites or tuple(x["cites"]))
-                                     for c, x in zip(ev.answer_claims, v["claims"]))
-        if ev.reference_claims is None:
-            ev.reference_claims = tuple(Claim(i, c["text"]) for i, c in enumerate(v["reference_claims"], start=1))
-
-    # Stage 2: verification of each needed (claim list, source), and the answer's facts
-    def verification_requests(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:
-        out: dict[str, JudgeRequest] = {}
-        facts = self.beyond.request(s, ev, judge_present=True)
-        if facts is not None:
-            out[FACTS_PROMPT] = facts
-        for pair in PAIRS:
-            if pair not in self.needs:
-                continue
-            listed, source = pair.split("@")
-            claims = ev.answer_claims if listed == "answer" else ev.reference_claims
-            if isinstance(claims, Unavailable) or claims is None:
-                ev.verdicts[pair] = claims or Unavailable("no claims")
-                continue
-            if not claims:
-                ev.verdicts[pair] = ()
-                continue
-            passages = passages_for(s, source)
-            if isinstance(passages, Unavailable):
-                ev.verdicts[pair] = passages
-                continue
-            evidence = "\n".join(f"[{pid}] {text}" for pid, text in passages)
-            listing = "\n".join(f"{c.id}. {c.text}" for c in claims)
-            out[pair] = JudgeRequest(self.verify, {"evidence": evidence, "claims": listing}, schemas.VERIFY,
-                                     "verdicts", Keyed("verdicts", "id", tuple(c.id for c in claims)),
-                                     parts={"passages": list(passages), "claims": [(c.id, c.text) for c in claims]})
-        return out
-
-    def read_verification(self, ev: Evidence, pair: str, j: Judgment | Exception) -> None:
-        """Stage 2's judgment for ``pair`` (``"answer@context"``, ...) into ``ev``."""
-        if not isinstance(j, Exception):
-            ev.calls += j.calls
-        if pair == FACTS_PROMPT:
-            self.beyond.read(ev, j, unavailable(j))
-            return
-        ev.verdicts[pair] = unavailable(j) or tuple(
-            Verdict(v["id"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"])
-            for v in _value(j)["verdicts"])
-
-
-def failed(error: Exception) -> Unavailable:
-    """The evidence a failed judgment leaves: ``Failed``, with the error named by its type."""
-    return Unavailable(f"{type(error).__name__}: {error}", failed=True)
-
-
-def unavailable(j: Judgment | Exception) -> Unavailable | None:
-    """Why a judgment gives no evidence (a transport error, or a reply that never validated), or None."""
-    if isinstance(j, Exception):
-        return failed(j)
-    if not j.ok:
-        return Unavailable(j.error or "JudgeOutputError", failed=True)
-    return None
-
-
-def _value(j: Judgment | Exception) -> Any:
-    return cast(Judgment, j).value  # callers read a value only where unavailable(j) found none
-
-
-_SCORE_KEY = re.compile(r'"score"\s*:\s*$')
-
-
-def weighted_score(logprobs: list[dict[str, Any]] | None, low: int, high: int) -> float | None:
-    """G-Eval's score: sum(s * p(s)) / sum(p(s)) over the scale's values, read from the
-    top log-probabilities of the token that holds the score (Liu et al. 2023). None when the
-    backend gave no log-probabilities."""
-    if not logprobs:
-        return None
-    text = ""
-    for token in logprobs:
-        if _SCORE_KEY.search(text):
-            weights: dict[int, float] = {}
-            for alt in token.get("top_logprobs") or [token]:
-                t = alt["token"].strip()
-                if t.isdigit() and low <= int(t) <= high:
-                    weights[int(t)] = weights.get(int(t), 0.0) + math.exp(alt["logprob"])
-            total = sum(weights.values())
-            return sum(s * p for s, p in weights.items()) / total if total else None
-        text += token["token"]
-    return None
+def _requests(providers: Sequence[Provider], stage: str, sample: Sample,
+              ev: Evidence) -> list[tuple[Provider, str, JudgeRequest]]:
+    return [(p, name, request) for p in providers
+            for name, request in p.requests(stage, sample, ev, _wanted(providers, p, sample)).items()]
 
 
 async def agather_evidence(samples: Sequence[Sample], needs: set[str], sources: Sources, *,
                            progress: Progress | None = None) -> list[Evidence]:
-    """Run stage 1 then stage 2 for every sample through the judge (and its ledger), then look
-    the answers' facts up in the record lookup and grade the tool calls against the action
-    criteria (all of them ``sources``).
+    """Every sample's evidence for ``needs``: stage 1 then stage 2 through ``sources.judge``,
+    then the providers' work after the judge (looking facts up, grading tool calls).
 
     Without a judge (only for needs a judge is optional to, ``JUDGE_OPTIONAL``): no call is
     made; given claims and facts are used, and what a judge would add is missing with the reason."""
-    judge = sources.judge
-    planner = Planner(needs, sources)
-    check_texts(samples, needs)
+    providers = providers_for(needs, sources)
+    for p in providers:
+        p.check(samples)
     evidence = [Evidence() for _ in samples]
     for s, ev in zip(samples, evidence):
-        planner.beyond.prepare(s, ev)
-    if judge is None:
-        for s, ev in zip(samples, evidence):
-            planner.extraction_requests(s, ev)  # given claims are read; nothing is asked
-            if planner.beyond.request(s, ev, judge_present=False) is not None:
-                ev.facts = Unavailable(NO_JUDGE_FACTS)
-        await planner.beyond.finish(samples, evidence, None)
-        return evidence
-    stages: tuple[tuple[str, Callable[[Sample, Evidence], dict[str, JudgeRequest]], Reader], ...] = (
-        ("extracting claims", planner.extraction_requests, planner.read_extraction),
-        ("verifying claims", planner.verification_requests, planner.read_verification))
-    for label, requests_for, read in stages:
-        jobs = [(i, name, req) for i, s in enumerate(samples) for name, req in requests_for(s, evidence[i]).items()]
-        if not jobs:
+        for p in providers:
+            p.prepare(s, ev)
+    judge = sources.judge
+    for stage, label in STAGES:
+        jobs = [(i, *job) for i, s in enumerate(samples) for job in _requests(providers, stage, s, evidence[i])]
+        if judge is None or not jobs:  # without a judge nothing is asked; the providers said what is missing
             continue
         if progress is not None:
             progress.start(label, len(jobs))
-        results = await judge.arun([req for _, _, req in jobs], progress=progress)
-        for (i, name, _), j in zip(jobs, results):
-            read(evidence[i], name, j)
-    await planner.beyond.finish(samples, evidence, judge)
+        results = await judge.arun([request for *_, request in jobs], progress=progress)
+        for (i, provider, name, _), j in zip(jobs, results):
+            if not isinstance(j, Exception):
+                evidence[i].calls += j.calls
+            provider.read(evidence[i], name, j)
+    finishing = [p for p in providers if p.finishes()]
+    if finishing:
+        async with sources.opened():
+            for p in finishing:
+                await p.finish(samples, evidence, judge)
     return evidence
 
 
 def plan_calls(samples: Sequence[Sample], needs: set[str], sources: Sources) -> dict[str, Any]:
     """A dry run: calls still needed, and their estimated input tokens.
 
-    Verification prompts cannot be written before extraction, so each is estimated with
-    stand-in claims: the given ``answer_claims`` / ``reference_claims``, else the sentences of
-    the answer or reference (what extraction splits into claims), verified against the real
-    passages; the facts extraction for the record lookup is estimated from the same stand-ins.
-    Their tokens are counted like the others'. Record lookups and never-claim checks are not
-    judge calls. ``sources.judge`` is the judge whose ledger is read (a planning one makes no call)."""
+    Verification prompts cannot be written before extraction, so each is estimated on the
+    providers' stand-ins (claims: the given ``answer_claims`` / ``reference_claims``, else the
+    sentences of the answer or reference, what extraction splits into claims), against the
+    real passages; their tokens are counted like the others'. Record lookups and never-claim
+    checks are not judge calls. ``sources.judge`` is the judge whose ledger is read (a
+    planning one makes no call)."""
     judge = sources.judge
     if judge is None:
         raise ValueError("plan_calls needs the judge the calls would go to")
-    planner = Planner(needs, sources)
-    check_texts(samples, needs)
+    providers = providers_for(needs, sources)
+    for p in providers:
+        p.check(samples)
     requests: list[JudgeRequest] = []
     for s in samples:
-        requests.extend(planner.extraction_requests(s, Evidence()).values())
-        # stage 2 on stand-in claims: the verifications and the facts extraction for --records
-        requests.extend(planner.verification_requests(s, _stand_in_claims(s)).values())
+        requests.extend(request for *_, request in _requests(providers, EXTRACTION, s, Evidence()))
+        stand_in = Evidence()
+        for p in providers:
+            p.stand_in(s, stand_in)
+        requests.extend(request for *_, request in _requests(providers, VERIFICATION, s, stand_in))
     plan = judge.plan(requests)
     pending = [r for r in requests if not judge.is_stored(r)]
     prompt_ids = sorted({r.prompt.id for r in pending})
@@ -399,13 +109,3 @@ def plan_calls(samples: Sequence[Sample], needs: set[str], sources: Sources) -> 
     plan["note"] = ("verification calls are estimated with the answer's and reference's sentences as stand-in claims; "
                     "calls already stored in the ledger are not counted")
     return plan
-
-
-def _stand_in_claims(s: Sample) -> Evidence:
-    """Claims for a dry run's estimate: the hand-written ones, else one per sentence."""
-    def claims(given: Sequence[str] | None, text: str | None) -> tuple[Claim, ...] | None:
-        listed = list(given) if given else split_sentences(text or "")
-        return tuple(Claim(i, t) for i, t in enumerate(listed, start=1)) or None
-
-    return Evidence(answer_claims=claims(s.answer_claims, s.answer),
-                    reference_claims=claims(s.reference_claims, s.reference))

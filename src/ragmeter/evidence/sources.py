@@ -13,7 +13,8 @@ ledger, an HTTP client or an MCP subprocess, so it receives a :class:`SourcesDes
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,18 @@ class Sources:
 
     def replace(self, **changes: Any) -> Sources:
         return replace(self, **changes)
+
+    @asynccontextmanager
+    async def opened(self) -> AsyncIterator[Sources]:
+        """The record lookup prepared (an MCP server started, a client opened) for the work
+        inside, and closed after it, whatever happens."""
+        try:
+            if self.records is not None:
+                await self.records.prepare()
+            yield self
+        finally:
+            if self.records is not None:
+                await self.records.aclose()
 
 
 @dataclass(frozen=True)

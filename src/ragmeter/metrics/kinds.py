@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmeter.core.measure import Measure, MetricSpec
 from ragmeter.core.sample import Sample
-from ragmeter.evidence.matrix import Evidence, Unavailable, prompts_for
+from ragmeter.evidence.matrix import Evidence, Unavailable
+from ragmeter.evidence.provider import prompts_for
 from ragmeter.evidence.rubric_criteria import Criterion
 from ragmeter.metrics.batch import Computed, RankedBatch
 
