@@ -26,18 +26,22 @@ The needs come from the metrics (``JudgedSpec.needs``); the planner knows eviden
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from ragmeter.actions.calls import AgentRun
+from ragmeter.actions.criteria import CriteriaSet, Criterion
+from ragmeter.actions.grade import CaseGrade, VerifyFn, grade_case
+from ragmeter.actions.judged import verifier
+from ragmeter.actions.readers import run_from_sample
 from ragmeter.core.errors import InvalidInputError, JudgeOutputError
 from ragmeter.core.sample import Sample
-from ragmeter.evidence.beyond_context import NO_JUDGE_FACTS, BeyondContext
 from ragmeter.evidence.matrix import (
     ACTIONS,
     ANSWER_CLAIMS,
-    FACTS,
     PAIRS,
     QUESTIONS,
     REFERENCE_CLAIMS,
@@ -60,7 +64,6 @@ from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.replies import Keyed
 from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
-from ragmeter.records.extraction import PROMPT_ID as FACTS_PROMPT
 
 DEFAULT_QUESTIONS = 3
 
@@ -111,12 +114,12 @@ class Legacy(ProviderBase):
         **{pair: ("claims.extract", "claims.verify") for pair in PAIRS},
         SENTENCES: ("context.relevance",), QUESTIONS: ("answer.questions",), RUBRIC: ("rubric.score",),
         STANDALONE: ("turn.standalone",),
-        FACTS: ("claims.extract", "facts.extract"), ACTIONS: ("claims.extract", "claims.verify"),
+        ACTIONS: ("claims.extract", "claims.verify"),
     }
 
     def __init__(self, needs: frozenset[str], sources: Sources) -> None:
         super().__init__(needs, sources)
-        self.beyond = BeyondContext(set(needs), sources)
+        self.beyond = _Actions(set(needs), sources)
         self.n_questions = max((int(need_argument(n)) for n in self.needs if need_kind(n) == QUESTIONS
                                 and need_argument(n)), default=DEFAULT_QUESTIONS)
         self.criteria = with_builtin(sources.criteria)
@@ -135,15 +138,13 @@ class Legacy(ProviderBase):
 
     def requests(self, stage: str, sample: Sample, ev: Evidence, wanted: Wanted) -> dict[str, JudgeRequest]:
         if stage == EXTRACTION:
-            return self.extraction_requests(sample, ev)
+            return self.extraction_requests(sample, ev, wanted)
         if self.sources.judge is None:
-            if self.beyond.request(sample, ev, judge_present=False) is not None:
-                ev.facts = Unavailable(NO_JUDGE_FACTS)
             return {}
         return self.verification_requests(sample, ev)
 
     def read(self, ev: Evidence, name: str, judgment: Judgment | Exception) -> None:
-        if name == FACTS_PROMPT or name in PAIRS:
+        if name in PAIRS:
             self.read_verification(ev, name, judgment)
         else:
             self.read_extraction(ev, name, judgment)
@@ -170,9 +171,9 @@ class Legacy(ProviderBase):
         return bool(self.needs & {REFERENCE_CLAIMS, "reference@context", "reference@answer", "answer@reference"})
 
     # Stage 1: extraction, sentences, questions, standalone, rubric (independent of each other)
-    def extraction_requests(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:
+    def extraction_requests(self, s: Sample, ev: Evidence, wanted: Wanted) -> dict[str, JudgeRequest]:
         out: dict[str, JudgeRequest] = {}
-        extract = self._extract_request(s, ev)
+        extract = self._extract_request(s, ev, wanted)
         if extract is not None:
             out["extract"] = extract
         if SENTENCES in self.kinds:
@@ -207,9 +208,9 @@ class Legacy(ProviderBase):
                                      schemas.RUBRIC, "rubric_score", logprobs=True)
         return out
 
-    def _extract_request(self, s: Sample, ev: Evidence) -> JudgeRequest | None:
+    def _extract_request(self, s: Sample, ev: Evidence, wanted: Wanted) -> JudgeRequest | None:
         answer_text = reference_text = NOT_NEEDED
-        if self._wants_answer() or self.beyond.wants_answer_claims(s):
+        if self._wants_answer() or wanted(ANSWER_CLAIMS) or self.beyond.wants_answer_claims(s):
             if s.answer is None or not s.answer.strip():
                 ev.answer_claims = ev.declines = Unavailable("the sample has no answer")
             elif s.answer_claims is not None:
@@ -297,9 +298,6 @@ class Legacy(ProviderBase):
     # Stage 2: verification of each needed (claim list, source), and the answer's facts
     def verification_requests(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:
         out: dict[str, JudgeRequest] = {}
-        facts = self.beyond.request(s, ev, judge_present=True)
-        if facts is not None:
-            out[FACTS_PROMPT] = facts
         for pair in PAIRS:
             if pair not in self.needs:
                 continue
@@ -324,9 +322,6 @@ class Legacy(ProviderBase):
 
     def read_verification(self, ev: Evidence, pair: str, j: Judgment | Exception) -> None:
         """Stage 2's judgment for ``pair`` (``"answer@context"``, ...) into ``ev``."""
-        if pair == FACTS_PROMPT:
-            self.beyond.read(ev, j, unavailable(j))
-            return
         ev.verdicts[pair] = unavailable(j) or tuple(
             Verdict(v["id"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"])
             for v in value(j)["verdicts"])
@@ -353,6 +348,56 @@ def weighted_score(logprobs: list[dict[str, Any]] | None, low: int, high: int) -
             return sum(s * p for s, p in weights.items()) / total if total else None
         text += token["token"]
     return None
+
+
+def _needs_claims(criteria: Sequence[Criterion], run: AgentRun) -> bool:
+    """Some criterion reads the answer's claims, and its question/answer condition (read
+    without claims) does not already rule it out: only then is the answer split."""
+    for c in criteria:
+        when = c.when
+        if c.kind != "never_claim" and (when is None or (when.claims_match is None and when.claims_state is None)):
+            continue
+        if when is not None and any(
+                pattern is not None and text is not None and not re.search(pattern, text, re.IGNORECASE)
+                for pattern, text in ((when.question_matches, run.question), (when.answer_matches, run.answer))):
+            continue
+        return True
+    return False
+
+
+class _Actions:
+    """Plans and gathers the ``actions`` evidence of each sample."""
+
+    def __init__(self, needs: set[str], sources: Sources) -> None:
+        self.actions = ACTIONS in needs
+        self.records = sources.records
+        self.criteria = sources.action_criteria or CriteriaSet()
+
+    def wants_answer_claims(self, s: Sample) -> bool:
+        """Whether this sample's answer must be split into claims for these needs."""
+        if self.actions:
+            run = run_from_sample(s)
+            return _needs_claims(self.criteria.for_case(run.id, run.criteria), run)
+        return False
+
+    def prepare(self, s: Sample, ev: Evidence) -> None:
+        if self.actions:
+            run_from_sample(s)  # bad tool calls or criteria stop the run before any call
+
+    def finishes(self) -> bool:
+        return self.actions
+
+    async def finish(self, samples: Sequence[Sample], evidence: Sequence[Evidence], judge: Judge | None) -> None:
+        verify = verifier(judge) if judge is not None else None
+        grades = await asyncio.gather(*(self._grade(s, ev, verify) for s, ev in zip(samples, evidence)))
+        for ev, grade in zip(evidence, grades):
+            ev.actions = grade
+
+    async def _grade(self, s: Sample, ev: Evidence, verify: VerifyFn | None) -> CaseGrade:
+        run = run_from_sample(s)
+        claims: tuple[Claim, ...] | None = ev.answer_claims if isinstance(ev.answer_claims, tuple) else None
+        return await grade_case(run, self.criteria.for_case(run.id, run.criteria), claims=claims,
+                                records=self.records, verify=verify)
 
 
 PROVIDER = Legacy

@@ -39,7 +39,7 @@ STAGES = ((EXTRACTION, "extracting claims"), (VERIFICATION, "verifying claims"))
 #: Need kind -> the module of ``ragmeter.evidence`` whose ``PROVIDER`` fills it, in the order
 #: the providers' requests are sent.
 PROVIDERS: dict[str, str] = {
-    "facts": "legacy", "answer_claims": "legacy", "reference_claims": "legacy", "answer@context": "legacy",
+    "facts": "fact_checks", "answer_claims": "legacy", "reference_claims": "legacy", "answer@context": "legacy",
     "answer@reference": "legacy", "reference@context": "legacy", "reference@answer": "legacy",
     "context_sentences": "legacy", "answer_questions": "legacy", "turn_standalone": "legacy",
     "rubric": "legacy", "actions": "legacy",

@@ -1,37 +1,25 @@
-"""Evidence beyond the context: the answer's facts against the user's records, and the run's
-tool calls against its criteria (the seed's Data Validation and Agent Assurance checks).
+"""The provider of ``facts``: the facts the answer states, checked against the user's records
+(the seed's Data Validation check).
 
-Two parts of each sample's :class:`~ragmeter.evidence.matrix.Evidence`, filled after the claim
-matrix's own two stages:
-
-- ``facts`` (need ``facts``): the answer's claims become checkable facts through one
-  ``facts.extract`` call per answered sample (or are read from ``metadata.facts`` as given,
-  with no call), then each fact is looked up in the record source and judged Pass / Fail /
-  Cannot verify (:func:`ragmeter.records.judge_fact`). Without a record source, every
-  sample's facts are ``Unavailable`` with the reason, and no call is made for them.
-- ``actions`` (need ``actions``): the sample's ``tool_calls``, ``tools`` and ``criteria``
-  (kept in its metadata by the dataset reader) with the suite's criteria, graded by
-  :func:`ragmeter.actions.grade.grade_case`; ``never_claim`` and ``when.claims_state`` ask the
-  judge through the claim matrix's ``claims.verify`` prompt.
-
-All lookups and gradings run in one event loop; a lookup never raises (a timeout or an error
-is one fact that cannot be verified, with the reason), and the source is closed at the end.
+The answer's claims become checkable facts through one ``facts.extract`` call per answered
+sample in the verification stage (or are read from ``metadata.facts`` as given, with no
+call), then each fact is looked up in the record source and judged Pass / Fail / Cannot
+verify (:func:`ragmeter.records.judge_fact`). Without a record source, every sample's facts
+are ``Unavailable`` with the reason, and no call is made for them. All lookups run in one
+event loop after the judge; a lookup never raises (a timeout or an error is one fact that
+cannot be verified, with the reason). The prompt's inputs, schema and reply parser are
+:mod:`ragmeter.records.extraction`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Mapping, Sequence
 
-from ragmeter.actions.calls import AgentRun
-from ragmeter.actions.criteria import CriteriaSet, Criterion
-from ragmeter.actions.grade import CaseGrade, VerifyFn, grade_case
-from ragmeter.actions.judged import verifier
-from ragmeter.actions.readers import run_from_sample
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
-from ragmeter.evidence.matrix import ACTIONS, FACTS, Claim, Evidence, Unavailable
+from ragmeter.evidence.matrix import ANSWER_CLAIMS, FACTS, Evidence, Unavailable
+from ragmeter.evidence.provider import VERIFICATION, ProviderBase, Wanted, unavailable
 from ragmeter.evidence.sources import Sources
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
@@ -75,62 +63,52 @@ def given_facts(s: Sample) -> list[Fact] | None:
     return out
 
 
-def _needs_claims(criteria: Sequence[Criterion], run: AgentRun) -> bool:
-    """Some criterion reads the answer's claims, and its question/answer condition (read
-    without claims) does not already rule it out: only then is the answer split."""
-    for c in criteria:
-        when = c.when
-        if c.kind != "never_claim" and (when is None or (when.claims_match is None and when.claims_state is None)):
-            continue
-        if when is not None and any(
-                pattern is not None and text is not None and not re.search(pattern, text, re.IGNORECASE)
-                for pattern, text in ((when.question_matches, run.question), (when.answer_matches, run.answer))):
-            continue
-        return True
-    return False
+class FactChecks(ProviderBase):
+    """Plans and gathers the ``facts`` evidence of each sample."""
 
+    prompts = {FACTS: ("claims.extract", "facts.extract")}
+    reads = frozenset({ANSWER_CLAIMS})
 
-class BeyondContext:
-    """Plans and gathers the ``facts`` and ``actions`` evidence of each sample."""
-
-    def __init__(self, needs: set[str], sources: Sources) -> None:
-        self.facts = FACTS in needs
-        self.actions = ACTIONS in needs
+    def __init__(self, needs: frozenset[str], sources: Sources) -> None:
+        super().__init__(needs, sources)
         self.records = records = sources.records
-        self.criteria = sources.action_criteria or CriteriaSet()
         self.refuses = sources.refuses
         self.prompt = load_prompt(PROMPT_ID)
         self._pending: dict[int, list[Fact]] = {}  # id(evidence) -> facts to look up
         attributes = getattr(records.source, "attributes", None) if records is not None else None
         self.attributes: tuple[str, ...] | None = tuple(attributes) if attributes else None
 
-    def wants_answer_claims(self, s: Sample) -> bool:
-        """Whether this sample's answer must be split into claims for these needs."""
-        if self.facts and self.records is not None and given_facts(s) is None \
+    def requires(self, sample: Sample) -> frozenset[str]:
+        """The answer's claims, where the facts are to be extracted from them."""
+        if self.records is not None and given_facts(sample) is None \
                 and not (self.refuses is not None and self.refuses(PROMPT_ID)):
-            return True
-        if self.actions:
-            run = run_from_sample(s)
-            return _needs_claims(self.criteria.for_case(run.id, run.criteria), run)
-        return False
+            return frozenset({ANSWER_CLAIMS})
+        return frozenset()
 
-    def prepare(self, s: Sample, ev: Evidence) -> None:
+    def prepare(self, sample: Sample, ev: Evidence) -> None:
         """Before any call: given facts, and why a sample has none (checks the data early)."""
-        if self.actions:
-            run_from_sample(s)  # bad tool calls or criteria stop the run before any call
-        if not self.facts:
-            return
-        given = given_facts(s)
+        given = given_facts(sample)
         if self.records is None:
             ev.facts = Unavailable(NO_RECORDS)
         elif given is not None:
             self._pending[id(ev)] = given
-        elif s.answer is None or not s.answer.strip():
+        elif sample.answer is None or not sample.answer.strip():
             ev.facts = Unavailable("the sample has no answer")
 
-    def request(self, s: Sample, ev: Evidence, judge_present: bool) -> JudgeRequest | None:
+    def requests(self, stage: str, sample: Sample, ev: Evidence, wanted: Wanted) -> dict[str, JudgeRequest]:
         """The ``facts.extract`` request, once the answer's claims are known (stage 2)."""
-        if not self.facts or ev.facts is not None or id(ev) in self._pending:
+        if stage != VERIFICATION:
+            return {}
+        request = self._request(sample, ev, judge_present=self.sources.judge is not None)
+        if request is None:
+            return {}
+        if self.sources.judge is None:
+            ev.facts = Unavailable(NO_JUDGE_FACTS)
+            return {}
+        return {PROMPT_ID: request}
+
+    def _request(self, s: Sample, ev: Evidence, judge_present: bool) -> JudgeRequest | None:
+        if ev.facts is not None or id(ev) in self._pending:
             return None
         why = self.refuses(PROMPT_ID) if self.refuses is not None else None
         if why:  # the judge does not serve fact extraction: no claims were split for it either
@@ -149,28 +127,22 @@ class BeyondContext:
                              entities=entities if isinstance(entities, (Mapping, list)) else None)
         return JudgeRequest(self.prompt, inputs, FACTS_SCHEMA, SCHEMA_NAME)
 
-    def read(self, ev: Evidence, j: Judgment | Exception, bad: Unavailable | None) -> None:
+    def read(self, ev: Evidence, name: str, judgment: Judgment | Exception) -> None:
+        bad = unavailable(judgment)
         if bad is not None:
             ev.facts = bad
             return
         claims = ev.answer_claims if isinstance(ev.answer_claims, tuple) else ()
-        facts, _ = parse_facts(j.value if isinstance(j, Judgment) else {}, claim_ids=[c.id for c in claims],
-                               attributes=self.attributes)
+        facts, _ = parse_facts(judgment.value if isinstance(judgment, Judgment) else {},
+                               claim_ids=[c.id for c in claims], attributes=self.attributes)
         self._pending[id(ev)] = facts
 
     def finishes(self) -> bool:
-        """Whether facts are pending a lookup or cases a grading."""
-        return bool(self._pending) or self.actions
+        return bool(self._pending)
 
     async def finish(self, samples: Sequence[Sample], evidence: Sequence[Evidence], judge: Judge | None) -> None:
-        """Look every pending fact up and grade every case, on the running event loop (the
-        planner opens the record lookup around it)."""
-        verify = verifier(judge) if judge is not None else None
+        """Look every pending fact up, on the running event loop (the record lookup opened)."""
         await asyncio.gather(*(self._check(ev) for ev in evidence if id(ev) in self._pending))
-        if self.actions:
-            grades = await asyncio.gather(*(self._grade(s, ev, verify) for s, ev in zip(samples, evidence)))
-            for ev, grade in zip(evidence, grades):
-                ev.actions = grade
         self._pending.clear()
 
     async def _check(self, ev: Evidence) -> None:
@@ -181,8 +153,5 @@ class BeyondContext:
         checks: list[FactCheck] = [judge_fact(f, o, records.identity) for f, o in zip(facts, outcomes)]
         ev.facts = tuple(checks)
 
-    async def _grade(self, s: Sample, ev: Evidence, verify: VerifyFn | None) -> CaseGrade:
-        run = run_from_sample(s)
-        claims: tuple[Claim, ...] | None = ev.answer_claims if isinstance(ev.answer_claims, tuple) else None
-        return await grade_case(run, self.criteria.for_case(run.id, run.criteria), claims=claims,
-                                records=self.records, verify=verify)
+
+PROVIDER = FactChecks
