@@ -39,8 +39,8 @@ STAGES = ((EXTRACTION, "extracting claims"), (VERIFICATION, "verifying claims"))
 #: Need kind -> the module of ``ragmeter.evidence`` whose ``PROVIDER`` fills it, in the order
 #: the providers' requests are sent.
 PROVIDERS: dict[str, str] = {
-    "facts": "fact_checks", "answer_claims": "legacy", "reference_claims": "legacy", "answer@context": "legacy",
-    "answer@reference": "legacy", "reference@context": "legacy", "reference@answer": "legacy",
+    "facts": "fact_checks", "answer_claims": "claims", "reference_claims": "claims", "answer@context": "claims",
+    "answer@reference": "claims", "reference@context": "claims", "reference@answer": "claims",
     "context_sentences": "legacy", "answer_questions": "legacy", "turn_standalone": "legacy",
     "rubric": "legacy", "actions": "legacy",
 }
@@ -148,3 +148,20 @@ def value(j: Judgment | Exception) -> Any:
 
 def has_text(text: str | None) -> bool:
     return text is not None and bool(text.strip())
+
+
+def context_passages(sample: Sample) -> list[tuple[str, str | None]]:
+    """(chunk id, text) for each chunk that reached the prompt, in prompt order."""
+    texts = {c.id: c.text for c in sample.retrieved}
+    return [(cid, texts.get(cid)) for cid in sample.context_ids]
+
+
+def check_context_texts(samples: Sequence[Sample]) -> None:
+    """Before any call: every context chunk a judge must read has a text."""
+    from ragmeter.core.errors import InvalidInputError
+
+    for s in samples:
+        for cid, text in context_passages(s):
+            if text is None:
+                raise InvalidInputError(f'context chunk "{cid}" has no text for the judge to read', record=s.id,
+                                        field="retrieved", fix="give chunk texts in the data or with --corpus")
