@@ -29,7 +29,6 @@ from ragmeter.evidence.matrix import (
     ANSWER_CLAIMS,
     QUESTIONS,
     RUBRIC,
-    SENTENCES,
     STANDALONE,
     Claim,
     Evidence,
@@ -41,7 +40,6 @@ from ragmeter.evidence.provider import (
     EXTRACTION,
     ProviderBase,
     Wanted,
-    check_context_texts,
     context_passages,
     failed,
     unavailable,
@@ -52,7 +50,6 @@ from ragmeter.evidence.sources import Sources
 from ragmeter.judges import schemas
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
-from ragmeter.judges.sentences import split_sentences
 
 DEFAULT_QUESTIONS = 3
 
@@ -70,7 +67,7 @@ class Legacy(ProviderBase):
     """
 
     prompts = {
-        SENTENCES: ("context.relevance",), QUESTIONS: ("answer.questions",), RUBRIC: ("rubric.score",),
+        QUESTIONS: ("answer.questions",), RUBRIC: ("rubric.score",),
         STANDALONE: ("turn.standalone",),
         ACTIONS: ("claims.extract", "claims.verify"),
     }
@@ -83,14 +80,9 @@ class Legacy(ProviderBase):
         self.criteria = with_builtin(sources.criteria)
         self.rubric = load_prompt("rubric.score")
         self.standalone = load_prompt("turn.standalone")
-        self.relevance = load_prompt("context.relevance")
         self.generate = load_prompt("answer.questions")
 
     reads = frozenset({ANSWER_CLAIMS})
-
-    def check(self, samples: Sequence[Sample]) -> None:
-        if SENTENCES in self.kinds:
-            check_context_texts(samples)
 
     def requires(self, sample: Sample) -> frozenset[str]:
         return frozenset({ANSWER_CLAIMS}) if self.beyond.wants_answer_claims(sample) else frozenset()
@@ -113,16 +105,6 @@ class Legacy(ProviderBase):
     # Stage 1: extraction, sentences, questions, standalone, rubric (independent of each other)
     def extraction_requests(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:
         out: dict[str, JudgeRequest] = {}
-        if SENTENCES in self.kinds:
-            ev.sentences = tuple(sent for _, text in context_passages(s) for sent in split_sentences(text or ""))
-            if not ev.sentences:
-                ev.needed_sentences = Unavailable("the context is empty")
-            elif not s.question:
-                ev.needed_sentences = Unavailable("the sample has no question")
-            else:
-                listing = "\n".join(f"{i}. {t}" for i, t in enumerate(ev.sentences, start=1))
-                out["sentences"] = JudgeRequest(self.relevance, {"question": s.question, "sentences": listing},
-                                                schemas.NEEDED_SENTENCES, "needed_sentences")
         if QUESTIONS in self.kinds:
             if not _has_text(s.answer):
                 ev.questions = Unavailable("the sample has no answer")
@@ -162,9 +144,7 @@ class Legacy(ProviderBase):
     def read_extraction(self, ev: Evidence, name: str, j: Judgment | Exception) -> None:
         """Stage 1's judgment ``name`` (a key of :meth:`extraction_requests`) into ``ev``."""
         bad = unavailable(j)
-        if name == "sentences":
-            ev.needed_sentences = bad or tuple(sorted({i for i in value(j)["needed"] if 1 <= i <= len(ev.sentences)}))
-        elif name == "standalone":
+        if name == "standalone":
             ev.standalone = bad or value(j)["standalone"]
         elif need_kind(name) == RUBRIC:
             crit = self.criteria[need_argument(name)]
