@@ -27,7 +27,6 @@ from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import (
     ACTIONS,
     ANSWER_CLAIMS,
-    QUESTIONS,
     RUBRIC,
     STANDALONE,
     Claim,
@@ -51,8 +50,6 @@ from ragmeter.judges import schemas
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
 
-DEFAULT_QUESTIONS = 3
-
 
 def _has_text(text: str | None) -> bool:
     return text is not None and bool(text.strip())
@@ -67,7 +64,7 @@ class Legacy(ProviderBase):
     """
 
     prompts = {
-        QUESTIONS: ("answer.questions",), RUBRIC: ("rubric.score",),
+        RUBRIC: ("rubric.score",),
         STANDALONE: ("turn.standalone",),
         ACTIONS: ("claims.extract", "claims.verify"),
     }
@@ -75,12 +72,9 @@ class Legacy(ProviderBase):
     def __init__(self, needs: frozenset[str], sources: Sources) -> None:
         super().__init__(needs, sources)
         self.beyond = _Actions(set(needs), sources)
-        self.n_questions = max((int(need_argument(n)) for n in self.needs if need_kind(n) == QUESTIONS
-                                and need_argument(n)), default=DEFAULT_QUESTIONS)
         self.criteria = with_builtin(sources.criteria)
         self.rubric = load_prompt("rubric.score")
         self.standalone = load_prompt("turn.standalone")
-        self.generate = load_prompt("answer.questions")
 
     reads = frozenset({ANSWER_CLAIMS})
 
@@ -105,12 +99,6 @@ class Legacy(ProviderBase):
     # Stage 1: extraction, sentences, questions, standalone, rubric (independent of each other)
     def extraction_requests(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:
         out: dict[str, JudgeRequest] = {}
-        if QUESTIONS in self.kinds:
-            if not _has_text(s.answer):
-                ev.questions = Unavailable("the sample has no answer")
-            else:
-                out["questions"] = JudgeRequest(self.generate, {"answer": s.answer, "n": self.n_questions},
-                                                schemas.QUESTIONS, "questions")
         if STANDALONE in self.kinds:
             standalone = self._standalone_request(s, ev)
             if standalone is not None:
@@ -158,12 +146,6 @@ class Legacy(ProviderBase):
                 logprobs = j.logprobs if isinstance(j, Judgment) else None
                 ev.rubric[crit.name] = {"score": score, "reason": value(j)["reason"],
                                         "weighted": weighted_score(logprobs, crit.low, crit.high)}
-        elif name == "questions":
-            if bad:
-                ev.questions = bad
-            else:
-                ev.questions = tuple(q for q in value(j)["questions"] if q.strip())[: self.n_questions]
-                ev.noncommittal = value(j)["noncommittal"]
 
 _SCORE_KEY = re.compile(r'"score"\s*:\s*$')
 

@@ -41,7 +41,7 @@ STAGES = ((EXTRACTION, "extracting claims"), (VERIFICATION, "verifying claims"))
 PROVIDERS: dict[str, str] = {
     "facts": "fact_checks", "answer_claims": "claims", "reference_claims": "claims", "answer@context": "claims",
     "answer@reference": "claims", "reference@context": "claims", "reference@answer": "claims",
-    "context_sentences": "context_sentences", "answer_questions": "legacy", "turn_standalone": "legacy",
+    "context_sentences": "context_sentences", "answer_questions": "answer_questions", "turn_standalone": "legacy",
     "rubric": "legacy", "actions": "legacy",
 }
 
