@@ -1,70 +1,46 @@
 """The provider of every kind of evidence not yet in its own module (while they move out).
 
-Context relevance (``context.relevance``), the question-generation form of answer relevancy
-(``answer.questions``), standalone turns and rubric scores add one call each when asked for;
-the tool calls are graded after the judge.
-
->>> weighted_score([{"token": '{"score": '}, {"token": "4", "top_logprobs": [
-...     {"token": "4", "logprob": math.log(0.75)}, {"token": "5", "logprob": math.log(0.25)}]}], 1, 5)
-4.25
+Standalone turns add one call per later turn when asked for; the tool calls are graded after
+the judge.
 """
 
 from __future__ import annotations
 
 import asyncio
-import math
 import re
 from collections.abc import Sequence
-from typing import Any
 
 from ragmeter.actions.calls import AgentRun
 from ragmeter.actions.criteria import CriteriaSet, Criterion
 from ragmeter.actions.grade import CaseGrade, VerifyFn, grade_case
 from ragmeter.actions.judged import verifier
 from ragmeter.actions.readers import run_from_sample
-from ragmeter.core.errors import JudgeOutputError
 from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import (
     ACTIONS,
     ANSWER_CLAIMS,
-    RUBRIC,
     STANDALONE,
     Claim,
     Evidence,
     Unavailable,
-    need_argument,
-    need_kind,
 )
 from ragmeter.evidence.provider import (
     EXTRACTION,
     ProviderBase,
     Wanted,
-    context_passages,
-    failed,
     unavailable,
     value,
 )
-from ragmeter.evidence.rubric_criteria import with_builtin
 from ragmeter.evidence.sources import Sources
 from ragmeter.judges import schemas
 from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.prompts import load_prompt
 
 
-def _has_text(text: str | None) -> bool:
-    return text is not None and bool(text.strip())
-
-
 class Legacy(ProviderBase):
-    """Builds the judge requests a sample needs, and reads the judgments back into its evidence.
-
-    Two stages: :meth:`extraction_requests` (what depends on the sample alone: claims,
-    needed sentences, generated questions, standalone turns, rubric scores), then
-    :meth:`verification_requests` (the claims of stage one against their sources).
-    """
+    """Standalone turns (one ``turn.standalone`` call per later turn) and the tool calls' grades."""
 
     prompts = {
-        RUBRIC: ("rubric.score",),
         STANDALONE: ("turn.standalone",),
         ACTIONS: ("claims.extract", "claims.verify"),
     }
@@ -72,8 +48,6 @@ class Legacy(ProviderBase):
     def __init__(self, needs: frozenset[str], sources: Sources) -> None:
         super().__init__(needs, sources)
         self.beyond = _Actions(set(needs), sources)
-        self.criteria = with_builtin(sources.criteria)
-        self.rubric = load_prompt("rubric.score")
         self.standalone = load_prompt("turn.standalone")
 
     reads = frozenset({ANSWER_CLAIMS})
@@ -96,23 +70,12 @@ class Legacy(ProviderBase):
     async def finish(self, samples: Sequence[Sample], evidence: Sequence[Evidence], judge: Judge | None) -> None:
         await self.beyond.finish(samples, evidence, judge)
 
-    # Stage 1: extraction, sentences, questions, standalone, rubric (independent of each other)
     def extraction_requests(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:
         out: dict[str, JudgeRequest] = {}
         if STANDALONE in self.kinds:
             standalone = self._standalone_request(s, ev)
             if standalone is not None:
                 out["standalone"] = standalone
-        for need in sorted(n for n in self.needs if need_kind(n) == RUBRIC):
-            name = need_argument(need)
-            if not _has_text(s.answer):
-                ev.rubric[name] = Unavailable("the sample has no answer")
-                continue
-            c = self.criteria[name]
-            context = "\n".join(f"[{cid}] {text or ''}" for cid, text in context_passages(s)) or "(none)"
-            out[need] = JudgeRequest(self.rubric, {**c.prompt_inputs(), "question": s.question or "",
-                                                   "context": context, "answer": s.answer},
-                                     schemas.RUBRIC, "rubric_score", logprobs=True)
         return out
 
     def _standalone_request(self, s: Sample, ev: Evidence) -> JudgeRequest | None:
@@ -134,40 +97,6 @@ class Legacy(ProviderBase):
         bad = unavailable(j)
         if name == "standalone":
             ev.standalone = bad or value(j)["standalone"]
-        elif need_kind(name) == RUBRIC:
-            crit = self.criteria[need_argument(name)]
-            if bad:
-                ev.rubric[crit.name] = bad
-                return
-            score = value(j)["score"]
-            if not crit.low <= score <= crit.high:
-                ev.rubric[crit.name] = failed(JudgeOutputError(f"score {score} is outside {crit.low}-{crit.high}"))
-            else:
-                logprobs = j.logprobs if isinstance(j, Judgment) else None
-                ev.rubric[crit.name] = {"score": score, "reason": value(j)["reason"],
-                                        "weighted": weighted_score(logprobs, crit.low, crit.high)}
-
-_SCORE_KEY = re.compile(r'"score"\s*:\s*$')
-
-
-def weighted_score(logprobs: list[dict[str, Any]] | None, low: int, high: int) -> float | None:
-    """G-Eval's score: sum(s * p(s)) / sum(p(s)) over the scale's values, read from the
-    top log-probabilities of the token that holds the score (Liu et al. 2023). None when the
-    backend gave no log-probabilities."""
-    if not logprobs:
-        return None
-    text = ""
-    for token in logprobs:
-        if _SCORE_KEY.search(text):
-            weights: dict[int, float] = {}
-            for alt in token.get("top_logprobs") or [token]:
-                t = alt["token"].strip()
-                if t.isdigit() and low <= int(t) <= high:
-                    weights[int(t)] = weights.get(int(t), 0.0) + math.exp(alt["logprob"])
-            total = sum(weights.values())
-            return sum(s * p for s, p in weights.items()) / total if total else None
-        text += token["token"]
-    return None
 
 
 def _needs_claims(criteria: Sequence[Criterion], run: AgentRun) -> bool:
