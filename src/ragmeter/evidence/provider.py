@@ -42,7 +42,7 @@ PROVIDERS: dict[str, str] = {
     "facts": "fact_checks", "answer_claims": "claims", "reference_claims": "claims", "answer@context": "claims",
     "answer@reference": "claims", "reference@context": "claims", "reference@answer": "claims",
     "context_sentences": "context_sentences", "answer_questions": "answer_questions", "turn_standalone": "legacy",
-    "rubric": "rubric_scores", "actions": "legacy",
+    "rubric": "rubric_scores", "actions": "action_grades",
 }
 
 #: Whether another provider needs a need for the sample at hand (a fact check reads the claims).
