@@ -25,7 +25,20 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 
-from ragmeter.evidence.matrix import Evidence, Unavailable, need_kind
+from ragmeter.evidence.matrix import (
+    ACTIONS,
+    ANSWER_CLAIMS,
+    FACTS,
+    PAIRS,
+    QUESTIONS,
+    REFERENCE_CLAIMS,
+    RUBRIC,
+    SENTENCES,
+    STANDALONE,
+    Evidence,
+    Unavailable,
+    need_kind,
+)
 
 if TYPE_CHECKING:
     from ragmeter.core.sample import Sample
@@ -39,10 +52,13 @@ STAGES = ((EXTRACTION, "extracting claims"), (VERIFICATION, "verifying claims"))
 #: Need kind -> the module of ``ragmeter.evidence`` whose ``PROVIDER`` fills it, in the order
 #: the providers' requests are sent.
 PROVIDERS: dict[str, str] = {
-    "facts": "fact_checks", "answer_claims": "claims", "reference_claims": "claims", "answer@context": "claims",
-    "answer@reference": "claims", "reference@context": "claims", "reference@answer": "claims",
-    "context_sentences": "context_sentences", "answer_questions": "answer_questions", "turn_standalone": "legacy",
-    "rubric": "rubric_scores", "actions": "action_grades",
+    FACTS: "fact_checks",
+    **dict.fromkeys((ANSWER_CLAIMS, REFERENCE_CLAIMS, *PAIRS), "claims"),
+    SENTENCES: "context_sentences",
+    QUESTIONS: "answer_questions",
+    STANDALONE: "legacy",
+    RUBRIC: "rubric_scores",
+    ACTIONS: "action_grades",
 }
 
 #: Whether another provider needs a need for the sample at hand (a fact check reads the claims).
