@@ -56,7 +56,7 @@ PROVIDERS: dict[str, str] = {
     **dict.fromkeys((ANSWER_CLAIMS, REFERENCE_CLAIMS, *PAIRS), "claims"),
     SENTENCES: "context_sentences",
     QUESTIONS: "answer_questions",
-    STANDALONE: "legacy",
+    STANDALONE: "standalone_turns",
     RUBRIC: "rubric_scores",
     ACTIONS: "action_grades",
 }
