@@ -27,13 +27,17 @@ The seed's reference system is TestMu AI's Data Validation (Pass / Fail / Cannot
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ragmeter.core.measure import Display, Measure
 from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import FACTS, Evidence, Unavailable
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.registry import register
-from ragmeter.records.facts import FactCheck, fact_counts, undefined_reason
+
+if TYPE_CHECKING:  # the records code loads where facts were checked, not wherever metrics are listed
+    from ragmeter.records.facts import FactCheck
 
 NEEDS = frozenset({FACTS})
 NO_FACTS = "the answer states no fact that the system of record holds"
@@ -47,6 +51,8 @@ def _checks(ev: Evidence) -> tuple[FactCheck, ...]:
 
 
 def record_accuracy(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    from ragmeter.records.facts import fact_counts, undefined_reason
+
     checks = _checks(ev)
     rate = fact_counts(checks).rate
     if rate is None:
@@ -56,6 +62,8 @@ def record_accuracy(ev: Evidence, sample: Sample, measure: Measure, context: Jud
 
 
 def record_coverage(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    from ragmeter.records.facts import fact_counts
+
     checks = _checks(ev)
     return fact_counts(checks).verified / len(checks)
 
