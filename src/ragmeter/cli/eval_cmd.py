@@ -11,6 +11,7 @@ import typer
 
 from ragmeter.cli.app import app, echo_err, echo_text, friendly, split_metrics
 from ragmeter.core.errors import LowCoverageWarning, NothingRetrievedWarning
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, Settings, default_runs_dir, split_ids
 
 if TYPE_CHECKING:
@@ -158,10 +159,8 @@ def eval_command(
                                        help="retrieved (default), context (what reached the prompt), or both"),
     only: str | None = typer.Option(None, "--only", help="comma-separated sample ids to score"),
     fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
-    judge: str | None = typer.Option(None, "--judge",
-                                        help="openai:<model>, anthropic:<model>, local (bundled offline model; "
-                                             "the default when ragmeter\\[local] is installed), local:<file.gguf>, "
-                                             "or none"),
+    judge: str | None = typer.Option(None, "--judge", help=judge_specs(notes={
+        "local": "bundled offline model; the default when ragmeter\\[local] is installed"}, last=",") + ", or none"),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url",
                                                  help="the judge server's URL (vLLM, Ollama, llama.cpp, LiteLLM ...)"),
     embedder: str = typer.Option(DEFAULTS.embedder, "--embedder",

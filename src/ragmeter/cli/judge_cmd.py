@@ -7,13 +7,14 @@ import json
 import typer
 
 from ragmeter.cli.app import PROGRESS_HELP, app, format_option, friendly, progress_for
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import Settings
 
 
 @app.command("judge-check")
 @friendly
 def judge_check_command(
-    judge: str = typer.Option("local", "--judge", help="openai:<model>, anthropic:<model>, local or local:<file.gguf>"),
+    judge: str = typer.Option("local", "--judge", help=judge_specs()),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     split: str = typer.Option("all", "--split", help="all, or the tune / heldout half (by context)"),
     mode: str | None = typer.Option(None, "--mode", help="local judge: per_chunk (default) or joined"),

