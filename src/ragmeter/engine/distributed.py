@@ -34,6 +34,7 @@ from typing import Any
 
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.measure import Measure
 from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS
@@ -148,7 +149,7 @@ def _limiter_actor(ray: Any) -> Any:
     return ray.remote(num_cpus=0)(JudgeLimiter)
 
 
-def _score_shard(samples: list[Sample], metrics: list[str] | None, options: dict[str, Any],
+def _score_shard(samples: list[Sample], names: list[str], options: dict[str, Any],
                  sources: SourcesDescription, limiter: Any, ledger_path: str | None, main_ledger: str | None,
                  fingerprints: tuple[str, str], heartbeat: str | None
                  ) -> tuple[dict[str, Sequence[Outcome]], tuple[Any, ...] | None, dict[str, Any] | None]:
@@ -159,12 +160,13 @@ def _score_shard(samples: list[Sample], metrics: list[str] | None, options: dict
     built = sources.build(ledger=LayeredLedger(ledger_path or ":memory:", main_ledger),
                           limiter=RemoteLimiter(limiter) if limiter is not None else None, lookup_cache=main_ledger)
     data = dataclasses.replace(from_samples(samples), fingerprint=fingerprints[0], testset_fingerprint=fingerprints[1])
-    result = evaluate_with(data, resolve_measures(measure_list(metrics), options["k"], view=options["view"]), built)
+    result = evaluate_with(data, resolve_measures(names, options["k"]), built)
     outcomes = {str(m): outcome for m, outcome in result.outcomes.items()}  # names travel, not spec objects
     return outcomes, result.evidence, (built.judge.stats.as_dict() if built.judge is not None else None)
 
 
-def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None = DEFAULTS.k, view: str | None = None,
+def evaluate_ray(data: Dataset, metrics: Sequence[str | Measure] | None, *, k: int | None = DEFAULTS.k,
+                 view: str | None = None,
                  sources: SourcesDescription | None = None, ledger: str | None = None,
                  shards: int | None = None, address: str | None = None, concurrency: int = DEFAULTS.concurrency,
                  max_retries: int = 3, heartbeat_dir: str | None = None,
@@ -172,7 +174,10 @@ def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None 
     """The local engine's results, scored in shards on a Ray cluster. ``sources``: what each
     worker builds its judge, embedder (API keys come from the workers' environment; an
     OpenAI-compatible embedder's URL defaults to this process's ``OPENAI_BASE_URL``), record
-    lookup and criteria from."""
+    lookup and criteria from. ``metrics`` are resolved here once (measures as they are);
+    each worker parses their canonical names back."""
+    measures = resolve_measures(measure_list(metrics), k, view=view)
+    names = [str(m) for m in measures]
     ray = _ray()
     sources = sources or SourcesDescription()
     if not ray.is_initialized():
@@ -185,20 +190,20 @@ def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None 
     limiter = _limiter_actor(ray).remote(concurrency, lease_s) if sources.judge is not None else None
     ledger_dir = Path(ledger).parent if ledger else None
     task = ray.remote(_score_shard).options(max_retries=max_retries, retry_exceptions=False)
-    options = {"k": k, "view": view}
+    options = {"k": k}
     if sources.embedder not in (None, DEFAULTS.embedder) and not sources.embedder_base_url:
         sources = dataclasses.replace(sources, embedder_base_url=os.environ.get("OPENAI_BASE_URL"))
     refs = []
     for i in range(n):
         shard_ledger = str(ledger_dir / f"ledger-shard-{i}.sqlite") if ledger_dir else None
         beat = str(Path(heartbeat_dir) / f"shard-{i}.json") if heartbeat_dir else None
-        refs.append(task.remote(samples[bounds[i]:bounds[i + 1]], list(metrics) if metrics else None, options,
+        refs.append(task.remote(samples[bounds[i]:bounds[i + 1]], names, options,
                                 sources, limiter, shard_ledger, ledger, (data.fingerprint, data.testset_fingerprint),
                                 beat))
     parts = ray.get(refs)
     if ledger is not None and ledger_dir is not None:
         merge_ledgers(ledger, [str(ledger_dir / f"ledger-shard-{i}.sqlite") for i in range(n)])
-    return _combine(data, metrics, k, view, parts)
+    return _combine(data, measures, parts)
 
 
 def merge_ledgers(target: str, shards: list[str]) -> int:
@@ -210,10 +215,9 @@ def merge_ledgers(target: str, shards: list[str]) -> int:
         main.close()
 
 
-def _combine(data: Dataset, metrics: Sequence[str] | None, k: int | None, view: str | None,
+def _combine(data: Dataset, measures: tuple[Measure, ...],
              parts: list[tuple[dict[str, Sequence[Outcome]], tuple[Any, ...] | None, dict[str, Any] | None]]
              ) -> EvaluationResult:
-    measures = resolve_measures(metrics, k, view=view)
     outcomes = {m: tuple(o for part in parts for o in part[0][str(m)]) for m in measures}
     evidence = None
     if any(p[1] is not None for p in parts):

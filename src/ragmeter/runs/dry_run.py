@@ -10,12 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ragmeter.core.settings import InvalidSettingError, Settings
+from ragmeter.core.settings import AUTO_JUDGE, InvalidSettingError, Settings
 from ragmeter.engine.dry_run import dry_run_plan
-from ragmeter.engine.evaluate import resolve_measures
 from ragmeter.evidence.sources import Sources
 from ragmeter.judges.judge_factory import planning_judge
-from ragmeter.runs.inputs import action_criteria, load_samples, resolve_judge, uncached_record_lookup
+from ragmeter.runs.inputs import action_criteria, load_samples, resolve_judge, run_measures, uncached_record_lookup
 
 
 def plan_evaluation(settings: Settings, *, resumed: bool = False,
@@ -25,16 +24,17 @@ def plan_evaluation(settings: Settings, *, resumed: bool = False,
     ``resumed``: the settings are a stored run's (its judge is already resolved)."""
     if settings.block is not None:
         raise InvalidSettingError("block", "a dry run loads the whole dataset: drop --block to plan it")
-    if not resumed:
-        settings = resolve_judge(settings, notify)
+    measures = None
+    if not resumed and settings.judge == AUTO_JUDGE:  # auto turns on whether a measure is judged
+        measures = run_measures(settings)
+        settings = resolve_judge(settings, measures, notify)
     judge = planning_judge(settings.judge_spec, settings)
     actions = action_criteria(settings)
-    resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m fails before the data is read
+    measures = measures or run_measures(settings)  # a bad -m fails before the data is read
     try:
         data = load_samples(settings)
         sources = Sources(judge=judge, records=uncached_record_lookup(settings), action_criteria=actions)
-        plan = dry_run_plan(data, settings.metrics, k=settings.k, view=settings.view, sources=sources,
-                            price_in=settings.price_in, price_out=settings.price_out)
+        plan = dry_run_plan(data, measures, sources=sources, price_in=settings.price_in, price_out=settings.price_out)
     finally:
         if judge is not None:
             judge.ledger.close()

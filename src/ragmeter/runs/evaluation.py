@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
-from ragmeter.core.settings import InvalidSettingError, Settings
-from ragmeter.engine.evaluate import evaluate_with, measure_list, resolve_measures
+from ragmeter.core.settings import AUTO_JUDGE, InvalidSettingError, Settings
+from ragmeter.engine.evaluate import evaluate_with
 from ragmeter.evidence.sources import Sources
 from ragmeter.runs.inputs import (
     action_criteria,
@@ -29,6 +29,7 @@ from ragmeter.runs.inputs import (
     resolve_judge,
     rubric_criteria,
     run_judge,
+    run_measures,
 )
 from ragmeter.runs.resume import absolute_options, check_fingerprint
 from ragmeter.runs.store import (
@@ -105,15 +106,17 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
 
         planned, plan = plan_evaluation(settings, resumed=resume is not None, notify=notify)
         return EvaluationRun(planned, None, plan=plan)
-    if resume is None:
-        settings = resolve_judge(settings, notify)
+    measures = None
+    if resume is None and settings.judge == AUTO_JUDGE:  # auto turns on whether a measure is judged
+        measures = run_measures(settings)
+        settings = resolve_judge(settings, measures, notify)
     # built on every engine, so that a wrong judge or a missing key fails before any work
     # (Ray workers build their own from its description)
     sources = Sources(judge=run_judge(settings), criteria=rubric_criteria(settings),
                       action_criteria=action_criteria(settings))
-    resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m leaves no run directory
+    measures = measures or run_measures(settings)  # a bad -m leaves no run directory
     if settings.block is not None and settings.dataset is not None:
-        return _streamed(settings, settings.dataset, settings.block, sources, resume)
+        return _streamed(settings, settings.dataset, settings.block, measures, sources, resume)
     data = load_samples(settings)
     sources = sources.replace(records=record_lookup(settings))
     if resume is not None:
@@ -125,13 +128,12 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
         if settings.engine == "ray":
             from ragmeter.engine.distributed import evaluate_ray
 
-            result = evaluate_ray(data, settings.metrics, k=settings.k, view=settings.view,
+            result = evaluate_ray(data, measures, k=settings.k,
                                   sources=described(settings, sources), ledger=settings.ledger_path,
                                   address=settings.address, concurrency=settings.concurrency)
         else:
             sources = sources.replace(embedder=embedder(settings))
             saved = _saver(run_path, setup)
-            measures = resolve_measures(measure_list(settings.metrics), settings.k, view=settings.view)
             with progress(sources.judge) if progress is not None else nullcontext() as on_stage:
                 result = evaluate_with(data, measures, sources, progress=on_stage, before_judged=saved)
         if run_path is not None and setup is not None:
@@ -169,7 +171,8 @@ def _recording(settings: Settings, resume: Run | None,
     return path, start_run(path, absolute_options(settings.stored()), dataset)
 
 
-def _streamed(settings: Settings, path: str, block: int, sources: Sources, resume: Run | None) -> EvaluationRun:
+def _streamed(settings: Settings, path: str, block: int, measures: tuple[Measure, ...], sources: Sources,
+              resume: Run | None) -> EvaluationRun:
     sources = sources.replace(embedder=embedder(settings))
     opened: dict[str, Any] = {"path": None, "setup": None}
 
@@ -182,7 +185,6 @@ def _streamed(settings: Settings, path: str, block: int, sources: Sources, resum
     from ragmeter.runs.blockwise import evaluate_streaming
 
     try:
-        measures = resolve_measures(measure_list(settings.metrics), settings.k, view=settings.view)
         summary, dataset = evaluate_streaming(path, measures, block=block, open_run=open_run,
                                               corpus=settings.corpus,
                                               sources=sources.replace(records=record_lookup(settings)))
@@ -191,5 +193,4 @@ def _streamed(settings: Settings, path: str, block: int, sources: Sources, resum
             mark_stopped(opened["path"], opened["setup"], exc)
         raise
     run_path = opened["path"]
-    measures = resolve_measures(settings.metrics, settings.k, view=settings.view)
     return EvaluationRun(settings, run_path, streamed=StreamedEvaluation(summary, dataset, measures, block))

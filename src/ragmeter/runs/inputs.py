@@ -9,11 +9,13 @@ Used by the run driver (:mod:`ragmeter.runs.evaluation`) and the dry run
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ragmeter.core.measure import Measure
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettingError, Settings
 from ragmeter.engine.dry_run import needs_judge
+from ragmeter.engine.evaluate import measure_list, resolve_measures
 from ragmeter.evidence.sources import Sources, SourcesDescription
 from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 
@@ -24,13 +26,20 @@ if TYPE_CHECKING:
     from ragmeter.records.lookup import RecordLookup
 
 
-def resolve_judge(settings: Settings, notify: Callable[[str], None] | None = None) -> Settings:
-    """``auto``: the bundled local judge when a requested metric needs a judge and
+def run_measures(settings: Settings) -> tuple[Measure, ...]:
+    """The measures ``settings.metrics`` name at ``settings.k`` and ``settings.view``: parsed
+    once per run, then passed down as measures."""
+    return resolve_measures(measure_list(settings.metrics), settings.k, view=settings.view)
+
+
+def resolve_judge(settings: Settings, measures: Sequence[Measure],
+                  notify: Callable[[str], None] | None = None) -> Settings:
+    """``auto``: the bundled local judge when one of ``measures`` needs a judge and
     ``ragmeter[local]`` is installed (``notify`` is told), else no judge."""
     if settings.judge != AUTO_JUDGE:
         return settings
     spec = None
-    if needs_judge(settings.metrics, settings.k, settings.view):  # else no judge code is imported
+    if needs_judge(measures):  # else no judge code is imported
         from ragmeter.judges.judge_factory import default_judge
 
         spec = default_judge()
