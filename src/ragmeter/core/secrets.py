@@ -36,11 +36,6 @@ def held_secrets(extra: tuple[str | None, ...] = ()) -> list[str]:
     return sorted(found, key=len, reverse=True)
 
 
-def redact_url(url: str | None) -> str | None:
-    """``url`` without its userinfo (``http://u:p@h/v1`` -> ``http://***@h/v1``)."""
-    return None if url is None else _USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", url)
-
-
 def has_userinfo(url: str | None) -> bool:
     return url is not None and _USERINFO.search(url) is not None
 

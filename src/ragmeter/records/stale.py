@@ -25,20 +25,6 @@ LABEL = "stale_chunk"
 ANSWER_AT_CONTEXT = "answer@context"
 
 
-class VerdictLike(Protocol):
-    @property
-    def claim(self) -> int: ...
-
-    @property
-    def verdict(self) -> str: ...
-
-    @property
-    def sources(self) -> tuple[str, ...]: ...
-
-    @property
-    def quote(self) -> str: ...
-
-
 class MatrixLike(Protocol):
     @property
     def verdicts(self) -> Mapping[str, Any]: ...
