@@ -17,7 +17,7 @@ from pathlib import Path
 import ragmeter
 
 LAYERS = (
-    ("_version", "core"),
+    ("_version", "_lazy", "core"),
     ("io", "judges", "ledger", "embeddings", "records", "actions"),
     ("evidence",),
     ("metrics", "trec"),
