@@ -116,7 +116,7 @@ def test_dry_run_counts_the_verification_prompts_tokens(warranty):
     """Verification prompts send the passages and the claims; the estimate used to count only
     extraction (386 tokens for faithfulness, and the same for faithfulness + context recall)."""
     from ragmeter import load_dataset
-    from ragmeter.engine.dry_run import dry_run_plan
+    from ragmeter.engine.call_plan import dry_run_plan
     from ragmeter.engine.evaluate import resolve_measures
     from ragmeter.evidence.sources import Sources
     from ragmeter.judges import Judge
@@ -138,7 +138,7 @@ def test_dry_run_counts_the_verification_prompts_tokens(warranty):
 
 def test_dry_run_of_the_local_judge_estimates_its_time(warranty):
     from ragmeter import load_dataset
-    from ragmeter.engine.dry_run import dry_run_plan
+    from ragmeter.engine.call_plan import dry_run_plan
     from ragmeter.engine.evaluate import resolve_measures
     from ragmeter.evidence.sources import Sources
     from ragmeter.judges import Judge

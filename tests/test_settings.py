@@ -16,7 +16,7 @@ import pytest
 
 import ragmeter
 from ragmeter.core.settings import DEFAULTS, InvalidSettingError, Settings, WatchSettings
-from ragmeter.engine.dry_run import dry_run_plan, needs_judge
+from ragmeter.engine.call_plan import dry_run_plan, needs_judge
 from ragmeter.engine.evaluate import resolve_measures
 from ragmeter.evidence.sources import Sources
 from ragmeter.judges import Judge, ScriptedBackend
@@ -26,7 +26,7 @@ from ragmeter.live.loop import parse_alert, run_watch
 from ragmeter.report.results_csv import results_csv, write_results_csv
 from ragmeter.report.table import judge_line
 from ragmeter.runs import inputs, load_run
-from ragmeter.runs.evaluation import run_evaluation
+from ragmeter.runs.driver import run_evaluation
 from ragmeter.runs.resume import resume_settings
 
 from . import judge_server, live_judge, seed_judge

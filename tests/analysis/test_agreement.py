@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragmeter.analysis.agreement import agreement, cohen_kappa
+from ragmeter.analysis.judge_agreement import agreement, cohen_kappa
 from ragmeter.label import agreement as label_agreement
 
 

@@ -8,7 +8,7 @@ import importlib
 import pytest
 
 from ragmeter.core.settings import Settings
-from ragmeter.runs.evaluation import run_evaluation
+from ragmeter.runs.driver import run_evaluation
 
 
 @pytest.fixture

@@ -181,7 +181,7 @@ def agreement_command(
     fmt: str = format_option("text", "json"),
 ) -> None:
     """Judge vs human labels per metric: kappa, Spearman, Kendall, confusion, and the PPI-corrected mean."""
-    from ragmeter.analysis.agreement import agreement
+    from ragmeter.analysis.judge_agreement import agreement
     from ragmeter.io.labels import load_labels
     from ragmeter.runs import load_run
 

@@ -1,5 +1,5 @@
 """``ragmeter eval``: parse the options into :class:`~ragmeter.core.settings.Settings`, call
-:func:`~ragmeter.runs.evaluation.run_evaluation`, render what it returns."""
+:func:`~ragmeter.runs.driver.run_evaluation`, render what it returns."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, Settings, default_runs_
 
 if TYPE_CHECKING:
     from ragmeter.runs import Run
-    from ragmeter.runs.evaluation import EvaluationRun, ProgressFactory
+    from ragmeter.runs.driver import EvaluationRun, ProgressFactory
 
 FORMATS = ("table", "json", "csv")
 #: Options that are rendering or actions, not settings.
@@ -210,7 +210,7 @@ def eval_command(
                                             help="seconds between plain progress lines"),
 ) -> None:
     """Score a dataset: label metrics, and claim metrics through a judge; print the table and means."""
-    from ragmeter.runs.evaluation import run_evaluation
+    from ragmeter.runs.driver import run_evaluation
 
     if fmt not in FORMATS:
         raise typer.BadParameter("use table, json or csv", param_hint="--format")

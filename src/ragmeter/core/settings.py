@@ -2,7 +2,7 @@
 
 The command line parses its options into :class:`Settings`; the library reads them: the
 judge factory (:func:`ragmeter.judges.judge_factory.make_judge`), the run driver
-(:func:`ragmeter.runs.evaluation.run_evaluation`), the Ray engine and the watch loop
+(:func:`ragmeter.runs.driver.run_evaluation`), the Ray engine and the watch loop
 (:func:`ragmeter.live.loop.watch`). Library functions that take one of these values as a
 keyword take their default from :data:`DEFAULTS`, so ``--concurrency``'s default, the
 backends' and the Ray limiter's are one number.

@@ -292,7 +292,7 @@ def evaluate(
     See Also
     --------
     resolve_measures : how measure strings, ``k`` and ``view`` become measures.
-    ragmeter.runs.evaluation.run_evaluation : the same with a run directory, resume and cost.
+    ragmeter.runs.driver.run_evaluation : the same with a run directory, resume and cost.
 
     Examples
     --------

@@ -15,7 +15,7 @@ from typing import Any
 
 from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import AUTO_JUDGE, NO_JUDGE, InvalidSettingError, Settings
-from ragmeter.engine.dry_run import needs_judge
+from ragmeter.engine.call_plan import needs_judge
 from ragmeter.engine.evaluate import resolve_measures
 from ragmeter.judges.judge_factory import default_judge, make_judge
 from ragmeter.live.watch import Alert, Watcher, serve

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # the public names, each imported from its home on first use
     from ragmeter.records.quantities import read_quantity
     from ragmeter.records.spec import parse_source
     from ragmeter.records.stale import StaleChunk, find_stale_chunks
-    from ragmeter.records.table import TableSource
+    from ragmeter.records.table_source import TableSource
     from ragmeter.records.types import (
         CannotVerify,
         LookupOutcome,

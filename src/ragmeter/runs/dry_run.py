@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ragmeter.core.settings import AUTO_JUDGE, InvalidSettingError, Settings
-from ragmeter.engine.dry_run import dry_run_plan
+from ragmeter.engine.call_plan import dry_run_plan
 from ragmeter.evidence.sources import Sources
 from ragmeter.judges.judge_factory import planning_judge
 from ragmeter.runs.inputs import action_criteria, load_samples, resolve_judge, run_measures, uncached_record_lookup

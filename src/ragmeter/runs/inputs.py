@@ -3,7 +3,7 @@ resolved), and the sources of its evidence (the judge, rubric criteria, record l
 criteria, embedder), each built only when the settings name it, so that a label-only run
 imports no judge, record or embedding code.
 
-Used by the run driver (:mod:`ragmeter.runs.evaluation`) and the dry run
+Used by the run driver (:mod:`ragmeter.runs.driver`) and the dry run
 (:mod:`ragmeter.runs.dry_run`).
 """
 
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragmeter.core.measure import Measure
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettingError, Settings
-from ragmeter.engine.dry_run import needs_judge
+from ragmeter.engine.call_plan import needs_judge
 from ragmeter.engine.evaluate import measure_list, resolve_measures
 from ragmeter.evidence.sources import Sources, SourcesDescription
 from ragmeter.io.dataset import Dataset, from_samples, load_dataset
