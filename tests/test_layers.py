@@ -209,3 +209,13 @@ def test_the_checks_see_what_they_look_for(tmp_path):
     assert package_cycles(root) == ["judges -> ledger -> judges", "ledger -> judges -> ledger"]
     assert "ragmeter.runs.a -> ragmeter.runs.b -> ragmeter.runs.a" in module_cycles(root)
     assert _graph(root)[1] == ["ragmeter.judges:1 imports ragmeter.ledger.sqlite._private"]
+
+
+def test_the_architecture_page_draws_every_package_and_this_order():
+    """docs/architecture.md (the tree as it is) names each package and draws LAYERS as they are."""
+    page = (SRC.parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    packages = sorted(p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    assert not [p for p in packages if f"`{p}/`" not in page], "packages docs/architecture.md does not name"
+    shown = [[p for p in layer if not p.startswith("_") and p != "pytest_plugin"] for layer in LAYERS]
+    order = "  <-  ".join(", ".join(layer) for layer in shown if layer)
+    assert " ".join(order.split()) in " ".join(page.split()), "docs/architecture.md draws another layer order"
