@@ -331,8 +331,7 @@ def _context_relevance_typed(llm: Any, usage: Any) -> dict:
 def _context_relevance(backend: Any) -> dict:
     """Per sentence: needed or not, from the generated list of needed sentence numbers (the
     context.relevance prompt under a JSON-Schema grammar, as any other prompt is served)."""
-    from ragmeter.claims import schemas
-    from ragmeter.judges import Judge, JudgeRequest
+    from ragmeter.judges import Judge, JudgeRequest, schemas
     from ragmeter.judges.prompts import load_prompt
 
     rows = _jsonl(AGREEMENT / "context_relevance.jsonl")

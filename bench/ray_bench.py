@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 import ragmeter  # noqa: E402
 from ragmeter.engine.distributed import evaluate_ray  # noqa: E402
+from ragmeter.evidence.sources import SourcesDescription  # noqa: E402
 from ragmeter.judges import Judge, OpenAIBackend  # noqa: E402
 from ragmeter.ledger import Ledger  # noqa: E402
 from tests import judge_server, live_judge  # noqa: E402
@@ -55,8 +56,8 @@ def main() -> None:
                      runtime_env={"env_vars": {"PYTHONPATH": str(ROOT), "OPENAI_API_KEY": "k"}})
             start = time.perf_counter()
             evaluate_ray(data, ["faithfulness"], shards=workers, concurrency=a.concurrency,
-                         judge_spec={"judge": "openai:m", "base_url": state.url + "/v1",
-                                     "concurrency": a.concurrency},
+                         sources=SourcesDescription(judge={"judge": "openai:m", "base_url": state.url + "/v1",
+                                                           "concurrency": a.concurrency}),
                          ledger=str(Path(tmp) / f"ray{workers}" / "ledger.sqlite"))
             rows.append((f"ray x{workers}", time.perf_counter() - start))
             ray.shutdown()

@@ -30,8 +30,8 @@ from ragmeter.actions import (
     summarise,
     verifier,
 )
-from ragmeter.claims.matrix import Claim
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.evidence.matrix import Claim
 from ragmeter.judges import Judge, ScriptedBackend
 from ragmeter.records import CallableSource, RecordLookup, TableSource
 

@@ -132,7 +132,7 @@ def test_streamed_run_files_are_the_in_memory_runs(rows: list[dict[str, Any]], o
     import warnings
     from unittest.mock import patch
 
-    from ragmeter.engine.evaluate import evaluate
+    from ragmeter.engine.evaluate import evaluate, resolve_measures
     from ragmeter.runs.blockwise import evaluate_streaming
 
     rows = [{**r, **NOT_PLAIN_ROW} if o else r for r, o in zip(rows, other + [False] * len(rows))]
@@ -144,7 +144,8 @@ def test_streamed_run_files_are_the_in_memory_runs(rows: list[dict[str, Any]], o
         Path(path).write_text(text, encoding="utf-8")
         run = Path(tmp) / "run"
         run.mkdir()
-        summary, dataset = evaluate_streaming(path, BLOCK_MEASURES, block=block, run_path=run, setup={})
+        summary, dataset = evaluate_streaming(path, resolve_measures(BLOCK_MEASURES, 5), block=block, run_path=run,
+                                              setup={})
         slow = general(path)
         whole = evaluate(slow, BLOCK_MEASURES).to_dict()
         assert dataset["fingerprint"] == slow.fingerprint

@@ -235,7 +235,7 @@ def test_label_only_eval_loads_no_judge_ledger_ray_or_report_code(tmp_path: Path
         " '--format', sys.argv[1]]\n"
         "try:\n    run()\nexcept SystemExit as e:\n    assert not e.code, e.code\n"
         "bad = sorted(m for m in sys.modules if m.startswith(('ragmeter.judges', 'ragmeter.ledger', 'ray',"
-        " 'ragmeter.engine.distributed', 'ragmeter.engine.planner', 'ragmeter.engine.judged_scoring',"
+        " 'ragmeter.engine.distributed', 'ragmeter.evidence.planner', 'ragmeter.engine.judged_scoring',"
         " 'ragmeter.embeddings.backends', 'ragmeter.report.html', 'httpx')))\n"
         "print('LOADED', bad, file=sys.stderr)\n")
     for fmt in ("json", "table"):

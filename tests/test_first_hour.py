@@ -116,7 +116,9 @@ def test_dry_run_counts_the_verification_prompts_tokens(warranty):
     """Verification prompts send the passages and the claims; the estimate used to count only
     extraction (386 tokens for faithfulness, and the same for faithfulness + context recall)."""
     from ragmeter import load_dataset
-    from ragmeter.engine.dry_run import dry_run_plan
+    from ragmeter.engine.call_plan import dry_run_plan
+    from ragmeter.engine.evaluate import resolve_measures
+    from ragmeter.evidence.sources import Sources
     from ragmeter.judges import Judge
     from ragmeter.judges.backends import ScriptedBackend
 
@@ -124,7 +126,7 @@ def test_dry_run_counts_the_verification_prompts_tokens(warranty):
 
     data = load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")  # q1 alone is answered
     judge = Judge(ScriptedBackend(seed_judge.scripted))
-    extract, faith, both = (dry_run_plan(data, m, k=5, view=None, judge=judge)
+    extract, faith, both = (dry_run_plan(data, resolve_measures(m, 5), sources=Sources(judge=judge))
                             for m in (["answer_relevancy"], ["faithfulness"], ["faithfulness", "context_recall"]))
     q1 = next(s for s in data.samples if s.id == "q1")
     passages = sum(len(c.text or "") for c in q1.retrieved) // 4
@@ -136,7 +138,9 @@ def test_dry_run_counts_the_verification_prompts_tokens(warranty):
 
 def test_dry_run_of_the_local_judge_estimates_its_time(warranty):
     from ragmeter import load_dataset
-    from ragmeter.engine.dry_run import dry_run_plan
+    from ragmeter.engine.call_plan import dry_run_plan
+    from ragmeter.engine.evaluate import resolve_measures
+    from ragmeter.evidence.sources import Sources
     from ragmeter.judges import Judge
     from ragmeter.judges.backends import ScriptedBackend
     from ragmeter.judges.local_agreement import SECONDS_PER_CALL
@@ -144,8 +148,8 @@ def test_dry_run_of_the_local_judge_estimates_its_time(warranty):
     from . import seed_judge
 
     data = load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
-    plan = dry_run_plan(data, ["faithfulness", "context_recall"], k=5, view=None,
-                        judge=Judge(ScriptedBackend(seed_judge.scripted, name="local")))
+    plan = dry_run_plan(data, resolve_measures(["faithfulness", "context_recall"], 5),
+                        sources=Sources(judge=Judge(ScriptedBackend(seed_judge.scripted, name="local"))))
     expected = SECONDS_PER_CALL["claims.extract"] + 2 * SECONDS_PER_CALL["claims.verify"]
     assert plan["estimated_seconds"] == round(expected, 1)
     # the note says what the figure rests on now, per prompt (issue 31; tests/engine/test_dry_run.py)

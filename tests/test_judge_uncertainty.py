@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragmeter
-from ragmeter.analysis.agreement import ppi_mean
+from ragmeter.analysis.judge_agreement import ppi_mean
 from ragmeter.analysis.judge_uncertainty import judge_agreement, wilson_interval
 from ragmeter.judges import Judge
 from ragmeter.judges.backends import ScriptedBackend

@@ -1,9 +1,10 @@
-"""The package layering, checked on every module's imports (module level, inside functions, and
-under ``TYPE_CHECKING``): a module imports only from its own layer or below, packages form no
+"""The package layering, checked on every module's imports (module level, inside functions, under
+``TYPE_CHECKING``, and ``importlib.import_module`` / ``__import__`` of a literal name or of an
+f-string's literal prefix): a module imports only from its own layer or below, packages form no
 cycle, and no module imports another module's private name.
 
-The layer order is written here, once (DESIGN.md: core <- io, judges, ledger, embeddings <-
-claims <- metrics <- engine <- analysis <- report, runs, live <- cli; trec beside metrics).
+The layer order is written here, once (DESIGN.md: core <- io, judges, ledger, embeddings, records,
+actions <- evidence <- metrics, trec <- engine <- analysis <- report, runs, live, label, testset <- cli).
 ``ragmeter/__init__.py`` is the facade that names the public API and is left out.
 """
 
@@ -16,10 +17,10 @@ from pathlib import Path
 import ragmeter
 
 LAYERS = (
-    ("_version", "core"),
-    ("io", "judges", "ledger", "embeddings", "records"),
-    ("claims",),
-    ("metrics", "trec", "actions"),
+    ("_version", "_lazy", "core"),
+    ("io", "judges", "ledger", "embeddings", "records", "actions"),
+    ("evidence",),
+    ("metrics", "trec"),
     ("engine",),
     ("analysis",),
     ("report", "runs", "live", "label", "testset", "testing", "pytest_plugin"),
@@ -43,11 +44,31 @@ def _package(module: str) -> str | None:
     return parts[1] if len(parts) > 1 else None
 
 
+def _dynamic_target(node: ast.Call) -> str | None:
+    """The module an ``import_module(...)`` / ``__import__(...)`` call names: a string literal, or
+    an f-string's literal prefix up to its last dot (``f"ragmeter.records.{home}"``)."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    if name not in ("import_module", "__import__") or not node.args:
+        return None
+    arg = node.args[0]
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+        return arg.value
+    if isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+        prefix = str(arg.values[0].value)
+        return prefix.rpartition(".")[0] if "." in prefix else None
+    return None
+
+
 def _imports(path: Path, here: str) -> list[tuple[str, list[str], int]]:
     """(imported module, names imported from it, line) for every ragmeter import in the file."""
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Call):
+            target = _dynamic_target(node)
+            if target is not None and target.split(".")[0] == "ragmeter":
+                out.append((target, [], node.lineno))
+        elif isinstance(node, ast.Import):
             out += [(a.name, [], node.lineno) for a in node.names if a.name.split(".")[0] == "ragmeter"]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolve against this module's package
@@ -82,17 +103,24 @@ def _graph(root: Path = SRC) -> tuple[dict[str, dict[str, list[str]]], list[str]
     return edges, private
 
 
-def upward_imports(root: Path = SRC) -> list[str]:
-    edges, _ = _graph(root)
-    return [f"{source} -> {target} ({', '.join(where[:3])})" for source, targets in edges.items()
-            for target, where in targets.items() if LAYER[target] > LAYER[source]]
+def _module_edges(root: Path = SRC) -> dict[str, set[str]]:
+    """Module -> the ragmeter modules it imports (``from pkg import sub`` is the submodule ``sub``;
+    ``from pkg import name`` is the package's ``__init__``)."""
+    paths = {_module_name(p, root): p for p in sorted(root.rglob("*.py"))}
+    edges: dict[str, set[str]] = defaultdict(set)
+    for here, path in paths.items():
+        if _package(here) is None:
+            continue  # the facade
+        for module, names, _ in _imports(path, here):
+            subs = {f"{module}.{n}" for n in names} & set(paths)
+            targets = subs | ({module} if module in paths and (not names or len(subs) < len(names)) else set())
+            edges[here] |= targets - {here}
+    return edges
 
 
-def package_cycles(root: Path = SRC) -> list[str]:
-    edges, _ = _graph(root)
-    graph = {source: set(targets) for source, targets in edges.items()}
+def _reachable_cycles(graph: dict[str, set[str]]) -> list[str]:
     cycles = set()
-    for start in graph:  # a package that can reach itself is on a cycle
+    for start in graph:  # a node that can reach itself is on a cycle
         seen, stack = set(), [(start, [start])]
         while stack:
             node, trail = stack.pop()
@@ -103,6 +131,21 @@ def package_cycles(root: Path = SRC) -> list[str]:
                     seen.add(nxt)
                     stack.append((nxt, trail + [nxt]))
     return sorted(cycles)
+
+
+def module_cycles(root: Path = SRC) -> list[str]:
+    return _reachable_cycles(_module_edges(root))
+
+
+def upward_imports(root: Path = SRC) -> list[str]:
+    edges, _ = _graph(root)
+    return [f"{source} -> {target} ({', '.join(where[:3])})" for source, targets in edges.items()
+            for target, where in targets.items() if LAYER[target] > LAYER[source]]
+
+
+def package_cycles(root: Path = SRC) -> list[str]:
+    edges, _ = _graph(root)
+    return _reachable_cycles({source: set(targets) for source, targets in edges.items()})
 
 
 def test_every_package_has_a_layer():
@@ -123,6 +166,13 @@ def test_no_cycle_between_packages():
     assert not found, "package cycles:\n" + "\n".join(found)
 
 
+def test_no_cycle_between_modules():
+    """Inside a package too (a package's ``__init__`` and a module it imports, two modules that
+    import each other lazily): a cycle is one job split in two places."""
+    found = module_cycles()
+    assert not found, "module cycles:\n" + "\n".join(found)
+
+
 def test_no_private_name_crosses_modules():
     _, private = _graph()
     assert not private, "private names imported from another module:\n" + "\n".join(private)
@@ -137,15 +187,35 @@ def test_the_checks_see_what_they_look_for(tmp_path):
         "core/__init__.py": "",
         "metrics/__init__.py": "def f():\n    from ragmeter.engine import evaluate\n",
         "engine/__init__.py": "",
-        "io/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ragmeter.claims import x\n",
+        "io/__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ragmeter.evidence import x\n",
         "judges/__init__.py": "from ragmeter.ledger.sqlite import _private\n",
         "ledger/__init__.py": "from . import sqlite\n",
         "ledger/sqlite.py": "from ..judges import y\n",
+        # the calls that hide an import from import statements: a literal name, an f-string, __import__
+        "core/evaluation.py": "import importlib\ndef f():\n    return importlib.import_module('ragmeter.runs.x')\n",
+        "core/lazy.py": "from importlib import import_module\nimport_module(f'ragmeter.report.{name}')\n",
+        "records/__init__.py": "def g():\n    return __import__('ragmeter.cli')\n",
+        "records/facade.py": "import importlib\nimportlib.import_module(f'ragmeter.records.{home}')\n",  # its own
+        "runs/__init__.py": "",
+        "runs/a.py": "from ragmeter.runs.b import f\n",
+        "runs/b.py": "def f():\n    from ragmeter.runs import a\n",  # lazily: a cycle still
     }
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
     up = upward_imports(root)
-    assert sorted(u.split(" (")[0] for u in up) == ["io -> claims", "metrics -> engine"]
+    assert sorted(u.split(" (")[0] for u in up) == ["core -> report", "core -> runs", "io -> evidence",
+                                                    "metrics -> engine", "records -> cli"]
     assert package_cycles(root) == ["judges -> ledger -> judges", "ledger -> judges -> ledger"]
+    assert "ragmeter.runs.a -> ragmeter.runs.b -> ragmeter.runs.a" in module_cycles(root)
     assert _graph(root)[1] == ["ragmeter.judges:1 imports ragmeter.ledger.sqlite._private"]
+
+
+def test_the_architecture_page_draws_every_package_and_this_order():
+    """docs/architecture.md (the tree as it is) names each package and draws LAYERS as they are."""
+    page = (SRC.parent.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    packages = sorted(p.name for p in SRC.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    assert not [p for p in packages if f"`{p}/`" not in page], "packages docs/architecture.md does not name"
+    shown = [[p for p in layer if not p.startswith("_") and p != "pytest_plugin"] for layer in LAYERS]
+    order = "  <-  ".join(", ".join(layer) for layer in shown if layer)
+    assert " ".join(order.split()) in " ".join(page.split()), "docs/architecture.md draws another layer order"

@@ -167,11 +167,12 @@ def test_a_users_own_model_is_marked_not_measured(dummy_gguf):
 
 def test_cli_uses_the_local_judge_by_default_when_installed_and_none_turns_it_off(cli, warranty, monkeypatch,
                                                                                   dummy_gguf, tmp_path):
-    import ragmeter.judges as judges
+    import ragmeter.judges.backend_factory as backend_factory
     import ragmeter.judges.local_model as lm
 
     monkeypatch.setattr(lm, "local_available", lambda: True)
-    monkeypatch.setattr(judges, "make_backend", lambda spec, **kw: _Probs(dummy_gguf) if spec == "local" else None)
+    monkeypatch.setattr(backend_factory, "make_backend",
+                        lambda spec, **kw: _Probs(dummy_gguf) if spec == "local" else None)
     args = ("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
             "--only", "q1", "--no-save", "--ledger", tmp_path / "l.sqlite")
     picked = cli(*args, "--format", "json")
@@ -216,9 +217,9 @@ def test_other_backends_refuse_nothing():
 
 
 def test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule(cli, monkeypatch, dummy_gguf):
-    import ragmeter.judges as judges
+    import ragmeter.judges.backend_factory as backend_factory
 
-    monkeypatch.setattr(judges, "make_backend", lambda spec, **kw: _Probs(dummy_gguf))
+    monkeypatch.setattr(backend_factory, "make_backend", lambda spec, **kw: _Probs(dummy_gguf))
     out = cli("judge-check", "--judge", "local", "--format", "json")
     assert out.exit_code == 0, out.output
     report = json.loads(out.output)

@@ -18,6 +18,7 @@ import pytest
 import ragmeter
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.engine.distributed import evaluate_ray
+from ragmeter.evidence.sources import SourcesDescription
 from ragmeter.io import from_samples
 from ragmeter.judges import Judge, ScriptedBackend
 from ragmeter.ledger import Ledger
@@ -83,8 +84,9 @@ def test_embedder_and_criteria_reach_the_workers(cluster, warranty, tmp_path):
         local = ragmeter.evaluate(data, metrics, embedder=make_embedder("openai:letters", base_url=url, api_key="k"),
                                   criteria=criteria, judge=Judge(ScriptedBackend(
                                       lambda prompt_id, inputs, messages: {"score": 9, "reason": "scripted"})))
-        remote = evaluate_ray(data, metrics, shards=2, embedder="openai:letters", embedder_base_url=url,
-                              criteria=criteria, judge_spec={"judge": "openai:m", "base_url": url},
+        remote = evaluate_ray(data, metrics, shards=2, sources=SourcesDescription(
+                                  embedder="openai:letters", embedder_base_url=url, criteria=criteria,
+                                  judge={"judge": "openai:m", "base_url": url}),
                               ledger=str(tmp_path / "ledger.sqlite"))
     finally:
         srv.shutdown()
@@ -97,8 +99,8 @@ def test_identical_on_5000_samples_with_a_scripted_judge(cluster, tmp_path):
     data = dataset(5000)
     metrics = ["ndcg@5", "recall@5", *JUDGED]
     local = ragmeter.evaluate(data, metrics, judge=Judge(ScriptedBackend(live_judge.scripted)))
-    remote = evaluate_ray(data, metrics, shards=4, judge_spec={"scripted": "tests.live_judge:scripted"},
-                          ledger=str(tmp_path / "ledger.sqlite"))
+    remote = evaluate_ray(data, metrics, shards=4, sources=SourcesDescription(
+                              judge={"scripted": "tests.live_judge:scripted"}), ledger=str(tmp_path / "ledger.sqlite"))
     a, b = local.to_dict(), remote.to_dict()
     assert a["metrics"] == b["metrics"] and a["samples"] == b["samples"]
     # the shards' judgments are merged into the run's ledger, each once
@@ -111,7 +113,8 @@ def test_the_limiter_caps_requests_cluster_wide(cluster, tmp_path):
     try:
         data = dataset(40, seed=1)
         spec = {"judge": "openai:m", "base_url": state.url + "/v1", "concurrency": 3}
-        result = evaluate_ray(data, ["faithfulness"], shards=4, judge_spec=spec, ledger=str(tmp_path / "l.sqlite"),
+        result = evaluate_ray(data, ["faithfulness"], shards=4, sources=SourcesDescription(judge=spec),
+                              ledger=str(tmp_path / "l.sqlite"),
                               concurrency=3)
         assert result.summary("faithfulness").scored == 40
         assert state.max_in_flight <= 3 and state.count >= 40
@@ -152,8 +155,8 @@ def test_a_killed_worker_loses_and_repeats_nothing(cluster, tmp_path):
     thread = threading.Thread(target=killer)
     try:
         thread.start()
-        result = evaluate_ray(data, ["faithfulness"], shards=2, judge_spec=spec, ledger=str(ledger), concurrency=2,
-                              heartbeat_dir=str(beats))
+        result = evaluate_ray(data, ["faithfulness"], shards=2, sources=SourcesDescription(judge=spec),
+                              ledger=str(ledger), concurrency=2, heartbeat_dir=str(beats))
         thread.join(timeout=5)
         assert result.summary("faithfulness").scored == 24
         assert json.loads((beats / "shard-0.json").read_text())["pid"] != seen["pid"]  # the shard was retried
@@ -183,8 +186,8 @@ def test_records_and_action_criteria_reach_the_workers(cluster, warranty, tmp_pa
     table = str(warranty / "records.jsonl")
     local = ragmeter.evaluate(data, metrics, records=RecordLookup(parse_source(table)), action_criteria=criteria)
     ledger = tmp_path / "ledger.sqlite"
-    remote = evaluate_ray(data, metrics, shards=3, records={"spec": table, "timeout": 5.0}, action_criteria=criteria,
-                          ledger=str(ledger))
+    remote = evaluate_ray(data, metrics, shards=3, sources=SourcesDescription(
+                              records=table, records_timeout=5.0, action_criteria=criteria), ledger=str(ledger))
     assert remote.to_dict()["samples"] == local.to_dict()["samples"]
     assert [getattr(o, "value", None) for o in remote.outcomes[remote.measures[0]]] == [0.0, None, 1.0, None, None]
     with sqlite3.connect(ledger) as db:  # a1's and a3's order lookups (ORD-1043, ORD-1042) and s1's price

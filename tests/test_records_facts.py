@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.claims.matrix import Claim, Evidence, Unavailable, Verdict
+from ragmeter.evidence.matrix import Claim, Evidence, Unavailable, Verdict
 from ragmeter.judges import (
     Judge,
     JudgeRequest,

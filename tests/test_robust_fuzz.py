@@ -202,7 +202,7 @@ def criteria_file(draw) -> bytes:
 @FUZZ
 @given(st.one_of(criteria_file(), hostile_file()))
 def test_criteria(data):
-    from ragmeter.metrics.criteria import load_criteria
+    from ragmeter.evidence.rubric_criteria import load_criteria
 
     _only_typed_errors(data, "c.json", load_criteria)
     _only_typed_errors(data, "c.yaml", load_criteria)

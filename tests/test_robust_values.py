@@ -19,9 +19,9 @@ import pytest
 
 from ragmeter import InvalidInputError, load_dataset
 from ragmeter.analysis.diagnosis import REGEX_TIMEOUT_S, format_problem
+from ragmeter.evidence.rubric_criteria import load_criteria
 from ragmeter.io.jsonl_blocks import iter_blocks
 from ragmeter.io.labels import load_labels
-from ragmeter.metrics.criteria import load_criteria
 from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError
 from ragmeter.trec.reader import read_qrels
 

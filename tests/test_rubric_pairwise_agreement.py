@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 import ragmeter
-from ragmeter.analysis.agreement import agreement, cohen_kappa, kendall_tau_b, ppi_mean
+from ragmeter.analysis.judge_agreement import agreement, cohen_kappa, kendall_tau_b, ppi_mean
 from ragmeter.analysis.pairwise import binomial_two_sided, pairwise
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.judges import Judge, OpenAIBackend, RetryPolicy, ScriptedBackend

@@ -16,15 +16,17 @@ import pytest
 
 import ragmeter
 from ragmeter.core.settings import DEFAULTS, InvalidSettingError, Settings, WatchSettings
-from ragmeter.engine.dry_run import dry_run_plan, needs_judge
+from ragmeter.engine.call_plan import dry_run_plan, needs_judge
+from ragmeter.engine.evaluate import resolve_measures
+from ragmeter.evidence.sources import Sources
 from ragmeter.judges import Judge, ScriptedBackend
 from ragmeter.judges.cost import usd
 from ragmeter.judges.judge_factory import describe_judge, judge_from_description, make_judge
 from ragmeter.live.loop import parse_alert, run_watch
 from ragmeter.report.results_csv import results_csv, write_results_csv
 from ragmeter.report.table import judge_line
-from ragmeter.runs import load_run
-from ragmeter.runs.evaluation import resolve_judge, run_evaluation
+from ragmeter.runs import inputs, load_run
+from ragmeter.runs.driver import run_evaluation
 from ragmeter.runs.resume import resume_settings
 
 from . import judge_server, live_judge, seed_judge
@@ -194,6 +196,9 @@ def test_make_judge_reads_the_settings(tmp_path):
 def test_auto_is_the_local_judge_only_when_installed_and_needed(monkeypatch):
     import ragmeter.judges.local_model as lm
 
+    def resolve_judge(settings, notify=None):  # measures are resolved once per run, then passed down
+        return inputs.resolve_judge(settings, inputs.run_measures(settings), notify)
+
     told = []
     monkeypatch.setattr(lm, "local_available", lambda: True)
     assert resolve_judge(Settings(metrics=("faithfulness",)), told.append).judge == "local" and len(told) == 1
@@ -266,15 +271,17 @@ def test_results_csv_has_one_row_per_sample_and_metric(warranty, tmp_path):
 
 def test_dry_run_plans_and_refuses_without_a_judge(warranty, seed_server, tmp_path):
     data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
-    assert dry_run_plan(data, ["ndcg@5"], k=5, view=None, judge=None) == {"calls": 0,
-                                                                          "note": "no judged metric requested"}
+    assert dry_run_plan(data, resolve_measures(["ndcg@5"], 5), sources=Sources()) == {
+        "calls": 0, "note": "no judged metric requested"}
     with pytest.raises(InvalidSettingError) as exc:
-        dry_run_plan(data, ["faithfulness"], k=5, view=None, judge=None)
+        dry_run_plan(data, resolve_measures(["faithfulness"], 5), sources=Sources())
     assert exc.value.setting == "dry_run"
     judge = Judge(ScriptedBackend(live_judge.scripted))
-    assert dry_run_plan(data, ["faithfulness"], k=5, view=None, judge=judge)["calls"] == 2  # q1: extract + verify
+    plan = dry_run_plan(data, resolve_measures(["faithfulness"], 5), sources=Sources(judge=judge))
+    assert plan["calls"] == 2  # q1: extract + verify
     assert judge.stats.calls == 0
-    assert needs_judge(["faithfulness"], 5, None) and not needs_judge(["ndcg@5", "semantic_similarity"], 5, None)
+    assert needs_judge(resolve_measures(["faithfulness"], 5))
+    assert not needs_judge(resolve_measures(["ndcg@5", "semantic_similarity"], 5))
 
 
 # --- the run driver ------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 from ragmeter.embeddings.minilm import bundled
 from ragmeter.embeddings.search import DenseIndex
 from ragmeter.io import load_dataset
-from ragmeter.testset.kinds import allocate, parse_kinds
+from ragmeter.testset.question_kinds import allocate, parse_kinds
 
 from . import judge_server
 

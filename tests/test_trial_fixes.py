@@ -163,7 +163,7 @@ def test_library_dry_run_needs_no_api_key_and_writes_nothing(warranty, tmp_path,
     """``run_evaluation(Settings(dry_run=True))``, the CLI's own call, plans as the CLI does:
     no key, no ledger file, no run directory (it built the real judge, and so needed both)."""
     from ragmeter.core.settings import Settings
-    from ragmeter.runs.evaluation import run_evaluation
+    from ragmeter.runs.driver import run_evaluation
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

@@ -21,7 +21,7 @@ from ragmeter.actions import criteria_from_dict, load_criteria
 from ragmeter.actions.criteria import CriteriaSet, UnknownCaseWarning, unknown_cases
 from ragmeter.core.errors import InvalidInputError, RagmeterError
 from ragmeter.core.settings import Settings
-from ragmeter.runs.evaluation import run_evaluation
+from ragmeter.runs.driver import run_evaluation
 
 from ..installed import need
 

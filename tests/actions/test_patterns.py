@@ -29,7 +29,7 @@ def graded(tmp_path, suite: list[dict], run: dict) -> dict:
     code = textwrap.dedent(f"""
         import json
         from ragmeter.core.settings import Settings
-        from ragmeter.runs.evaluation import run_evaluation
+        from ragmeter.runs.driver import run_evaluation
         out = run_evaluation(Settings(dataset={str(data)!r}, metrics=("action_pass_rate",), judge="none",
                                       action_criteria={str(crit)!r}, save=False,
                                       ledger={str(tmp_path / "ledger.sqlite")!r}))

@@ -12,7 +12,7 @@ import pytest
 
 from ragmeter.core.secrets import MASK, redact, redact_value, redacted_json_lines
 from ragmeter.core.settings import Settings
-from ragmeter.runs.evaluation import run_evaluation
+from ragmeter.runs.driver import run_evaluation
 
 from ..installed import need
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from ragmeter.engine.dry_run import time_estimate
+from ragmeter.engine.call_plan import time_estimate
 from ragmeter.judges import Judge, NoCallBackend
 from ragmeter.ledger import Ledger
 

@@ -17,7 +17,7 @@ from collections import Counter
 from ragmeter.core.settings import Settings
 from ragmeter.judges import Judge, JudgeTransportError, OpenAIBackend, RetryPolicy
 from ragmeter.ledger import Ledger
-from ragmeter.runs.evaluation import run_evaluation
+from ragmeter.runs.driver import run_evaluation
 
 from .. import judge_server
 from ..judge_fixtures import answer, request

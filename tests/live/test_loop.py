@@ -1,5 +1,6 @@
-"""``watch``: a line while judge calls are in flight (no silence during a long call), and a
-pass that computed nothing says so instead of "scored N new"."""
+"""``watch``: a line while judge calls are in flight (no silence during a long call), a pass
+that computed nothing says so instead of "scored N new", and the watcher scores at the
+settings' cut-off (it was k=5 whatever the settings said)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from ragmeter.core.settings import Settings, WatchSettings
 from ragmeter.live import loop
+from ragmeter.live.loop import make_watcher
 from tests import live_judge
 from tests.report.test_heartbeat import HeldServer
 
@@ -59,3 +61,12 @@ def test_a_pass_that_computed_nothing_does_not_say_scored(tmp_path):
     assert loop.run_watch(Settings(judge="none", watch=watch), said.append) == 0
     assert said[0].startswith("read 2 new, nothing computed; last 100: faithfulness not computed on 2 (needs a judge")
     # with a value in the window the head stays "scored N new" (tests/test_settings.py, a judged watch)
+
+
+def test_the_watcher_resolves_its_measures_at_the_settings_k(tmp_path):
+    log = tmp_path / "requests.jsonl"
+    log.write_text("")
+    for k, names in ((3, ["ndcg@3", "recall@3"]), (None, ["ndcg", "recall"])):
+        settings = Settings(k=k, judge="none", watch=WatchSettings(log=str(log), state=str(tmp_path / f"s{k}"),
+                                                                    metrics=("ndcg", "recall"), port=0))
+        assert make_watcher(settings).names == names

@@ -14,7 +14,7 @@ from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.settings import InvalidSettingError, Settings
 from ragmeter.report.terminal import runs_table
 from ragmeter.runs import list_runs, load_run
-from ragmeter.runs.evaluation import run_evaluation
+from ragmeter.runs.driver import run_evaluation
 from ragmeter.runs.resume import resume_settings
 from ragmeter.runs.store import mark_stopped, new_run_path, start_run
 

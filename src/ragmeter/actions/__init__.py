@@ -10,66 +10,13 @@ Importing this package loads no judge, HTTP client or YAML parser.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-_HOMES = {
-    "ToolCall": "calls", "ToolSpec": "calls", "AgentRun": "calls",
-    "read_tool_calls": "readers", "read_openai_messages": "readers", "read_openinference_spans": "readers",
-    "read_plain_calls": "readers", "read_tools": "readers", "read_run": "readers", "load_runs": "readers",
-    "read_spans_file": "readers", "run_from_sample": "readers",
-    "Criterion": "criteria", "CriteriaSet": "criteria", "parse_criterion": "criteria", "parse_criteria": "criteria",
-    "criteria_from_dict": "criteria", "load_criteria": "criteria",
-    "CriterionResult": "grade", "CaseGrade": "grade", "grade_case": "grade", "VerifyFn": "grade",
-    "ActionsSummary": "summary", "summarise": "summary", "grade_cases": "summary",
-    "verifier": "judged", "StatementCheck": "judged",
-}
+from ragmeter._lazy import lazy_facade
 
-__all__ = [
-    "ActionsSummary",
-    "AgentRun",
-    "CaseGrade",
-    "CriteriaSet",
-    "Criterion",
-    "CriterionResult",
-    "StatementCheck",
-    "ToolCall",
-    "ToolSpec",
-    "VerifyFn",
-    "criteria_from_dict",
-    "grade_case",
-    "grade_cases",
-    "load_criteria",
-    "load_runs",
-    "parse_criteria",
-    "parse_criterion",
-    "read_openai_messages",
-    "read_openinference_spans",
-    "read_plain_calls",
-    "read_run",
-    "read_spans_file",
-    "read_tool_calls",
-    "read_tools",
-    "run_from_sample",
-    "summarise",
-    "verifier",
-]
+__getattr__, __dir__, __all__ = lazy_facade(__name__)
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'ragmeter.actions' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"ragmeter.actions.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
-
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the public names, each imported from its home on first use
     from ragmeter.actions.calls import AgentRun, ToolCall, ToolSpec
     from ragmeter.actions.criteria import (
         CriteriaSet,
@@ -90,5 +37,6 @@ if TYPE_CHECKING:
         read_spans_file,
         read_tool_calls,
         read_tools,
+        run_from_sample,
     )
     from ragmeter.actions.summary import ActionsSummary, grade_cases, summarise

@@ -31,12 +31,15 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
-from ragmeter.claims.matrix import Claim, Evidence, Verdict
 from ragmeter.core import patterns
-from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.errors import InvalidInputError, InvalidParameterError
+from ragmeter.core.measure import Measure
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import Claim, Evidence, Verdict
+from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.records.facts import FactCheck
 from ragmeter.records.stale import find_stale_chunks
 
@@ -91,11 +94,32 @@ class QueryDiagnosis:
                 "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
 
 
-def _metric(row: dict, pattern: str) -> float | None | bool:
-    """The value of the first metric whose name matches; False when the run lacks it."""
-    for name, cell in row["metrics"].items():
-        if re.fullmatch(pattern, name):
-            return cell["value"] if cell["status"] == "scored" else None
+@lru_cache(maxsize=1024)
+def _measure(key: str) -> Measure | None:
+    """The measure a run's key names (None for a metric this version does not know)."""
+    try:
+        return parse_measure(key)
+    except InvalidParameterError:
+        return None
+
+
+def _is(m: Measure | None, name: str, cut: bool, params: dict[str, Any]) -> bool:
+    """``m`` is metric ``name`` with ``params`` and the rest of its parameters at their defaults,
+    at some cut-off when ``cut`` (on the retrieved list), else at none."""
+    return m is not None and m.name == name and (m.k is not None) == cut and m == make_measure(name, m.k, **params)
+
+
+def _keys(row: dict, names: tuple[str, ...], cut: bool, **params: Any) -> list[tuple[str, Measure]]:
+    found = [(key, _measure(key)) for key in row["metrics"]]
+    return [(key, m) for key, m in found if m is not None and any(_is(m, n, cut, params) for n in names)]
+
+
+def _metric(row: dict, name: str, *, cut: bool = False, **params: Any) -> float | None | bool:
+    """The value of the run's first measure of metric ``name`` (see :func:`_is`), found through
+    the registry (aliases and spellings resolve); None when not computed, False when the run lacks it."""
+    for key, _ in _keys(row, (name,), cut, **params):
+        cell = row["metrics"][key]
+        return cell["value"] if cell["status"] == "scored" else None
     return False
 
 
@@ -117,12 +141,11 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
     d = QueryDiagnosis(s.id)
     ev = row.get("evidence") or {}
     _retrieval_findings(d, s, row, ev, th)
-    if not s.retrieved and not any(re.fullmatch(r"(hit_rate|reciprocal_rank|ndcg|recall)@\d+", n)
-                                   for n in row["metrics"]):
+    if not s.retrieved and not _keys(row, ("hit_rate", "reciprocal_rank", "ndcg", "recall"), cut=True):
         for label in RETRIEVAL_LABELS:
             d.not_checked.pop(label, None)
     _answer_findings(d, row, ev, th)
-    if not s.context_ids and _metric(row, r"faithfulness") is False:
+    if not s.context_ids and _metric(row, "faithfulness") is False:
         for label in CONTEXT_LABELS:
             d.not_checked.pop(label, None)
     expected = s.metadata.get("expected_format")
@@ -177,9 +200,9 @@ def _stale_findings(d: QueryDiagnosis, ev: dict) -> None:
 
 
 def _retrieval_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: Thresholds) -> None:
-    hit, rr = _metric(row, r"hit_rate@\d+"), _metric(row, r"reciprocal_rank@\d+")
-    ndcg, recall = _metric(row, r"ndcg@\d+"), _metric(row, r"recall@\d+")
-    k = next((int(n.split("@")[1]) for n in row["metrics"] if re.fullmatch(r"(hit_rate|recall|ndcg)@\d+", n)), None)
+    hit, rr = _metric(row, "hit_rate", cut=True), _metric(row, "reciprocal_rank", cut=True)
+    ndcg, recall = _metric(row, "ndcg", cut=True), _metric(row, "recall", cut=True)
+    k = next((m.k for _, m in _keys(row, ("hit_rate", "recall", "ndcg"), cut=True)), None)
     relevant = [c for c, g in s.relevance.items() if g >= 1]
     top = s.retrieved_ids[:k] if k else s.retrieved_ids
     if not s.answerable or (s.relevance and not relevant):
@@ -208,10 +231,10 @@ def _retrieval_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: T
 
 
 def _answer_findings(d: QueryDiagnosis, row: dict, ev: dict, th: Thresholds) -> None:
-    faith = _metric(row, r"faithfulness")
-    ctx_recall = _metric(row, r"context_recall")
-    fact_recall = _metric(row, r"factual_correctness\(mode='recall'\)")
-    relevancy = _metric(row, r"answer_relevancy")
+    faith = _metric(row, "faithfulness")
+    ctx_recall = _metric(row, "context_recall")
+    fact_recall = _metric(row, "factual_correctness", mode="recall")
+    relevancy = _metric(row, "answer_relevancy")
     if faith is False or ctx_recall is False:
         d.not_checked["not_extracted"] = "needs faithfulness and context_recall"
     elif faith is not None and ctx_recall is not None and ctx_recall >= th.high and faith < th.low:

@@ -13,7 +13,7 @@ it; one stored as accuracy on n items gets the Wilson score interval (Wilson 192
 (p + z^2/2n +/- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n), z = 1.96.
 
 To correct a judged mean with human labels on part of the run, see
-:func:`ragmeter.analysis.agreement.ppi_mean` (``ragmeter agreement RUN --labels F``).
+:func:`ragmeter.analysis.judge_agreement.ppi_mean` (``ragmeter agreement RUN --labels F``).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from ragmeter.cli.app import (
     split_metrics,
 )
 from ragmeter.core.errors import InvalidInputError, RagmeterError
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import InvalidSettingError, Settings
 
 
@@ -141,7 +142,7 @@ def pairwise_command(
     a: str = typer.Argument(..., help="run directory or dataset with system A's answers"),
     b: str | None = typer.Argument(None, help="run directory or dataset with system B's answers"),
     b_field: str | None = typer.Option(None, "--b-field", help="compare `answer` with metadata[B_FIELD] of A"),
-    judge: str = typer.Option(..., "--judge", help="openai:<model> or anthropic:<model>"),
+    judge: str = typer.Option(..., "--judge", help=judge_specs(remote=True)),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     ledger: str = typer.Option(Settings().ledger_path, "--ledger", help="judgment store"),
     fmt: str = format_option("text", "json"),
@@ -187,7 +188,7 @@ def agreement_command(
     fmt: str = format_option("text", "json"),
 ) -> None:
     """Judge vs human labels per metric: kappa, Spearman, Kendall, confusion, and the PPI-corrected mean."""
-    from ragmeter.analysis.agreement import MIN_PAIRS, agreement
+    from ragmeter.analysis.judge_agreement import MIN_PAIRS, agreement
     from ragmeter.io.labels import load_labels
     from ragmeter.runs import load_run
 

@@ -1,5 +1,5 @@
 """``ragmeter eval``: parse the options into :class:`~ragmeter.core.settings.Settings`, call
-:func:`~ragmeter.runs.evaluation.run_evaluation`, render what it returns."""
+:func:`~ragmeter.runs.driver.run_evaluation`, render what it returns."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ import typer
 
 from ragmeter.cli.app import app, echo_err, echo_text, friendly, split_metrics
 from ragmeter.core.errors import LowCoverageWarning, NothingRetrievedWarning
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, Settings, default_runs_dir, split_ids
 
 if TYPE_CHECKING:
     from ragmeter.runs import Run
-    from ragmeter.runs.evaluation import EvaluationRun, ProgressFactory
+    from ragmeter.runs.driver import EvaluationRun, ProgressFactory
 
 FORMATS = ("table", "json", "csv")
 #: Options that are rendering or actions, not settings.
@@ -160,10 +161,8 @@ def eval_command(
                                        help="retrieved (default), context (what reached the prompt), or both"),
     only: str | None = typer.Option(None, "--only", help="comma-separated sample ids to score"),
     fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
-    judge: str | None = typer.Option(None, "--judge",
-                                        help="openai:<model>, anthropic:<model>, local (bundled offline model; "
-                                             "the default when ragmeter\\[local] is installed), local:<file.gguf>, "
-                                             "or none"),
+    judge: str | None = typer.Option(None, "--judge", help=judge_specs(notes={
+        "local": "bundled offline model; the default when ragmeter\\[local] is installed"}, last=",") + ", or none"),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url",
                                                  help="the judge server's URL (vLLM, Ollama, llama.cpp, LiteLLM ...)"),
     embedder: str = typer.Option(DEFAULTS.embedder, "--embedder",
@@ -213,7 +212,7 @@ def eval_command(
                                             help="seconds between plain progress lines"),
 ) -> None:
     """Score a dataset: label metrics, and claim metrics through a judge; print the table and means."""
-    from ragmeter.runs.evaluation import run_evaluation
+    from ragmeter.runs.driver import run_evaluation
 
     if fmt not in FORMATS:
         raise typer.BadParameter("use table, json or csv", param_hint="--format")

@@ -9,13 +9,14 @@ import json
 import typer
 
 from ragmeter.cli.app import PROGRESS_HELP, app, format_option, friendly, progress_for
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import Settings
 
 
 @app.command("judge-check")
 @friendly
 def judge_check_command(
-    judge: str = typer.Option("local", "--judge", help="openai:<model>, anthropic:<model>, local or local:<file.gguf>"),
+    judge: str = typer.Option("local", "--judge", help=judge_specs()),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     check_set: str = typer.Option("agreement", "--set", help="agreement (216 hand-labeled claims) or mtrag-dev "
                                   "(234 MTRAG responses rated by people)"),

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from ragmeter.cli.app import app, friendly
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import DEFAULTS, Settings, default_runs_dir
 
 #: A generation call writes a question, an answer and its claims: it gets twice a verdict's time.
@@ -22,7 +23,7 @@ app.add_typer(testset_app, name="testset")
 @friendly
 def generate_command(
     corpus: str = typer.Option(..., "--corpus", help="chunk id -> text file (.jsonl or .csv) to write questions from"),
-    judge: str = typer.Option(..., "--judge", help="openai:<model>, anthropic:<model>, local or local:<file.gguf>"),
+    judge: str = typer.Option(..., "--judge", help=judge_specs()),
     n: int = typer.Option(..., "-n", help="how many test items"),
     kinds: str = typer.Option("single=0.5,multi=0.2,unanswerable=0.2,conversational=0.1", "--kinds",
                               help="shares of single-chunk, multi-chunk, unanswerable and conversational items"),

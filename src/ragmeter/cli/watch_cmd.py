@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from ragmeter.cli.app import app, echo_err, friendly, split_metrics
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, Settings, WatchSettings
 
 W = DEFAULTS.watch
@@ -15,10 +16,9 @@ DEFAULT_METRICS = ",".join(W.metrics)
 @friendly
 def watch_command(
     log: str = typer.Argument(..., help="the JSONL request log your app appends to (or exported OTel spans)"),
-    judge: str | None = typer.Option(None, "--judge", help="openai:<model>, anthropic:<model>, local (offline), "
-                                                          "local:<file.gguf>, or none (nothing judged is scored); "
-                                                          "default: the bundled local judge when ragmeter\\[local] "
-                                                          "is installed and a watched metric needs one"),
+    judge: str | None = typer.Option(None, "--judge", help=judge_specs(notes={"local": "offline"}, last=",")
+                                     + ", or none (nothing judged is scored); default: the bundled local judge when "
+                                       "ragmeter\\[local] is installed and a watched metric needs one"),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     metrics: list[str] | None = typer.Option(None, "--metrics", "-m", help=f"default: {DEFAULT_METRICS}"),
     sample_rate: float = typer.Option(W.sample_rate, "--sample-rate",

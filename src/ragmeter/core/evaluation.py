@@ -9,12 +9,12 @@ them; so is a name it does not hold.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ragmeter.core.columns import LabelColumns
+from ragmeter.core.errors import RagmeterError
 from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
 from ragmeter.core.notebook_html import table_html
 from ragmeter.core.result_access import import_pandas
@@ -218,10 +218,8 @@ class EvaluationResult:
                       run_name: str | None = None) -> str:
         """Log this result to MLflow (setup as params, means and intervals as metrics, the HTML
         report and the results as artifacts); returns the MLflow run id. Needs
-        ``pip install 'ragmeter[mlflow]'``. See :mod:`ragmeter.runs.mlflow_log`."""
-        # a facade over a higher layer (the report and the run files), resolved on call as the
-        # package facade resolves its names: core itself imports nothing above it
-        log_result = importlib.import_module("ragmeter.runs.mlflow_log").log_result
+        ``pip install 'ragmeter[mlflow]'``. See :mod:`ragmeter.runs.mlflow_log`, which does it."""
+        log_result = result_hook("log_to_mlflow")
         run_id: str = log_result(self, tracking_uri=tracking_uri, experiment=experiment, run_name=run_name)
         return run_id
 
@@ -280,3 +278,20 @@ def outcome_cell(o: Outcome) -> dict[str, Any]:
 
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
+
+
+#: The entry-point group through which the layers above offer what a result can do with them
+#: (pyproject.toml, ``[project.entry-points."ragmeter.result_hooks"]``): core names no module above it.
+RESULT_HOOKS = "ragmeter.result_hooks"
+
+
+def result_hook(name: str) -> Callable[..., Any]:
+    """The function registered for ``name`` in :data:`RESULT_HOOKS` (``log_to_mlflow``:
+    :func:`ragmeter.runs.mlflow_log.log_result`), loaded on first use."""
+    from importlib.metadata import entry_points
+
+    for hook in entry_points(group=RESULT_HOOKS, name=name):
+        loaded: Callable[..., Any] = hook.load()
+        return loaded
+    raise RagmeterError(f"ragmeter's installed metadata registers no {name!r} hook (an install older than this "
+                        "code): reinstall ragmeter (in a checkout: pip install -e .)")

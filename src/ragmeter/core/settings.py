@@ -2,7 +2,7 @@
 
 The command line parses its options into :class:`Settings`; the library reads them: the
 judge factory (:func:`ragmeter.judges.judge_factory.make_judge`), the run driver
-(:func:`ragmeter.runs.evaluation.run_evaluation`), the Ray engine and the watch loop
+(:func:`ragmeter.runs.driver.run_evaluation`), the Ray engine and the watch loop
 (:func:`ragmeter.live.loop.watch`). Library functions that take one of these values as a
 keyword take their default from :data:`DEFAULTS`, so ``--concurrency``'s default, the
 backends' and the Ray limiter's are one number.
@@ -109,7 +109,7 @@ class Settings:
     records_timeout: float = 10.0  # seconds per record lookup
     action_criteria: str | None = None  # action criteria file (JSON or YAML: version, suite, cases)
     # the judge
-    judge: str = AUTO_JUDGE  # openai:<model>, anthropic:<model>, local, local:<file.gguf>, none, or auto
+    judge: str = AUTO_JUDGE  # a judge spec (core/judge_specs.py), none, or auto
     judge_base_url: str | None = None
     concurrency: int = 8  # judge requests in flight at most
     timeout: float = 60.0  # seconds per judge call (and the default per embedding request)

@@ -1,5 +1,6 @@
-"""Planning and running evaluations: measures resolved, evidence planned and gathered through
-the judge, each kind of metric scored; locally, or sharded on Ray (``engine.distributed``)."""
+"""Running evaluations: measures resolved, each kind of metric scored (label metrics from the
+labels, embedding metrics through the embedder, judged metrics from the evidence that
+``ragmeter.evidence`` gathers); locally, or sharded on Ray (``engine.distributed``)."""
 
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.engine.evaluate import DEFAULT_METRICS, aevaluate, evaluate, resolve_measures

@@ -10,8 +10,9 @@
   merged into the run's ledger at the end (``Ledger.merge_from``, ``INSERT OR IGNORE``). A task
   whose worker dies is retried by Ray and finds the judgments its first attempt stored: nothing
   is lost or asked twice.
-- Record lookups (``records``: the source's spec, built in each worker, where an MCP server
-  is started or an HTTP client opened) are cached straight in the run's ledger file, in its
+- The sources (judge, embedder, record lookup, criteria) travel as their description
+  (:class:`~ragmeter.evidence.sources.SourcesDescription`) and are built in each worker,
+  where a client is opened or an MCP server started. Record lookups are cached straight in the run's ledger file, in its
   ``record_lookups`` table (SQLite WAL, ``INSERT OR IGNORE``: concurrent workers cannot clash
   and a lookup is never stored twice), so there is no per-shard lookup table to merge.
 - Outcomes are put back in sample order and aggregated exactly as locally (``math.fsum``
@@ -31,21 +32,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ragmeter.actions.criteria import CriteriaSet
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.measure import Measure
 from ragmeter.core.privacy import telemetry_off
 from ragmeter.core.results import Outcome
 from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS
-from ragmeter.embeddings import make_embedder
-from ragmeter.engine.evaluate import evaluate, resolve_measures
+from ragmeter.engine.evaluate import evaluate_with, measure_list, resolve_measures
+from ragmeter.evidence.sources import SourcesDescription
 from ragmeter.io.dataset import Dataset, from_samples
-from ragmeter.judges.judge_factory import judge_from_description
 from ragmeter.ledger import LayeredLedger, Ledger
-from ragmeter.records.cache import SqliteLookupCache
-from ragmeter.records.lookup import RecordLookup
-from ragmeter.records.spec import parse_source
 
 
 def _ray():
@@ -154,68 +151,61 @@ def _limiter_actor(ray: Any) -> Any:
     return ray.remote(num_cpus=0)(JudgeLimiter)
 
 
-def _score_shard(samples: list[Sample], metrics: list[str] | None, options: dict[str, Any],
-                 judge_spec: dict[str, Any] | None, limiter: Any, ledger_path: str | None, main_ledger: str | None,
+def _score_shard(samples: list[Sample], names: list[str], options: dict[str, Any],
+                 sources: SourcesDescription, limiter: Any, ledger_path: str | None, main_ledger: str | None,
                  fingerprints: tuple[str, str], heartbeat: str | None
                  ) -> tuple[dict[str, Sequence[Outcome]], tuple[Any, ...] | None, dict[str, Any] | None]:
     """One shard, scored by the local engine in a Ray worker."""
     if heartbeat:
         Path(heartbeat).write_text(json.dumps({"pid": os.getpid(), "started": time.time()}))
-    judge = None
-    if judge_spec is not None:
-        judge = judge_from_description(judge_spec, LayeredLedger(ledger_path or ":memory:", main_ledger),
-                                       limiter=RemoteLimiter(limiter) if limiter is not None else None)
-    options = dict(options)
-    records = options.pop("records", None)
-    if records is not None:  # built here: a subprocess or a client is not sent over the wire
-        options["records"] = RecordLookup(parse_source(records["spec"], timeout_s=records["timeout"]),
-                                          cache=SqliteLookupCache(main_ledger) if main_ledger else None,
-                                          timeout_s=records["timeout"])
-    spec = options.pop("embedder", None)
-    if spec is not None:  # built here, in the worker: a client is not sent over the wire, nor is a key
-        options["embedder"] = make_embedder(spec["spec"], base_url=spec.get("base_url"))
+    # built here, in the worker: a client, a subprocess or a key is not sent over the wire
+    built = sources.build(ledger=LayeredLedger(ledger_path or ":memory:", main_ledger),
+                          limiter=RemoteLimiter(limiter) if limiter is not None else None, lookup_cache=main_ledger)
     data = dataclasses.replace(from_samples(samples), fingerprint=fingerprints[0], testset_fingerprint=fingerprints[1])
-    result = evaluate(data, metrics, judge=judge, **options)
+    result = evaluate_with(data, resolve_measures(names, options["k"]), built)
     outcomes = {str(m): outcome for m, outcome in result.outcomes.items()}  # names travel, not spec objects
-    return outcomes, result.evidence, (judge.stats.as_dict() if judge is not None else None)
+    return outcomes, result.evidence, (built.judge.stats.as_dict() if built.judge is not None else None)
 
 
-def evaluate_ray(data: Dataset, metrics: Sequence[str] | None, *, k: int | None = DEFAULTS.k, view: str | None = None,
-                 judge_spec: dict | None = None, ledger: str | None = None, shards: int | None = None,
-                 address: str | None = None, concurrency: int = DEFAULTS.concurrency, max_retries: int = 3,
-                 heartbeat_dir: str | None = None, init_options: dict | None = None, embedder: str | None = None,
-                 embedder_base_url: str | None = None, criteria: dict | None = None,
-                 records: dict[str, Any] | None = None, action_criteria: CriteriaSet | None = None) -> EvaluationResult:
-    """The local engine's results, scored in shards on a Ray cluster. ``embedder``: a
-    :func:`ragmeter.embeddings.make_embedder` spec, built in each worker (API keys come from
-    the workers' environment); ``criteria``: rubric criteria, as for ``evaluate``;
-    ``records``: ``{"spec": <parse_source string>, "timeout": seconds}``, built in each worker;
-    ``action_criteria``: as for ``evaluate``."""
+def evaluate_ray(data: Dataset, metrics: Sequence[str | Measure] | None, *, k: int | None = DEFAULTS.k,
+                 view: str | None = None,
+                 sources: SourcesDescription | None = None, ledger: str | None = None,
+                 shards: int | None = None, address: str | None = None, concurrency: int = DEFAULTS.concurrency,
+                 max_retries: int = 3, heartbeat_dir: str | None = None,
+                 init_options: dict | None = None) -> EvaluationResult:
+    """The local engine's results, scored in shards on a Ray cluster. ``sources``: what each
+    worker builds its judge, embedder (API keys come from the workers' environment; an
+    OpenAI-compatible embedder's URL defaults to this process's ``OPENAI_BASE_URL``), record
+    lookup and criteria from. ``metrics`` are resolved here once (measures as they are);
+    each worker parses their canonical names back."""
+    measures = resolve_measures(measure_list(metrics), k, view=view)
+    names = [str(m) for m in measures]
     ray = _ray()
+    sources = sources or SourcesDescription()
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True, log_to_driver=False,
                  **(init_options or {}))
     samples = list(data.samples)
     n = shards or max(1, min(len(samples), int(ray.cluster_resources().get("CPU", 1)) * 2))
     bounds = [round(i * len(samples) / n) for i in range(n + 1)]
-    lease_s = (judge_spec or {}).get("timeout", DEFAULTS.timeout) * 2 + 5  # longer than any call with its retry wait
-    limiter = _limiter_actor(ray).remote(concurrency, lease_s) if judge_spec is not None else None
+    lease_s = (sources.judge or {}).get("timeout", DEFAULTS.timeout) * 2 + 5  # longer than any call with its retry
+    limiter = _limiter_actor(ray).remote(concurrency, lease_s) if sources.judge is not None else None
     ledger_dir = Path(ledger).parent if ledger else None
     task = ray.remote(_score_shard).options(max_retries=max_retries, retry_exceptions=False)
-    options = {"k": k, "view": view, "criteria": criteria, "records": records, "action_criteria": action_criteria}
-    if embedder not in (None, "minilm"):
-        options["embedder"] = {"spec": embedder, "base_url": embedder_base_url or os.environ.get("OPENAI_BASE_URL")}
+    options = {"k": k}
+    if sources.embedder not in (None, DEFAULTS.embedder) and not sources.embedder_base_url:
+        sources = dataclasses.replace(sources, embedder_base_url=os.environ.get("OPENAI_BASE_URL"))
     refs = []
     for i in range(n):
         shard_ledger = str(ledger_dir / f"ledger-shard-{i}.sqlite") if ledger_dir else None
         beat = str(Path(heartbeat_dir) / f"shard-{i}.json") if heartbeat_dir else None
-        refs.append(task.remote(samples[bounds[i]:bounds[i + 1]], list(metrics) if metrics else None, options,
-                                judge_spec, limiter, shard_ledger, ledger, (data.fingerprint, data.testset_fingerprint),
+        refs.append(task.remote(samples[bounds[i]:bounds[i + 1]], names, options,
+                                sources, limiter, shard_ledger, ledger, (data.fingerprint, data.testset_fingerprint),
                                 beat))
     parts = ray.get(refs)
     if ledger is not None and ledger_dir is not None:
         merge_ledgers(ledger, [str(ledger_dir / f"ledger-shard-{i}.sqlite") for i in range(n)])
-    return _combine(data, metrics, k, view, parts)
+    return _combine(data, measures, parts)
 
 
 def merge_ledgers(target: str, shards: list[str]) -> int:
@@ -227,10 +217,9 @@ def merge_ledgers(target: str, shards: list[str]) -> int:
         main.close()
 
 
-def _combine(data: Dataset, metrics: Sequence[str] | None, k: int | None, view: str | None,
+def _combine(data: Dataset, measures: tuple[Measure, ...],
              parts: list[tuple[dict[str, Sequence[Outcome]], tuple[Any, ...] | None, dict[str, Any] | None]]
              ) -> EvaluationResult:
-    measures = resolve_measures(metrics, k, view=view)
     outcomes = {m: tuple(o for part in parts for o in part[0][str(m)]) for m in measures}
     evidence = None
     if any(p[1] is not None for p in parts):

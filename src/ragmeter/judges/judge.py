@@ -161,7 +161,7 @@ class Judge:
     ----------
     backend : Backend
         The model that answers (:class:`~ragmeter.judges.backends.Backend`; ``make_backend``
-        builds one from ``openai:<model>``, ``anthropic:<model>`` or ``local``).
+        builds one from a judge spec, :mod:`ragmeter.core.judge_specs`).
     ledger : Ledger, optional
         Where judgments are stored; default: a throwaway in-memory one.
     decoding : Decoding, optional

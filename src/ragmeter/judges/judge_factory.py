@@ -15,9 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import ragmeter.judges  # make_backend is read from the package at call time: callers and tests may swap it there
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettingError, Settings
-from ragmeter.judges import local_model
+from ragmeter.judges import backend_factory, local_model  # make_backend read at call time: tests may swap it
 from ragmeter.judges.backends import Backend, NoCallBackend, ScriptedBackend
 from ragmeter.judges.judge import Budget, Judge
 from ragmeter.judges.transport import Limiter, RetryPolicy
@@ -38,8 +37,8 @@ def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
                ledger: Ledger | str | None = None, limiter: Limiter | None = None) -> Judge | None:
     """A judge for ``spec``, or None for ``None`` / ``"none"``.
 
-    ``spec``: ``openai:<model>``, ``anthropic:<model>``, ``local``, ``local:<file.gguf>``,
-    ``auto`` (:func:`default_judge`), or a ready :class:`Backend`. From ``settings``: the
+    ``spec``: a judge spec (:func:`ragmeter.core.judge_specs.judge_specs`), ``auto``
+    (:func:`default_judge`), or a ready :class:`Backend`. From ``settings``: the
     server URL, concurrency, timeout per call, re-asks, and the token or dollar budget with
     its prices, and ``retry_failed``. ``ledger``: an open ledger or a path; None opens ``settings.ledger_path``.
     ``limiter``: a concurrency limit shared with other judges (the Ray engine's cluster-wide
@@ -58,7 +57,7 @@ def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
     if isinstance(spec, Backend):
         backend = spec
     else:
-        backend = ragmeter.judges.make_backend(
+        backend = backend_factory.make_backend(
             spec, base_url=settings.judge_base_url, concurrency=settings.concurrency,
             policy=RetryPolicy(timeout=settings.timeout), limiter=limiter)
     budget = None
@@ -88,7 +87,7 @@ def planning_judge(spec: str | None, settings: Settings = DEFAULTS) -> Judge | N
         spec = default_judge()
     if spec is None or spec == NO_JUDGE:
         return None
-    real = ragmeter.judges.make_backend(spec, base_url=settings.judge_base_url, api_key=PLANNING_KEY)
+    real = backend_factory.make_backend(spec, base_url=settings.judge_base_url, api_key=PLANNING_KEY)
     backend = NoCallBackend(real.name, real.model)
     backend.key_extra = real.key_extra
     path = settings.ledger_path

@@ -10,6 +10,7 @@ the reason, instead of a number nobody should trust.
 
 from __future__ import annotations
 
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.judges.local_model import BUNDLED_SHA256
 from ragmeter.judges.local_verify import VerifySettings
 from ragmeter.judges.verdict_rule import MEASURED, RULES, VerdictRule
@@ -63,10 +64,10 @@ SECONDS_PER_CALL = {"claims.extract": 14.0, "claims.verify": 4.1}
 SECONDS_MEASURED_ON = "2 cores (bench/local_judge_bench.py speed, default settings)"
 
 UNMEASURED = ("the local judge's answers to {prompt} have not been measured against hand labels, so it does "
-              "not serve them; use --judge openai:<model> or anthropic:<model> for this metric")
+              "not serve them; use --judge " + judge_specs(remote=True) + " for this metric")
 NO_BETTER = ("the local judge's answers to {prompt} agree with hand labels no more often than the trivial rule "
              "'{rule}' ({acc:.2f} vs {base:.2f} on {n} labeled items), so it does not serve them; use --judge "
-             "openai:<model> or anthropic:<model> for this metric")
+             + judge_specs(remote=True) + " for this metric")
 SERVED_UNMEASURED = ("claims.extract", "claims.verify")  # measured as a whole through the verdicts
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -256,10 +256,6 @@ def cluster_interval(correct: np.ndarray, groups: np.ndarray, *, draws: int = 20
     means = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
     lo, hi = np.percentile(means, [2.5, 97.5])
     return float(lo), float(hi)
-
-
-def with_fit_note(rule: VerdictRule, note: str) -> VerdictRule:
-    return replace(rule, fitted_on=note)
 
 
 # ---- the shipped rule and its measured agreement ---------------------------------------------

@@ -3,7 +3,7 @@
 The unit is one (question, chunk) pair. Three coefficients, each undefined (``None``) when
 chance agreement is already 1 (every label in one category) or nothing was labeled twice:
 
-- Cohen's kappa (Cohen 1960), for two labelers:
+- Cohen's kappa (Cohen 1960), for two labelers (:func:`ragmeter.analysis.judge_agreement.cohen_kappa`):
   ``kappa = (p_o - p_e) / (1 - p_e)``, ``p_o = sum_i n_ii / n``, ``p_e = sum_g n_g. n_.g / n^2``.
 - Weighted kappa (Cohen 1968), for ordered grades:
   ``kappa_w = 1 - sum_ij w_ij o_ij / sum_ij w_ij e_ij`` with ``o_ij`` the observed share of pairs
@@ -28,6 +28,7 @@ from itertools import combinations
 
 import numpy as np
 
+from ragmeter.analysis.judge_agreement import cohen_kappa
 from ragmeter.label.store import GRADES, LabelState
 from ragmeter.label.tasks import Task
 
@@ -39,21 +40,6 @@ def _table(a: Sequence[int], b: Sequence[int], categories: int) -> np.ndarray:
     for x, y in zip(a, b):
         t[x, y] += 1
     return t
-
-
-def cohen_kappa(a: Sequence[int], b: Sequence[int], *, categories: int = CATEGORIES) -> float | None:
-    """Unweighted kappa of two labelers' grades (integers 0..categories-1) on the same items."""
-    if len(a) != len(b):
-        raise ValueError("both labelers must grade the same items")
-    n = len(a)
-    if n == 0:
-        return None
-    t = _table(a, b, categories)
-    p_o = np.trace(t) / n
-    p_e = float(t.sum(axis=1) @ t.sum(axis=0)) / n**2
-    if p_e >= 1.0:
-        return None
-    return float((p_o - p_e) / (1 - p_e))
 
 
 def weighted_kappa(a: Sequence[int], b: Sequence[int], *, weights: str = "quadratic",
@@ -124,7 +110,7 @@ def agreement_report(tasks: Sequence[Task], state: LabelState, *, rel: int = 1) 
                     gb.append(y[c.id])
         ba, bb = [int(g >= rel) for g in ga], [int(g >= rel) for g in gb]
         pairs.append(PairAgreement(a, b, len(ga), (sum(x == y for x, y in zip(ga, gb)) / len(ga)) if ga else None,
-                                   cohen_kappa(ga, gb), weighted_kappa(ga, gb), cohen_kappa(ba, bb, categories=2)))
+                                   cohen_kappa(ga, gb), weighted_kappa(ga, gb), cohen_kappa(ba, bb)))
     fleiss = None
     if len(labelers) >= 3:
         rows, binary = [], []

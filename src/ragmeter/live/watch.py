@@ -48,7 +48,8 @@ from ragmeter.analysis.thresholds import checked_threshold
 from ragmeter.core.errors import InvalidParameterError, LowCoverageWarning, NothingRetrievedWarning
 from ragmeter.core.measure import resolve_measure
 from ragmeter.core.settings import DEFAULTS, InvalidSettingError
-from ragmeter.engine.evaluate import evaluate, resolve_measures
+from ragmeter.engine.evaluate import evaluate_with, resolve_measures
+from ragmeter.evidence.sources import Sources
 from ragmeter.io.dataset import from_samples
 from ragmeter.live.source import LoggedRequest, Rejected, parse, read_new
 
@@ -100,10 +101,11 @@ class Watcher:
     alert_command: str | None = None
     registry: Any = None
     batch: int = 16  # requests scored per poll at most: bounded work, and progress saved often
+    k: int | None = DEFAULTS.k  # the retrieved list's cut-off for measures without their own @k
 
     def __post_init__(self) -> None:
         # Names resolve once, through the parser: records, windows and alerts use canonical names.
-        self.measures = resolve_measures(list(self.metrics), k=5)
+        self.measures = resolve_measures(list(self.metrics), k=self.k)
         self.names = [str(m) for m in self.measures]
         for a in self.alerts:
             measure = resolve_measure(a.metric, self.measures, holder="the watched metrics")
@@ -197,7 +199,8 @@ class Watcher:
             with warnings.catch_warnings():  # a poll's batch is not the traffic: the windows say coverage
                 warnings.simplefilter("ignore", LowCoverageWarning)
                 warnings.simplefilter("ignore", NothingRetrievedWarning)
-                result = evaluate(from_samples([r.sample for r in requests]), self.measures, judge=self.judge)
+                result = evaluate_with(from_samples([r.sample for r in requests]), self.measures,
+                                       Sources(judge=self.judge))
             records = []
             for i, r in enumerate(requests):
                 records.append({"id": r.id, "ts": r.ts or time.time(),

@@ -1,7 +1,7 @@
 """Reading one sample's claim matrix inside a judged metric: take what is there, or stop with
 the reason (:class:`~ragmeter.metrics.kinds.Unscorable`).
 
->>> from ragmeter.claims.matrix import Unavailable
+>>> from ragmeter.evidence.matrix import Unavailable
 >>> require((1, 2), "no claims")
 (1, 2)
 >>> require(None, "no claims")
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar
 
-from ragmeter.claims.matrix import Claim, Unavailable, Verdict
+from ragmeter.evidence.matrix import Claim, Unavailable, Verdict
 from ragmeter.metrics.kinds import Unscorable
 
 T = TypeVar("T")

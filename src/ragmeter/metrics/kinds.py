@@ -24,11 +24,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragmeter.claims.matrix import Evidence, Unavailable, prompts_for
 from ragmeter.core.measure import Measure, MetricSpec
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import Evidence, Unavailable
+from ragmeter.evidence.provider import prompts_for
+from ragmeter.evidence.rubric_criteria import Criterion
 from ragmeter.metrics.batch import Computed, RankedBatch
-from ragmeter.metrics.criteria import Criterion
 
 if TYPE_CHECKING:  # the embedders load only where an embedding metric runs (``ragmeter trec`` never)
     from ragmeter.embeddings.base import Embedder
@@ -74,7 +75,7 @@ class LabelSpec(MetricSpec):
 @dataclass(frozen=True, kw_only=True)
 class JudgedSpec(MetricSpec):
     """A metric read from the shared claim matrix. ``evidence``: the parts of the matrix every
-    measure of the metric reads (``ragmeter.claims.matrix`` names them); a subclass whose
+    measure of the metric reads (``ragmeter.evidence.matrix`` names them); a subclass whose
     parameters change that overrides :meth:`needs`."""
 
     compute: JudgedScore = field(compare=False, repr=False)

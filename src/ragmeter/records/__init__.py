@@ -11,76 +11,13 @@ needs when it is built (``HttpSource``: httpx; ``McpSource``: ``mcp``, from the
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-_HOMES = {
-    "RecordValue": "types", "CannotVerify": "types", "RecordSource": "types", "LookupOutcome": "types",
-    "TableSource": "table", "CallableSource": "callable_source", "HttpSource": "http_source",
-    "McpSource": "mcp_source", "parse_source": "spec",
-    "RecordLookup": "lookup", "LookupStats": "lookup",
-    "LookupCache": "cache", "MemoryLookupCache": "cache", "SqliteLookupCache": "cache", "lookup_key": "cache",
-    "compare": "normalise", "Comparison": "normalise", "read_quantity": "quantities", "read_date": "dates",
-    "Fact": "facts", "FactCheck": "facts", "judge_fact": "facts", "check_facts": "facts",
-    "check_facts_sync": "facts", "record_accuracy": "facts", "verification_coverage": "facts",
-    "fact_counts": "facts",
-    "VerdictCounts": "verdicts", "count": "verdicts",
-    "FACTS_SCHEMA": "extraction", "fact_inputs": "extraction", "parse_facts": "extraction",
-    "StaleChunk": "stale", "find_stale_chunks": "stale",
-}
+from ragmeter._lazy import lazy_facade
 
-__all__ = [
-    "FACTS_SCHEMA",
-    "CallableSource",
-    "CannotVerify",
-    "Comparison",
-    "Fact",
-    "FactCheck",
-    "HttpSource",
-    "LookupCache",
-    "LookupOutcome",
-    "LookupStats",
-    "McpSource",
-    "MemoryLookupCache",
-    "RecordLookup",
-    "RecordSource",
-    "RecordValue",
-    "SqliteLookupCache",
-    "StaleChunk",
-    "TableSource",
-    "VerdictCounts",
-    "check_facts",
-    "check_facts_sync",
-    "compare",
-    "count",
-    "fact_counts",
-    "fact_inputs",
-    "find_stale_chunks",
-    "judge_fact",
-    "lookup_key",
-    "parse_facts",
-    "parse_source",
-    "read_date",
-    "read_quantity",
-    "record_accuracy",
-    "verification_coverage",
-]
+__getattr__, __dir__, __all__ = lazy_facade(__name__)
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'ragmeter.records' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"ragmeter.records.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
-
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the public names, each imported from its home on first use
     from ragmeter.records.cache import (
         LookupCache,
         MemoryLookupCache,
@@ -107,7 +44,7 @@ if TYPE_CHECKING:
     from ragmeter.records.quantities import read_quantity
     from ragmeter.records.spec import parse_source
     from ragmeter.records.stale import StaleChunk, find_stale_chunks
-    from ragmeter.records.table import TableSource
+    from ragmeter.records.table_source import TableSource
     from ragmeter.records.types import (
         CannotVerify,
         LookupOutcome,

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from ragmeter.records.facts import Fact
-from ragmeter.records.table import attribute_key
+from ragmeter.records.table_source import attribute_key
 
 PROMPT_ID = "facts.extract"
 SCHEMA_NAME = "facts"

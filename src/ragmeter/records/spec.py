@@ -2,7 +2,7 @@
 
 | form | source |
 |---|---|
-| ``records.jsonl``, ``records.csv``, ``table:PATH`` | a table file (:mod:`ragmeter.records.table`) |
+| ``records.jsonl``, ``records.csv``, ``table:PATH`` | a table file (:mod:`ragmeter.records.table_source`) |
 | ``http://host/orders/{entity}`` | GET, pointer ``/<attribute>`` into the JSON reply |
 | ``http://host/orders/{entity}#/data/{attribute}`` | GET, one pointer for every attribute |
 | ``http://host/orders/{entity}#status=/status,product=/items/0/sku`` | GET, named attributes only |
@@ -53,7 +53,7 @@ def parse_source(spec: str, *, timeout_s: float = 10.0, headers: Mapping[str, st
 
         return CallableSource.from_path(spec[len("python:"):])
     if low.startswith("table:") or low.endswith(_TABLE_SUFFIXES):
-        from ragmeter.records.table import TableSource
+        from ragmeter.records.table_source import TableSource
 
         return TableSource(Path(spec[len("table:"):] if low.startswith("table:") else spec))
     raise InvalidParameterError(f"cannot tell what kind of record source {spec!r} is; use one of: {FORMS}")

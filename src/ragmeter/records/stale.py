@@ -7,7 +7,7 @@ and they are named. A failing fact whose claim the context does not support is a
 generation fault (the model changed or invented the value), not a stale chunk.
 
 This module reads the claim matrix through small protocols (anything with ``verdicts``
-and ``answer_claims`` shaped like :class:`ragmeter.claims.matrix.Evidence`), so it needs
+and ``answer_claims`` shaped like :class:`ragmeter.evidence.matrix.Evidence`), so it needs
 nothing above the records layer.
 """
 
@@ -23,20 +23,6 @@ from ragmeter.records.verdicts import FAIL
 
 LABEL = "stale_chunk"
 ANSWER_AT_CONTEXT = "answer@context"
-
-
-class VerdictLike(Protocol):
-    @property
-    def claim(self) -> int: ...
-
-    @property
-    def verdict(self) -> str: ...
-
-    @property
-    def sources(self) -> tuple[str, ...]: ...
-
-    @property
-    def quote(self) -> str: ...
 
 
 class MatrixLike(Protocol):

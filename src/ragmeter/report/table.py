@@ -18,7 +18,6 @@ from ragmeter.core.display import terminal_safe
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.results import Outcome, Score
-from ragmeter.core.sample import Sample
 from ragmeter.core.score_column import ScoreColumn
 
 #: Past-the-end dashes are drawn up to k only while k is at most this or the longest list.
@@ -35,10 +34,6 @@ def pattern_width(k: int | None, longest: int) -> int:
     if k is None or k > max(longest, PATTERN_PAD):
         return longest
     return k
-
-
-def rank_pattern(sample: Sample, view: str, k: int | None) -> str:
-    return _pattern(sample.ranked_ids(view), sample.relevance, k)
 
 
 def _pattern(ids: Sequence[str], relevance: Mapping[str, float], k: int | None) -> str:

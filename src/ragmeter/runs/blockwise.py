@@ -13,16 +13,18 @@ import time
 import warnings
 from array import array
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ragmeter._version import __version__
 from ragmeter.core.errors import LowCoverageWarning, NothingRetrievedWarning
 from ragmeter.core.evaluation import EvaluationResult, outcome_cells
+from ragmeter.core.measure import Measure
 from ragmeter.core.score_column import ScoreColumn
 from ragmeter.core.summary import summary_from
-from ragmeter.engine.evaluate import evaluate
+from ragmeter.engine.evaluate import evaluate_with
+from ragmeter.evidence.sources import Sources
 from ragmeter.io.corpus import load_corpus
 from ragmeter.io.jsonl_blocks import iter_block_datasets, scan
 from ragmeter.io.writer import write_json
@@ -71,11 +73,12 @@ def _provenance(outcomes: Any) -> dict[str, Any]:
     return dict(prov.as_dict())
 
 
-def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None = None, setup: dict | None = None,
-                       corpus: str | None = None,
+def evaluate_streaming(path: str, measures: Sequence[Measure], *, block: int, run_path: Path | None = None,
+                       setup: dict | None = None, corpus: str | None = None,
                        open_run: Callable[[dict], tuple[Path | None, dict | None]] | None = None,
-                       **kwargs: Any) -> tuple[dict, dict]:
-    """Score ``path`` in blocks of ``block`` samples; returns (summary, dataset info).
+                       sources: Sources | None = None) -> tuple[dict, dict]:
+    """Score ``path`` in blocks of ``block`` samples with ``measures`` (resolved) through
+    ``sources``; returns (summary, dataset info).
 
     ``open_run``: called with the dataset's absolute path and fingerprint once the whole file
     has been checked, returning the run directory and its setup (so a rejected dataset leaves
@@ -96,7 +99,7 @@ def evaluate_streaming(path: str, metrics, *, block: int, run_path: Path | None 
             with warnings.catch_warnings():  # a block's coverage is not the run's
                 warnings.simplefilter("ignore", LowCoverageWarning)
                 warnings.simplefilter("ignore", NothingRetrievedWarning)
-                result = evaluate(data, metrics, **kwargs)
+                result = evaluate_with(data, measures, sources or Sources())
             acc.add_result(result)
             if result.judge_stats is not None:
                 judge_stats = {**result.judge_stats, "calls_per_sample": result.calls_per_sample}

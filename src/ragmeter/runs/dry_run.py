@@ -8,44 +8,35 @@ only where it exists), record sources get no cache file, and no run directory is
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-from ragmeter.core.settings import InvalidSettingError, Settings
-from ragmeter.engine.dry_run import dry_run_plan
-from ragmeter.engine.evaluate import resolve_measures
+from ragmeter.core.settings import AUTO_JUDGE, InvalidSettingError, Settings
+from ragmeter.engine.call_plan import dry_run_plan
+from ragmeter.evidence.sources import Sources
 from ragmeter.judges.judge_factory import planning_judge
-from ragmeter.records.lookup import RecordLookup
-from ragmeter.runs.evaluation import EvaluationRun, action_criteria, load_samples, resolve_judge
-
-
-def uncached_record_lookup(settings: Settings) -> RecordLookup | None:
-    """The record source ``settings.records`` names, without the cache file a run keeps."""
-    if not settings.records:
-        return None
-    from ragmeter.records.spec import parse_source
-
-    source = parse_source(settings.records, timeout_s=settings.records_timeout)
-    return RecordLookup(source, timeout_s=settings.records_timeout, concurrency=settings.concurrency)
+from ragmeter.runs.inputs import action_criteria, load_samples, resolve_judge, run_measures, uncached_record_lookup
 
 
 def plan_evaluation(settings: Settings, *, resumed: bool = False,
-                    notify: Callable[[str], None] | None = None) -> EvaluationRun:
-    """The plan of the run ``settings`` describe (``EvaluationRun.plan``; ``run_path`` None).
+                    notify: Callable[[str], None] | None = None) -> tuple[Settings, dict[str, Any]]:
+    """The settings as planned (``auto`` resolved) and the plan of the run they describe.
 
     ``resumed``: the settings are a stored run's (its judge is already resolved)."""
     if settings.block is not None:
         raise InvalidSettingError("block", "a dry run loads the whole dataset: drop --block to plan it")
-    if not resumed:
-        settings = resolve_judge(settings, notify)
+    measures = None
+    if not resumed and settings.judge == AUTO_JUDGE:  # auto turns on whether a measure is judged
+        measures = run_measures(settings)
+        settings = resolve_judge(settings, measures, notify)
     judge = planning_judge(settings.judge_spec, settings)
     actions = action_criteria(settings)
-    resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m fails before the data is read
+    measures = measures or run_measures(settings)  # a bad -m fails before the data is read
     try:
         data = load_samples(settings)
-        plan = dry_run_plan(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
-                            records=uncached_record_lookup(settings), action_criteria=actions,
-                            price_in=settings.price_in, price_out=settings.price_out,
+        sources = Sources(judge=judge, records=uncached_record_lookup(settings), action_criteria=actions)
+        plan = dry_run_plan(data, measures, sources=sources, price_in=settings.price_in, price_out=settings.price_out,
                             concurrency=settings.concurrency)
     finally:
         if judge is not None:
             judge.ledger.close()
-    return EvaluationRun(settings, None, plan=plan)
+    return settings, plan

@@ -44,7 +44,7 @@ from ragmeter.core.errors import (
 )
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.sample import Sample
-from ragmeter.core.secrets import redact, redact_value, redacted_json_lines
+from ragmeter.core.secrets import redact, redact_value
 from ragmeter.core.settings import DEFAULTS, default_runs_dir
 from ragmeter.io.dataset import load_dataset
 from ragmeter.io.writer import write_json, write_lines, writing
@@ -71,11 +71,6 @@ RUNS_OPTIONS = "--runs-dir / --ledger"  # the options that choose where run file
 def _write_json(path: Path, doc: dict) -> None:
     with writing(path, what="run file", option=RUNS_OPTIONS):
         write_json(path, redact_value(doc))
-
-
-def _write_jsonl(path: Path, rows: Any) -> None:
-    with writing(path, what="run file", option=RUNS_OPTIONS):
-        write_lines(path, redacted_json_lines(rows))  # json.dumps(redact_value(row)) for each row
 
 
 def check_writable(base: str | Path) -> None:

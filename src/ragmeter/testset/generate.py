@@ -29,9 +29,9 @@ import numpy as np
 from ragmeter.embeddings.base import Embedder
 from ragmeter.embeddings.search import DenseIndex
 from ragmeter.judges.judge import Judge, JudgeRequest
+from ragmeter.testset.chunk_sampling import SourcePicker
 from ragmeter.testset.drafts import Draft, Prompts, read_checks, read_generation
-from ragmeter.testset.kinds import DEFAULT, KINDS, allocate, parse_kinds
-from ragmeter.testset.sources import SourcePicker
+from ragmeter.testset.question_kinds import DEFAULT, KINDS, allocate, parse_kinds
 
 PREFIX = {"single": "single", "multi": "multi", "unanswerable": "unanswerable", "conversational": "conversation"}
 

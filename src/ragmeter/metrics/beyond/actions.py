@@ -26,31 +26,27 @@ verified cases, verification coverage).
 
 from __future__ import annotations
 
-from typing import Any
-
-from ragmeter.claims.matrix import ACTIONS, Evidence
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import ACTIONS, Evidence
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.registry import register
-from ragmeter.records.verdicts import FAIL, NOT_APPLICABLE, PASS, UNABLE_TO_VERIFY
 
 NEEDS = frozenset({ACTIONS})
 
 
-def _verdict(results: list[Any]) -> str:
-    verdicts = {r.verdict for r in results}
-    return next((v for v in (FAIL, UNABLE_TO_VERIFY, PASS) if v in verdicts), NOT_APPLICABLE)
-
-
 def action_pass_rate(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    # the verdict names load with the grades they read, not wherever metrics are listed
+    from ragmeter.records.verdicts import FAIL, NOT_APPLICABLE, PASS, UNABLE_TO_VERIFY
+
     grade = require(ev.actions, "the tool calls were not graded")
     wanted = measure.params["criterion"]
     results = [r for r in grade.results if not wanted or r.id == wanted]
     if wanted and not results:
         raise Unscorable(f"no criterion {wanted!r} for this case")
-    verdict = _verdict(results)
+    verdicts = {r.verdict for r in results}
+    verdict = next((v for v in (FAIL, UNABLE_TO_VERIFY, PASS) if v in verdicts), NOT_APPLICABLE)
     if verdict == PASS:
         return 1.0
     if verdict == FAIL:

@@ -14,7 +14,7 @@ is looked up in the record source and gets Pass, Fail or Cannot verify
 
 The reference system is TestMu AI's Data Validation (Pass / Fail / Cannot verify per fact).
 
->>> from ragmeter.claims.matrix import Evidence
+>>> from ragmeter.evidence.matrix import Evidence
 >>> from ragmeter.core.sample import Sample
 >>> from ragmeter.metrics import JudgedContext, make_measure
 >>> from ragmeter.records import Fact, FactCheck
@@ -27,13 +27,17 @@ The reference system is TestMu AI's Data Validation (Pass / Fail / Cannot verify
 
 from __future__ import annotations
 
-from ragmeter.claims.matrix import FACTS, Evidence, Unavailable
+from typing import TYPE_CHECKING
+
 from ragmeter.core.measure import Display, Measure
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import FACTS, Evidence, Unavailable
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.registry import register
-from ragmeter.records.facts import FactCheck, fact_counts, undefined_reason
+
+if TYPE_CHECKING:  # the records code loads where facts were checked, not wherever metrics are listed
+    from ragmeter.records.facts import FactCheck
 
 NEEDS = frozenset({FACTS})
 NO_FACTS = "the answer states no fact that the system of record holds"
@@ -47,6 +51,8 @@ def _checks(ev: Evidence) -> tuple[FactCheck, ...]:
 
 
 def record_accuracy(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    from ragmeter.records.facts import fact_counts, undefined_reason
+
     checks = _checks(ev)
     rate = fact_counts(checks).rate
     if rate is None:
@@ -56,6 +62,8 @@ def record_accuracy(ev: Evidence, sample: Sample, measure: Measure, context: Jud
 
 
 def record_coverage(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    from ragmeter.records.facts import fact_counts
+
     checks = _checks(ev)
     return fact_counts(checks).verified / len(checks)
 

@@ -10,9 +10,9 @@ definition; otherwise one judge call per turn (``turn.standalone``).
 
 from __future__ import annotations
 
-from ragmeter.claims.matrix import STANDALONE, Evidence
 from ragmeter.core.measure import Display, Measure
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import STANDALONE, Evidence
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
 from ragmeter.metrics.registry import register

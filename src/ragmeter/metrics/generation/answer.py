@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragmeter.claims.matrix import ANSWER_CLAIMS, QUESTIONS, Claim, Evidence, Unavailable, Verdict, with_argument
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import ANSWER_CLAIMS, QUESTIONS, Claim, Evidence, Unavailable, Verdict, with_argument
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims, supported
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.registry import register

@@ -16,9 +16,9 @@ which passages support each claim.
 
 from __future__ import annotations
 
-from ragmeter.claims.matrix import Evidence
 from ragmeter.core.measure import Display, Measure
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import Evidence
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.registry import register

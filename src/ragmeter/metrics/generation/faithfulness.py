@@ -15,7 +15,7 @@ An answer with no claims (a refusal) is NotComputed, never 0, 1 or NaN.
 Seed q1: claims 1-3 supported, 4 ("2 business days") contradicted, 5 ("free shipping") not
 found: 3/5 with ``'fail'``, 4/5 with ``'pass'``, contradiction rate 1/5.
 
->>> from ragmeter.claims.matrix import Evidence, Claim, Verdict
+>>> from ragmeter.evidence.matrix import Evidence, Claim, Verdict
 >>> from ragmeter.core.sample import Sample
 >>> from ragmeter.metrics import JudgedContext, make_measure
 >>> ev = Evidence(answer_claims=tuple(Claim(i, f"c{i}") for i in range(1, 6)))
@@ -28,9 +28,9 @@ found: 3/5 with ``'fail'``, 4/5 with ``'pass'``, contradiction rate 1/5.
 
 from __future__ import annotations
 
-from ragmeter.claims.matrix import Evidence
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import Evidence
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
 from ragmeter.metrics.registry import register

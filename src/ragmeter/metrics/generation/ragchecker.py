@@ -22,9 +22,9 @@ none: hallucination 2/5; every correct claim is in the context: self-knowledge 0
 
 from __future__ import annotations
 
-from ragmeter.claims.matrix import Claim, Evidence, Verdict
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import Claim, Evidence, Verdict
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims, supported
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.registry import register

@@ -7,7 +7,7 @@ the score is the probability-weighted mean over the scale, sum(s * p(s)) / sum(p
 ``scale='unit'`` (default) maps the score to [0, 1] as (s - low) / (high - low); ``'raw'``
 keeps the criterion's scale.
 
-Criteria: the built-in ones and those of a criteria file (``ragmeter.metrics.criteria``).
+Criteria: the built-in ones and those of a criteria file (``ragmeter.evidence.rubric_criteria``).
 
 >>> c = Criterion("tone", "Polite?", 1, 5)
 >>> (4 - c.low) / (c.high - c.low)
@@ -19,12 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ragmeter.claims.matrix import RUBRIC, Evidence, with_argument
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import RUBRIC, Evidence, with_argument
+from ragmeter.evidence.rubric_criteria import BUILTIN, Criterion, load_criteria
 from ragmeter.metrics.claim_reading import require
-from ragmeter.metrics.criteria import BUILTIN, Criterion, load_criteria
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
 from ragmeter.metrics.registry import register
 

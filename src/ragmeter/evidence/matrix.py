@@ -8,9 +8,11 @@ the metric is NotComputed) or a judgment that never validated (``failed=True``: 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragmeter.records.facts import FactCheck
+if TYPE_CHECKING:  # the sources' own types, named only: a run without records or actions loads neither
+    from ragmeter.actions.grade import CaseGrade
+    from ragmeter.records.facts import FactCheck
 
 # What a metric can need (its evidence). "a@b" is claim list a verified against source b. A need
 # may carry one argument after a colon: "rubric:<criterion>", "answer_questions:<how many>".
@@ -25,15 +27,7 @@ FACTS, ACTIONS = "facts", "actions"
 #: Needs that can be met without a judge (facts given in the data, criteria on tool calls);
 #: what a judge would add is then missing with the reason.
 JUDGE_OPTIONAL = frozenset({FACTS, ACTIONS})
-
-# The prompts whose judgments fill each part of the matrix (a pair's claims are extracted first).
-PROMPTS = {
-    ANSWER_CLAIMS: ("claims.extract",), REFERENCE_CLAIMS: ("claims.extract",),
-    **{pair: ("claims.extract", "claims.verify") for pair in PAIRS},
-    SENTENCES: ("context.relevance",), QUESTIONS: ("answer.questions",), RUBRIC: ("rubric.score",),
-    STANDALONE: ("turn.standalone",),
-    FACTS: ("claims.extract", "facts.extract"), ACTIONS: ("claims.extract", "claims.verify"),
-}
+# The prompts that fill each part are their providers' to say (ragmeter.evidence.provider).
 
 
 def need_kind(need: str) -> str:
@@ -49,15 +43,6 @@ def need_argument(need: str) -> str:
 def with_argument(kind: str, argument: object) -> str:
     """``with_argument(RUBRIC, "tone")`` -> ``"rubric:tone"``."""
     return f"{kind}:{argument}"
-
-
-def prompts_for(needs: frozenset[str]) -> tuple[str, ...]:
-    """The prompt ids whose judgments the needs read, sorted.
-
-    >>> prompts_for(frozenset({"answer@context", "rubric:tone"}))
-    ('claims.extract', 'claims.verify', 'rubric.score')
-    """
-    return tuple(sorted({p for need in needs for p in PROMPTS[need_kind(need)]}))
 
 
 @dataclass(frozen=True)
@@ -95,10 +80,10 @@ class Evidence:
     needed_sentences: tuple[int, ...] | Unavailable | None = None
     questions: tuple[str, ...] | Unavailable | None = None
     noncommittal: bool | None = None
-    rubric: dict[str, Any] = field(default_factory=dict)
-    standalone: bool | Unavailable | None = None  # criterion -> {score, weighted, reason} | Unavailable
+    rubric: dict[str, Any] = field(default_factory=dict)  # criterion -> {score, weighted, reason} | Unavailable
+    standalone: bool | Unavailable | None = None
     facts: tuple[FactCheck, ...] | Unavailable | None = None  # the answer's facts against the records
-    actions: Any = None  # the case's grade (``ragmeter.actions.CaseGrade``, a layer up) | Unavailable
+    actions: CaseGrade | Unavailable | None = None  # the case's tool calls graded against its criteria
     calls: int = 0
 
     def as_dict(self) -> dict[str, Any]:

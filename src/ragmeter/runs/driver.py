@@ -18,10 +18,20 @@ from typing import TYPE_CHECKING, Any
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
-from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettingError, Settings
-from ragmeter.engine.dry_run import needs_judge
-from ragmeter.engine.evaluate import evaluate, resolve_measures
-from ragmeter.io.dataset import Dataset, from_samples, load_dataset
+from ragmeter.core.settings import AUTO_JUDGE, InvalidSettingError, Settings
+from ragmeter.engine.evaluate import evaluate_with
+from ragmeter.evidence.sources import Sources
+from ragmeter.runs.inputs import (
+    action_criteria,
+    described,
+    embedder,
+    load_samples,
+    record_lookup,
+    resolve_judge,
+    rubric_criteria,
+    run_judge,
+    run_measures,
+)
 from ragmeter.runs.resume import absolute_options, check_fingerprint
 from ragmeter.runs.store import (
     Run,
@@ -36,9 +46,8 @@ from ragmeter.runs.store import (
 
 if TYPE_CHECKING:  # a label-only run loads no judge, Ray, embedding or record code (start-up time)
     from ragmeter.actions.criteria import CriteriaSet
+    from ragmeter.io.dataset import Dataset
     from ragmeter.judges.judge import Judge
-    from ragmeter.metrics.criteria import Criterion
-    from ragmeter.records.lookup import RecordLookup
 
 #: Made from the judge (None for a run without one) on the local engine; receives the engine's
 #: progress (``start``, ``advance``) for every stage: label metrics, embeddings, judge calls.
@@ -66,75 +75,6 @@ class EvaluationRun:
     result: EvaluationResult | None = None
     streamed: StreamedEvaluation | None = None
     plan: dict[str, Any] | None = None
-
-
-def resolve_judge(settings: Settings, notify: Callable[[str], None] | None = None) -> Settings:
-    """``auto``: the bundled local judge when a requested metric needs a judge and
-    ``ragmeter[local]`` is installed (``notify`` is told), else no judge."""
-    if settings.judge != AUTO_JUDGE:
-        return settings
-    spec = None
-    if needs_judge(settings.metrics, settings.k, settings.view):  # else no judge code is imported
-        from ragmeter.judges.judge_factory import default_judge
-
-        spec = default_judge()
-    if spec is not None and notify is not None:
-        notify("no --judge given: using the bundled local judge (offline)")
-    return settings.replace(judge=spec or NO_JUDGE)
-
-
-def load_samples(settings: Settings) -> Dataset:
-    """The dataset with its corpus, cut to ``settings.only`` (every id must exist)."""
-    if settings.dataset is None:
-        raise InvalidSettingError("dataset", "give a dataset file (or --resume RUN)")
-    data = load_dataset(settings.dataset, corpus=settings.corpus)
-    if settings.only:  # (samples read: the cut is rare, and made of them)
-        known = {s.id for s in data.samples}
-        missing = [w for w in settings.only if w not in known]
-        if missing:
-            raise InvalidSettingError("only", f"no sample with id {', '.join(map(repr, missing))}")
-        data = from_samples([s for s in data.samples if s.id in set(settings.only)], path=data.path)
-    return data
-
-
-def _criteria(settings: Settings) -> dict[str, Criterion] | None:
-    if not settings.criteria:
-        return None
-    from ragmeter.metrics.criteria import load_criteria
-
-    return load_criteria(settings.criteria)
-
-
-def _judge(settings: Settings) -> Judge | None:
-    """The judge ``settings`` name (None for none: no judge code is imported)."""
-    if settings.judge_spec is None:
-        return None
-    from ragmeter.judges.judge_factory import make_judge
-
-    return make_judge(settings.judge_spec, settings)
-
-
-def record_lookup(settings: Settings) -> RecordLookup | None:
-    """The record source ``settings.records`` names (``parse_source``), bounded by
-    ``records_timeout`` per lookup and cached in the run's ledger file (its own table), or None."""
-    if not settings.records:
-        return None
-    from ragmeter.records.cache import SqliteLookupCache
-    from ragmeter.records.lookup import RecordLookup
-    from ragmeter.records.spec import parse_source
-
-    source = parse_source(settings.records, timeout_s=settings.records_timeout)
-    return RecordLookup(source, cache=SqliteLookupCache(settings.ledger_path), timeout_s=settings.records_timeout,
-                        concurrency=settings.concurrency)
-
-
-def action_criteria(settings: Settings) -> CriteriaSet | None:
-    """The action criteria file ``settings.action_criteria`` (JSON or YAML), or None."""
-    if not settings.action_criteria:
-        return None
-    from ragmeter.actions.criteria import load_criteria as load_action_criteria
-
-    return load_action_criteria(settings.action_criteria)
 
 
 def _check(settings: Settings) -> None:
@@ -165,24 +105,27 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     """
     _check(settings)
     if settings.dry_run:  # a planning judge: no client, no key, nothing written
-        from ragmeter.runs.dry_run import plan_evaluation
+        from ragmeter.runs.dry_run import plan_evaluation  # it loads the judges' code: a dry run only
 
-        return plan_evaluation(settings, resumed=resume is not None, notify=notify)
-    if resume is None:
-        settings = resolve_judge(settings, notify)
+        planned, plan = plan_evaluation(settings, resumed=resume is not None, notify=notify)
+        return EvaluationRun(planned, None, plan=plan)
+    measures = None
+    if resume is None and settings.judge == AUTO_JUDGE:  # auto turns on whether a measure is judged
+        measures = run_measures(settings)
+        settings = resolve_judge(settings, measures, notify)
     # built on every engine, so that a wrong judge or a missing key fails before any work
     # (Ray workers build their own from its description)
-    judge = _judge(settings)
-    criteria = _criteria(settings)
-    actions = action_criteria(settings)
-    resolve_measures(settings.metrics, settings.k, view=settings.view)  # a bad -m leaves no run directory
+    sources = Sources(judge=run_judge(settings), criteria=rubric_criteria(settings),
+                      action_criteria=action_criteria(settings))
+    measures = measures or run_measures(settings)  # a bad -m leaves no run directory
     if settings.block is not None and settings.dataset is not None:
+        judge = sources.judge
         with judge.session() if judge is not None else nullcontext():  # one session for every block
-            return _streamed(settings, settings.dataset, settings.block, judge, criteria, resume, actions)
+            return _streamed(settings, settings.dataset, settings.block, measures, sources, resume)
     data = load_samples(settings)
-    if actions is not None:
-        _warn_unknown_cases(actions, data, notify)
-    records = record_lookup(settings)
+    if sources.action_criteria is not None:
+        _warn_unknown_cases(sources.action_criteria, data, notify)
+    sources = sources.replace(records=record_lookup(settings))
     if resume is not None:
         check_fingerprint(resume, data.fingerprint)
     # only now: bad input leaves no run directory behind
@@ -191,21 +134,15 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     try:
         if settings.engine == "ray":
             from ragmeter.engine.distributed import evaluate_ray
-            from ragmeter.judges.judge_factory import describe_judge
 
-            result = evaluate_ray(data, settings.metrics, k=settings.k, view=settings.view,
-                                  judge_spec=describe_judge(settings), ledger=settings.ledger_path,
-                                  address=settings.address, concurrency=settings.concurrency,
-                                  embedder=settings.embedder, criteria=criteria,
-                                  records={"spec": settings.records, "timeout": settings.records_timeout}
-                                  if settings.records else None, action_criteria=actions)
+            result = evaluate_ray(data, measures, k=settings.k,
+                                  sources=described(settings, sources), ledger=settings.ledger_path,
+                                  address=settings.address, concurrency=settings.concurrency)
         else:
-            embedder = _embedder(settings)
+            sources = sources.replace(embedder=embedder(settings))
             saved = _saver(run_path, setup)
-            with progress(judge) if progress is not None else nullcontext() as on_stage:
-                result = evaluate(data, settings.metrics, k=settings.k, view=settings.view, judge=judge,
-                                  criteria=criteria, embedder=embedder, progress=on_stage, before_judged=saved,
-                                  records=records, action_criteria=actions)
+            with progress(sources.judge) if progress is not None else nullcontext() as on_stage:
+                result = evaluate_with(data, measures, sources, progress=on_stage, before_judged=saved)
         if run_path is not None and setup is not None:
             finish_run(run_path, setup, result)
     except BaseException as exc:
@@ -235,16 +172,6 @@ def _warn_unknown_cases(actions: CriteriaSet, data: Dataset, notify: Callable[[s
             warnings.warn(message, UnknownCaseWarning, stacklevel=3)
 
 
-def _embedder(settings: Settings) -> Any:
-    """The embedder ``settings`` name; None for the bundled MiniLM, which the engine loads
-    itself when a metric needs it (so a label-only run imports no embedding code)."""
-    if settings.embedder == DEFAULTS.embedder:
-        return None
-    from ragmeter.embeddings.backends import embedder_for
-
-    return embedder_for(settings)
-
-
 def _saver(run_path: Path | None, setup: dict | None) -> Callable[[EvaluationResult], None] | None:
     """Saves the label and embedding results before the judged metrics start."""
     if run_path is None or setup is None:
@@ -268,10 +195,9 @@ def _recording(settings: Settings, resume: Run | None,
     return path, start_run(path, absolute_options(settings.stored()), dataset)
 
 
-def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
-              criteria: dict[str, Criterion] | None, resume: Run | None,
-              actions: CriteriaSet | None = None) -> EvaluationRun:
-    embedder = _embedder(settings)
+def _streamed(settings: Settings, path: str, block: int, measures: tuple[Measure, ...], sources: Sources,
+              resume: Run | None) -> EvaluationRun:
+    sources = sources.replace(embedder=embedder(settings))
     opened: dict[str, Any] = {"path": None, "setup": None}
 
     def open_run(dataset: dict[str, Any]) -> tuple[Path | None, dict | None]:
@@ -283,14 +209,12 @@ def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
     from ragmeter.runs.blockwise import evaluate_streaming
 
     try:
-        summary, dataset = evaluate_streaming(path, settings.metrics, block=block, open_run=open_run,
-                                              corpus=settings.corpus, k=settings.k, view=settings.view,
-                                              judge=judge, criteria=criteria, embedder=embedder,
-                                              records=record_lookup(settings), action_criteria=actions)
+        summary, dataset = evaluate_streaming(path, measures, block=block, open_run=open_run,
+                                              corpus=settings.corpus,
+                                              sources=sources.replace(records=record_lookup(settings)))
     except BaseException as exc:
         if opened["path"] is not None and opened["setup"] is not None:
             mark_stopped(opened["path"], opened["setup"], exc)
         raise
     run_path = opened["path"]
-    measures = resolve_measures(settings.metrics, settings.k, view=settings.view)
     return EvaluationRun(settings, run_path, streamed=StreamedEvaluation(summary, dataset, measures, block))

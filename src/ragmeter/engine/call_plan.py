@@ -5,53 +5,52 @@ Also whether a run needs a judge at all, which decides if ``auto`` picks the bun
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragmeter.core.measure import Measure
 from ragmeter.core.settings import InvalidSettingError
-from ragmeter.engine.evaluate import resolve_measures
 from ragmeter.io.dataset import Dataset
 from ragmeter.metrics.kinds import JudgedSpec
 
 if TYPE_CHECKING:  # whether a run needs a judge is asked on every run: it loads no judge code
-    from ragmeter.actions.criteria import CriteriaSet
+    from ragmeter.evidence.sources import Sources
     from ragmeter.judges.judge import Judge
-    from ragmeter.records.lookup import RecordLookup
 
 
-def judged_measures(metrics: Iterable[str | Measure] | None, k: int | None, view: str | None) -> list[Measure]:
-    """The requested measures that read judgments (see :func:`resolve_measures` for k and view)."""
-    return [m for m in resolve_measures(metrics, k, view=view) if isinstance(m.spec, JudgedSpec)]
+def judged_measures(measures: Iterable[Measure]) -> list[Measure]:
+    """The measures that read judgments."""
+    return [m for m in measures if isinstance(m.spec, JudgedSpec)]
 
 
-def needs_judge(metrics: Iterable[str | Measure] | None, k: int | None, view: str | None) -> bool:
-    """Whether any requested measure reads judgments.
+def needs_judge(measures: Iterable[Measure]) -> bool:
+    """Whether any of the (resolved) measures reads judgments.
 
-    >>> needs_judge(["ndcg@5", "faithfulness"], 5, None), needs_judge(None, 5, None)
+    >>> from ragmeter.engine.evaluate import resolve_measures
+    >>> needs_judge(resolve_measures(["ndcg@5", "faithfulness"], 5)), needs_judge(resolve_measures(None, 5))
     (True, False)
     """
-    return bool(judged_measures(metrics, k, view))
+    return bool(judged_measures(measures))
 
 
-def dry_run_plan(data: Dataset, metrics: Iterable[str | Measure] | None, *, k: int | None, view: str | None,
-                 judge: Judge | None, records: RecordLookup | None = None,
-                 action_criteria: CriteriaSet | None = None, price_in: float | None = None,
+def dry_run_plan(data: Dataset, measures: Sequence[Measure], *, sources: Sources, price_in: float | None = None,
                  price_out: float | None = None, concurrency: int = 1) -> dict[str, Any]:
     """The judge calls, estimated input tokens and output cap the judged measures need
-    (``{"calls": 0, "note": ...}`` without one); raises when they need a judge and none is given.
+    (``{"calls": 0, "note": ...}`` without one); raises when they need a judge and
+    ``sources`` has none (a planning judge: no call is made).
 
     With a price (USD per million tokens), ``estimated_usd_at_most``: the estimated input
     tokens at ``price_in`` plus the output cap at ``price_out`` (:func:`ragmeter.judges.cost.usd`)."""
-    measures = judged_measures(metrics, k, view)
+    measures = judged_measures(measures)
     if not measures:
         return {"calls": 0, "note": "no judged metric requested"}
+    judge = sources.judge
     if judge is None:
         raise InvalidSettingError("dry_run", "a dry run of judged metrics needs --judge")
-    from ragmeter.engine.planner import plan_calls
+    from ragmeter.evidence.planner import plan_calls
 
     needs: set[str] = set().union(*(m.spec.needs(m) for m in measures if isinstance(m.spec, JudgedSpec)))
-    plan = plan_calls(data.samples, needs, judge, records=records, action_criteria=action_criteria)
+    plan = plan_calls(data.samples, needs, sources)
     plan["judge_backend"] = judge.backend.name
     plan.update(time_estimate(plan["calls_by_prompt"], judge, concurrency=concurrency))
     if price_in is not None or price_out is not None:

@@ -1,4 +1,5 @@
-"""Rubric criteria: what a rubric score judges, on which scale, with which examples.
+"""Rubric criteria: what a rubric score judges, on which scale, with which examples (a source of the
+rubric evidence, as the judge is).
 
 Built-in criteria, and criteria files (JSON, or YAML with PyYAML installed)::
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,15 +26,34 @@ Z95 = 1.959963984540054
 MIN_PAIRS = 2  # kappa, Spearman, Kendall and the PPI interval need two labeled samples at least
 
 
-def cohen_kappa(a: Sequence, b: Sequence) -> float | None:
-    """kappa = (p_o - p_e) / (1 - p_e)."""
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
+    """Cohen's kappa (Cohen 1960) of two raters' labels on the same items (any hashable labels):
+    ``kappa = (p_o - p_e) / (1 - p_e)``, ``p_o`` the share of items they label alike and
+    ``p_e = sum_g n_g(a) n_g(b) / n^2`` the agreement their label counts give by chance.
+
+    Undefined (None) when nothing was rated, and when chance agreement is already 1, which
+    happens only when both raters give every item the same one label: then ``p_o`` is 1 too and
+    kappa is 0/0 (scikit-learn's ``cohen_kappa_score`` gives NaN). Not 1.0: two constant raters
+    show no skill to measure, and an undefined value stays out of every mean. The one kappa of
+    ragmeter: judge against human (:func:`agreement`) and labeler against labeler
+    (:mod:`ragmeter.label.agreement`).
+
+    >>> cohen_kappa(["yes", "no", "yes", "yes"], ["yes", "no", "no", "yes"])
+    0.5
+    >>> cohen_kappa([1, 1, 1], [1, 1, 1]) is None
+    True
+    """
+    if len(a) != len(b):
+        raise ValueError("both raters must label the same items")
     n = len(a)
     if n == 0:
         return None
     p_o = sum(x == y for x, y in zip(a, b)) / n
     ca, cb = Counter(a), Counter(b)
     p_e = sum(ca[k] * cb[k] for k in set(ca) | set(cb)) / n ** 2
-    return 1.0 if p_e == 1 else (p_o - p_e) / (1 - p_e)
+    if p_e >= 1.0:
+        return None
+    return (p_o - p_e) / (1 - p_e)
 
 
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:

@@ -1,0 +1,17 @@
+"""Evidence: what judged metrics read, and how each part of it is obtained.
+
+The layer between the sources of judgments and data (judges, records, actions, embeddings)
+and the metrics:
+
+- ``matrix``: one sample's evidence as data (claims, verdicts, needed sentences, questions,
+  rubric scores, standalone turns, facts, action grades) and the names metrics need it by;
+- ``sources``: the judge, embedder, record lookup and criteria of a run, as one value;
+- ``provider``: what a provider of one kind of evidence does, and where each kind's lives
+  (``claims``, ``context_sentences``, ``answer_questions``, ``rubric_scores``,
+  ``standalone_turns``, ``fact_checks``, ``action_grades``);
+- ``planner``: the two-stage loop over the providers a run needs.
+"""
+
+from ragmeter.evidence.matrix import Claim, Evidence, Unavailable, Verdict
+
+__all__ = ["Claim", "Evidence", "Unavailable", "Verdict"]

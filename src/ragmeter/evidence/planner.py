@@ -1,0 +1,111 @@
+"""The two-stage loop over the providers of evidence: ask once, read once.
+
+Per run: which providers fill the needs (:data:`ragmeter.evidence.provider.PROVIDERS`, and
+the kinds those providers read), their data checks before any call, then per stage every
+sample's requests from every provider sent through the judge (and its ledger) in one batch,
+each reply read back by the provider that asked, then what the providers do after the judge
+(record lookups, gradings) with the sources opened. The needs come from the metrics
+(``JudgedSpec.needs``); the planner knows providers, not metrics and not kinds of evidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ragmeter.core.progress import Progress
+from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import Evidence, need_kind
+from ragmeter.evidence.provider import EXTRACTION, PROVIDERS, STAGES, VERIFICATION, Provider, Wanted, provider_type
+from ragmeter.evidence.sources import Sources
+from ragmeter.judges.judge import JudgeRequest
+
+
+def providers_for(needs: set[str] | frozenset[str], sources: Sources) -> list[Provider]:
+    """The providers of ``needs`` and of what they read, in :data:`PROVIDERS` order."""
+    kinds = {need_kind(n) for n in needs}
+    todo = list(kinds)
+    while todo:
+        for kind in provider_type(todo.pop()).reads - kinds:
+            kinds.add(kind)
+            todo.append(kind)
+    chosen: dict[str, str] = {}  # provider module -> the first of its kinds needed
+    for kind, module in PROVIDERS.items():
+        if kind in kinds:
+            chosen.setdefault(module, kind)
+    return [provider_type(kind)(frozenset(needs), sources) for kind in chosen.values()]
+
+
+def _wanted(providers: Sequence[Provider], asking: Provider, sample: Sample) -> Wanted:
+    return lambda need: any(need in p.requires(sample) for p in providers if p is not asking)
+
+
+def _requests(providers: Sequence[Provider], stage: str, sample: Sample,
+              ev: Evidence) -> list[tuple[Provider, str, JudgeRequest]]:
+    return [(p, name, request) for p in providers
+            for name, request in p.requests(stage, sample, ev, _wanted(providers, p, sample)).items()]
+
+
+async def agather_evidence(samples: Sequence[Sample], needs: set[str], sources: Sources, *,
+                           progress: Progress | None = None) -> list[Evidence]:
+    """Every sample's evidence for ``needs``: stage 1 then stage 2 through ``sources.judge``,
+    then the providers' work after the judge (looking facts up, grading tool calls).
+
+    Without a judge (only for needs a judge is optional to, ``JUDGE_OPTIONAL``): no call is
+    made; given claims and facts are used, and what a judge would add is missing with the reason."""
+    providers = providers_for(needs, sources)
+    for p in providers:
+        p.check(samples)
+    evidence = [Evidence() for _ in samples]
+    for s, ev in zip(samples, evidence):
+        for p in providers:
+            p.prepare(s, ev)
+    judge = sources.judge
+    for stage, label in STAGES:
+        jobs = [(i, *job) for i, s in enumerate(samples) for job in _requests(providers, stage, s, evidence[i])]
+        if judge is None or not jobs:  # without a judge nothing is asked; the providers said what is missing
+            continue
+        if progress is not None:
+            progress.start(label, len(jobs))
+        results = await judge.arun([request for *_, request in jobs], progress=progress)
+        for (i, provider, name, _), j in zip(jobs, results):
+            if not isinstance(j, Exception):
+                evidence[i].calls += j.calls
+            provider.read(evidence[i], name, j)
+    finishing = [p for p in providers if p.finishes()]
+    if finishing:
+        async with sources.opened():
+            for p in finishing:
+                await p.finish(samples, evidence, judge)
+    return evidence
+
+
+def plan_calls(samples: Sequence[Sample], needs: set[str], sources: Sources) -> dict[str, Any]:
+    """A dry run: calls still needed, and their estimated input tokens.
+
+    Verification prompts cannot be written before extraction, so each is estimated on the
+    providers' stand-ins (claims: the given ``answer_claims`` / ``reference_claims``, else the
+    sentences of the answer or reference, what extraction splits into claims), against the
+    real passages; their tokens are counted like the others'. Record lookups and never-claim
+    checks are not judge calls. ``sources.judge`` is the judge whose ledger is read (a
+    planning one makes no call)."""
+    judge = sources.judge
+    if judge is None:
+        raise ValueError("plan_calls needs the judge the calls would go to")
+    providers = providers_for(needs, sources)
+    for p in providers:
+        p.check(samples)
+    requests: list[JudgeRequest] = []
+    for s in samples:
+        requests.extend(request for *_, request in _requests(providers, EXTRACTION, s, Evidence()))
+        stand_in = Evidence()
+        for p in providers:
+            p.stand_in(s, stand_in)
+        requests.extend(request for *_, request in _requests(providers, VERIFICATION, s, stand_in))
+    plan = judge.plan(requests)
+    pending = [r for r in requests if not judge.is_stored(r)]
+    prompt_ids = sorted({r.prompt.id for r in pending})
+    plan["calls_by_prompt"] = {p: sum(r.prompt.id == p for r in pending) for p in prompt_ids}
+    plan["note"] = ("verification calls are estimated with the answer's and reference's sentences as stand-in claims; "
+                    "calls already stored in the ledger are not counted")
+    return plan

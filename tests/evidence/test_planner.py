@@ -1,0 +1,86 @@
+"""The planner is the generic two-stage loop: a kind of evidence it has never heard of runs
+through it once its provider is registered, with no change to the planner or the engine."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import types
+
+import pytest
+
+from ragmeter.core.sample import Sample
+from ragmeter.evidence import provider
+from ragmeter.evidence.matrix import Evidence
+from ragmeter.evidence.planner import agather_evidence, plan_calls, providers_for
+from ragmeter.evidence.provider import EXTRACTION, ProviderBase, unavailable, value
+from ragmeter.evidence.sources import Sources
+from ragmeter.judges import Judge, JudgeRequest, ScriptedBackend, load_prompt, schemas
+
+ECHO = "echo"
+
+
+class Echo(ProviderBase):
+    """Stage 1 asks whether the turn stands alone; stage 2 asks again only where it did not, and
+    reads what stage 1 wrote (into the rubric's open dict, for the test's sake)."""
+
+    prompts = {ECHO: ("turn.standalone",)}
+
+    def __init__(self, needs, sources):
+        super().__init__(needs, sources)
+        self.prompt = load_prompt("turn.standalone")
+
+    def requests(self, stage, sample, ev, wanted):
+        if stage == EXTRACTION:
+            return {"first": self._ask(sample, "first")}
+        if ev.rubric.get("first") is False:
+            return {"second": self._ask(sample, "second")}
+        return {}
+
+    def _ask(self, sample, which):
+        return JudgeRequest(self.prompt, {"history": which, "question": sample.question or ""},
+                            schemas.STANDALONE, "standalone")
+
+    def read(self, ev, name, judgment):
+        ev.rubric[name] = unavailable(judgment) or value(judgment)["standalone"]
+
+    def finishes(self):
+        return True
+
+    async def finish(self, samples, evidence, judge):
+        for ev in evidence:
+            ev.rubric["finished"] = judge is not None
+
+
+@pytest.fixture
+def echo_registered(monkeypatch):
+    module = types.ModuleType("ragmeter.evidence._echo")
+    module.PROVIDER = Echo
+    monkeypatch.setitem(sys.modules, "ragmeter.evidence._echo", module)
+    monkeypatch.setitem(provider.PROVIDERS, ECHO, "_echo")
+
+
+def _judge():
+    return Judge(ScriptedBackend(lambda prompt_id, inputs, messages: {
+        "standalone": inputs["question"].startswith("Is")}))
+
+
+def test_a_new_kind_runs_through_the_two_stages(echo_registered):
+    samples = [Sample("a", question="Is it?"), Sample("b", question="Why?")]
+    sources = Sources(judge=_judge())
+    evidence = asyncio.run(agather_evidence(samples, {ECHO}, sources))
+    assert [ev.rubric for ev in evidence] == [{"first": True, "finished": True},
+                                              {"first": False, "second": False, "finished": True}]
+    assert [ev.calls for ev in evidence] == [1, 2]  # counted by the planner, per sample
+    assert [h for _, h in sorted((p, i["history"]) for p, i in sources.judge.backend.seen)] == [
+        "first", "first", "second"]
+    plan = plan_calls(samples, {ECHO}, Sources(judge=_judge()))
+    assert plan["calls_by_prompt"] == {"turn.standalone": 2}  # stage 2 of a dry run reads stand-ins only
+
+
+def test_without_a_judge_nothing_is_asked_and_the_work_after_it_still_runs(echo_registered):
+    sources = Sources()
+    [echo] = providers_for({ECHO}, sources)
+    assert isinstance(echo, Echo)
+    evidence = asyncio.run(agather_evidence([Sample("a", question="Why?")], {ECHO}, sources))
+    assert evidence == [Evidence(rubric={"finished": False})]
