@@ -1,6 +1,6 @@
 """``ragmeter judge-check``: how often a judge agrees with the bundled hand-labeled claims
 (``--set agreement``), or how its claim metrics rank real answers rated by people
-(``--set mtrag-dev``, ``judges/mtrag_check.py``)."""
+(``--set mtrag-dev``, ``analysis/mtrag_check.py``)."""
 
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ def _confusion(confusion: dict) -> None:
 
 
 def _mtrag(judge, limit: int | None, fmt: str, progress: str) -> None:
-    from ragmeter.judges import mtrag_check, mtrag_set
+    from ragmeter.analysis import mtrag_check
+    from ragmeter.judges import mtrag_set
 
     items = mtrag_set.load_set()
     total = len(items)

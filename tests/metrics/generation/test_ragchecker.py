@@ -3,8 +3,8 @@ computation.py (``irrelevant_faithful &= ~relevant_faithful``)."""
 
 from __future__ import annotations
 
-from ragmeter.evidence.matrix import Claim, Evidence, Verdict
 from ragmeter.core.sample import Sample
+from ragmeter.evidence.matrix import Claim, Evidence, Verdict
 from ragmeter.metrics import JudgedContext, make_measure
 from ragmeter.metrics.generation.ragchecker import noise_sensitivity
 
