@@ -26,6 +26,17 @@ from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 
+# Names other tools use for the same fields; one table, so aliases never spread.
+ALIASES = {
+    "query_id": "id", "qid": "id", "sample_id": "id",
+    "query": "question", "user_input": "question", "input": "question",
+    "retrieved_ids": "retrieved", "relevant_ids": "relevant", "relevance": "relevant", "labels": "relevant",
+    "context_ids": "context",
+    "response": "answer", "actual_output": "answer",
+    "reference_answer": "reference", "ground_truth": "reference", "expected_output": "reference",
+    "gt_answer": "reference",  # RAGChecker
+}
+
 RETRIEVED_TEXTS = ("retrieved_contexts", "contexts", "retrieval_context")  # rank order
 REFERENCE_TEXTS = ("reference_contexts",)
 #: Every field name this module reads (objects are read through these attribute names too).

@@ -46,7 +46,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.io.rows import ALIASES
+from ragmeter.io.foreign import ALIASES
 
 USER, AGENT = ("user", "human"), ("agent", "assistant", "ai")
 #: MTRAG's answerability labels -> ragmeter's ``answerable``.

@@ -16,7 +16,7 @@ from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
-from ragmeter.io.foreign import native_fields
+from ragmeter.io.foreign import ALIASES, native_fields
 
 FIELDS = ("id", "question", "retrieved", "relevant", "context", "answer", "reference", "answerable", "metadata",
           "reference_claims", "answer_claims")
@@ -30,18 +30,6 @@ FORMATS_TRIED = ("ragmeter's (question, retrieved, relevant, answer, reference)"
                  "RAGChecker's (query, response, gt_answer, retrieved_context; a .json file {\"results\": [...]})",
                  "a conversation (turns; Ragas user_input messages; DeepEval turns with roles)",
                  "MTRAG's tasks (input, contexts, targets, predictions) and conversations (messages)")
-
-# Names other tools use for the same fields; one table, so aliases never spread.
-ALIASES = {
-    "query_id": "id", "qid": "id", "sample_id": "id",
-    "query": "question", "user_input": "question", "input": "question",
-    "retrieved_ids": "retrieved", "relevant_ids": "relevant", "relevance": "relevant", "labels": "relevant",
-    "context_ids": "context",
-    "response": "answer", "actual_output": "answer",
-    "reference_answer": "reference", "ground_truth": "reference", "expected_output": "reference",
-    "gt_answer": "reference",  # RAGChecker
-}
-
 
 def _type_name(value: Any) -> str:
     if value is None:
@@ -191,7 +179,7 @@ _PLAIN_FIELDS = frozenset({"id", "question", "retrieved", "relevant", "answer", 
 
 
 def _conversational(row: Mapping[str, Any]) -> bool:
-    from ragmeter.io.conversations import is_conversational  # conversations -> mtrag -> rows: a late import
+    from ragmeter.io.conversations import is_conversational  # it reads rows' fields: a late import
 
     return is_conversational(row)
 

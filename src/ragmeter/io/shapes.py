@@ -21,9 +21,10 @@ from typing import Any
 
 from ragmeter.core.errors import InvalidInputError, UnsupportedInputError
 from ragmeter.io.csv_table import iter_csv
+from ragmeter.io.foreign import ALIASES
 from ragmeter.io.foreign import NAMES as FOREIGN_NAMES
 from ragmeter.io.jsonl import iter_jsonl
-from ragmeter.io.rows import ALIASES, FIELDS
+from ragmeter.io.rows import FIELDS
 from ragmeter.io.text import read_text
 
 ACCEPTED = (
