@@ -39,7 +39,8 @@ def _scored(tmp_path: Path) -> list[str]:
 
 def _once(ids: list[str], n: int) -> None:
     assert len(ids) == len(set(ids)), "a request was scored twice"
-    assert sorted(ids) == sorted(f"r{i}" for i in range(n)), f"lost: {sorted(set(f'r{i}' for i in range(n)) - set(ids))}"
+    want = {f"r{i}" for i in range(n)}
+    assert sorted(ids) == sorted(want), f"lost: {sorted(want - set(ids))}"
 
 
 def test_copytruncate_reads_the_copy_then_the_new_start(tmp_path):
