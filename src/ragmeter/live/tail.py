@@ -5,10 +5,10 @@ A production log is truncated in place (logrotate ``copytruncate``) or renamed a
 byte offset read up to, the line number, and a fingerprint of what it read: sha256 of the first
 and of the last (up to) 256 bytes before the offset. Each :meth:`LogTail.read`:
 
-- keeps the current file open. When its size falls below the offset, or the bytes before the
-  offset no longer match the fingerprint, it was truncated (or rewritten): the rotated copy (a
-  sibling such as ``LOG.1`` or ``LOG-20240101`` holding the same bytes up to the offset) is read
-  from the offset to its end, then the file from its start;
+- keeps the current file open. When its size falls below what was seen, or its first bytes or
+  the bytes before the offset no longer match the fingerprint, it was truncated (or rewritten):
+  the rotated copy (a sibling such as ``LOG.1`` or ``LOG-20240101`` holding the same bytes) is
+  read from the offset to its end, then the file from its start;
 - when the path names another file (another device or inode), the old one was renamed: it stays
   open and is read to its end, and on while the writer still appends to it (until it has not
   changed for ``linger`` seconds), and the new file from its start;
@@ -62,37 +62,51 @@ class _File:
     dev: int
     ino: int
     name: str  # where it was last seen
-    offset: int = 0
-    line: int | None = 0
-    fp: str | None = ""  # None: not known yet (a state from before fingerprints)
+    offset: int = 0  # bytes consumed
+    line: int | None = 0  # lines consumed (None: unknown, a state from before line numbers)
+    seen: int = 0  # bytes looked at (>= offset: a half line is seen, not consumed)
     gen: int = 0  # bumped on each truncation: the same inode holding new bytes is a new file
     static: bool = False  # a copy made by rotation: nothing more is written to it
     handle: BinaryIO | None = field(default=None, repr=False)
+    head: bytes = field(default=b"", repr=False)  # the first min(seen, FP_BYTES) bytes, as read
+    tail: bytes = field(default=b"", repr=False)  # the min(offset, FP_BYTES) bytes before the offset
+    window: tuple[int, bytes] = field(default=(0, b""), repr=False)  # the last bytes read, and from where
     done: bool = False  # its torn tail was given: retire it once consumed
-    stale: bool = False  # advanced since its fingerprint was taken
 
     @property
     def key(self) -> str:
         return f"{self.dev}:{self.ino}" + (f"#{self.gen}" if self.gen else "")
 
+    @property
+    def fp(self) -> str:
+        return _digest(self.head, self.tail)
+
     def as_dict(self) -> dict[str, Any]:
         return {"dev": self.dev, "ino": self.ino, "name": self.name, "offset": self.offset, "line": self.line,
-                "fp": self.fp, "gen": self.gen, "static": self.static}
+                "seen": self.seen, "fp": self.fp, "gen": self.gen, "static": self.static}
 
 
-def fingerprint(f: BinaryIO, offset: int) -> str:
-    """sha256 over the first and the last ``min(offset, FP_BYTES)`` bytes before ``offset``."""
-    n = min(offset, FP_BYTES)
-    f.seek(0)
-    head = f.read(n)
-    f.seek(offset - n)
-    tail = f.read(n)
+def _digest(head: bytes, tail: bytes) -> str:
     return hashlib.sha256(head + b"|" + tail).hexdigest()[:32]
 
 
-def _identity(f: BinaryIO) -> tuple[int, int, int]:
-    st = os.fstat(f.fileno())
-    return st.st_dev, st.st_ino, st.st_size
+def _marks(f: BinaryIO, offset: int, seen: int) -> tuple[bytes, bytes]:
+    """What a file holds now where the fingerprint looks: its first ``min(seen, FP_BYTES)`` bytes
+    and the ``min(offset, FP_BYTES)`` bytes before ``offset``."""
+    f.seek(0)
+    head = f.read(min(seen, FP_BYTES))
+    n = min(offset, FP_BYTES)
+    f.seek(offset - n)
+    return head, f.read(n)
+
+
+def fingerprint(f: BinaryIO, offset: int, seen: int) -> str:
+    """The fingerprint of a file read up to ``offset`` with ``seen`` bytes looked at."""
+    return _digest(*_marks(f, offset, seen))
+
+
+def _size(f: BinaryIO) -> int:
+    return os.fstat(f.fileno()).st_size
 
 
 class LogTail:
@@ -113,7 +127,6 @@ class LogTail:
     # ---- reading ----
     def read(self, max_bytes: int = READ_BYTES) -> list[Line]:
         """Complete lines not yet consumed, oldest file first; nothing moves until :meth:`advance`."""
-        self._refresh()
         self._follow()
         self.more = False
         out: list[Line] = []
@@ -125,18 +138,14 @@ class LogTail:
         """Mark ``line`` consumed (lines are advanced in the order :meth:`read` gave them)."""
         for f in self.files:
             if f.key == line.file:
-                f.offset, f.line, f.stale = line.end, line.number, True
+                start, data = f.window
+                f.tail = (f.tail + data[f.offset - start:line.end - start])[-FP_BYTES:]
+                f.offset, f.line = line.end, line.number
                 f.done = f.done or line.torn
                 return
 
-    def _refresh(self) -> None:
-        for f in self.files:
-            if f.stale and f.handle is not None:
-                f.fp, f.stale = fingerprint(f.handle, f.offset), False
-
     def save(self) -> None:
-        """Write the state atomically, after retiring rotated files read to their end."""
-        self._refresh()
+        """Write the state atomically (when it changed), after retiring rotated files read to their end."""
         now = time.time()
         keep = []
         for f in self.files:
@@ -176,6 +185,10 @@ class LogTail:
             if not more:
                 break
             data += more
+        if len(f.head) < FP_BYTES and f.offset <= len(f.head):  # the fingerprint's head, from these bytes
+            f.head = (f.head[:f.offset] + data)[:FP_BYTES]
+        f.seen = max(f.seen, f.offset + len(data))
+        f.window = (f.offset, data)
         end = data.rfind(b"\n")
         out, pos, number = [], f.offset, f.line
         if end >= 0:
@@ -200,8 +213,8 @@ class LogTail:
     def _follow(self) -> None:
         cur = self.current
         if cur is not None and cur.handle is not None:
-            size = os.fstat(cur.handle.fileno()).st_size
-            if size < cur.offset or fingerprint(cur.handle, cur.offset) != cur.fp:
+            size = _size(cur.handle)
+            if size < cur.seen or fingerprint(cur.handle, cur.offset, cur.seen) != cur.fp:
                 self._truncated(cur, size)
         try:
             st = os.stat(self.path)
@@ -219,24 +232,37 @@ class LogTail:
         self.files.append(fresh)
 
     def _truncated(self, cur: _File, size: int) -> None:
-        """``cur`` shrank below the offset or was rewritten: its copy's unread tail, then its start."""
-        copy = self._find_copy(cur) if cur.offset else None
+        """``cur`` shrank below what was seen or was rewritten: its copy's unread rest, then its start."""
+        copy = self._find_copy(cur.offset, cur.line, cur.seen, cur.fp)
         where = (f"reading the unread rest from its rotated copy {copy.name}, then" if copy is not None else
                  "no rotated copy holding its unread rest was found next to it; reading")
-        self.notes.append(f"{self.path} was truncated ({size} bytes, below the {cur.offset} already read, or "
-                          f"rewritten): {where} {self.path.name} from its start")
+        self.notes.append(f"{self.path} was truncated ({size} bytes, below the {cur.seen} seen, or rewritten): "
+                          f"{where} {self.path.name} from its start")
         if copy is not None:
             self.files.insert(self.files.index(cur), copy)
-        cur.offset, cur.line, cur.gen, cur.done = 0, 0, cur.gen + 1, False
-        cur.fp = fingerprint(cur.handle, 0) if cur.handle is not None else ""
+        cur.offset, cur.line, cur.seen, cur.gen, cur.done = 0, 0, 0, cur.gen + 1, False
+        cur.head = cur.tail = b""
 
     def _open(self, path: Path, **kw: Any) -> _File | None:
         try:
             handle = open(path, "rb")  # noqa: SIM115 - kept open: a renamed file is read on
         except OSError:
             return None
-        dev, ino, _size = _identity(handle)
-        return _File(dev, ino, path.name, handle=handle, fp=fingerprint(handle, 0), **kw)
+        st = os.fstat(handle.fileno())
+        return _File(st.st_dev, st.st_ino, path.name, handle=handle, **kw)
+
+    def _matches(self, f: _File, offset: int, seen: int, fp: str | None) -> bool:
+        """Whether ``f`` (just opened) holds what a file read up to ``offset`` with ``seen`` bytes
+        looked at held (``fp``; None: a state without one, taken on trust when long enough);
+        if so its marks are taken from it, ready to read on from ``offset``."""
+        assert f.handle is not None
+        if _size(f.handle) < max(seen, offset):
+            return False
+        head, tail = _marks(f.handle, offset, seen)
+        if fp is not None and _digest(head, tail) != fp:
+            return False
+        f.head, f.tail, f.offset, f.seen = head, tail, offset, seen
+        return True
 
     def _siblings(self) -> list[Path]:
         """Files next to the log whose names start like it (``LOG.1``, ``LOG-20240101``, ``LOG.old``)."""
@@ -258,40 +284,37 @@ class LogTail:
             return []
         return sorted(out, key=lambda p: p.name)
 
-    def _tracked(self) -> set[tuple[int, int]]:
-        return {(f.dev, f.ino) for f in self.files}
-
-    def _find_copy(self, f: _File) -> _File | None:
-        """A sibling that holds ``f``'s bytes up to its offset (same fingerprint), not tracked yet."""
+    def _find_copy(self, offset: int, line: int | None, seen: int, fp: str | None) -> _File | None:
+        """A sibling, not tracked yet, that holds the bytes a file had (same fingerprint); nothing
+        when nothing was seen (there is nothing to recognise it by, and nothing was there)."""
+        if not seen or fp is None:
+            return None
+        tracked = {(f.dev, f.ino) for f in self.files}
         for p in self._siblings():
-            found = self._open(p, offset=f.offset, line=f.line, static=True)
-            if found is None:
+            found = self._open(p, line=line, static=True)
+            if found is None or found.handle is None:
                 continue
-            size = _identity(found.handle)[2]  # type: ignore[arg-type]
-            if ((found.dev, found.ino) not in self._tracked() and size >= f.offset
-                    and fingerprint(found.handle, f.offset) == f.fp):  # type: ignore[arg-type]
-                found.fp = f.fp
+            if (found.dev, found.ino) not in tracked and self._matches(found, offset, seen, fp):
                 return found
-            found.handle.close()  # type: ignore[union-attr]
+            found.handle.close()
         return None
 
-    def _find_inode(self, f: _File) -> tuple[_File, bool] | None:
-        """``f`` itself among the log's siblings (renamed while no watcher ran), and whether it still
-        holds what was read (same fingerprint: else it was also truncated, and is read from its start)."""
+    def _find_inode(self, entry: dict) -> tuple[_File, bool] | None:
+        """A stored file among the log's siblings by inode (renamed while no watcher ran), and
+        whether it still holds what was read (else it was truncated too: read from its start)."""
         for p in self._siblings():
             try:
                 st = os.stat(p)
             except OSError:
                 continue
-            if (st.st_dev, st.st_ino) != (f.dev, f.ino):
+            if (st.st_dev, st.st_ino) != (entry["dev"], entry["ino"]):
                 continue
-            found = self._open(p, offset=f.offset, line=f.line, gen=f.gen, static=f.static)
-            if found is None or found.handle is None:
+            found = self._open(p, line=entry["line"], gen=entry["gen"], static=entry["static"])
+            if found is None:
                 continue
-            if st.st_size >= f.offset and fingerprint(found.handle, f.offset) == f.fp:
-                found.fp = f.fp
+            if self._matches(found, entry["offset"], entry["seen"], entry["fp"]):
                 return found, True
-            found.offset, found.line, found.gen, found.fp = 0, 0, f.gen + 1, fingerprint(found.handle, 0)
+            found.line, found.gen = 0, entry["gen"] + 1
             return found, False
         return None
 
@@ -304,43 +327,40 @@ class LogTail:
             self._follow()
             return
         here = self._open(self.path)
-        cur_key = stored["current"]
-        for entry in stored["files"]:
-            f = _File(**{k: entry[k] for k in ("dev", "ino", "name", "offset", "line", "fp", "gen", "static")})
-            is_current = f.key == cur_key
-            if here is not None and (here.dev, here.ino) == (f.dev, f.ino):
-                size = _identity(here.handle)[2]  # type: ignore[arg-type]
-                if f.fp is None or (size >= f.offset and fingerprint(here.handle, f.offset) == f.fp):  # type: ignore[arg-type]
-                    here.offset, here.line, here.gen, here.static = f.offset, f.line, f.gen, False
-                    here.fp = fingerprint(here.handle, f.offset)  # type: ignore[arg-type]
+        for e in stored["files"]:
+            is_current = f"{e['dev']}:{e['ino']}" + (f"#{e['gen']}" if e["gen"] else "") == stored["current"]
+            args = (e["offset"], e["line"], e["seen"], e["fp"])
+            if here is not None and (here.dev, here.ino) == (e["dev"], e["ino"]):
+                if self._matches(here, e["offset"], e["seen"], e["fp"]):
+                    here.line, here.gen = e["line"], e["gen"]
                     self.files.append(here)
                     self.current, here = here, None
                     continue
-                copy = self._find_copy(f) if f.offset else None
+                copy = self._find_copy(*args)
                 self.notes.append(f"{self.path} was truncated or rewritten while no watcher ran: "
                                   + (f"reading the unread rest from {copy.name}, then" if copy else "reading")
                                   + f" {self.path.name} from its start")
                 if copy is not None:
                     self.files.append(copy)
-                here.gen = f.gen + 1
+                here.gen = e["gen"] + 1
                 continue
-            moved = self._find_inode(f)
+            moved = self._find_inode(e)
             if moved is not None and not moved[1]:  # renamed, and truncated too: its copy, then its new start
-                copy = self._find_copy(f) if f.offset else None
+                copy = self._find_copy(*args)
                 self.notes.append(f"{self.path} was truncated and rotated while no watcher ran: reading "
                                   + (f"the unread rest from {copy.name}, then " if copy else "")
                                   + f"{moved[0].name} and {self.path.name} from their start")
                 self.files += [copy, moved[0]] if copy is not None else [moved[0]]
                 continue
-            found = moved[0] if moved is not None else (self._find_copy(f) if f.offset else None)
+            found = moved[0] if moved is not None else self._find_copy(*args)
             if found is not None:
                 if is_current:
                     self.notes.append(f"{self.path} was rotated while no watcher ran: reading the rest of "
                                       f"{found.name}, then {self.path.name} from its start")
                 self.files.append(found)
             else:
-                self.notes.append(f"the file {f.name} (inode {f.ino}) that {self.path} was, read up to byte "
-                                  f"{f.offset}, is gone (deleted or compressed): what it held after that "
+                self.notes.append(f"the file {e['name']} (inode {e['ino']}) that {self.path} was, read up to byte "
+                                  f"{e['offset']}, is gone (deleted or compressed): what it held after that "
                                   f"cannot be read")
         if here is not None:
             self.files.append(here)
@@ -363,6 +383,8 @@ class LogTail:
             current = data.get("current")
             if current is not None and not isinstance(current, str):
                 raise ValueError("current")
+            for e in files:
+                e.setdefault("seen", e["offset"])
             return {"files": files, "current": current}
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
             self.notes.append(f"{self.state_file} is damaged: reading the log from the start (requests already "
@@ -383,7 +405,7 @@ class LogTail:
                               f"{self.state_file} ({offset}): it was truncated; reading it from the start")
             return None
         entry = {"dev": st.st_dev, "ino": st.st_ino, "name": self.path.name, "offset": offset, "line": line,
-                 "fp": None, "gen": 0, "static": False}
+                 "seen": offset, "fp": None, "gen": 0, "static": False}
         return {"files": [entry], "current": f"{st.st_dev}:{st.st_ino}"}
 
 
@@ -393,4 +415,5 @@ def _valid_entry(e: Any) -> bool:
 
     return (isinstance(e, dict) and count(e.get("dev")) and count(e.get("ino")) and count(e.get("offset"))
             and count(e.get("gen")) and isinstance(e.get("name"), str) and isinstance(e.get("fp"), str)
-            and isinstance(e.get("static"), bool) and (e.get("line") is None or count(e.get("line"))))
+            and isinstance(e.get("static"), bool) and (e.get("line") is None or count(e.get("line")))
+            and ("seen" not in e or (count(e["seen"]) and e["seen"] >= e["offset"])))
