@@ -5,10 +5,13 @@ A production log is truncated in place (logrotate ``copytruncate``) or renamed a
 byte offset read up to, the line number, and a fingerprint of what it read: sha256 of the first
 and of the last (up to) 256 bytes before the offset. Each :meth:`LogTail.read`:
 
-- keeps the current file open. When its size falls below what was seen, or its first bytes or
-  the bytes before the offset no longer match the fingerprint, it was truncated (or rewritten):
-  the rotated copy (a sibling such as ``LOG.1`` or ``LOG-20240101`` holding the same bytes) is
-  read from the offset to its end, then the file from its start;
+- keeps the current file open (unbuffered: a buffered reader serves bytes from before a
+  truncation). When its size falls below what was seen, or its first bytes or the bytes before
+  the offset no longer match the fingerprint, it was truncated (or rewritten): the rotated copy
+  (a sibling such as ``LOG.1`` or ``LOG-20240101`` holding the same bytes) is read from the
+  offset to its end, then the file from its start. While less than 256 bytes were seen (a
+  fingerprint that proves little), a sibling made since that holds what was seen and that the
+  log no longer starts with is taken as that copy too;
 - when the path names another file (another device or inode), the old one was renamed: it stays
   open and is read to its end, and on while the writer still appends to it (until it has not
   changed for ``linger`` seconds), and the new file from its start;
@@ -41,6 +44,8 @@ LINGER_S = 30.0
 #: Rotated names that are compressed: never read (their unread tail, if any, is said lost).
 _PACKED = (".gz", ".bz2", ".xz", ".zst", ".zip", ".lz4", ".br")
 _SIBLINGS = 500  # directory entries looked at, at most, to find a rotated file
+_RETIRED = 64  # rotated files read to their end, remembered (never taken again for a copy)
+_CLOCK_SLACK_NS = 2_000_000_000  # file times lag the clock by up to a tick: a copy "since" is this lenient
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,7 @@ class _File:
     tail: bytes = field(default=b"", repr=False)  # the min(offset, FP_BYTES) bytes before the offset
     window: tuple[int, bytes] = field(default=(0, b""), repr=False)  # the last bytes read, and from where
     done: bool = False  # its torn tail was given: retire it once consumed
+    since: int = field(default_factory=time.time_ns)  # when this file (this generation) was first looked at
 
     @property
     def key(self) -> str:
@@ -83,7 +89,7 @@ class _File:
 
     def as_dict(self) -> dict[str, Any]:
         return {"dev": self.dev, "ino": self.ino, "name": self.name, "offset": self.offset, "line": self.line,
-                "seen": self.seen, "fp": self.fp, "gen": self.gen, "static": self.static}
+                "seen": self.seen, "fp": self.fp, "gen": self.gen, "static": self.static, "since": self.since}
 
 
 def _digest(head: bytes, tail: bytes) -> str:
@@ -93,11 +99,21 @@ def _digest(head: bytes, tail: bytes) -> str:
 def _marks(f: BinaryIO, offset: int, seen: int) -> tuple[bytes, bytes]:
     """What a file holds now where the fingerprint looks: its first ``min(seen, FP_BYTES)`` bytes
     and the ``min(offset, FP_BYTES)`` bytes before ``offset``."""
-    f.seek(0)
-    head = f.read(min(seen, FP_BYTES))
     n = min(offset, FP_BYTES)
-    f.seek(offset - n)
-    return head, f.read(n)
+    return read_at(f, 0, min(seen, FP_BYTES)), read_at(f, offset - n, n)
+
+
+def read_at(f: BinaryIO, offset: int, n: int) -> bytes:
+    """Up to ``n`` bytes at ``offset``, from the file as it is now: an unbuffered read (a buffered
+    reader serves bytes it read before a truncation as if they were still there)."""
+    out = bytearray()
+    while len(out) < n:
+        f.seek(offset + len(out))
+        chunk = f.read(n - len(out))
+        if not chunk:
+            break
+        out += chunk
+    return bytes(out)
 
 
 def fingerprint(f: BinaryIO, offset: int, seen: int) -> str:
@@ -121,6 +137,7 @@ class LogTail:
         self.files: list[_File] = []
         self.current: _File | None = None
         self.more = False  # the last read stopped at its byte bound: more complete lines wait
+        self.retired: list[list[int]] = []  # (dev, ino) of rotated files read to their end, the last few
         self._saved: dict | None = None
         self._restore()
 
@@ -153,12 +170,14 @@ class LogTail:
                 st = os.fstat(f.handle.fileno())
                 if f.offset >= st.st_size and (f.static or f.done or now - st.st_mtime > self.linger):
                     f.handle.close()
+                    self.retired = (self.retired + [[f.dev, f.ino]])[-_RETIRED:]
                     continue
             keep.append(f)
         self.files = keep
         cur = self.current
         doc = {"version": 2, "offset": cur.offset if cur else 0, "line": cur.line if cur else 0,
-               "files": [f.as_dict() for f in self.files], "current": cur.key if cur else None}
+               "files": [f.as_dict() for f in self.files], "current": cur.key if cur else None,
+               "retired": self.retired}
         if doc == self._saved:
             return
         tmp = self.state_file.with_suffix(".tmp")
@@ -178,10 +197,9 @@ class LogTail:
     def _lines(self, f: _File, max_bytes: int) -> list[Line]:
         if f.handle is None:
             return []
-        f.handle.seek(f.offset)
-        data = f.handle.read(max_bytes)
+        data = read_at(f.handle, f.offset, max_bytes)
         while data and b"\n" not in data:
-            more = f.handle.read(max(max_bytes, len(data)))
+            more = read_at(f.handle, f.offset + len(data), max(max_bytes, len(data)))
             if not more:
                 break
             data += more
@@ -215,7 +233,11 @@ class LogTail:
         if cur is not None and cur.handle is not None:
             size = _size(cur.handle)
             if size < cur.seen or fingerprint(cur.handle, cur.offset, cur.seen) != cur.fp:
-                self._truncated(cur, size)
+                self._truncated(cur, size, self._find_copy(cur.offset, cur.line, cur.seen, cur.fp))
+            elif cur.seen < FP_BYTES:  # little seen: bytes that match prove little, a new copy tells more
+                copy = self._new_copy(cur)
+                if copy is not None:
+                    self._truncated(cur, size, copy)
         try:
             st = os.stat(self.path)
         except OSError:
@@ -231,9 +253,8 @@ class LogTail:
         self.current = fresh
         self.files.append(fresh)
 
-    def _truncated(self, cur: _File, size: int) -> None:
+    def _truncated(self, cur: _File, size: int, copy: _File | None) -> None:
         """``cur`` shrank below what was seen or was rewritten: its copy's unread rest, then its start."""
-        copy = self._find_copy(cur.offset, cur.line, cur.seen, cur.fp)
         where = (f"reading the unread rest from its rotated copy {copy.name}, then" if copy is not None else
                  "no rotated copy holding its unread rest was found next to it; reading")
         self.notes.append(f"{self.path} was truncated ({size} bytes, below the {cur.seen} seen, or rewritten): "
@@ -242,10 +263,11 @@ class LogTail:
             self.files.insert(self.files.index(cur), copy)
         cur.offset, cur.line, cur.seen, cur.gen, cur.done = 0, 0, 0, cur.gen + 1, False
         cur.head = cur.tail = b""
+        cur.since = time.time_ns()
 
     def _open(self, path: Path, **kw: Any) -> _File | None:
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - kept open: a renamed file is read on
+            handle = open(path, "rb", buffering=0)  # noqa: SIM115 - kept open: a renamed file is read on
         except OSError:
             return None
         st = os.fstat(handle.fileno())
@@ -299,6 +321,28 @@ class LogTail:
             found.handle.close()
         return None
 
+    def _new_copy(self, cur: _File) -> _File | None:
+        """For a log of which little was seen: a sibling made since it was first looked at (not one
+        read before) that holds what was seen, and that the log no longer starts with (a copy the
+        log still extends is a backup, or a copy not truncated yet): the copy of a copytruncate."""
+        assert cur.handle is not None
+        skip = {(f.dev, f.ino) for f in self.files} | {(d, i) for d, i in self.retired}
+        for p in self._siblings():
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in skip or not st.st_size or st.st_ctime_ns < cur.since - _CLOCK_SLACK_NS:
+                continue
+            found = self._open(p, line=cur.line, static=True)
+            if found is None or found.handle is None:
+                continue
+            head = read_at(found.handle, 0, FP_BYTES)
+            if read_at(cur.handle, 0, len(head)) != head and self._matches(found, cur.offset, cur.seen, cur.fp):
+                return found
+            found.handle.close()
+        return None
+
     def _find_inode(self, entry: dict) -> tuple[_File, bool] | None:
         """A stored file among the log's siblings by inode (renamed while no watcher ran), and
         whether it still holds what was read (else it was truncated too: read from its start)."""
@@ -332,7 +376,7 @@ class LogTail:
             args = (e["offset"], e["line"], e["seen"], e["fp"])
             if here is not None and (here.dev, here.ino) == (e["dev"], e["ino"]):
                 if self._matches(here, e["offset"], e["seen"], e["fp"]):
-                    here.line, here.gen = e["line"], e["gen"]
+                    here.line, here.gen, here.since = e["line"], e["gen"], e["since"]
                     self.files.append(here)
                     self.current, here = here, None
                     continue
@@ -383,8 +427,13 @@ class LogTail:
             current = data.get("current")
             if current is not None and not isinstance(current, str):
                 raise ValueError("current")
+            retired = data.get("retired", [])
+            if not isinstance(retired, list) or not all(isinstance(r, list) and len(r) == 2 for r in retired):
+                raise ValueError("retired")
+            self.retired = [[int(d), int(i)] for d, i in retired][-_RETIRED:]
             for e in files:
                 e.setdefault("seen", e["offset"])
+                e.setdefault("since", 0)
             return {"files": files, "current": current}
         except (OSError, ValueError, KeyError, TypeError, RecursionError):
             self.notes.append(f"{self.state_file} is damaged: reading the log from the start (requests already "
@@ -405,7 +454,7 @@ class LogTail:
                               f"{self.state_file} ({offset}): it was truncated; reading it from the start")
             return None
         entry = {"dev": st.st_dev, "ino": st.st_ino, "name": self.path.name, "offset": offset, "line": line,
-                 "seen": offset, "fp": None, "gen": 0, "static": False}
+                 "seen": offset, "fp": None, "gen": 0, "static": False, "since": 0}
         return {"files": [entry], "current": f"{st.st_dev}:{st.st_ino}"}
 
 
@@ -416,4 +465,5 @@ def _valid_entry(e: Any) -> bool:
     return (isinstance(e, dict) and count(e.get("dev")) and count(e.get("ino")) and count(e.get("offset"))
             and count(e.get("gen")) and isinstance(e.get("name"), str) and isinstance(e.get("fp"), str)
             and isinstance(e.get("static"), bool) and (e.get("line") is None or count(e.get("line")))
-            and ("seen" not in e or (count(e["seen"]) and e["seen"] >= e["offset"])))
+            and ("seen" not in e or (count(e["seen"]) and e["seen"] >= e["offset"]))
+            and ("since" not in e or count(e["since"])))
