@@ -1,15 +1,20 @@
-"""A gate that cannot fail says so: with n paired samples the sign-flip test's smallest p is
-2 / 2^n, and Holm over m metrics multiplies it by m. With 6 samples and 5 metrics no change can
-be significant: a -0.125 MRR drop passed with --max-drop 0 and nothing said why."""
+"""The gate: a gate that cannot fail says so (with n paired samples the sign-flip test's smallest
+p is 2 / 2^n, and Holm over m metrics multiplies it by m; with 6 samples and 5 metrics no change
+can be significant: a -0.125 MRR drop passed with --max-drop 0 and nothing said why), and a gate
+never passes on NaN, even on runs built in Python (past the run reader)."""
 
 from __future__ import annotations
 
+import math
 from itertools import product
+from pathlib import Path
 
 import pytest
 
 from ragmeter.analysis.compare import holm, randomization_p, samples_needed, smallest_p
 from ragmeter.analysis.gate import gate, markdown, text
+from ragmeter.core.errors import InvalidInputError
+from ragmeter.runs.store import Run
 from tests.test_compare_gate import make_run
 
 METRICS = ("precision@5", "recall@5", "hit_rate@5", "reciprocal_rank@5", "ndcg@5")
@@ -63,3 +68,35 @@ def test_samples_needed_is_the_first_n_where_holm_can_reject():
     for m, alpha in ((1, 0.05), (5, 0.05), (5, 0.01), (12, 0.05)):
         n = samples_needed(m, alpha)
         assert min(holm([smallest_p(n)] * m)) < alpha <= min(holm([smallest_p(n - 1)] * m))
+
+
+def _run(name: str, values: list[float], mean: float) -> Run:
+    results = [{"id": f"q{i}", "metrics": {"ndcg@5": {"status": "scored", "value": v}}} for i, v in enumerate(values)]
+    summary = {"ndcg@5": {"mean": mean, "ci95": None, "scored": len(values), "not_computed": 0, "failed": 0}}
+    setup = {"status": "complete", "dataset": {"testset_fingerprint": "t"},
+             "metrics": {"ndcg@5": {"metric_name": "ndcg", "metric_version": 1, "params": {}, "k": 5,
+                                    "view": "retrieved", "judge": None}}}
+    return Run(Path(name), setup, results, summary)
+
+
+def test_nan_values_fail_the_gate_instead_of_passing():
+    base = _run("base", [0.2] * 30, 0.2)
+    new = _run("new", [math.nan] + [0.2] * 29, math.nan)
+    result = gate(new, base, max_drop=0.02)
+    assert not result.passed
+    assert any("not a number" in f or "not a finite number" in f for f in result.failures), result.failures
+
+
+def test_a_nan_mean_fails_a_floor_and_a_ceiling():
+    new = _run("new", [0.5] * 5, math.nan)
+    assert not gate(new, floors={"ndcg@5": 0.1}).passed
+    failures = gate(new, floors={"ndcg@5": 0.1}).failures
+    assert failures == ["ndcg@5: the run's mean is not a finite number (nan)"]
+
+
+def test_an_interrupted_run_is_refused_by_the_gate():
+    base = _run("base", [0.2] * 5, 0.2)
+    new = _run("new", [0.2] * 5, 0.2)
+    new.setup["status"] = "interrupted"
+    with pytest.raises(InvalidInputError, match="not complete"):
+        gate(new, base)

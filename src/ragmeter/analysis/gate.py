@@ -7,6 +7,11 @@ A drop counts when it is larger than ``max_drop`` and significant after Holm's c
 0.1 drop on 200 fails. "Drop" follows each metric's direction (a rise in hallucination is a
 drop). Coverage fell when a metric has more failed or not-computed samples than the baseline.
 
+A gate never passes on a run it cannot read whole: the run reader refuses damaged files (a
+results.jsonl cut short or missing, a summary.json missing, a value that is a string or NaN;
+:mod:`ragmeter.runs.run_check`), the gate refuses a run (or baseline) that is not complete, and
+a mean, change or p-value that is not a finite number fails the gate instead of comparing false.
+
 Floors, ceilings and ``metrics`` name measures as everywhere (``--min mrr@5=0.5`` is the floor
 of ``reciprocal_rank@5``); a name the run does not hold is a usage error (exit 2), not a pass.
 Floors (``--min``) are for higher-is-better metrics and ceilings (``--max``) for lower-is-better
@@ -23,6 +28,7 @@ from dataclasses import dataclass, field
 
 from ragmeter.analysis.compare import Comparison, cannot_fail, compare_runs, not_significant, significance_legend
 from ragmeter.analysis.thresholds import Threshold, checked_threshold, higher_is_better
+from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.settings import InvalidSettingError
 from ragmeter.metrics import resolve_key
 
@@ -72,6 +78,8 @@ def gate(run, baseline=None, *, max_drop: float = 0.02, metrics: Sequence[str] |
     if baseline is None and metrics:
         raise InvalidSettingError("metrics", "--metric chooses the metrics compared with the baseline: "
                                              "give --baseline B, or drop --metric (the bars name their metrics)")
+    for which, r in (("run", run), ("baseline", baseline)):
+        _check_complete(which, r)
     bars: list[Threshold] = []
     for asked, given in (("floor", floors), ("ceiling", ceilings)):
         for name, value in (given or {}).items():
@@ -83,6 +91,11 @@ def gate(run, baseline=None, *, max_drop: float = 0.02, metrics: Sequence[str] |
     failures = []
     for m in comparison.metrics if comparison is not None else []:
         if m.diff is None:
+            continue
+        numbers = (m.diff, m.mean_a, m.mean_b, m.p_holm)
+        if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in numbers):
+            failures.append(f"{m.metric}: the comparison is not a number ({', '.join(map(str, numbers))}): "
+                            "a value in a run is not a finite number")
             continue
         drop = -m.diff if m.higher_is_better else m.diff  # for a lower-is-better metric a rise is the drop
         if drop > max_drop and m.p_holm < alpha:
@@ -99,12 +112,24 @@ def gate(run, baseline=None, *, max_drop: float = 0.02, metrics: Sequence[str] |
         checks.append(bar.line(mean))
         if mean is None:
             failures.append(f"{bar.metric}: no mean in the run ({bar.kind} {bar.value})")
+        elif not isinstance(mean, (int, float)) or not math.isfinite(mean):
+            failures.append(f"{bar.metric}: the run's mean is not a finite number ({mean!r})")
         elif not bar.met(mean):
             failures.append(bar.miss(mean))
     return GateResult(not failures, failures, comparison,
                       {b.metric: b.value for b in bars if b.higher_is_better},
                       {b.metric: b.value for b in bars if not b.higher_is_better}, checks,
                       cannot_fail(comparison.metrics, alpha) if comparison is not None else [])
+
+
+def _check_complete(which: str, run) -> None:
+    """A verdict needs every sample: a run still running or interrupted is refused."""
+    if run is None or getattr(run, "complete", True):
+        return
+    status = getattr(run, "status", "not complete")
+    raise InvalidInputError(f"the {which} is {status}, not complete: it does not hold every sample's results, and "
+                            "a gate never passes on part of a run", file=str(getattr(run, "path", "")) or None,
+                            fix="finish it first: ragmeter eval --resume RUN")
 
 
 def _fmt(x: float | None) -> str:

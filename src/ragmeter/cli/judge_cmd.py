@@ -55,6 +55,14 @@ def judge_check_command(
     cases = load_set(split)
     with progress_for(progress, the_judge) as shown:
         report = check(the_judge, cases, progress=shown)
+    if not report.answered:  # no verdict at all: an accuracy of 0/0 is not computed, not 0.000
+        why = f"not computed: every call failed ({report.failed} failed)"
+        if fmt == "json":
+            typer.echo(json.dumps({"judge": the_judge.identity, "split": split, **report.as_dict(), "accuracy": None,
+                                   "interval95": None, "not_computed": why, "cross_validated": None}, indent=2))
+        else:
+            typer.echo(f"judge {judge} on the {split} split: accuracy {why}")
+        raise typer.Exit(1)
     rule = getattr(the_judge.backend, "rule", None)
     cv = cross_validated(report, cases, score=rule.score) if rule is not None else None
     if fmt == "json":

@@ -83,11 +83,11 @@ def serve(dataset: str, *, corpus: str | None, k: int, labeler: str | None, labe
 
     from ragmeter.io import load_corpus, load_dataset
     from ragmeter.label.server import LabelApp, LabelServer
-    from ragmeter.label.store import NAME, LabelStore
+    from ragmeter.label.store import NAME, NAME_RULE, LabelStore
     from ragmeter.label.tasks import build_tasks
 
     if labeler is not None and not NAME.match(labeler):
-        raise typer.BadParameter("use 1-64 letters, digits, spaces or . @ + - _", param_hint="--labeler")
+        raise typer.BadParameter(f"use {NAME_RULE}, got {labeler[:70]!r}", param_hint="--labeler")
     data = load_dataset(dataset, corpus=corpus)
     texts = load_corpus(corpus) if corpus else None
     the_embedder = None

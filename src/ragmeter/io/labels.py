@@ -1,5 +1,9 @@
 """Human labels for judge agreement: JSONL (``{"id": ..., "faithfulness": 1}``) or CSV
-(``id,faithfulness,...``). Numbers only; a missing cell means "not labeled"."""
+(``id,faithfulness,...``). Numbers only; a missing cell means "not labeled".
+
+One label per sample and metric: the same id may come on several rows for different metrics
+(``{"id": "q1", "faithfulness": 1}`` then ``{"id": "q1", "answer_relevancy": 0.5}``), but a second
+value for the same id and metric is an error naming both lines, never a silent last-wins."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ def load_labels(path: str | Path) -> dict[str, dict[str, float]]:
     path = str(path)
     rows = iter_csv(path) if path.lower().endswith(".csv") else iter_jsonl(path)
     out: dict[str, dict[str, float]] = {}
+    where: dict[tuple[str, str], int] = {}  # (metric, id) -> the line that labeled it
     for line, row in rows:
         if not isinstance(row, dict) or "id" not in row:
             raise InvalidInputError("each label row needs an id", file=path, line=line, field="id")
@@ -30,6 +35,11 @@ def load_labels(path: str | Path) -> dict[str, dict[str, float]]:
                 shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
                 raise InvalidInputError(f"label {shown} is not a finite number", file=path, line=line, record=sid,
                                         field=metric, fix="write labels as numbers, e.g. 0, 1 or 0.5")
+            first = where.setdefault((metric, sid), line)
+            if first != line:
+                raise InvalidInputError(f"sample {sid!r} is labeled twice for {metric} (lines {first} and {line})",
+                                        file=path, line=line, record=sid, field=metric,
+                                        fix="keep one label per sample and metric (remove or merge the other line)")
             out.setdefault(metric, {})[sid] = number
     return out
 

@@ -8,7 +8,13 @@
   and a ``Host`` of 127.0.0.1 or localhost on this port: another site open in the browser can
   neither read the data (DNS rebinding) nor post labels (a custom header needs a CORS
   preflight that this server never grants).
-- ``POST /api/event`` appends the event to the labels file and fsyncs it before answering.
+- ``POST /api/event`` appends the event to the labels file and fsyncs it before answering. A
+  click the page re-sends (same ``eid``) is acknowledged and not written twice.
+- A token from an earlier start of the server is answered 403 with ``"code": "stale_token"``:
+  the page says so, keeps the unsaved clicks in the browser and sends them after a reload.
+- Bodies are read within bounds: a ``Content-Length`` that is missing (411), not a whole number
+  (400), or over 64 KiB (413); a body sent slower than the read timeout (408); JSON nested too
+  deeply or not UTF-8 (400). Each answer is JSON, and no handler error prints a traceback.
 
 Endpoints: ``GET /``; ``GET /api/meta``; ``GET /api/progress?labeler=``; ``GET
 /api/task?i=&labeler=``; ``GET /api/adjudicate?i=``; ``GET /api/agreement``; ``POST /api/event``.
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import sys
 import threading
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,6 +37,10 @@ from ragmeter.label.store import NAME, LabelStore
 from ragmeter.label.tasks import Task
 
 MAX_BODY = 64 * 1024
+READ_TIMEOUT_S = 10.0  # a request (its headers and body) not received within this is dropped
+STALE = {"error": "this page is from an earlier start of the server (its token is stale): reload the page; the "
+                  "clicks it could not save are kept in this browser and saved after the reload",
+         "code": "stale_token"}
 
 
 class LabelApp:
@@ -81,7 +92,8 @@ class LabelApp:
         if body.get("kind") in ("grade", "final") and body.get("chunk") not in {c.id for c in t.candidates}:
             raise ValueError("that chunk is not a candidate of this question")
         stored = self.store.append(body)
-        return {"ok": True, "events": self.store.state.events, "at": stored["at"]}
+        return {"ok": True, "events": self.store.state.events, "at": stored["at"],
+                **({"repeat": True} if stored.get("repeat") else {})}
 
     def meta(self) -> dict:
         return {"title": self.title, "total": len(self.tasks), "labelers": self.store.state.labelers,
@@ -102,6 +114,7 @@ class _Handler(BaseHTTPRequestHandler):
     token: str
     port: int
     page: str
+    timeout = READ_TIMEOUT_S  # the socket's: a client that stops sending never holds a handler
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: the terminal shows the URL only
         return
@@ -132,8 +145,10 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._host_ok():
             self._json(403, {"error": "wrong host"})
             return False
-        if not secrets.compare_digest(self.headers.get("X-Ragmeter-Token", ""), self.token):
-            self._json(403, {"error": "missing or wrong token"})
+        given = self.headers.get("X-Ragmeter-Token", "")
+        if not secrets.compare_digest(given.encode("utf-8", "replace"), self.token.encode()):
+            # a well-formed token that is not this start's: the page outlived a restart of the server
+            self._json(403, STALE if _token_shaped(given) else {"error": "missing or wrong token"})
             return False
         return True
 
@@ -189,15 +204,60 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._api_allowed():
             return None
         if not self.headers.get("Content-Type", "").startswith("application/json"):
+            self.close_connection = True  # the body is not read
             return self._json(415, {"error": "send JSON"})
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY:
-            return self._json(413, {"error": "too large"})
+        length, problem = _content_length(self.headers.get_all("Content-Length") or [])
+        if problem is not None:
+            self.close_connection = True
+            return self._json(*problem)
         try:
-            body = json.loads(self.rfile.read(length) or b"null")
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            self.close_connection = True
+            return self._json(408, {"error": f"the body did not arrive within {READ_TIMEOUT_S:g} s"})
+        if len(raw) < length:
+            self.close_connection = True
+            return self._json(400, {"error": f"the body ended after {len(raw)} of {length} bytes"})
+        try:
+            body = json.loads(raw or b"null")
+        except RecursionError:
+            return self._json(400, {"error": "the body is JSON nested too deeply"})
+        except ValueError as exc:  # not JSON, not UTF-8
+            return self._json(400, {"error": f"the body is not JSON ({exc})"[:300]})
+        try:
             return self._json(200, self.app.event(body))
         except (ValueError, TypeError) as exc:
             return self._json(400, {"error": str(exc)})
+
+
+def _token_shaped(value: str) -> bool:
+    return len(value) == 32 and all(c in "0123456789abcdef" for c in value)
+
+
+def _content_length(values: list[str]) -> tuple[int, tuple[int, dict] | None]:
+    """The body's length, or the answer for a header that does not give one within bounds."""
+    if not values:
+        return 0, (411, {"error": "send a Content-Length"})
+    if len(set(v.strip() for v in values)) > 1:
+        return 0, (400, {"error": "Content-Length given twice, differently"})
+    text = values[0].strip()
+    if not (text.isascii() and text.isdigit()):
+        return 0, (400, {"error": f"Content-Length must be a whole number of bytes, got {text[:20]!r}"})
+    length = int(text) if len(text) <= 18 else MAX_BODY + 1  # no int() of a thousand digits
+    if length > MAX_BODY:
+        return 0, (413, {"error": f"the body is over {MAX_BODY} bytes"})
+    return length, None
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """One line, never a traceback: a client that went away is not worth one."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return
+        print(f"ragmeter label: a request failed ({type(exc).__name__}: {exc})"[:300], file=sys.stderr)
 
 
 class LabelServer:
@@ -209,8 +269,7 @@ class LabelServer:
             pass
 
         Handler.app, Handler.token, Handler.page = app, self.token, page_html()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _Server(("127.0.0.1", port), Handler)
         self.port = int(self.httpd.server_address[1])
         Handler.port = self.port
         self._thread: threading.Thread | None = None

@@ -113,6 +113,13 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
         serve(watcher.registry, w.host, w.port)
         say(f"metrics on http://{w.host}:{w.port}/metrics")
     say_notes(watcher, say)
+    try:
+        return _poll_until_done(watcher, w, say)
+    finally:
+        watcher.close()
+
+
+def _poll_until_done(watcher: Watcher, w: Any, say: Callable[[str], None]) -> int:
     start = time.monotonic()
     while True:
         with judge_heartbeat(watcher.judge, "scoring new requests", interval=settings.progress_interval):

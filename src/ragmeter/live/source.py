@@ -1,4 +1,4 @@
-"""Reading a growing request log: complete lines from a byte offset, parsed into samples.
+"""Parsing a request log's lines into samples (the lines come from :mod:`ragmeter.live.tail`).
 
 Two shapes per line: ragmeter's own (``log_request``): ``{"request_id", "ts", "question",
 "retrieved": [{"id", "text", "score"?}], "answer", "context"?, "metadata"?}``; or an
@@ -26,8 +26,6 @@ from ragmeter.io.json_text import decode_json
 from ragmeter.io.rows import RowReader
 
 _DOC = re.compile(r"retrieval\.documents\.(\d+)\.document\.(id|content)$")
-#: Bytes read per poll at most (more when one line is longer): a backlog is read in pieces.
-READ_BYTES = 8 << 20
 
 
 @dataclass(frozen=True)
@@ -44,31 +42,6 @@ class Rejected:
     """A line that is not a request, and why (the quarantine file records both)."""
 
     reason: str
-
-
-def read_new(path: str, offset: int, max_bytes: int = READ_BYTES) -> tuple[list[tuple[int, bytes]], int]:
-    """Complete lines after ``offset`` as (start offset, bytes), and the offset after them.
-    Reads about ``max_bytes`` (more only to finish one longer line); a partial last line is
-    left for the next poll."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read(max_bytes)
-            while b"\n" not in data:
-                more = f.read(max(max_bytes, len(data)))
-                if not more:
-                    break
-                data += more
-    except FileNotFoundError:
-        return [], offset
-    end = data.rfind(b"\n")
-    if end < 0:
-        return [], offset
-    out, pos = [], offset
-    for raw in data[:end + 1].split(b"\n")[:-1]:
-        out.append((pos, raw))
-        pos += len(raw) + 1
-    return out, offset + end + 1
 
 
 def parse(raw: bytes) -> LoggedRequest | Rejected:

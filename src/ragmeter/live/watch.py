@@ -8,13 +8,21 @@ in the state directory *before* it moves the stored offset. A crash between the 
 the restart re-read those lines; their requests are already in ``scored.jsonl`` and are
 skipped (and their judgments are in the ledger), so nothing is scored twice or lost.
 
-A line that is not a request (invalid JSON, a torn line, a wrong type in a field) never
-stops the watcher: it is appended to ``quarantine.jsonl`` in the state directory (its byte
-offset, its line number, the reason and the line itself), counted as ``malformed``, and the
-offset moves past it. A restart that re-reads a quarantined line (killed before the offset
-was saved) does not quarantine it twice. The state files are read the same way: a torn
-last line of ``scored.jsonl`` (a kill mid-write) is trimmed off, a damaged ``offset.json``
-restarts from the top of the log (every request already in ``scored.jsonl`` is skipped).
+The log may rotate: truncated in place (``copytruncate``) or renamed and recreated. The
+reader (:mod:`ragmeter.live.tail`) notices both (a size below the offset or changed bytes; another
+inode), reads the old file's unread rest (kept open, or found next to the log as ``LOG.1`` by
+inode or by content) and then the new file from its start, and says so in :attr:`Watcher.notes`.
+The offset state is keyed by inode, so a watcher restarted after a rotation resumes exactly.
+
+A line that is not a request (invalid JSON, a torn line, a wrong type in a field, a chunk
+without text) never stops the watcher: it is appended to ``quarantine.jsonl`` in the state
+directory (its file, byte offset, line number, the reason and the line itself), counted as
+``malformed``, and the offset moves past it. A request that parses but that the scorer refuses
+is quarantined the same way, the rest of its batch scored. A restart that re-reads a
+quarantined line (killed before the offset was saved) does not quarantine it twice. The state
+files are read the same way: a torn last line of ``scored.jsonl`` (a kill mid-write) is trimmed
+off, a damaged ``offset.json`` restarts from the top of the log (every request already in
+``scored.jsonl`` is skipped).
 
 Metric names (``--metrics``, ``--alert``) resolve through the parser as everywhere
 (``groundedness`` is ``faithfulness``); the records, windows and gauges use canonical names.
@@ -45,13 +53,19 @@ from typing import Any
 import numpy as np
 
 from ragmeter.analysis.thresholds import checked_threshold
-from ragmeter.core.errors import InvalidParameterError, LowCoverageWarning, NothingRetrievedWarning
+from ragmeter.core.errors import (
+    InvalidInputError,
+    InvalidParameterError,
+    LowCoverageWarning,
+    NothingRetrievedWarning,
+)
 from ragmeter.core.measure import resolve_measure
 from ragmeter.core.settings import DEFAULTS, InvalidSettingError
 from ragmeter.engine.evaluate import evaluate_with, resolve_measures
 from ragmeter.evidence.sources import Sources
 from ragmeter.io.dataset import from_samples
-from ragmeter.live.source import LoggedRequest, Rejected, parse, read_new
+from ragmeter.live.source import LoggedRequest, Rejected, parse
+from ragmeter.live.tail import Line, LogTail
 
 DEFAULT_METRICS = DEFAULTS.watch.metrics
 HOUR = 3600.0
@@ -122,8 +136,8 @@ class Watcher:
         self.offset_file = self.state_dir / "offset.json"
         self.scored_file = self.state_dir / "scored.jsonl"
         self.quarantine_file = self.state_dir / "quarantine.jsonl"
-        self.notes: list[str] = []  # what the state files needed on start, and alert-command failures
-        self.offset, self.line = self._load_offset()
+        self.notes: list[str] = []  # what the state files needed on start, rotations seen, alert-command failures
+        self.tail = LogTail(self.log, self.offset_file, self.notes)
         self.seen: set[str] = set()
         self.recent: deque = deque(maxlen=self.window)
         self.hour: deque = deque()
@@ -135,93 +149,113 @@ class Watcher:
         for rec in _records(self.scored_file, self.notes, _is_scored):
             self.seen.add(rec["id"])
             self._remember(rec)
-        self.in_quarantine = {rec["offset"] for rec in _records(self.quarantine_file, self.notes,
-                                                                lambda r: isinstance(r.get("offset"), int))}
+        here = self.tail.current.key if self.tail.current else ""  # records from before file keys: the log's file
+        self.in_quarantine = {(str(rec.get("file", here)), rec["offset"])
+                              for rec in _records(self.quarantine_file, self.notes,
+                                                  lambda r: isinstance(r.get("offset"), int))}
         self.gauges = _Prometheus(self.registry) if self.registry is not None else None
-
-    def _load_offset(self) -> tuple[int, int | None]:
-        """(byte offset, line number) from ``offset.json``; (0, 0) when there is none, and when
-        it is damaged (said in :attr:`notes`): re-reading skips every request already scored."""
-        if not self.offset_file.exists():
-            return 0, 0
-        try:
-            data = json.loads(self.offset_file.read_text(encoding="utf-8"))
-            offset, line = data["offset"], data.get("line")
-            if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-                raise ValueError("offset")
-            return offset, line if isinstance(line, int) and not isinstance(line, bool) else None
-        except (OSError, ValueError, KeyError, TypeError, RecursionError):
-            self.notes.append(f"{self.offset_file} is damaged: reading the log from the start (requests already "
-                              "scored are skipped)")
-            return 0, 0
 
     def _remember(self, rec: dict) -> None:
         self.recent.append(rec)
         self.hour.append(rec)
 
+    @property
+    def offset(self) -> int:
+        """Bytes of the log's current file consumed."""
+        return self.tail.current.offset if self.tail.current else 0
+
+    def close(self) -> None:
+        """Close the log files held open (a renamed log is read on through its open handle)."""
+        self.tail.close()
+
     def poll(self) -> int:
         """Read, sample, score and record up to ``batch`` requests; returns how many were scored.
-        A line that is not a request goes to the quarantine file; none stops the watcher."""
+        A line that is not a request goes to the quarantine file; none stops the watcher, nor a
+        request the scorer refuses (quarantined with the reason). The log may rotate between
+        polls (:mod:`ragmeter.live.tail`): every line is read once, from whichever file holds it."""
         self.fired = []
         self.quarantined = []
-        lines, end = read_new(self.log, self.offset)
+        lines = self.tail.read()
         self.pending = False
-        requests: list[LoggedRequest] = []
+        consumed: list[Line] = []
+        requests: list[tuple[Line, LoggedRequest]] = []
         bad: list[dict] = []
-        line = self.line
-        for start, raw in lines:
+        for ln in lines:
             if len(requests) >= self.batch:
-                end = start  # the rest waits for the next poll
-                self.pending = True
+                self.pending = True  # the rest waits for the next poll
                 break
-            line = None if line is None else line + 1
+            consumed.append(ln)
             self.counts["lines"] += 1
+            raw = ln.raw.lstrip(b"\x00")  # a copytruncate under a writer without O_APPEND leaves NULs
             if not raw.strip():
                 continue
             req = parse(raw)
             if isinstance(req, Rejected):
-                self.counts["malformed"] += 1
-                self.quarantined.append(req.reason)
-                if start not in self.in_quarantine:
-                    bad.append({"offset": start, "line": line, "reason": req.reason,
-                                "text": raw.decode("utf-8", "replace")})
-                    self.in_quarantine.add(start)
+                self._quarantine(bad, ln, ("unfinished last line of a rotated log: " if ln.torn else "") + req.reason)
             elif req.id in self.seen:
                 self.counts["duplicates"] += 1
             elif not kept(req.id, self.sample_rate):
                 self.counts["sampled_out"] += 1
             else:
                 self.seen.add(req.id)
-                requests.append(req)
+                requests.append((ln, req))
+        self.pending = self.pending or self.tail.more
+        records = self._score(requests, bad)
         if bad:
             _append(self.quarantine_file, bad)
-        if requests:
-            with warnings.catch_warnings():  # a poll's batch is not the traffic: the windows say coverage
-                warnings.simplefilter("ignore", LowCoverageWarning)
-                warnings.simplefilter("ignore", NothingRetrievedWarning)
-                result = evaluate_with(from_samples([r.sample for r in requests]), self.measures,
-                                       Sources(judge=self.judge))
-            records = []
-            for i, r in enumerate(requests):
-                records.append({"id": r.id, "ts": r.ts or time.time(),
-                                "metrics": {str(m): _cell(o) for m, o in ((m, result.outcomes[m][i])
-                                                                           for m in result.measures)}})
+        if records:
             _append(self.scored_file, records)
             for rec in records:
                 self._remember(rec)
-            self.counts["scored"] += len(requests)
-        if end != self.offset:
-            tmp = self.offset_file.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"offset": end, "line": line}))
-            os.replace(tmp, self.offset_file)  # only after the results above are on disk
-            self.offset, self.line = end, line
+            self.counts["scored"] += len(records)
+        if consumed:
+            for ln in consumed:
+                self.tail.advance(ln)
+        self.tail.save()  # only after the results above are on disk
         cutoff = time.time() - HOUR
         while self.hour and self.hour[0]["ts"] < cutoff:
             self.hour.popleft()
         self._check_alerts()
         if self.gauges:
             self.gauges.update(self)
-        return len(requests)
+        return len(records)
+
+    def _quarantine(self, bad: list[dict], ln: Line, reason: str) -> None:
+        self.counts["malformed"] += 1
+        self.quarantined.append(reason)
+        if (ln.file, ln.start) not in self.in_quarantine:
+            bad.append({"offset": ln.start, "line": ln.number, "reason": reason,
+                        "text": ln.raw.decode("utf-8", "replace"), "file": ln.file, "log": ln.name})
+            self.in_quarantine.add((ln.file, ln.start))
+
+    def _score(self, requests: list[tuple[Line, LoggedRequest]], bad: list[dict]) -> list[dict]:
+        """The scored records of ``requests``. A batch the scorer refuses (a request it cannot take,
+        such as a chunk without text) is scored one request at a time: each refused one is
+        quarantined with the reason, the others scored."""
+        if not requests:
+            return []
+        try:
+            return self._records_of([r for _, r in requests])
+        except InvalidInputError:
+            pass  # refused before any judge call: find which request, one at a time
+        records = []
+        for ln, req in requests:
+            try:
+                records += self._records_of([req])
+            except InvalidInputError as exc:
+                self.seen.discard(req.id)
+                self._quarantine(bad, ln, f"request {req.id!r} cannot be scored: {exc.problem}")
+        return records
+
+    def _records_of(self, requests: list[LoggedRequest]) -> list[dict]:
+        with warnings.catch_warnings():  # a poll's batch is not the traffic: the windows say coverage
+            warnings.simplefilter("ignore", LowCoverageWarning)
+            warnings.simplefilter("ignore", NothingRetrievedWarning)
+            result = evaluate_with(from_samples([r.sample for r in requests]), self.measures,
+                                   Sources(judge=self.judge))
+        return [{"id": r.id, "ts": r.ts or time.time(),
+                 "metrics": {str(m): _cell(result.outcomes[m][i]) for m in result.measures}}
+                for i, r in enumerate(requests)]
 
     def window_summary(self, which: str = "last_n") -> dict[str, dict]:
         """Per metric: the mean of the scored values, the counts by status, and ``reasons``

@@ -50,6 +50,7 @@ from ragmeter.io.dataset import load_dataset
 from ragmeter.io.writer import write_json, write_lines, writing
 from ragmeter.metrics import resolve_key
 from ragmeter.runs.result_lines import result_lines, sample_lines
+from ragmeter.runs.run_check import check_row, check_whole, finite
 
 
 def new_run_path(base: str | Path | None = None, name: str = DEFAULTS.name) -> Path:
@@ -288,6 +289,7 @@ def _read_results(path: Path, complete: bool) -> list[dict]:
         if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("metrics"), dict) \
                 or not all(isinstance(c, dict) and isinstance(c.get("status"), str) for c in row["metrics"].values()):
             raise _located(path, number, 'each line must be {"id": str, "metrics": {name: {"status": ...}}}')
+        check_row(path, number, row)  # a finite value where scored, none elsewhere
         rows.append(row)
     return rows
 
@@ -297,14 +299,14 @@ def _count(x: Any) -> bool:
 
 
 def _number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+    return finite(x)  # NaN and infinity are no mean, no interval, no time
 
 
 def _check_summary(path: Path, summary: dict) -> None:
     for name, m in summary.items():
         if not isinstance(m, dict) or not all(_count(m.get(k)) for k in ("scored", "not_computed", "failed")) \
                 or not (m.get("mean") is None or _number(m.get("mean"))):
-            raise _located(path, None, f'metric "{name}" must have a numeric mean (or null) and counts')
+            raise _located(path, None, f'metric "{name}" must have a finite numeric mean (or null) and counts')
         ci = m.get("ci95")
         if ci is not None and not (isinstance(ci, list) and len(ci) == 2 and all(map(_number, ci))):
             raise _located(path, None, f'metric "{name}": "ci95" must be null or [low, high]')
@@ -376,6 +378,7 @@ def load_run(path: str | Path, runs_dir: str | Path | None = None) -> Run:
     if (path / "summary.json").is_file():
         summary = _read_json(path / "summary.json", "summary.json")
         _check_summary(path / "summary.json", summary)
+    check_whole(path, results, summary, complete=complete)  # a complete run's files agree with each other
     return Run(path, setup, results, summary)
 
 

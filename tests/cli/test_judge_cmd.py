@@ -1,0 +1,22 @@
+"""Issue 29, item 12: ``judge-check`` where every call failed printed ``accuracy 0.000 (0/0 ...),
+95% interval 0.00-0.00`` and exited 0; the accuracy is not computed, and the exit status says so."""
+
+from __future__ import annotations
+
+import json
+
+from ragmeter.judges import Judge, ScriptedBackend
+
+
+def test_every_call_failed_is_not_computed(cli, monkeypatch):
+    import ragmeter.judges.judge_factory as factory
+
+    monkeypatch.setattr(factory, "make_judge",
+                        lambda *a, **k: Judge(ScriptedBackend(lambda pid, inputs, m: {"not": "a verdict"})))
+    out = cli("judge-check", "--judge", "openai:m", "--split", "tune", "--progress", "none")
+    assert out.exit_code == 1
+    assert "accuracy not computed: every call failed (108 failed)" in out.output
+    assert "0.000" not in out.output and "0/0" not in out.output
+    out = cli("judge-check", "--judge", "openai:m", "--split", "tune", "--progress", "none", "--format", "json")
+    doc = json.loads(out.output)
+    assert out.exit_code == 1 and doc["accuracy"] is None and doc["interval95"] is None and doc["failed"] == 108

@@ -1,0 +1,176 @@
+"""The rotation-aware tail reader (``ragmeter.live.tail``): every complete line of every file the
+log has been, once, whatever mix of appends, half lines, copytruncate, rename-and-recreate and
+restarts of the reader happens (at most one rotation between two reads, as logrotate does)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from ragmeter.live.tail import LogTail
+
+
+def _drain(tail: LogTail) -> list[bytes]:
+    out = []
+    for _ in range(2_000):  # bounded: a reader that never reaches the end fails, not hangs
+        lines = tail.read(max_bytes=64)  # small reads: the byte bound and its "more" are exercised
+        for ln in lines:
+            tail.advance(ln)
+            if not ln.torn:
+                out.append(ln.raw)
+        if not tail.more:
+            tail.save()  # once per drain: each save is an fsync
+            return out
+    raise AssertionError(f"the reader never reached the end ({len(out)} lines read)")
+
+
+def test_lines_written_and_rotated_before_the_first_read_are_read(tmp_path):
+    """The reader saw the log empty; lines came and were copied and truncated before it read again:
+    what it had seen (nothing) identifies no copy, so the bytes it saw must be tracked, not the offset."""
+    log = tmp_path / "a.log"
+    log.write_bytes(b"")
+    tail = LogTail(log, tmp_path / "state.json", [])
+    assert _drain(tail) == []
+    log.write_bytes(b"one\n")
+    assert _drain(tail) == [b"one"]
+    with open(log, "ab") as f:
+        f.write(b"two\nthree\nfo")  # a half line seen, not consumed
+    assert _drain(tail) == [b"two", b"three"]
+    with open(log, "ab") as f:
+        f.write(b"ur\nfive\n")
+    shutil.copyfile(log, str(log) + ".1")
+    log.write_bytes(b"six\n")
+    assert _drain(tail) == [b"four", b"five", b"six"]
+    tail.close()
+
+
+def test_a_damaged_state_is_said_and_read_from_the_start(tmp_path):
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\n")
+    (tmp_path / "state.json").write_text('{"files": [{"dev": "x"}]}')
+    notes: list[str] = []
+    tail = LogTail(log, tmp_path / "state.json", notes)
+    assert _drain(tail) == [b"one"] and "is damaged" in notes[0]
+    tail.close()
+
+
+class LogLife(RuleBasedStateMachine):
+    """A log's life, the reader reading now and then; by content, every line once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.dir = Path(tempfile.mkdtemp(prefix="ragmeter-tail-"))
+        self.log = self.dir / "app.log"
+        self.log.write_bytes(b"")
+        self.state = self.dir / "state.json"
+        self.tail = LogTail(self.log, self.state, [], linger=3600)
+        self.written: list[bytes] = []
+        self.read_lines: list[bytes] = []
+        self.half: bytes | None = None  # the start of a line written, its end not yet
+        self.n = 0
+        self.rotated = False  # a rotation since the last read
+        self.old: Path | None = None  # the renamed file the app still writes to, until the next read
+        self.rotations = 0
+
+    def _line(self, size: int) -> bytes:
+        self.n += 1
+        return f"line-{self.n}-".encode() + b"x" * size
+
+    @precondition(lambda self: self.half is None)
+    @rule(count=st.integers(1, 4), size=st.integers(0, 90))
+    def append(self, count, size):
+        with open(self.log, "ab") as f:
+            for _ in range(count):
+                line = self._line(size)
+                f.write(line + b"\n")
+                self.written.append(line)
+
+    @precondition(lambda self: self.half is None)
+    @rule(size=st.integers(0, 90), cut=st.integers(1, 20))
+    def start_half_line(self, size, cut):
+        line = self._line(size)
+        with open(self.log, "ab") as f:
+            f.write(line[:cut])
+        self.half = line
+        self.cut = min(cut, len(line))
+
+    @precondition(lambda self: self.half is not None)
+    @rule()
+    def finish_half_line(self):
+        assert self.half is not None
+        with open(self.log, "ab") as f:
+            f.write(self.half[self.cut:] + b"\n")
+        self.written.append(self.half)
+        self.half = None
+
+    @precondition(lambda self: self.old is not None)
+    @rule()
+    def late_write_to_the_renamed_file(self):
+        assert self.old is not None
+        line = self._line(5)
+        with open(self.old, "ab") as f:
+            f.write(line + b"\n")
+        self.written.append(line)
+
+    def _shift(self) -> None:
+        for i in range(20, 0, -1):
+            if Path(f"{self.log}.{i}").exists():
+                os.rename(f"{self.log}.{i}", f"{self.log}.{i + 1}")
+
+    @precondition(lambda self: not self.rotated and self.half is None)
+    @rule()
+    def copytruncate(self):
+        self._shift()
+        shutil.copyfile(self.log, f"{self.log}.1")
+        with open(self.log, "r+b") as f:
+            f.truncate(0)
+        self.rotated = True
+        self.rotations += 1
+
+    @precondition(lambda self: not self.rotated and self.half is None)
+    @rule()
+    def rename_and_recreate(self):
+        self._shift()
+        self.old = Path(f"{self.log}.1")
+        os.rename(self.log, self.old)
+        self.log.write_bytes(b"")
+        self.rotated = True
+        self.rotations += 1
+
+    @rule()
+    def read(self):
+        self.read_lines += _drain(self.tail)
+        self.rotated = False
+        self.old = None
+
+    @rule()
+    def restart_the_reader(self):
+        self.tail.save()
+        self.tail.close()
+        self.tail = LogTail(self.log, self.state, [], linger=3600)
+
+    @invariant()
+    def nothing_read_twice_or_invented(self):
+        assert len(self.read_lines) == len(set(self.read_lines))
+        assert set(self.read_lines) <= set(self.written)
+
+    def teardown(self) -> None:
+        try:
+            if self.half is not None:
+                self.finish_half_line()
+            self.read()
+            assert sorted(self.read_lines) == sorted(self.written), (
+                f"lost {sorted(set(self.written) - set(self.read_lines))[:5]} after {self.rotations} rotations")
+        finally:
+            self.tail.close()
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+LogLife.TestCase.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
+test_the_life_of_a_log = LogLife.TestCase
