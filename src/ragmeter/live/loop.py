@@ -114,15 +114,15 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
         say(f"metrics on http://{w.host}:{w.port}/metrics")
     say_notes(watcher, say)
     try:
-        return _poll_until_done(watcher, w, say)
+        return _poll_until_done(watcher, w, say, settings.progress_interval)
     finally:
         watcher.close()
 
 
-def _poll_until_done(watcher: Watcher, w: Any, say: Callable[[str], None]) -> int:
+def _poll_until_done(watcher: Watcher, w: Any, say: Callable[[str], None], interval: float) -> int:
     start = time.monotonic()
     while True:
-        with judge_heartbeat(watcher.judge, "scoring new requests", interval=settings.progress_interval):
+        with judge_heartbeat(watcher.judge, "scoring new requests", interval=interval):
             scored = watcher.poll()  # a line every --progress-interval seconds while judge calls are in flight
         if watcher.quarantined:
             say(f"quarantined {len(watcher.quarantined)} malformed line(s) to {watcher.quarantine_file} "
