@@ -175,15 +175,22 @@ class RecordingLimiter:
         self.waits.append(wait)
 
 
+def _http_date(offset: timedelta) -> str:
+    """An HTTP-date `offset` from now, made when the test runs (not when it is collected)."""
+    return format_datetime(datetime.now(timezone.utc) + offset, usegmt=True)
+
+
 @pytest.mark.parametrize("header,low,high", [
     ("100000", 500.0, 500.0),  # capped at max_wait
-    (format_datetime(datetime.now(timezone.utc) + timedelta(seconds=300), usegmt=True), 200.0, 300.01),
-    (format_datetime(datetime.now(timezone.utc) + timedelta(days=3), usegmt=True), 500.0, 500.0),  # capped
-    (format_datetime(datetime.now(timezone.utc) - timedelta(days=1), usegmt=True), 0.0, 0.0),  # in the past
+    (timedelta(seconds=300), 200.0, 300.01),
+    (timedelta(days=3), 500.0, 500.0),  # capped
+    (timedelta(days=-1), 0.0, 0.0),  # in the past
     ("nan", 0.0, 0.5),  # unreadable: the back-off
-])
+], ids=["seconds", "date-in-5-min", "date-in-3-days", "date-past", "nan"])
 def test_the_limiter_pauses_for_the_capped_retry_after(header, low, high):
     """The wait the limiter is told (and pauses every request for): never past max_wait."""
+    if isinstance(header, timedelta):
+        header = _http_date(header)
     limiter = RecordingLimiter()
     replies = iter([httpx.Response(429, headers={"Retry-After": header}), httpx.Response(200, json={})])
 

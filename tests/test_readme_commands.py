@@ -63,7 +63,7 @@ ELSEWHERE = {
     "ragmeter judge-check --judge local":
         "tests/test_local_judge_offline.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
     "ragmeter judge-check --set mtrag-dev":
-        "tests/judges/test_mtrag_check.py::test_judge_check_on_mtrag_dev_with_an_api_judge",
+        "tests/analysis/test_mtrag_check.py::test_judge_check_on_mtrag_dev_with_an_api_judge",
     "ragmeter label DATA [--corpus C] [--k 10] [--labeler NAME] [--labels F]":
         "tests/test_label_browser.py::test_two_labelers_reload_adjudication_and_export",
     "ragmeter label questions.jsonl --corpus corpus.jsonl --labeler alice":
