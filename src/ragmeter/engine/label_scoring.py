@@ -47,7 +47,7 @@ def score_labels(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
 
 def _batch(view: str, samples: Sequence[Sample], columns: LabelColumns | None) -> RankedBatch:
     if columns is not None and view == "retrieved":
-        return RankedBatch.from_lists(columns.retrieved, columns.relevance)
+        return RankedBatch.from_columns(columns)
     return RankedBatch.from_lists([s.ranked_ids(view) for s in samples], [s.relevance for s in samples])
 
 
