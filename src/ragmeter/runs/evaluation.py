@@ -21,23 +21,14 @@ from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettin
 from ragmeter.engine.dry_run import needs_judge
 from ragmeter.engine.evaluate import evaluate, resolve_measures
 from ragmeter.io.dataset import Dataset, from_samples, load_dataset
-from ragmeter.runs.resume import absolute_options, check_fingerprint
-from ragmeter.runs.store import (
-    Run,
-    check_writable,
-    finish_run,
-    mark_stopped,
-    new_run_path,
-    reopen_run,
-    save_partial,
-    start_run,
-)
 
-if TYPE_CHECKING:  # a label-only run loads no judge, Ray, embedding or record code (start-up time)
+if TYPE_CHECKING:  # a label-only run loads no judge, Ray, embedding or record code (start-up time),
+    # and one that writes no run directory no run-file code
     from ragmeter.actions.criteria import CriteriaSet
     from ragmeter.judges.judge import Judge
     from ragmeter.metrics.criteria import Criterion
     from ragmeter.records.lookup import RecordLookup
+    from ragmeter.runs.store import Run
 
 #: Made from the judge (None for a run without one) on the local engine; receives the engine's
 #: progress (``start``, ``advance``) for every stage: label metrics, embeddings, judge calls.
@@ -180,6 +171,8 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     data = load_samples(settings)
     records = record_lookup(settings)
     if resume is not None:
+        from ragmeter.runs.resume import check_fingerprint
+
         check_fingerprint(resume, data.fingerprint)
     # only now: bad input leaves no run directory behind
     run_path, setup = _recording(settings, resume, {"path": data.path and str(Path(data.path).resolve()),
@@ -203,9 +196,13 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
                                   criteria=criteria, embedder=embedder, progress=on_stage, before_judged=saved,
                                   records=records, action_criteria=actions)
         if run_path is not None and setup is not None:
+            from ragmeter.runs.store import finish_run
+
             finish_run(run_path, setup, result)
     except BaseException as exc:
         if run_path is not None and setup is not None:
+            from ragmeter.runs.store import mark_stopped
+
             mark_stopped(run_path, setup, exc)
             if notify is not None and not isinstance(exc, KeyboardInterrupt):
                 notify(f"run stopped; what was scored is saved in {run_path} "
@@ -228,6 +225,7 @@ def _saver(run_path: Path | None, setup: dict | None) -> Callable[[EvaluationRes
     """Saves the label and embedding results before the judged metrics start."""
     if run_path is None or setup is None:
         return None
+    from ragmeter.runs.store import save_partial
 
     def save(partial: EvaluationResult) -> None:
         save_partial(run_path, setup, partial)
@@ -237,11 +235,14 @@ def _saver(run_path: Path | None, setup: dict | None) -> Callable[[EvaluationRes
 
 def _recording(settings: Settings, resume: Run | None,
                dataset: dict[str, Any] | None = None) -> tuple[Path | None, dict | None]:
+    if resume is None and (not settings.save or settings.dry_run):
+        return None, None
+    from ragmeter.runs.resume import absolute_options
+    from ragmeter.runs.store import check_writable, new_run_path, reopen_run, start_run
+
     if resume is not None:  # the options it finishes with (a new server URL, timeout) are recorded
         setup = {**resume.setup, "options": absolute_options(settings.stored())}
         return resume.path, (setup if settings.dry_run else reopen_run(resume.path, setup))
-    if not settings.save or settings.dry_run:
-        return None, None
     check_writable(settings.runs_dir)  # before any scoring: an unwritable folder costs nothing
     path = new_run_path(settings.runs_dir, settings.name)
     return path, start_run(path, absolute_options(settings.stored()), dataset)
@@ -255,6 +256,8 @@ def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
 
     def open_run(dataset: dict[str, Any]) -> tuple[Path | None, dict | None]:
         if resume is not None:
+            from ragmeter.runs.resume import check_fingerprint
+
             check_fingerprint(resume, dataset["fingerprint"])
         opened["path"], opened["setup"] = _recording(settings, resume, dataset)
         return opened["path"], opened["setup"]
@@ -268,6 +271,8 @@ def _streamed(settings: Settings, path: str, block: int, judge: Judge | None,
                                               records=record_lookup(settings), action_criteria=actions)
     except BaseException as exc:
         if opened["path"] is not None and opened["setup"] is not None:
+            from ragmeter.runs.store import mark_stopped
+
             mark_stopped(opened["path"], opened["setup"], exc)
         raise
     run_path = opened["path"]
