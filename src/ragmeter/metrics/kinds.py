@@ -24,14 +24,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragmeter.claims.matrix import Evidence, Unavailable, prompts_for
 from ragmeter.core.measure import Measure, MetricSpec
 from ragmeter.core.sample import Sample
 from ragmeter.metrics.batch import Computed, RankedBatch
-from ragmeter.metrics.criteria import Criterion
 
-if TYPE_CHECKING:  # the embedders load only where an embedding metric runs (``ragmeter trec`` never)
+if TYPE_CHECKING:  # the embedders load only where an embedding metric runs (``ragmeter trec`` never); the
+    # claim matrix and the criteria where a judged one does (a label metric's spec needs neither)
+    from ragmeter.claims.matrix import Evidence, Unavailable
     from ragmeter.embeddings.base import Embedder
+    from ragmeter.metrics.criteria import Criterion
 
 
 class Unscorable(Exception):
@@ -39,6 +40,8 @@ class Unscorable(Exception):
     it needed never validated, so the sample is Failed rather than NotComputed)."""
 
     def __init__(self, why: str | Unavailable) -> None:
+        from ragmeter.claims.matrix import Unavailable
+
         self.why = why if isinstance(why, Unavailable) else Unavailable(why)
         super().__init__(self.why.reason)
 
@@ -88,6 +91,8 @@ class JudgedSpec(MetricSpec):
 
     def prompts(self, measure: Measure) -> tuple[str, ...]:
         """The ids of the prompts whose judgments ``measure`` reads (their hashes go into its provenance)."""
+        from ragmeter.claims.matrix import prompts_for
+
         return prompts_for(self.needs(measure))
 
     def needs_embedder(self, measure: Measure) -> bool:
