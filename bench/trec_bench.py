@@ -70,6 +70,14 @@ def worker(tool: str, qrels: str, run: str) -> dict:
     raise ValueError(tool)
 
 
+def load_average() -> float:
+    """The 1-minute load average (NaN where ``/proc/loadavg`` is not there)."""
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def timed(cmd: list[str]) -> tuple[float, float, str, float]:
     """Wall seconds, peak RSS (MB) of that one child process, its stdout, and its CPU seconds
     (user + system, all threads: on a busy machine a lower bound of the wall-time ratio to a

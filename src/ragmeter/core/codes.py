@@ -54,13 +54,12 @@ class IdCodes:
     """A growing table of distinct ids: ``vocabulary[code]`` is the id, ``blank[code]`` whether
     it is empty or whitespace only (``not id.strip()``)."""
 
-    __slots__ = ("vocabulary", "blank", "_keys", "_key_codes", "_words", "_long")
+    __slots__ = ("vocabulary", "blank", "_slots", "_words", "_long")
 
     def __init__(self) -> None:
         self.vocabulary: list[str] = []
         self.blank = np.zeros(0, dtype=bool)
-        self._keys = np.zeros(0, dtype=np.uint64)  # sorted
-        self._key_codes = np.zeros(0, dtype=CODE)  # the code of each key
+        self._slots = _Slots()  # key -> code
         self._words = np.zeros((0, 1), dtype=np.uint64)  # by code (a long id's row unused)
         self._long: dict[bytes, int] = {}
 
@@ -110,43 +109,103 @@ class IdCodes:
     def _code_packed(self, buf: bytes, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
         longest = int(lengths.max())
         width = max(1 + longest // 8, self._words.shape[1])  # 7 bytes in the first word, then 8 a word
-        words = pack(buf + bytes(8 * width), starts, lengths, width)
+        padded = buf + bytes(8 * width)
+        words = pack(padded, starts, lengths, width)
         keys = (words * _K[:width]).sum(axis=1, dtype=np.uint64)
         if width > self._words.shape[1]:  # longer ids than before: zero words (no key changes)
             self._words = np.pad(self._words, ((0, 0), (0, width - self._words.shape[1])))
-        # the batch's distinct keys (sorted), one member of each, and each id's group
-        order = np.argsort(keys)
-        ordered = keys[order]
-        starts_group = np.empty(len(keys), dtype=bool)
-        starts_group[0] = True
-        np.not_equal(ordered[1:], ordered[:-1], out=starts_group[1:])
-        unique, rep = ordered[starts_group], order[starts_group]
-        group = np.empty(len(keys), dtype=np.int64)
-        group[order] = np.cumsum(starts_group) - 1
-        if longest > 7 and not np.array_equal(words, words[rep][group]):
+        codes = self._slots.find(keys)
+        known = np.flatnonzero(codes >= 0)
+        if width > 1 and len(known) and not np.array_equal(self._words[codes[known]], words[known]):
             return None  # a key shared by two different ids
-        table = self._keys
-        at = np.searchsorted(table, unique)  # sorted needles: each search starts where the last ended
-        found = at < len(table)
-        found[found] = table[at[found]] == unique[found]
-        codes = np.empty(len(unique), dtype=CODE)
-        known = self._key_codes[at[found]]
-        if width > 1 and len(known) and not np.array_equal(self._words[known], words[rep[found]]):
+        missing = np.flatnonzero(codes < 0)
+        if not len(missing):
+            return codes
+        # the new ids: their distinct keys (sorted), one member of each, and each one's group
+        new_keys = keys[missing]
+        order = np.argsort(new_keys)
+        ordered = new_keys[order]
+        first = np.empty(len(ordered), dtype=bool)
+        first[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+        unique, rep = ordered[first], missing[order[first]]
+        group = np.empty(len(ordered), dtype=np.int64)
+        group[order] = np.cumsum(first) - 1
+        if longest > 7 and not np.array_equal(words[missing], words[rep][group]):
             return None
-        codes[found] = known
-        new = np.flatnonzero(~found)
-        if len(new):
-            base = len(self.vocabulary)
-            codes[new] = np.arange(base, base + len(new))
-            fresh = rep[new]
-            self._add([buf[a:a + m].decode("utf-8", "surrogatepass")
-                       for a, m in zip(starts[fresh].tolist(), lengths[fresh].tolist())], words[fresh])
-            where = np.searchsorted(table, unique[new])
-            self._keys = np.insert(table, where, unique[new])
-            self._key_codes = np.insert(self._key_codes, where, codes[new])
-        return codes[group]
+        base = len(self.vocabulary)
+        fresh = np.arange(base, base + len(unique), dtype=CODE)
+        codes[missing] = fresh[group]
+        self._add(_texts(padded, starts[rep], lengths[rep]), words[rep])
+        self._slots.add(unique, fresh)
+        return codes
 
     def _add(self, texts: list[str], words: np.ndarray) -> None:
         self.vocabulary.extend(texts)
         self.blank = np.concatenate([self.blank, np.fromiter((not t.strip() for t in texts), bool, len(texts))])
         self._words = np.concatenate([self._words, words])
+
+
+def _texts(buf: bytes, starts: np.ndarray, lengths: np.ndarray) -> list[str]:
+    """The ids ``buf[starts[i]:starts[i] + lengths[i]]`` as text: their bytes gathered with a
+    newline between them and decoded at once (an id holding a newline one at a time)."""
+    data = np.frombuffer(buf, dtype=np.uint8)
+    total = int(lengths.sum())
+    within = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    content = data[np.repeat(starts, lengths) + within]
+    if (content == 0x0A).any():
+        return [buf[a:a + m].decode("utf-8", "surrogatepass") for a, m in zip(starts.tolist(), lengths.tolist())]
+    joined = np.full(total + len(lengths) - 1, 0x0A, dtype=np.uint8)
+    joined[np.arange(total) + np.repeat(np.arange(len(lengths)), lengths)] = content
+    return joined.tobytes().decode("utf-8", "surrogatepass").split("\n")
+
+
+class _Slots:
+    """key -> code in an open-addressing table (linear probing, at most half full), looked up
+    and filled a whole array of keys at a time: each round reads one slot per key left."""
+
+    __slots__ = ("keys", "codes", "size", "_shift")
+
+    def __init__(self, bits: int = 12) -> None:
+        self.keys = np.zeros(1 << bits, dtype=np.uint64)
+        self.codes = np.full(1 << bits, -1, dtype=CODE)
+        self.size = 0
+        self._shift = np.uint64(64 - bits)
+
+    def _home(self, keys: np.ndarray) -> np.ndarray:
+        return ((keys * np.uint64(0x9E3779B97F4A7C15)) >> self._shift).astype(np.intp)
+
+    def find(self, keys: np.ndarray) -> np.ndarray:
+        """Each key's code, -1 where the table does not hold it."""
+        out = np.full(len(keys), -1, dtype=CODE)
+        todo, at = np.arange(len(keys)), self._home(keys)
+        mask = len(self.codes) - 1
+        while len(todo):
+            code = self.codes[at]
+            taken = code >= 0
+            hit = taken & (self.keys[at] == keys[todo])
+            out[todo[hit]] = code[hit]
+            on = taken & ~hit  # a slot held by another key: the next one
+            todo, at = todo[on], (at[on] + 1) & mask
+        return out
+
+    def add(self, keys: np.ndarray, codes: np.ndarray) -> None:
+        """Put in these keys (distinct, none held yet) with their codes."""
+        if 2 * (self.size + len(keys)) > len(self.codes):
+            held = self.codes >= 0
+            old_keys, old_codes = self.keys[held], self.codes[held]
+            bits = max(12, (2 * (self.size + len(keys))).bit_length())
+            self.__init__(bits)  # type: ignore[misc]
+            self.add(old_keys, old_codes)
+        todo, at = np.arange(len(keys)), self._home(keys)
+        mask = len(self.codes) - 1
+        while len(todo):
+            free = np.flatnonzero(self.codes[at] < 0)
+            slots, first = np.unique(at[free], return_index=True)  # one key per free slot this round
+            won = free[first]
+            self.keys[slots] = keys[todo[won]]
+            self.codes[slots] = codes[todo[won]]
+            left = np.ones(len(todo), dtype=bool)
+            left[won] = False
+            todo, at = todo[left], (at[left] + 1) & mask
+        self.size += len(keys)

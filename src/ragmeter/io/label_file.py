@@ -226,7 +226,8 @@ def _decode(raw: bytes, table: IdCodes, digests: tuple[Any, Any] | None) -> Labe
             relevance.append(dict.fromkeys(rel, 1.0))
     if listed and not _distinct_ids(listed):
         return None
-    labels = table.code_strings(list(chain.from_iterable(relevance)))
+    keys = list(chain.from_iterable(relevance))
+    labels = table.code_strings(keys)
     if labels is None:
         return None
     grades = np.array(list(chain.from_iterable(map(dict.values, relevance))), dtype=np.float64)
@@ -234,7 +235,8 @@ def _decode(raw: bytes, table: IdCodes, digests: tuple[Any, Any] | None) -> Labe
     answers = _some([r.answer for r in rows])
     references = _some([r.reference for r in rows])
     if digests is not None:
-        update_digests(*digests, ids, questions, texts, relevance, answers, references, clean=clean)
+        update_digests(*digests, ids, questions, texts, relevance, answers, references, clean=clean,
+                       grades=set(np.unique(grades).tolist()), keys="".join(keys))
     columns = LabelColumns(ids, table.vocabulary, ranked, starts_of(lengths), labels, grades,
                            starts_of(list(map(len, relevance))))
     return LabelFile(columns, questions, answers, references, "", "", clean=clean)
@@ -285,7 +287,7 @@ def _ranked_from_bytes(rows: list[Any], table: IdCodes, texts: bool) -> _Ranked 
         return _TYPED
     at = np.flatnonzero(buf == 0x22)
     first, size_of_ids = at[0::2] + 1, at[1::2] - at[0::2] - 1
-    lengths = np.bincount(np.searchsorted(starts, first, side="right") - 1, minlength=n)
+    lengths = np.diff(np.searchsorted(at, np.append(starts, len(buf)))) // 2  # each value's quotes / 2
     filled = lengths > 0
     if (sizes[~filled] != 2).any() or joined.count(b",") != len(first) - int(np.count_nonzero(filled)):
         return _TYPED

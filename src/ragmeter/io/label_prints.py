@@ -35,15 +35,17 @@ _TEST = ('{"answerable": true, "id": ', ', "question": ', ', "reference": ',
 def update_digests(full: Any, test: Any, ids: Sequence[str], questions: Sequence[str | None],
                    ranked: Sequence[str], relevance: Sequence[Mapping[str, float]],
                    answers: Sequence[str | None] | None, references: Sequence[str | None] | None, *,
-                   clean: bool) -> None:
+                   clean: bool, grades: set[float] | None = None, keys: str | None = None) -> None:
     """Feed ``full`` and ``test`` (``hashlib.sha256`` objects) what ``Fingerprints.add`` feeds
     them for the samples these columns make; ``ranked``: each record's ranked ids as the
-    canonical JSON writes them (:func:`ranked_texts`)."""
+    canonical JSON writes them (:func:`ranked_texts`). ``grades`` and ``keys``: every grade and
+    every label id (joined) of these records, where the caller has them."""
     for start in range(0, len(ids), BATCH):
         part = slice(start, start + BATCH)
         texts = record_texts(ids[part], questions[part], ranked[part], relevance[part],
                              None if answers is None else answers[part],
-                             None if references is None else references[part], clean=clean)
+                             None if references is None else references[part], clean=clean, grades=grades,
+                             keys=keys)
         full.update(texts[0].encode())
         test.update(texts[1].encode())
 
@@ -55,7 +57,8 @@ def ranked_texts(retrieved: Sequence[Sequence[str]], *, clean: bool) -> list[str
 
 def record_texts(ids: Sequence[str], questions: Sequence[str | None], ranked: Sequence[str],
                  relevance: Sequence[Mapping[str, float]], answers: Sequence[str | None] | None,
-                 references: Sequence[str | None] | None, *, clean: bool) -> tuple[str, str]:
+                 references: Sequence[str | None] | None, *, clean: bool, grades: set[float] | None = None,
+                 keys: str | None = None) -> tuple[str, str]:
     """The dataset and test-set fingerprint texts (each record's canonical JSON and ``\\n``),
     for string ids and texts and finite float grades."""
     n = len(ids)
@@ -67,7 +70,7 @@ def record_texts(ids: Sequence[str], questions: Sequence[str | None], ranked: Se
     none = ["null"] * n
     ans = none if answers is None else list(map(text, answers))
     refs = none if references is None else list(map(text, references))
-    rel_full, rel_test = _relevance_columns(relevance)
+    rel_full, rel_test = _relevance_columns(relevance, grades, keys)
     return (_interleaved(_FULL, (ans, sids, qs, refs, rel_full, list(ranked)), n),
             _interleaved(_TEST, (sids, qs, refs, rel_test), n))
 
@@ -100,7 +103,8 @@ def _ranked_escaped(ids: Sequence[str]) -> str:
     return "[" + ",".join([f"[{encode_basestring(c)},null,null]" for c in ids]) + "]"
 
 
-def _relevance_columns(relevance: Sequence[Mapping[str, float]]) -> tuple[list[str], list[str]]:
+def _relevance_columns(relevance: Sequence[Mapping[str, float]], grades: set[float] | None = None,
+                       keys: str | None = None) -> tuple[list[str], list[str]]:
     """Each record's labels as JSON, keys sorted: compact, and with json's default separators.
 
     msgspec writes them (keys sorted by code point, as ``sorted``; strings escaped as
@@ -109,10 +113,12 @@ def _relevance_columns(relevance: Sequence[Mapping[str, float]]) -> tuple[list[s
     is the compact one with ``": "`` and ``", "`` when no key holds a quote, colon or comma
     (then ``":`` and ``,"`` are separators only).
     """
-    grades: set[float] = set(chain.from_iterable(map(dict.values, relevance)))  # type: ignore[arg-type]
+    if grades is None:
+        grades = set(chain.from_iterable(map(dict.values, relevance)))  # type: ignore[arg-type]
     if all(_SORTED.encode(g) == float.__repr__(g).encode() for g in grades):
         compact = _SORTED.encode_lines(relevance).decode()
-        keys = "".join(chain.from_iterable(relevance))
+        if keys is None:
+            keys = "".join(chain.from_iterable(relevance))
         full = compact.split("\n")
         full.pop()  # after the last line's newline
         if '"' not in keys and ":" not in keys and "," not in keys:
