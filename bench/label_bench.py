@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from trec_bench import find_trec_eval, load_average, timed  # noqa: E402
+from trec_bench import ENV, find_trec_eval, load_average, timed, warm_bytecode  # noqa: E402
 
 DATA = Path(__file__).parent / ".data"
 K = 10
@@ -201,7 +201,7 @@ def bench(n: int, tools: list[str], repeat: int, trec_eval: str | None) -> None:
               f"{diff:.1e}", flush=True)
     if "eval" in rows:
         done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", "stages", str(path)],
-                              capture_output=True, text=True, check=True)
+                              capture_output=True, text=True, check=True, env=ENV)
         times = json.loads(done.stdout)
         columns = times.pop("columns")
         print(f"  eval --format json by stage, CPU s in one process (load {load_average():.1f}; columnar: "
@@ -224,7 +224,7 @@ def main() -> None:
     trec_eval = None if args.trec_eval == "none" else find_trec_eval(args.trec_eval)
     if trec_eval:
         tools.append("trec_eval")
-    subprocess.run([sys.executable, "-c", "import ragmeter.cli.main"], check=True)  # warm the byte-code cache
+    warm_bytecode()
     print(f"{os.cpu_count()} CPUs; load average {load_average():.1f} at the start")
     for n in (int(x) for x in args.samples.split(",")):
         bench(n, tools, min(args.repeat, 2) if n >= 500_000 else args.repeat, trec_eval)

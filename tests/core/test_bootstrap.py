@@ -16,7 +16,7 @@ from scipy import stats
 
 from ragmeter import evaluate
 from ragmeter.core import bootstrap
-from ragmeter.core.bootstrap import METHOD, MULTINOMIAL_COST, bootstrap_ci, quantiles, resample_means
+from ragmeter.core.bootstrap import METHOD, bootstrap_ci, quantiles, resample_means
 from ragmeter.core.sample import Chunk, Sample
 
 RNG = np.random.default_rng(21)
@@ -39,7 +39,7 @@ def version_1(x: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     n = len(x)
     rng = np.random.default_rng(seed)
     distinct, counts = np.unique(x, return_counts=True)
-    if len(distinct) * MULTINOMIAL_COST < n:
+    if len(distinct) * 32 < n:
         terms = rng.multinomial(n, counts / n, size=resamples) * distinct[None, :]
     else:
         terms = np.take(x, rng.integers(0, n, size=(resamples, n), dtype=np.uint32))

@@ -9,16 +9,17 @@ How a resample is drawn (method :data:`METHOD`, named in every measure's provena
 values take the distinct values u_1 < ... < u_K, u_j f_j times. One draw of a resample is u_j
 with probability f_j / n, so a resample's counts over the values are Multinomial(n, f / n) and
 its mean is sum(c_j * u_j) / n. A value seen at least :data:`MULTINOMIAL_COST` times ("frequent")
-gets its count from that multinomial (one binomial draw, about as costly as that many index
-draws); the others, pooled into one cell, get the pool's count c from it, and then c uniform
-draws among the pooled values (one of the pool's f_L values each, so each value still has
-probability 1/n per draw). That is the same distribution of resamples as n uniform indices into
-the values: a bootstrap of the mean, exactly, whose cost per resample is the number of frequent
-values plus the number of infrequent ones, never n (2,000 resamples of 500,000 nDCG values draw
-about a third of the indices). It is not the same draws: where both kinds of value occur, the
-intervals differ from those of version 1 (which drew n indices unless K * 32 < n, then counts over
-every value) by sampling error only; where every value is frequent (counts over the values) or
-none is (n indices into the values), the draws are version 1's, bit for bit.
+gets its count from that multinomial (numpy draws it as a binomial per value); the others, pooled
+into one cell, get the pool's count c from it, and then c uniform draws among the pooled values
+(one of the pool's f_L values each, so each value still has probability 1/n per draw). That is
+the same distribution of resamples as n uniform indices into the values: a bootstrap of the
+mean, exactly, whose cost per resample is the number of frequent values plus the number of
+infrequent ones, never n (for the 500,000 nDCG values of bench/label_bench.py, 4,100 counts and
+36,000 draws instead of 500,000 draws). It is not the same draws: where both kinds of value
+occur, the intervals differ from those of version 1 (which drew n indices unless K * 32 < n,
+then counts over every value) by sampling error only; where no value is frequent the draws are
+version 1's n indices, bit for bit, and where every one is, counts over every value as version 1
+drew them when K * 32 < n.
 
 Resamples are drawn ``batch`` at a time from generator streams (numpy's draws do not depend on
 how a stream is split): the counts from one, the indices from another, each batch's means summed
@@ -48,7 +49,7 @@ from ragmeter.core.results import INTERVAL_METHOD as METHOD  # noqa: F401  (name
 SEED = 20261130
 RESAMPLES = 2000
 BATCH_BYTES = 8 * 2**20  # the draws one batch of resamples may hold
-MULTINOMIAL_COST = 32  # one multinomial category costs about this many uniform index draws
+MULTINOMIAL_COST = 8  # a value seen this often gets its count by a binomial draw (measured: cheaper than its draws)
 
 
 def bootstrap_ci(values: Sequence[float] | np.ndarray, *, level: float = 0.95, resamples: int = RESAMPLES,
@@ -115,10 +116,9 @@ def _pooled_means(x: np.ndarray, values: np.ndarray, counts: np.ndarray, pool: n
     """Counts over the frequent ``values`` and the ``pool`` of the others (one stream), then
     uniform draws into the pool (another): (sum(c_j * u_j) + the pool draws' sum) / n.
 
-    Every resample's counts come first (a row sum each, and the pool's count c); then each
-    resample draws w pool indices, w the largest c of all, and sums the first c of them in its
-    row (the rest are drawn and left: the first c of w uniform draws are c uniform draws), so
-    a row's sum depends on its draws alone, never on the batch."""
+    Every resample's counts come first (a row sum each, and the pool's count c); then the
+    pool draws, c for each resample, end to end, each resample's summed on its own
+    (``np.add.reduceat``: a sum over its draws alone, so never dependent on the batch)."""
     n = len(x)
     count_stream, index_stream = (np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(2))
     p = np.append(counts, len(pool)) / n
@@ -130,18 +130,24 @@ def _pooled_means(x: np.ndarray, values: np.ndarray, counts: np.ndarray, pool: n
         counted[done:done + size] = (c[:, :-1] * values[None, :]).sum(axis=1)
         pooled[done:done + size] = c[:, -1]
         done += size
-    width = int(pooled.max())
-    columns = np.arange(width)[None, :]
-    done = 0
+    sizes = _sizes(resamples, batch, int(pooled.max()))
+    ends = np.cumsum(sizes)
+    bounds = [(int(stop - size), int(stop)) for size, stop in zip(sizes, ends)]
+    asked = iter([int(pooled[a:b].sum()) for a, b in bounds])
+    batches = iter(bounds)
 
     def means(size: int, drawn: np.ndarray) -> np.ndarray:
-        nonlocal done
-        rows = slice(done, done + size)
-        done += size
-        sums = np.add.reduce(np.take(pool, drawn.reshape(size, width)), axis=1, where=columns < pooled[rows, None])
-        return (counted[rows] + sums) / n
+        start, stop = next(batches)
+        c = pooled[start:stop]
+        sums = np.zeros(size)
+        filled = np.flatnonzero(c)
+        if len(filled):  # each resample's draws summed alone; one that draws nothing sums to 0
+            last = filled[-1] + 1
+            sums[:last] = np.add.reduceat(np.take(pool, drawn), (np.cumsum(c) - c)[:last])
+            sums[:last][c[:last] == 0] = 0.0
+        return (counted[start:stop] + sums) / n
 
-    yield from _index_means(pool, index_stream, _sizes(resamples, batch, width), lambda size: size * width, means)
+    yield from _index_means(pool, index_stream, sizes, lambda _: next(asked), means)
 
 
 def _sizes(resamples: int, batch: int | None, width: int) -> list[int]:

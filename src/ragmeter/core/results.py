@@ -12,7 +12,7 @@ from typing import Any
 
 #: How every measure's 95% interval is drawn (:mod:`ragmeter.core.bootstrap`); a new version when
 #: its draws change.
-INTERVAL_METHOD = "percentile bootstrap v2: 2000 resamples, seed 20261130, counts for values seen 32+ times"
+INTERVAL_METHOD = "percentile bootstrap v2: 2000 resamples, seed 20261130, counts for values seen 8+ times"
 
 
 @dataclass(frozen=True, slots=True)
