@@ -39,3 +39,12 @@ def test_views_cuts_and_joins_read_back(rows: list, cut: int) -> None:
     assert list(apart.ids) == [f"q{i}" for i in range(cut)] + [f"q{i}" for i in range(len(rows) - cut)]
     back = pickle.loads(pickle.dumps(c))
     assert list(back.retrieved) == list(c.retrieved) and list(back.relevance) == list(c.relevance)
+
+
+def test_columns_are_equal_when_their_samples_are() -> None:
+    a = LabelColumns.from_lists(["q1", "q2"], [["a", "b"], ["b"]], [{"b": 1.0}, {}])
+    b = LabelColumns.joined([LabelColumns.from_lists(["q1"], [["a", "b"]], [{"b": 1.0}]),
+                             LabelColumns.from_lists(["q2"], [["b"]], [{}])])
+    assert a == b
+    assert a != LabelColumns.from_lists(["q1", "q2"], [["b", "a"], ["b"]], [{"b": 1.0}, {}])
+    assert a != LabelColumns.from_lists(["q1", "q2"], [["a", "b"], ["b"]], [{"b": 2.0}, {}])

@@ -60,6 +60,15 @@ class LabelColumns:
     def __repr__(self) -> str:
         return f"<LabelColumns: {len(self)} samples, {len(self.vocabulary)} distinct chunk ids>"
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when they hold the same samples (ids, ranked ids and labels), however coded."""
+        if not isinstance(other, LabelColumns):
+            return NotImplemented
+        return (list(self.ids) == list(other.ids) and list(self.retrieved) == list(other.retrieved)
+                and [list(r.items()) for r in self.relevance] == [list(r.items()) for r in other.relevance])
+
+    __hash__ = None  # type: ignore[assignment]
+
     def __reduce__(self) -> tuple[Any, ...]:
         return (LabelColumns, (list(self.ids), list(self.vocabulary), self.ranked, self.ranked_starts, self.labels,
                                self.grades, self.label_starts))

@@ -42,6 +42,7 @@ else:
 
 _BLANK_AFTER_FIRST = re.compile(rb"\n[ \t\r]*(?:\n|[ \t\r]\Z)")  # a blank line past the first
 _BLANK_FIRST = re.compile(rb"[ \t\r]*(?:\n|\Z)")
+_AFTER_BREAK = (b"\n\n", b"\n ", b"\n\t", b"\n\r")  # where a blank line past the first may start
 
 
 if msgspec is not None:
@@ -332,7 +333,8 @@ def _json_lines(raw: bytes) -> int:
     """How many lines the general reader decodes: ``\\n``-separated pieces (a trailing empty one
     is not a line) that hold more than JSON whitespace."""
     lines = raw.count(b"\n") + (not raw.endswith(b"\n"))
-    if _BLANK_FIRST.match(raw) is None and _BLANK_AFTER_FIRST.search(raw) is None:
+    if _BLANK_FIRST.match(raw) is None and (not any(pair in raw for pair in _AFTER_BREAK)  # the quick check
+                                            or _BLANK_AFTER_FIRST.search(raw) is None):
         return lines
     pieces = raw.split(b"\n")
     if pieces[-1] == b"":
@@ -344,6 +346,10 @@ def _no_value_spans_lines(raw: bytes) -> bool:
     """Whether every line that is not blank starts with ``{`` and ends with ``}`` (JSON
     whitespace aside). Then no value msgspec decoded runs across a line break: inside an object
     a ``}`` is never followed by a ``{``. (With as many values as such lines, each line holds one.)"""
+    if raw[:1] == b"{" and raw.endswith(b"}\n"):  # the usual file: no copy of it
+        breaks = raw.count(b"\n") - 1
+        if raw.count(b"}\n{") == breaks:
+            return True
     body = raw.strip(b" \t\r\n")
     if body[:1] != b"{" or body[-1:] != b"}":
         return not body

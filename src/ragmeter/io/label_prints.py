@@ -64,12 +64,11 @@ def record_texts(ids: Sequence[str], questions: Sequence[str | None], ranked: Se
     n = len(ids)
     if not n:
         return "", ""
-    text = _quoted if clean else _escaped
-    sids = list(map(text, ids))
-    qs = list(map(text, questions))
+    sids = _texts(ids, clean)
+    qs = _texts(questions, clean)
     none = ["null"] * n
-    ans = none if answers is None else list(map(text, answers))
-    refs = none if references is None else list(map(text, references))
+    ans = none if answers is None else _texts(answers, clean)
+    refs = none if references is None else _texts(references, clean)
     rel_full, rel_test = _relevance_columns(relevance, grades, keys)
     return (_interleaved(_FULL, (ans, sids, qs, refs, rel_full, list(ranked)), n),
             _interleaved(_TEST, (sids, qs, refs, rel_test), n))
@@ -85,6 +84,14 @@ def _interleaved(fixed: Sequence[str], columns: Sequence[list[str]], n: int) -> 
         pieces[2 * j + 1::width] = column
     pieces[0] = fixed[0]
     return "".join(pieces) + fixed[-1]
+
+
+def _texts(values: Sequence[str | None], clean: bool) -> list[str]:
+    """Each value's JSON (``null`` for None). Clean strings hold no newline, so without a None
+    they are quoted all at once: joined with ``"\\n"`` between, then split."""
+    if clean and None not in values:
+        return ('"' + '"\n"'.join(values) + '"').split("\n")  # type: ignore[arg-type]
+    return list(map(_quoted if clean else _escaped, values))
 
 
 def _quoted(value: str | None) -> str:
