@@ -45,3 +45,17 @@ def test_grades_from_codes_are_the_lookups_one_id_at_a_time(rows: list, cells: i
     np.testing.assert_array_equal(got.lengths, want[1])
     np.testing.assert_array_equal(got.label_grades, want[2])
     np.testing.assert_array_equal(got.has_labels, want[3])
+
+
+@given(rows=queries, depth=st.integers(1, 8))
+@settings(max_examples=200, deadline=None)
+def test_a_batch_read_to_a_depth_is_the_whole_batch_cut_there(rows: list, depth: int) -> None:
+    from ragmeter.core.columns import LabelColumns
+
+    columns = LabelColumns.from_lists([""] * len(rows), [r for r, _ in rows], [lab for _, lab in rows])
+    whole, cut = RankedBatch.from_columns(columns), RankedBatch.from_columns(columns, depth)
+    np.testing.assert_array_equal(cut.grades, whole.grades[:, :depth])
+    for k in range(1, depth + 1):
+        np.testing.assert_array_equal(cut.cut(k), whole.cut(k))
+    np.testing.assert_array_equal(cut.lengths, whole.lengths)  # the lists' own lengths (precision's depth)
+    np.testing.assert_array_equal(cut.label_grades, whole.label_grades)

@@ -47,17 +47,20 @@ class RankedBatch:
         return cls.from_columns(LabelColumns.from_lists([""] * len(ranked), ranked, labels))
 
     @classmethod
-    def from_columns(cls, columns: LabelColumns) -> RankedBatch:
+    def from_columns(cls, columns: LabelColumns, depth: int | None = None) -> RankedBatch:
         """Build from label columns, by array operations on the chunk codes: each label is
         compared with every rank of its query's list (codes are equal where the ids are), and
-        its grade goes to the ranks it matches."""
+        its grade goes to the ranks it matches. ``depth``: only the top ``depth`` ranks are
+        read (every measure cuts at or above it; the lengths stay the lists' own)."""
         n = len(columns)
         lengths = columns.ranked_lengths()
         counts = columns.label_counts()
-        width = int(lengths.max()) if n else 0
+        longest = int(lengths.max()) if n else 0
+        width = longest if depth is None else min(depth, longest)
         label_width = int(counts.max()) if n else 0
-        codes = np.full((n, width), -1, dtype=columns.ranked.dtype)
-        _scatter(codes, lengths, columns.ranked)
+        every = np.full((n, longest), -1, dtype=columns.ranked.dtype)
+        _scatter(every, lengths, columns.ranked)
+        codes = every[:, :width]
         grades = np.full((n, width), np.nan, dtype=np.float64)
         label_rows = np.repeat(np.arange(n), counts)
         step = max(1, _COMPARE_CELLS // max(1, width))  # labels compared at a time: bounded memory
@@ -84,12 +87,15 @@ class RankedBatch:
 
 
 def _scatter(matrix: np.ndarray, lengths: np.ndarray, flat: np.ndarray) -> None:
-    """Row i of ``matrix`` starts with the next ``lengths[i]`` values of ``flat``, for every i."""
+    """Row i of ``matrix`` starts with the next ``lengths[i]`` values of ``flat``, for every i
+    (the rows' leading cells, in row order, are where a boolean mask puts ``flat``)."""
     if not len(flat):
         return
-    rows = np.repeat(np.arange(len(lengths)), lengths)
-    starts = np.cumsum(lengths) - lengths
-    matrix[rows, np.arange(len(flat)) - np.repeat(starts, lengths)] = flat
+    width = matrix.shape[1]
+    if len(flat) == matrix.size:  # every row full
+        matrix[...] = flat.reshape(matrix.shape)
+        return
+    matrix[np.arange(width)[None, :] < lengths[:, None]] = flat
 
 
 def ranks(width: int) -> np.ndarray:
