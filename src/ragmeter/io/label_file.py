@@ -1,5 +1,11 @@
-"""The columnar reader: a JSON Lines file of plain label records, decoded in one C call
-(msgspec) into columns, fingerprinted without building a ``Sample`` per record.
+"""The columnar reader: a JSON Lines file of plain label records, decoded (msgspec) a chunk of
+whole lines at a time into columns of chunk-id codes (:mod:`ragmeter.core.columns`),
+fingerprinted as it is read, without a ``Sample`` or a string per chunk id.
+
+In a file without backslashes (every ``"`` then starts or ends a string, and a string's bytes
+are its text), each ranked list is left as the file's bytes and read by counting
+(:func:`_ranked_from_bytes`); anything else reads the ranked ids as strings. Either way the
+ids are coded from their bytes (:class:`ragmeter.core.codes.IdCodes`), once per file.
 
 A record qualifies when it is a JSON object with at most these fields: ``id`` (a non-blank
 string), ``question``, ``answer``, ``reference`` (strings or null), ``retrieved`` (a list of
