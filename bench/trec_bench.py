@@ -4,12 +4,15 @@ Generates (once, cached under bench/.data/) a run of 10,000 queries x 1,000 docu
 (10M lines, about 5 graded relevant documents per query) and times ragmeter (its Python API,
 and ``ragmeter trec`` as typed, start-up and printing included), the trec_eval 10.0 binary,
 pytrec_eval, ranx and ir_measures, each computing ndcg_cut_10, map_cut_100, recall_100,
-recip_rank and P_10 from the two files. Prints the median and the best wall time of the
-repeats (kernel time for page faults varies a lot from run to run on shared machines), the
-ratios to ragmeter, peak memory (max RSS of that process), the largest difference from
-ragmeter's numbers, and whether ``ragmeter trec`` printed trec_eval's bytes. Then
-``ragmeter trec --memory-limit MB`` for each of ``--memory-limits``: seconds, peak memory and
-whether its output is byte for byte the unlimited one.
+recip_rank and P_10 from the two files, and ``ragmeter trec --memory-limit MB`` for each of
+``--memory-limits``. The runs are interleaved (every command once a round, in a rotating order).
+Prints the median and the best wall time of the repeats (kernel time for page faults varies a
+lot from run to run on shared machines), the ratios to ragmeter, CPU time, peak memory (max RSS
+of that process), the 1-minute load average when its runs started (median: the machine may be
+shared, and other work slows two-thread ragmeter more than one-thread trec_eval), the largest
+difference from ragmeter's numbers, and whether ``ragmeter trec`` printed trec_eval's bytes;
+for each memory limit its seconds, peak memory and whether its output is byte for byte the
+unlimited one.
 
 trec_eval: ``--trec-eval PATH``, else ``trec_eval`` on PATH, else the binary built by
 ``../shared/reference/trec_eval-src/build`` when that folder is there.
@@ -70,12 +73,33 @@ def worker(tool: str, qrels: str, run: str) -> dict:
     raise ValueError(tool)
 
 
+def load_average() -> float:
+    """The 1-minute load average (NaN where ``/proc/loadavg`` is not there)."""
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+#: The children's environment: byte code written and read (a session that sets
+#: PYTHONDONTWRITEBYTECODE would otherwise compile every module of ragmeter on every run).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def warm_bytecode() -> None:
+    """Byte-compile ragmeter once, as an installed package is, before anything is timed."""
+    import ragmeter
+
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(ragmeter.__file__).parent)], env=ENV,
+                   check=True, stdout=subprocess.DEVNULL)
+
+
 def timed(cmd: list[str]) -> tuple[float, float, str, float]:
     """Wall seconds, peak RSS (MB) of that one child process, its stdout, and its CPU seconds
     (user + system, all threads: on a busy machine a lower bound of the wall-time ratio to a
     single-threaded tool that ragmeter's two threads would reach on a quiet one)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -157,10 +181,11 @@ def main() -> None:
         generate(a.queries, a.docs, data)
     run = relaid(run, a.layout)
     print(f"{a.queries} queries x {a.docs} docs = {a.queries * a.docs:,} run lines "
-          f"({run.stat().st_size / 2**20:.0f} MiB, {a.layout}); median of {a.repeat}; each tool in a fresh process\n")
-    rows, reference, printed = [], None, {}
+          f"({run.stat().st_size / 2**20:.0f} MiB, {a.layout}); median of {a.repeat} interleaved runs; each tool "
+          f"in a fresh process; {os.cpu_count()} CPUs, load average {load_average():.1f} at the start\n")
     measures = ["-m", "ndcg_cut.10", "-m", "map_cut.100", "-m", "recall.100", "-m", "recip_rank", "-m", "P.10"]
     cli = [sys.executable, "-m", "ragmeter", "trec", *measures]  # the command, start-up and printing included
+    commands = {}
     for tool in a.tools.split(","):
         if tool == "trec_eval":
             binary = find_trec_eval(a.trec_eval)
@@ -168,54 +193,71 @@ def main() -> None:
                 print("trec_eval: not on PATH and ../shared/reference/trec_eval-src/build not found, skipped",
                       file=sys.stderr)
                 continue
-            cmd = [binary, *measures, str(qrels), str(run)]
+            commands[tool] = [binary, *measures, str(qrels), str(run)]
         elif tool == "ragmeter_cli":
-            cmd = [*cli, str(qrels), str(run)]
+            commands[tool] = [*cli, str(qrels), str(run)]
         else:
-            cmd = [sys.executable, __file__, "--worker", tool, str(qrels), str(run)]
-        try:
-            runs = [timed(cmd) for _ in range(a.repeat)]
-        except (RuntimeError, FileNotFoundError) as exc:
-            print(f"{tool}: skipped ({exc})", file=sys.stderr)
+            commands[tool] = [sys.executable, __file__, "--worker", tool, str(qrels), str(run)]
+    for limit in (x for x in a.memory_limits.split(",") if x.strip()):
+        commands[f"--memory-limit {float(limit):g}"] = [*cli, "--memory-limit", f"{float(limit):g}", str(qrels),
+                                                         str(run)]
+    warm_bytecode()
+    runs: dict[str, list] = {tool: [] for tool in commands}
+    names = list(commands)
+    for r in range(a.repeat):  # interleaved: every tool once a round, in a rotating order
+        for tool in names[r % len(names):] + names[:r % len(names)]:
+            if tool not in runs:
+                continue
+            load = load_average()
+            try:
+                runs[tool].append((*timed(commands[tool]), load))
+            except (RuntimeError, FileNotFoundError) as exc:
+                print(f"{tool}: skipped ({exc})", file=sys.stderr)
+                del runs[tool]
+    rows, reference, printed = [], None, {}
+    for tool, got in runs.items():
+        if tool.startswith("--memory-limit"):
             continue
-        seconds = statistics.median(r[0] for r in runs)
-        best = min(r[0] for r in runs)
-        rss = max(r[1] for r in runs)
+        seconds = statistics.median(r[0] for r in got)
+        best = min(r[0] for r in got)
+        rss = max(r[1] for r in got)
         if tool in ("trec_eval", "ragmeter_cli"):
-            printed[tool] = runs[0][2]
-        values = trec_eval_values(runs[0][2]) if tool in ("trec_eval", "ragmeter_cli") else json.loads(runs[0][2])
+            printed[tool] = got[0][2]
+        values = trec_eval_values(got[0][2]) if tool in ("trec_eval", "ragmeter_cli") else json.loads(got[0][2])
         if tool == "ragmeter":
             reference = values
         diff = max(abs(values[n] - reference[n]) for n in NAMES) if reference else float("nan")
-        rows.append((tool, seconds, best, rss, diff, values, statistics.median(r[3] for r in runs)))
+        rows.append((tool, seconds, best, rss, diff, values, statistics.median(r[3] for r in got),
+                     statistics.median(r[4] for r in got)))
     base = next((r for r in rows if r[0] == "ragmeter"), None)
     print(f"{'tool':<13} {'median s':>9} {'x ragmeter':>11} {'best s':>7} {'x ragmeter':>11} {'cpu s':>6} "
-          f"{'peak MB':>8}  max |diff| vs ragmeter")
-    for tool, seconds, best, rss, diff, _, cpu in rows:
+          f"{'peak MB':>8} {'load':>5}  max |diff| vs ragmeter")
+    for tool, seconds, best, rss, diff, _, cpu, load in rows:
         ratio = f"{seconds / base[1]:.1f}x" if base else "-"
         best_ratio = f"{best / base[2]:.1f}x" if base else "-"
-        print(f"{tool:<13} {seconds:>9.2f} {ratio:>11} {best:>7.2f} {best_ratio:>11} {cpu:>6.2f} {rss:>8.0f}  "
-              f"{diff:.1e}")
+        print(f"{tool:<13} {seconds:>9.2f} {ratio:>11} {best:>7.2f} {best_ratio:>11} {cpu:>6.2f} {rss:>8.0f} "
+              f"{load:>5.1f}  {diff:.1e}")
     if rows:
         print("\nragmeter: " + ", ".join(f"{n}={v:.6f}" for n, v in rows[0][5].items()))
     by_tool = {r[0]: r for r in rows}
     if "trec_eval" in by_tool and "ragmeter_cli" in by_tool:
         te, rc = by_tool["trec_eval"], by_tool["ragmeter_cli"]
         same = "identical" if printed["trec_eval"] == printed["ragmeter_cli"] else "DIFFERENT"
-        print(f"trec_eval / ragmeter trec: median {te[1] / rc[1]:.1f}x, best {te[2] / rc[2]:.1f}x, "
-              f"CPU time {te[6] / rc[6]:.1f}x; printed output {same}")
-        if os.path.exists("/proc/loadavg"):  # other work on the machine slows two-thread ragmeter more
-            print("load average after:", " ".join(Path("/proc/loadavg").read_text().split()[:3]))
-    limits = [float(x) for x in a.memory_limits.split(",") if x.strip()]
+        print(f"trec_eval / ragmeter trec: median {te[1] / rc[1]:.1f}x (load {te[7]:.1f} / {rc[7]:.1f}), "
+              f"best {te[2] / rc[2]:.1f}x, CPU time {te[6] / rc[6]:.1f}x; printed output {same}")
+    limits = [t for t in runs if t.startswith("--memory-limit")]
     if limits:
         unlimited = printed.get("ragmeter_cli") or timed([*cli, str(qrels), str(run)])[2]
-        print(f"\n{'--memory-limit':<15} {'median s':>9} {'peak MB':>8}  output")
-        for limit in limits:
-            runs = [timed([*cli, "--memory-limit", f"{limit:g}", str(qrels), str(run)]) for _ in range(a.repeat)]
-            same = "identical" if runs[0][2] == unlimited else "DIFFERENT"
-            peak = max(r[1] for r in runs)
-            print(f"{limit:<15g} {statistics.median(r[0] for r in runs):>9.2f} {peak:>8.0f}  {same}"
-                  f"{'' if peak <= limit else '  (OVER THE LIMIT)'}")
+        print(f"\n{'ragmeter trec':<22} {'median s':>9} {'cpu s':>6} {'peak MB':>8} {'load':>5}  output")
+        for tool in limits:
+            got = runs[tool]
+            limit = float(tool.split()[-1])
+            same = "identical" if got[0][2] == unlimited else "DIFFERENT"
+            peak = max(r[1] for r in got)
+            over = "" if peak <= limit else "  (OVER THE LIMIT)"
+            print(f"{tool:<22} {statistics.median(r[0] for r in got):>9.2f} "
+                  f"{statistics.median(r[3] for r in got):>6.2f} {peak:>8.0f} "
+                  f"{statistics.median(r[4] for r in got):>5.1f}  {same}{over}")
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ def test_a_grade_that_is_not_finite_is_written_as_json_writes_it() -> None:
     from ragmeter.io.label_file import decode_label_lines
     file = decode_label_lines(b'{"id": "q", "relevant": {"a": 1, "b": 2}}\n')
     assert file is not None
-    file.columns.relevance[0]["b"] = float("inf")  # type: ignore[index]
+    file.columns.grades[1] = float("inf")  # the columns hold the grades as one array: b's is the second
     samples = replace(file).samples()
     assert list(sample_lines(samples)) == today(samples) == [
         '{"id": "q", "retrieved": [], "relevant": {"a": 1.0, "b": Infinity}, "answerable": true}']

@@ -1,7 +1,9 @@
 """The ``ragmeter`` Typer app and what every command shares: its error policy and list parsing.
 
 Command modules (``*_cmd.py``) register on :data:`app` and import only from here and from
-the library, never from each other; :mod:`ragmeter.cli.main` imports them all.
+the library, never from each other; :mod:`ragmeter.cli.main` imports them all. At import they
+load typer and the settings the options default to, nothing more (``ragmeter --help`` reads
+no library code): each command imports what it runs when it runs.
 """
 
 from __future__ import annotations
@@ -15,10 +17,7 @@ from typing import Any, TypeVar
 
 import typer
 
-from ragmeter.core.display import terminal_safe
 from ragmeter.core.errors import RagmeterError
-from ragmeter.core.measure import split_measure_list
-from ragmeter.core.secrets import redact
 from ragmeter.core.settings import InvalidSettingError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -84,8 +83,13 @@ def friendly(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except InvalidSettingError as exc:
+            from ragmeter.core.secrets import redact
+
             raise typer.BadParameter(redact(exc.message), param_hint=flag(exc.setting)) from None
         except RagmeterError as exc:
+            from ragmeter.core.display import terminal_safe
+            from ragmeter.core.secrets import redact
+
             typer.echo(f"error: {terminal_safe(redact(str(exc)), multiline=True)}", err=True)
             raise typer.Exit(2) from None
 
@@ -100,6 +104,8 @@ def split_metrics(values: list[str] | None) -> list[str] | None:
     """
     if not values:
         return None
+    from ragmeter.core.measure import split_measure_list
+
     return [m for value in values for m in split_measure_list(value)]
 
 
@@ -119,11 +125,15 @@ def format_option(*choices: str, what: str = "") -> Any:
 def echo_text(text: str) -> None:
     """Text for a person on stdout, with escape sequences from data shown escaped (JSON output
     goes through ``typer.echo`` as it is)."""
+    from ragmeter.core.display import terminal_safe
+
     typer.echo(terminal_safe(text, multiline=True))
 
 
 def echo_err(message: str) -> None:
     """One line on stderr (escape sequences from data shown escaped)."""
+    from ragmeter.core.display import terminal_safe
+
     typer.echo(terminal_safe(message, multiline=True), err=True)
 
 

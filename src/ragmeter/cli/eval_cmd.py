@@ -129,9 +129,11 @@ def render(done: EvaluationRun, fmt: str) -> None:
     elif done.result is not None:
         result = done.result
         if fmt == "json":
-            from ragmeter.report.result_json import result_text
+            from ragmeter.report.result_json import result_chunks
 
-            typer.echo(result_text(result))  # json.dumps(result.to_dict(), indent=2, ensure_ascii=False), templated
+            for chunk in result_chunks(result):  # json.dumps(result.to_dict(), indent=2, ensure_ascii=False)
+                typer.echo(chunk, nl=False)
+            typer.echo("")
             return
         if fmt == "csv":
             from ragmeter.report.results_csv import results_csv

@@ -16,7 +16,6 @@ from typing import Any, Protocol
 from ragmeter.core.columns import LabelColumns
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
-from ragmeter.core.notebook_html import table_html
 from ragmeter.core.result_access import import_pandas
 from ragmeter.core.results import Failed, NotComputed, Outcome, Score
 from ragmeter.core.sample import Sample
@@ -132,6 +131,8 @@ class EvaluationResult:
             rows.append((str(m), _fmt(s.mean), ci, s.scored, s.not_computed, s.failed))
         where = f" from {self.dataset_path}" if self.dataset_path else ""
         title = f"ragmeter: {self.size} samples{where} (dataset {self.dataset_fingerprint})"
+        from ragmeter.core.notebook_html import table_html  # a notebook's only
+
         return table_html(title, ("metric", "mean", "95% interval", "scored", "not computed", "failed"), rows,
                           note="per-sample values: result.to_dataframe()", max_rows=len(rows))
 
@@ -245,7 +246,7 @@ class EvaluationResult:
 
 def _mean(outcomes: Sequence[Outcome]) -> float | None:
     if isinstance(outcomes, ScoreColumn):
-        return mean_of(outcomes.scored_values().tolist())
+        return outcomes.mean()
     return mean_of([o.value for o in outcomes if isinstance(o, Score)])
 
 

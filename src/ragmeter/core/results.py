@@ -10,6 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+#: How every measure's 95% interval is drawn (:mod:`ragmeter.core.bootstrap`); a new version when
+#: its draws change.
+INTERVAL_METHOD = "percentile bootstrap v2: 2000 resamples, seed 20261130, counts for values seen 8+ times"
+
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
@@ -36,6 +40,7 @@ class Provenance:
             "view": self.view,
             "ragmeter_version": self.ragmeter_version,
             "dataset_fingerprint": self.dataset_fingerprint,
+            "interval": INTERVAL_METHOD,
             "judge": dict(self.judge) if self.judge else None,
             **({"embedder": dict(self.embedder)} if self.embedder else {}),
         }

@@ -20,6 +20,7 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
@@ -34,7 +35,7 @@ class ScoreColumn(Sequence[Outcome]):
 
     Immutable: the arrays are copied read-only."""
 
-    __slots__ = ("_values", "_provenance", "_codes", "_reasons", "_all_scored", "_built")
+    __slots__ = ("_values", "_provenance", "_codes", "_reasons", "_all_scored", "_built", "_mean")
 
     def __init__(self, values: np.ndarray, provenance: Provenance, codes: np.ndarray | None = None,
                  reasons: Sequence[str] = ()) -> None:
@@ -49,6 +50,7 @@ class ScoreColumn(Sequence[Outcome]):
         self._values, self._provenance, self._codes, self._reasons = v, provenance, c, tuple(reasons)
         self._all_scored = bool((c < 0).all())
         self._built: list[Outcome | None] | None = None  # the outcomes read so far, by index
+        self._mean: tuple[float | None] | None = None
 
     @property
     def provenance(self) -> Provenance:
@@ -71,6 +73,14 @@ class ScoreColumn(Sequence[Outcome]):
     def scored_values(self) -> np.ndarray:
         """The scored samples' values, in sample order."""
         return self._values if self._all_scored else self._values[self._codes < 0]
+
+    def mean(self) -> float | None:
+        """fsum of the scored values / their count (``None`` if none), computed once (the
+        result's repr, ``means()`` and the summary read it)."""
+        if self._mean is None:
+            scored = self.scored_values()
+            self._mean = (math.fsum(scored.tolist()) / len(scored) if len(scored) else None,)
+        return self._mean[0]
 
     def value_list(self) -> list[float | None]:
         """Per sample: the value as a Python float, ``None`` where not scored."""

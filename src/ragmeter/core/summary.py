@@ -49,7 +49,7 @@ def summarize(metric: str, outcomes: Sequence[Outcome]) -> MetricSummary:
 def summarize_column(metric: str, column: ScoreColumn) -> MetricSummary:
     """:func:`summarize` of a column's outcomes, from its arrays (the same numbers)."""
     reasons = Counter(column.not_scored_reasons())
-    return summary_from(metric, column.scored_values().tolist(), sum(reasons.values()), 0, reasons)
+    return summary_from(metric, column.scored_values(), sum(reasons.values()), 0, reasons, mean=column.mean())
 
 
 def summarize_values(metric: str, values: Sequence[float], outcomes: Sequence) -> MetricSummary:
@@ -59,12 +59,13 @@ def summarize_values(metric: str, values: Sequence[float], outcomes: Sequence) -
                         sum(_status(o) == "failed" for o in outcomes), reasons)
 
 
-def summary_from(metric: str, values: Sequence[float], not_computed: int, failed: int,
-                 reasons: Mapping[str, int]) -> MetricSummary:
-    """The one place a summary is built (in-memory and streamed runs alike)."""
+def summary_from(metric: str, values: Sequence[float] | np.ndarray, not_computed: int, failed: int,
+                 reasons: Mapping[str, int], *, mean: float | None = None) -> MetricSummary:
+    """The one place a summary is built (in-memory and streamed runs alike); ``mean``: the
+    values' :func:`mean_of`, where the caller has it."""
     return MetricSummary(
         metric=metric,
-        mean=mean_of(values),
+        mean=mean if mean is not None or not len(values) else mean_of(values),
         scored=len(values),
         not_computed=not_computed,
         failed=failed,
@@ -73,7 +74,7 @@ def summary_from(metric: str, values: Sequence[float], not_computed: int, failed
     )
 
 
-def mean_of(values: Sequence[float]) -> float | None:
+def mean_of(values: Sequence[float] | np.ndarray) -> float | None:
     """fsum(values) / len(values): exact, so no order of the values can move it; ``None`` if empty."""
     return math.fsum(values) / len(values) if len(values) else None
 

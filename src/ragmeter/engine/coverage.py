@@ -69,7 +69,7 @@ def nothing_retrieved_message(result: EvaluationResult) -> str | None:
         return None
     columns = result.columns
     if columns is not None:  # plain label records: the context is the retrieved list
-        if any(columns.retrieved) or not any(columns.relevance):
+        if len(columns.ranked) or not len(columns.labels):
             return None
     elif any(s.retrieved or s.context_ids for s in result.samples) or not any(s.relevance for s in result.samples):
         return None

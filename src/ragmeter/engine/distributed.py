@@ -230,6 +230,7 @@ def _combine(data: Dataset, measures: tuple[Measure, ...],
         judge_stats = {key: sum(s[key] for s in stats) for key in ("calls", "reasks", "cached", "failed",
                                                                     "input_tokens", "output_tokens")}
         judge_stats["latency_s"] = sum(s["latency_s"] for s in stats)
+        judge_stats["queue_s"] = sum(s.get("queue_s", 0.0) for s in stats)
         by_prompt: dict[str, dict] = {}
         for st in stats:
             for prompt, counts in st["by_prompt"].items():

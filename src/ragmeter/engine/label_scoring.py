@@ -38,16 +38,18 @@ def score_labels(measures: Sequence[Measure], samples: Sequence[Sample], fingerp
         progress.start(f"label metrics ({n} samples)", len(measures))
     for index, m in enumerate(measures):
         if m.view not in batches:
-            batches[m.view] = _batch(m.view, samples, columns)
+            cuts = [v.k for v in measures if v.view == m.view]  # the ranks past the deepest are never read
+            depth = None if None in cuts else max(k for k in cuts if k is not None)
+            batches[m.view] = _batch(m.view, samples, columns, depth)
         out[m] = _outcomes(m, batches[m.view], fingerprint)
         if progress is not None:
             progress.advance(index)
     return out
 
 
-def _batch(view: str, samples: Sequence[Sample], columns: LabelColumns | None) -> RankedBatch:
+def _batch(view: str, samples: Sequence[Sample], columns: LabelColumns | None, depth: int | None) -> RankedBatch:
     if columns is not None and view == "retrieved":
-        return RankedBatch.from_lists(columns.retrieved, columns.relevance)
+        return RankedBatch.from_columns(columns, depth)
     return RankedBatch.from_lists([s.ranked_ids(view) for s in samples], [s.relevance for s in samples])
 
 

@@ -10,8 +10,16 @@ and the metrics:
   (``claims``, ``context_sentences``, ``answer_questions``, ``rubric_scores``,
   ``standalone_turns``, ``fact_checks``, ``action_grades``);
 - ``planner``: the two-stage loop over the providers a run needs.
+
+Names are imported on first use (see :mod:`ragmeter._lazy`): a label-only run that imports
+``evidence.sources`` loads none of the rest.
 """
 
-from ragmeter.evidence.matrix import Claim, Evidence, Unavailable, Verdict
+from typing import TYPE_CHECKING
 
-__all__ = ["Claim", "Evidence", "Unavailable", "Verdict"]
+from ragmeter._lazy import lazy_facade
+
+__getattr__, __dir__, __all__ = lazy_facade(__name__)
+
+if TYPE_CHECKING:  # the public names, each imported from its home on first use
+    from ragmeter.evidence.matrix import Claim, Evidence, Unavailable, Verdict

@@ -1,6 +1,12 @@
-"""Readers: datasets (JSONL, CSV), corpora, TREC qrels and runs. Read only; no maths here."""
+"""Readers: datasets (JSONL, CSV), corpora, TREC qrels and runs. Read only; no maths here.
+(Names imported on first use: see :mod:`ragmeter._lazy`.)"""
 
-from ragmeter.io.corpus import load_corpus
-from ragmeter.io.dataset import Dataset, fingerprint, from_samples, load_dataset
+from typing import TYPE_CHECKING
 
-__all__ = ["Dataset", "load_dataset", "load_corpus", "from_samples", "fingerprint"]
+from ragmeter._lazy import lazy_facade
+
+__getattr__, __dir__, __all__ = lazy_facade(__name__)
+
+if TYPE_CHECKING:  # the public names, each imported from its home on first use
+    from ragmeter.io.corpus import load_corpus
+    from ragmeter.io.dataset import Dataset, fingerprint, from_samples, load_dataset

@@ -21,13 +21,8 @@ from typing import Any
 from ragmeter.core.columns import LabelColumns
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.gc_pause import gc_paused
-from ragmeter.core.notebook_html import table_html
 from ragmeter.core.sample import Sample
-from ragmeter.io.conversations import flatten, is_conversational
-from ragmeter.io.corpus import attach_texts, load_corpus
 from ragmeter.io.label_file import read_label_file
-from ragmeter.io.rows import make_samples
-from ragmeter.io.shapes import read_records
 
 
 @dataclass(frozen=True)
@@ -54,6 +49,8 @@ class Dataset:
         return f"Dataset({len(self.samples)} samples{where}, fingerprint={self.fingerprint!r})"
 
     def _repr_html_(self) -> str:
+        from ragmeter.core.notebook_html import table_html
+
         rows = [(s.id, s.question, len(s.retrieved), len(s.relevance), "yes" if s.answer else "")
                 for s in self.samples]
         return table_html(repr(self), ("id", "question", "retrieved", "labeled relevant", "answer"), rows)
@@ -121,6 +118,10 @@ def _load(data: Any, corpus: str | Path | None) -> Dataset:
             if plain is not None:
                 return Dataset(samples=plain.samples(), path=str(os.fspath(data)), fingerprint=plain.fingerprint,
                                testset_fingerprint=plain.testset_fingerprint, columns=plain.columns)
+        from ragmeter.io.conversations import flatten, is_conversational  # the general reader, for any other data
+        from ragmeter.io.rows import make_samples
+        from ragmeter.io.shapes import read_records
+
         source = read_records(data)
         records = source.rows
         if any(is_conversational(r) for _, r in records):
@@ -130,6 +131,8 @@ def _load(data: Any, corpus: str | Path | None) -> Dataset:
         if not samples:
             raise InvalidInputError("no samples", file=source.label, fix="give at least one record")
     if corpus is not None:
+        from ragmeter.io.corpus import attach_texts, load_corpus
+
         samples = attach_texts(samples, load_corpus(corpus))
     elif isinstance(data, Dataset):
         return data

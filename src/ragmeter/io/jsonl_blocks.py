@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from itertools import chain
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ragmeter.core.columns import LabelColumns
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.sample import Sample
@@ -121,39 +120,14 @@ def iter_block_datasets(path: str | Path, block: int, *, corpus: dict | None = N
 
 def _cut(part: LabelFile | list[Sample], start: int, stop: int) -> LabelFile | list[Sample]:
     """Records ``start:stop`` of a part."""
-    if not isinstance(part, LabelFile):
-        return part[start:stop]
-    if start == 0 and stop == len(part.columns):
-        return part
-    return _joined([part], start, stop)
-
-
-def _joined(parts: list[LabelFile], start: int = 0, stop: int | None = None) -> LabelFile:
-    """The records of several parts (each cut ``start:stop``: used with one part) as one."""
-    cut = slice(start, stop)
-
-    def column(get: Callable[[LabelFile], Sequence[Any] | None]) -> list[Any]:
-        out: list[Any] = []
-        for p in parts:
-            values = get(p)
-            out += [None] * len(p.columns.ids[cut]) if values is None else values[cut]
-        return out
-
-    answers = column(lambda p: p.answers)
-    references = column(lambda p: p.references)
-    columns = LabelColumns(column(lambda p: p.columns.ids), column(lambda p: p.columns.retrieved),
-                           column(lambda p: p.columns.relevance))
-    return LabelFile(columns, column(lambda p: p.questions),
-                     answers if any(a is not None for a in answers) else None,
-                     references if any(r is not None for r in references) else None, "", "",
-                     clean=all(p.clean for p in parts))
+    return part[start:stop] if not isinstance(part, LabelFile) else part.cut(start, stop)
 
 
 def _block_dataset(path: str, pieces: list[LabelFile | list[Sample]], reader: RowReader) -> Dataset:
     """One block's dataset: columns when every piece is plain label records, else its samples."""
     files = [p for p in pieces if isinstance(p, LabelFile)]
     if len(files) == len(pieces):
-        joined = files[0] if len(files) == 1 else _joined(files)
+        joined = LabelFile.joined(files)
         return Dataset(samples=joined.samples(reader.chunks), path=path, fingerprint="", columns=joined.columns)
     samples = tuple(chain.from_iterable(p.samples(reader.chunks) if isinstance(p, LabelFile) else p for p in pieces))
     return Dataset(samples=samples, path=path, fingerprint="")

@@ -3,10 +3,12 @@
 ``Sample``.
 
 A record's canonical JSON (see ``canonical_texts`` in :mod:`ragmeter.io.dataset`) is fixed but
-for its id, question, answer, reference, labels and ranked ids, so it is one format string
-per record. ``clean``: no string holds a character JSON escapes (``"``, ``\\``, a control
-character), which the caller knows when the file has no backslash (a JSON string can hold
-none of them unescaped); each string's JSON is then the string in quotes.
+for its id, question, answer, reference, labels and ranked ids, so a batch of records is one
+list of pieces, the fixed text between them, joined once: each field's column is written into
+every 12th slot of the list (a slice assignment, in C), and the batch's bytes are fed to both
+hashes in one pass. ``clean``: no string holds a character JSON escapes (``"``, ``\\``, a
+control character), which the caller knows when the file has no backslash (a JSON string can
+hold none of them unescaped); each string's JSON is then the string in quotes.
 """
 
 from __future__ import annotations
@@ -23,48 +25,73 @@ _SORTED = msgspec.json.Encoder(order="sorted")
 #: Records written and hashed at a time: the text of one batch is held, never the whole file's.
 BATCH = 8192
 
+# the canonical record, around its six varying fields (answer, id, question, reference, labels, ranked ids)
+_FULL = ('{"answer":', ',"answer_claims":null,"answerable":true,"context":null,"id":', ',"metadata":{},"question":',
+         ',"reference":', ',"reference_claims":null,"relevance":', ',"retrieved":', "}\n")
+_TEST = ('{"answerable": true, "id": ', ', "question": ', ', "reference": ',
+         ', "reference_claims": null, "relevance": ', "}\n")
+
 
 def update_digests(full: Any, test: Any, ids: Sequence[str], questions: Sequence[str | None],
-                   retrieved: Sequence[Sequence[str]], relevance: Sequence[dict[str, float]],
+                   ranked: Sequence[str], relevance: Sequence[Mapping[str, float]],
                    answers: Sequence[str | None] | None, references: Sequence[str | None] | None, *,
-                   clean: bool) -> None:
+                   clean: bool, grades: set[float] | None = None, keys: str | None = None) -> None:
     """Feed ``full`` and ``test`` (``hashlib.sha256`` objects) what ``Fingerprints.add`` feeds
-    them for the samples these columns make."""
+    them for the samples these columns make; ``ranked``: each record's ranked ids as the
+    canonical JSON writes them (:func:`ranked_texts`). ``grades`` and ``keys``: every grade and
+    every label id (joined) of these records, where the caller has them."""
     for start in range(0, len(ids), BATCH):
         part = slice(start, start + BATCH)
-        texts = record_texts(ids[part], questions[part], retrieved[part], relevance[part],
+        texts = record_texts(ids[part], questions[part], ranked[part], relevance[part],
                              None if answers is None else answers[part],
-                             None if references is None else references[part], clean=clean)
+                             None if references is None else references[part], clean=clean, grades=grades,
+                             keys=keys)
         full.update(texts[0].encode())
         test.update(texts[1].encode())
 
 
-def record_texts(ids: Sequence[str], questions: Sequence[str | None], retrieved: Sequence[Sequence[str]],
-                 relevance: Sequence[dict[str, float]], answers: Sequence[str | None] | None,
-                 references: Sequence[str | None] | None, *, clean: bool) -> tuple[str, str]:
+def ranked_texts(retrieved: Sequence[Sequence[str]], *, clean: bool) -> list[str]:
+    """Each record's ranked ids as the canonical JSON writes them: ``[["id",null,null],...]``."""
+    return list(map(_ranked_clean if clean else _ranked_escaped, retrieved))
+
+
+def record_texts(ids: Sequence[str], questions: Sequence[str | None], ranked: Sequence[str],
+                 relevance: Sequence[Mapping[str, float]], answers: Sequence[str | None] | None,
+                 references: Sequence[str | None] | None, *, clean: bool, grades: set[float] | None = None,
+                 keys: str | None = None) -> tuple[str, str]:
     """The dataset and test-set fingerprint texts (each record's canonical JSON and ``\\n``),
-    for string ids, texts and ranked ids and finite float grades."""
-    text = _quoted if clean else _escaped
-    sids = list(map(text, ids))
-    qs = list(map(text, questions))
-    none = ["null"] * len(sids)
-    ans = none if answers is None else list(map(text, answers))
-    refs = none if references is None else list(map(text, references))
-    rel_full, rel_test = _relevance_columns(relevance)
-    rets = list(map(_ranked_clean if clean else _ranked_escaped, retrieved))
-    full = "".join(map(_full_line, ans, sids, qs, refs, rel_full, rets))
-    test = "".join(map(_test_line, sids, qs, refs, rel_test))
-    return full, test
+    for string ids and texts and finite float grades."""
+    n = len(ids)
+    if not n:
+        return "", ""
+    sids = _texts(ids, clean)
+    qs = _texts(questions, clean)
+    none = ["null"] * n
+    ans = none if answers is None else _texts(answers, clean)
+    refs = none if references is None else _texts(references, clean)
+    rel_full, rel_test = _relevance_columns(relevance, grades, keys)
+    return (_interleaved(_FULL, (ans, sids, qs, refs, rel_full, list(ranked)), n),
+            _interleaved(_TEST, (sids, qs, refs, rel_test), n))
 
 
-def _full_line(a: str, i: str, q: str, r: str, rel: str, ret: str) -> str:
-    return (f'{{"answer":{a},"answer_claims":null,"answerable":true,"context":null,"id":{i},"metadata":{{}},'
-            f'"question":{q},"reference":{r},"reference_claims":null,"relevance":{rel},"retrieved":{ret}}}\n')
+def _interleaved(fixed: Sequence[str], columns: Sequence[list[str]], n: int) -> str:
+    """``fixed[0] + col0[i] + fixed[1] + col1[i] + ... + fixed[-1]`` for every record i, joined:
+    one list of pieces, each column written into its slots by a slice assignment."""
+    width = 2 * len(columns)
+    pieces: list[str] = [""] * (width * n)
+    for j, column in enumerate(columns):
+        pieces[2 * j::width] = [fixed[j]] * n if j else [fixed[-1] + fixed[0]] * n
+        pieces[2 * j + 1::width] = column
+    pieces[0] = fixed[0]
+    return "".join(pieces) + fixed[-1]
 
 
-def _test_line(i: str, q: str, r: str, rel: str) -> str:
-    return (f'{{"answerable": true, "id": {i}, "question": {q}, "reference": {r}, "reference_claims": null, '
-            f'"relevance": {rel}}}\n')
+def _texts(values: Sequence[str | None], clean: bool) -> list[str]:
+    """Each value's JSON (``null`` for None). Clean strings hold no newline, so without a None
+    they are quoted all at once: joined with ``"\\n"`` between, then split."""
+    if clean and None not in values:
+        return ('"' + '"\n"'.join(values) + '"').split("\n")  # type: ignore[arg-type]
+    return list(map(_quoted if clean else _escaped, values))
 
 
 def _quoted(value: str | None) -> str:
@@ -83,27 +110,31 @@ def _ranked_escaped(ids: Sequence[str]) -> str:
     return "[" + ",".join([f"[{encode_basestring(c)},null,null]" for c in ids]) + "]"
 
 
-def _relevance_columns(relevance: Sequence[dict[str, float]]) -> tuple[list[str], list[str]]:
+def _relevance_columns(relevance: Sequence[Mapping[str, float]], grades: set[float] | None = None,
+                       keys: str | None = None) -> tuple[list[str], list[str]]:
     """Each record's labels as JSON, keys sorted: compact, and with json's default separators.
 
     msgspec writes them (keys sorted by code point, as ``sorted``; strings escaped as
-    ``encode_basestring``) when it writes every grade as ``float.__repr__`` does (it writes
-    ``1e16`` where repr writes ``1e+16``); the spaced form is the compact one with ``": "`` and
-    ``", "`` when no key holds a quote, colon or comma (then ``":`` and ``,"`` are separators only).
+    ``encode_basestring``), every record's at once, when it writes every grade as
+    ``float.__repr__`` does (it writes ``1e16`` where repr writes ``1e+16``); the spaced form
+    is the compact one with ``": "`` and ``", "`` when no key holds a quote, colon or comma
+    (then ``":`` and ``,"`` are separators only).
     """
-    grades = set(chain.from_iterable(map(dict.values, relevance)))
+    if grades is None:
+        grades = set(chain.from_iterable(map(dict.values, relevance)))  # type: ignore[arg-type]
     if all(_SORTED.encode(g) == float.__repr__(g).encode() for g in grades):
-        full = list(map(bytes.decode, map(_SORTED.encode, relevance)))
-        keys = "".join(chain.from_iterable(relevance))
+        compact = _SORTED.encode_lines(relevance).decode()
+        if keys is None:
+            keys = "".join(chain.from_iterable(relevance))
+        full = compact.split("\n")
+        full.pop()  # after the last line's newline
         if '"' not in keys and ":" not in keys and "," not in keys:
-            return full, list(map(_spaced, full))
+            spaced = compact.replace('":', '": ').replace(',"', ', "').split("\n")
+            spaced.pop()
+            return full, spaced
         return full, [_relevance_texts(r)[1] for r in relevance]
     pairs = list(map(_relevance_texts, relevance))
     return [p[0] for p in pairs], [p[1] for p in pairs]
-
-
-def _spaced(compact: str) -> str:
-    return compact.replace('":', '": ').replace(',"', ', "')
 
 
 def _relevance_texts(labels: Mapping[str, float]) -> tuple[str, str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,9 +34,10 @@ class Reply:
     text: str
     input_tokens: int
     output_tokens: int
-    latency_s: float
+    latency_s: float  # on the wire: from the request's start (holding a concurrency slot) to its reply
     truncated: bool = False
     logprobs: list | None = None  # OpenAI-style per-token logprobs, when asked for and offered
+    queue_s: float = 0.0  # waiting for a concurrency slot (or a throttling pause) before that
 
 
 @dataclass
@@ -186,9 +186,11 @@ class _HTTPBackend(Backend):
             self._client = httpx.AsyncClient(timeout=self.policy.timeout, **http_options())
         return self._client
 
-    async def _post(self, path: str, payload: dict, headers: dict) -> httpx.Response:
+    async def _post(self, path: str, payload: dict, headers: dict,
+                    timing: dict[str, float] | None = None) -> httpx.Response:
         return await send(lambda: self.client.post(f"{self.base_url}{path}", json=payload, headers=headers),
-                          limiter=self.limiter, policy=self.policy, backend=self.name, stats=self.stats)
+                          limiter=self.limiter, policy=self.policy, backend=self.name, stats=self.stats,
+                          timing=timing)
 
     def _redact(self, text: str) -> str:
         return redact(text, self._key)
@@ -234,7 +236,7 @@ class OpenAIBackend(_HTTPBackend):
             payload["seed"] = decoding.seed
         if request is not None and getattr(request, "logprobs", False):
             payload["logprobs"], payload["top_logprobs"] = True, 10
-        start = time.perf_counter()
+        timing: dict[str, float] = {}
         for _ in range(2):
             if self.json_mode:
                 payload["response_format"] = {"type": "json_object"}
@@ -242,7 +244,7 @@ class OpenAIBackend(_HTTPBackend):
             else:
                 payload["response_format"] = {"type": "json_schema",
                                               "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
-            response = await self._post("/chat/completions", payload, headers)
+            response = await self._post("/chat/completions", payload, headers, timing)
             if response.status_code == 400 and not self.json_mode and _mentions_format(response.text):
                 self.json_mode = True  # the server has no structured output: fall back to JSON mode
                 continue
@@ -251,8 +253,8 @@ class OpenAIBackend(_HTTPBackend):
             raise JudgeConfigError(f"openai: the server rejected the request (HTTP 400): "
                                    f"{self._redact(response.text[:300])}")
         env = self._envelope(envelope.openai, response)
-        return Reply(env.text, env.input_tokens, env.output_tokens, time.perf_counter() - start,
-                     truncated=env.truncated, logprobs=env.logprobs)
+        return Reply(env.text, env.input_tokens, env.output_tokens, timing.get("wire_s", 0.0),
+                     truncated=env.truncated, logprobs=env.logprobs, queue_s=timing.get("queue_s", 0.0))
 
 
 class AnthropicBackend(_HTTPBackend):
@@ -279,14 +281,14 @@ class AnthropicBackend(_HTTPBackend):
             "tools": [{"name": schema_name, "description": "Record the answer.", "input_schema": schema}],
             "tool_choice": {"type": "tool", "name": schema_name},
         }
-        start = time.perf_counter()
-        response = await self._post("/v1/messages", payload, headers)
+        timing: dict[str, float] = {}
+        response = await self._post("/v1/messages", payload, headers, timing)
         if response.status_code == 400:
             raise JudgeConfigError(f"anthropic: the server rejected the request (HTTP 400): "
                                    f"{self._redact(response.text[:300])}")
         env = self._envelope(envelope.anthropic, response)
-        return Reply(env.text, env.input_tokens, env.output_tokens, time.perf_counter() - start,
-                     truncated=env.truncated)
+        return Reply(env.text, env.input_tokens, env.output_tokens, timing.get("wire_s", 0.0),
+                     truncated=env.truncated, queue_s=timing.get("queue_s", 0.0))
 
 
 @dataclass

@@ -83,7 +83,8 @@ class Judgment:
     output_tokens: int
     cached: bool
     logprobs: list | None = None
-    latency_s: float = 0.0
+    latency_s: float = 0.0  # on the wire, summed over the calls
+    queue_s: float = 0.0  # waiting for a concurrency slot before them
 
 
 @dataclass
@@ -95,10 +96,12 @@ class _Tally:
     tokens_in: int = 0
     tokens_out: int = 0
     latency: float = 0.0
+    queue: float = 0.0
 
     def add(self, reply: Reply) -> None:
         self.calls += 1
         self.latency += reply.latency_s
+        self.queue += reply.queue_s
         self.tokens_in += reply.input_tokens
         self.tokens_out += reply.output_tokens
 
@@ -111,7 +114,8 @@ class JudgeStats:
     failed: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    latency_s: float = 0.0  # summed over calls made (not cached)
+    latency_s: float = 0.0  # on the wire, from each request's start to its reply, summed over calls made (not cached)
+    queue_s: float = 0.0  # before that, waiting for a concurrency slot (or a throttling pause), summed likewise
     unreachable: int = 0  # items that failed for transport or envelope reasons (not stored, counted in failed)
     shared: int = 0  # identical requests answered by a call already in flight
     in_flight: int = 0  # calls sent and not answered yet (the progress heartbeat shows them)
@@ -133,6 +137,7 @@ class JudgeStats:
             self.input_tokens += j.input_tokens
             self.output_tokens += j.output_tokens
             self.latency_s += j.latency_s
+            self.queue_s += j.queue_s
         per = self.by_prompt.setdefault(prompt_id, {"calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0})
         per["calls"] += j.calls
         per["cached"] += j.cached
@@ -145,7 +150,7 @@ class JudgeStats:
                 "unreachable": self.unreachable, "shared": self.shared,
                 "requests": self.transport.get("requests", self.calls), "retries": self.transport.get("retries", 0),
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "latency_s": round(self.latency_s, 6), "by_prompt": self.by_prompt}
+                "latency_s": round(self.latency_s, 6), "queue_s": round(self.queue_s, 6), "by_prompt": self.by_prompt}
 
 
 class Judge:
@@ -303,10 +308,10 @@ class Judge:
         try:
             value, text, logprobs = await self._ask_until_valid(request, tally)
             j = Judgment(key, True, value, None, text, tally.calls, tally.reasks, tally.tokens_in, tally.tokens_out,
-                         cached=False, logprobs=logprobs, latency_s=tally.latency)
+                         cached=False, logprobs=logprobs, latency_s=tally.latency, queue_s=tally.queue)
         except JudgeOutputError as exc:  # stored as failed, with the reply kept: this item only
             j = Judgment(key, False, None, f"{type(exc).__name__}: {exc}", exc.raw, tally.calls, tally.reasks,
-                         tally.tokens_in, tally.tokens_out, cached=False, latency_s=tally.latency)
+                         tally.tokens_in, tally.tokens_out, cached=False, latency_s=tally.latency, queue_s=tally.queue)
         except JudgeTransportError:
             self.stats.calls += tally.calls
             self.stats.add_unreachable(request.prompt.id)
@@ -323,7 +328,7 @@ class Judge:
         j = Judgment(j.key, j.ok, redact_value(j.value, key_text) if j.value is not None else None,
                      redact(j.error, key_text) if j.error else j.error,
                      redact(j.raw, key_text) if j.raw else j.raw, j.calls, j.reasks, j.input_tokens,
-                     j.output_tokens, j.cached, j.logprobs, j.latency_s)
+                     j.output_tokens, j.cached, j.logprobs, j.latency_s, j.queue_s)
         self.ledger.put(key=key, backend=self.backend.name, model=self.backend.model, decoding=self.decoding.as_dict(),
                         prompt_id=request.prompt.id, prompt_hash=request.prompt.hash,
                         schema_hash=digest(request.schema),

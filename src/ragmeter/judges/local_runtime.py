@@ -171,10 +171,28 @@ class Runtime:
         return self.cy.LlamaBatch(n_tokens=max(1, n), embd=0, n_seq_max=1)
 
     def _decode(self, batch: Any) -> None:
+        """Decode ``batch``; where the cache has no room for it, the prefixes kept in slots give
+        their cells up and it is tried once more (llama.cpp finds room for the whole batch before
+        it places any of it, so nothing is decoded twice). A small context window fills with
+        kept prefixes after a few prompts; the prompt, not the cache, decides whether one fits."""
         try:
             self.ctx.decode(batch)
+            return
         except (ValueError, RuntimeError) as exc:
-            raise RuntimeError(f"llama.cpp could not decode a batch: {exc}") from None
+            error = exc
+        if self.slots:
+            self._drop_slots()
+            try:
+                self.ctx.decode(batch)
+                return
+            except (ValueError, RuntimeError) as exc:
+                error = exc
+        raise RuntimeError(f"llama.cpp could not decode a batch: {error}") from None
+
+    def _drop_slots(self) -> None:
+        for slot in self.slots:
+            self.ctx.memory_seq_rm(slot, -1, -1)
+        self.slots = {}
 
     @staticmethod
     def _common(a: Sequence[int], b: Sequence[int], limit: int) -> int:

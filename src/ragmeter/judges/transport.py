@@ -193,12 +193,18 @@ async def send(
     policy: RetryPolicy,
     backend: str,
     stats: dict,
+    timing: dict[str, float] | None = None,
 ) -> httpx.Response:
-    """Send with the limiter, retrying what can be retried. Returns 2xx and 400 responses."""
+    """Send with the limiter, retrying what can be retried. Returns 2xx and 400 responses.
+    ``timing`` (if given) adds up this call's seconds on the wire (``wire_s``: from each
+    attempt's start, once it holds a concurrency slot, to its response) and waiting for a slot
+    or a throttling pause to end (``queue_s``)."""
     last = "no attempt"
     timeouts = 0  # attempts that timed out after the request was sent
     for attempt in range(policy.max_retries + 1):
+        asked = time.perf_counter()
         await limiter.acquire()
+        sent = time.perf_counter()
         try:
             stats["requests"] = stats.get("requests", 0) + 1
             response = await asyncio.wait_for(request(), timeout=policy.timeout)
@@ -214,6 +220,9 @@ async def send(
             last = f"connection error ({type(exc).__name__})"
             response = None
         finally:
+            if timing is not None:
+                timing["queue_s"] = timing.get("queue_s", 0.0) + (sent - asked)
+                timing["wire_s"] = timing.get("wire_s", 0.0) + (time.perf_counter() - sent)
             await limiter.release()
         if response is None and timeouts > policy.max_timeout_retries:
             log.error("%s: gave up after %d timeouts (a request the server may still answer is not sent again)",

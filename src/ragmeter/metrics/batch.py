@@ -15,7 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragmeter.core.columns import LabelColumns
+
 NO_RELEVANT = "no relevant chunk labeled"
+_COMPARE_CELLS = 1 << 22  # label x rank comparisons made at a time
 
 
 @dataclass(frozen=True)
@@ -41,20 +44,34 @@ class RankedBatch:
     @classmethod
     def from_lists(cls, ranked: Sequence[Sequence[str]], labels: Sequence[Mapping[str, float]]) -> RankedBatch:
         """Build from ranked id lists and id -> grade maps (one pair per query)."""
-        n = len(ranked)
-        width = max((len(r) for r in ranked), default=0)
-        label_width = max((len(lab) for lab in labels), default=0)
+        return cls.from_columns(LabelColumns.from_lists([""] * len(ranked), ranked, labels))
+
+    @classmethod
+    def from_columns(cls, columns: LabelColumns, depth: int | None = None) -> RankedBatch:
+        """Build from label columns, by array operations on the chunk codes: each label is
+        compared with every rank of its query's list (codes are equal where the ids are), and
+        its grade goes to the ranks it matches. ``depth``: only the top ``depth`` ranks are
+        read (every measure cuts at or above it; the lengths stay the lists' own)."""
+        n = len(columns)
+        lengths = columns.ranked_lengths()
+        counts = columns.label_counts()
+        longest = int(lengths.max()) if n else 0
+        width = longest if depth is None else min(depth, longest)
+        label_width = int(counts.max()) if n else 0
+        every = np.full((n, longest), -1, dtype=columns.ranked.dtype)
+        _scatter(every, lengths, columns.ranked)
+        codes = every[:, :width]
         grades = np.full((n, width), np.nan, dtype=np.float64)
-        lengths = np.fromiter((len(r) for r in ranked), dtype=np.int64, count=n)
+        label_rows = np.repeat(np.arange(n), counts)
+        step = max(1, _COMPARE_CELLS // max(1, width))  # labels compared at a time: bounded memory
+        for start in range(0, len(label_rows), step):
+            rows = label_rows[start:start + step]
+            label, rank = np.nonzero(codes[rows] == columns.labels[start:start + step, None])
+            grades[rows[label], rank] = columns.grades[start + label]
         label_grades = np.full((n, label_width), -np.inf, dtype=np.float64)
-        has_labels = np.fromiter((len(lab) > 0 for lab in labels), dtype=bool, count=n)
-        labeled = np.flatnonzero(has_labels)
-        # every labeled query's row at once: flat lists scattered into the matrices
-        _scatter(grades, labeled, lengths[labeled],
-                 [lab.get(cid, np.nan) for ids, lab in zip(ranked, labels) if lab for cid in ids])
-        _scatter(label_grades, labeled, np.fromiter((len(lab) for lab in labels if lab), dtype=np.int64),
-                 [g for lab in labels if lab for g in sorted(lab.values(), reverse=True)])
-        return cls(grades, lengths, label_grades, has_labels)
+        _scatter(label_grades, counts, columns.grades)
+        label_grades = -np.sort(-label_grades, axis=1)  # descending, the -inf padding last
+        return cls(grades, lengths, label_grades, counts > 0)
 
     def cut(self, k: int | None) -> np.ndarray:
         """Grades of the top k ranks; ``None``: all. The width is min(k, longest list): a
@@ -69,12 +86,16 @@ class RankedBatch:
         return (self.label_grades >= rel).sum(axis=1)
 
 
-def _scatter(matrix: np.ndarray, rows: np.ndarray, lengths: np.ndarray, flat: list[float]) -> None:
-    """``matrix[rows[j], :lengths[j]]`` = the next ``lengths[j]`` values of ``flat``, for every j."""
-    if not flat:
+def _scatter(matrix: np.ndarray, lengths: np.ndarray, flat: np.ndarray) -> None:
+    """Row i of ``matrix`` starts with the next ``lengths[i]`` values of ``flat``, for every i
+    (the rows' leading cells, in row order, are where a boolean mask puts ``flat``)."""
+    if not len(flat):
         return
-    starts = np.cumsum(lengths) - lengths
-    matrix[np.repeat(rows, lengths), np.arange(len(flat)) - np.repeat(starts, lengths)] = flat
+    width = matrix.shape[1]
+    if len(flat) == matrix.size:  # every row full
+        matrix[...] = flat.reshape(matrix.shape)
+        return
+    matrix[np.arange(width)[None, :] < lengths[:, None]] = flat
 
 
 def ranks(width: int) -> np.ndarray:

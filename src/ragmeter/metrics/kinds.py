@@ -26,13 +26,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ragmeter.core.measure import Measure, MetricSpec
 from ragmeter.core.sample import Sample
-from ragmeter.evidence.matrix import Evidence, Unavailable
-from ragmeter.evidence.provider import prompts_for
-from ragmeter.evidence.rubric_criteria import Criterion
 from ragmeter.metrics.batch import Computed, RankedBatch
 
-if TYPE_CHECKING:  # the embedders load only where an embedding metric runs (``ragmeter trec`` never)
+if TYPE_CHECKING:  # the embedders load only where an embedding metric runs (``ragmeter trec`` never); the
+    # claim matrix and the criteria where a judged one does (a label metric's spec needs neither)
     from ragmeter.embeddings.base import Embedder
+    from ragmeter.evidence.matrix import Evidence, Unavailable
+    from ragmeter.evidence.rubric_criteria import Criterion
 
 
 class Unscorable(Exception):
@@ -40,6 +40,8 @@ class Unscorable(Exception):
     it needed never validated, so the sample is Failed rather than NotComputed)."""
 
     def __init__(self, why: str | Unavailable) -> None:
+        from ragmeter.evidence.matrix import Unavailable
+
         self.why = why if isinstance(why, Unavailable) else Unavailable(why)
         super().__init__(self.why.reason)
 
@@ -89,6 +91,8 @@ class JudgedSpec(MetricSpec):
 
     def prompts(self, measure: Measure) -> tuple[str, ...]:
         """The ids of the prompts whose judgments ``measure`` reads (their hashes go into its provenance)."""
+        from ragmeter.evidence.provider import prompts_for
+
         return prompts_for(self.needs(measure))
 
     def needs_embedder(self, measure: Measure) -> bool:

@@ -1,7 +1,7 @@
 """The metric registry, and measure strings that round-trip through it.
 
-Every metric family registers its specs here when ``ragmeter.metrics`` is imported. A
-measure's canonical string is its identity; it parses back to an equal measure:
+Every metric family registers its specs here when it is imported (:data:`FAMILIES`: as names
+are looked up). A measure's canonical string is its identity; it parses back to an equal measure:
 
 >>> from ragmeter.metrics import parse_measure
 >>> m = parse_measure("ndcg(discount='jk2002')@5")
@@ -21,14 +21,74 @@ literal values, and an optional ``@k`` are accepted (:func:`ragmeter.core.measur
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+import importlib
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.measure import Measure, build_measure, resolve_measure, split_measure_text
 from ragmeter.metrics.kinds import AnySpec
 
-REGISTRY: dict[str, AnySpec] = {}
+#: The metric families, each a package that registers its specs when imported; the label metrics
+#: first. A family is imported when a name is looked up that the ones before it do not hold, or
+#: when the registry is read as a whole (so a label-only run loads no judged metric's code).
+FAMILIES = ("retrieval", "context", "conversation", "generation", "beyond")
+_loaded: list[str] = []
+
+
+def _load_next() -> bool:
+    """Import the next family not imported yet (False: all are)."""
+    for family in FAMILIES:
+        if family not in _loaded:
+            _loaded.append(family)
+            importlib.import_module(f"ragmeter.metrics.{family}")
+            return True
+    return False
+
+
+def load_all() -> None:
+    """Register every family."""
+    while _load_next():
+        pass
+
+
+class _Registry(dict[str, Any]):
+    """name -> spec; read as a whole (iteration, ``len``, ``in``, ``[name]``) it holds every family."""
+
+    def __getitem__(self, key: str) -> Any:
+        load_all()
+        return super().__getitem__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        load_all()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        load_all()
+        return super().__len__()
+
+    def __contains__(self, key: object) -> bool:
+        load_all()
+        return super().__contains__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        load_all()
+        return super().get(key, default)
+
+    def keys(self) -> Any:
+        load_all()
+        return super().keys()
+
+    def values(self) -> Any:
+        load_all()
+        return super().values()
+
+    def items(self) -> Any:
+        load_all()
+        return super().items()
+
+
+REGISTRY: dict[str, AnySpec] = _Registry()
 _NAMES: dict[str, str] = {}  # lower-case name or alias -> canonical name
 
 
@@ -39,18 +99,22 @@ def register(spec: AnySpec) -> AnySpec:
         if low in _NAMES and _NAMES[low] != spec.name:
             raise ValueError(f"metric name {key!r} is already taken by {_NAMES[low]!r}")
         _NAMES[low] = spec.name
-    REGISTRY[spec.name] = spec
+    dict.__setitem__(REGISTRY, spec.name, spec)
     return spec
 
 
 def get_spec(name: str) -> AnySpec:
     """The registered spec of ``name`` or one of its aliases (case-insensitive)."""
-    try:
-        return REGISTRY[_NAMES[name.lower()]]
-    except KeyError:
-        close = difflib.get_close_matches(name.lower(), list(_NAMES), n=3)
-        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        raise InvalidParameterError(f"unknown metric {name!r}{hint} Known: {', '.join(sorted(REGISTRY))}") from None
+    low = name.lower()
+    while low not in _NAMES and _load_next():  # the families in turn, until one holds it
+        pass
+    canonical = _NAMES.get(low)
+    if canonical is not None:
+        spec: AnySpec = dict.__getitem__(REGISTRY, canonical)
+        return spec
+    close = difflib.get_close_matches(low, list(_NAMES), n=3)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise InvalidParameterError(f"unknown metric {name!r}{hint} Known: {', '.join(sorted(REGISTRY))}") from None
 
 
 def make_measure(name: str, k: int | None = None, **params: Any) -> Measure:

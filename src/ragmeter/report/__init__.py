@@ -1,5 +1,11 @@
-"""Rendering results: plain tables and JSON."""
+"""Rendering results: plain tables and JSON. (Names imported on first use: see
+:mod:`ragmeter._lazy`.)"""
 
-from ragmeter.report.table import render_table
+from typing import TYPE_CHECKING
 
-__all__ = ["render_table"]
+from ragmeter._lazy import lazy_facade
+
+__getattr__, __dir__, __all__ = lazy_facade(__name__)
+
+if TYPE_CHECKING:  # the public names, each imported from its home on first use
+    from ragmeter.report.table import render_table

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from json.encoder import encode_basestring  # the C function when built
 from typing import Any
+
+import numpy as np
 
 from ragmeter.core.evaluation import EvaluationResult, outcome_cell
 from ragmeter.core.results import Outcome, Score
@@ -31,32 +33,72 @@ from ragmeter.core.score_column import ScoreColumn
 _CELL_KEYS = {("status", "value"), ("status", "value", "reason"), ("status", "value", "error")}
 
 
+#: Sample rows written (and handed to the caller) at a time: the text of one batch is held, not the file's.
+ROWS = 20_000
+
+_ROW = '    {\n      "id": '
+_NEXT_ROW = "\n      }\n    },\n" + _ROW
+_METRICS = ',\n      "metrics": {\n'
+
+
 def result_text(result: EvaluationResult) -> str:
     """``json.dumps(result.to_dict(), indent=2, ensure_ascii=False)``, the sample rows written
     column by column straight from the outcomes (no cell dicts)."""
+    return "".join(result_chunks(result))
+
+
+def result_chunks(result: EvaluationResult) -> Iterator[str]:
+    """:func:`result_text` in pieces: the head, the sample rows ``ROWS`` at a time, the tail.
+
+    A row is its id and each measure's cell: for a column of finite scores the cell's fixed
+    text and the value's (``float.__repr__``, written once per distinct value), for any other
+    column the cell's whole text. The pieces of a batch of rows go into one list a column at a
+    time (each column into every w-th slot, by a slice assignment) and are joined once."""
     ids = result.sample_ids
     if result.evidence is not None or not ids or not result.measures or not all(type(i) is str for i in ids):
-        return result_json(result.to_dict())
-    # one %-template per row: each measure's slot is its cell's whole text, or for a column
-    # scored everywhere with finite values, the cell's fixed text around the value
-    slots, texts = [], []
-    for m in result.measures:
-        key, outcomes = encode_basestring(str(m)), result.outcomes[m]
-        values = outcomes.values.tolist() if isinstance(outcomes, ScoreColumn) and outcomes.all_scored else None
-        if values is not None and all(map(math.isfinite, values)):
-            slots.append(f'        {key}: {{\n          "status": "scored",\n          "value": '.replace("%", "%%")
-                         + "%s\n        }")
-            texts.append(list(map(float.__repr__, values)))
-        else:
-            slots.append("%s")
-            texts.append(_cells(key, outcomes))
-    template = '    {\n      "id": %s,\n      "metrics": {\n' + ",\n".join(slots) + "\n      }\n    }"
-    rows = ",\n".join([template % cells for cells in zip(map(encode_basestring, ids), *texts)])
-    parts = []
-    for key, value in result.to_dict(samples=False).items():
-        text = f"[\n{rows}\n  ]" if key == "samples" else _nested(value, "  ")
-        parts.append(f"  {encode_basestring(key)}: {text}")
-    return "{\n" + ",\n".join(parts) + "\n}"
+        yield result_json(result.to_dict())
+        return
+    parts = [(key, f"  {encode_basestring(key)}: {_nested(value, '  ')}")
+             for key, value in result.to_dict(samples=False).items()]
+    at = [key for key, _ in parts].index("samples")
+    yield "{\n" + "".join(text + ",\n" for _, text in parts[:at]) + '  "samples": [\n'
+    columns = [_column(encode_basestring(str(m)), result.outcomes[m], j == 0) for j, m in enumerate(result.measures)]
+    width = 2 + 2 * len(columns)
+    for start in range(0, len(ids), ROWS):
+        part = slice(start, start + ROWS)
+        n = len(ids[part])
+        pieces: list[str] = [""] * (width * n)
+        pieces[0::width] = [_NEXT_ROW] * n
+        pieces[1::width] = list(map(encode_basestring, ids[part]))
+        for j, (before, texts) in enumerate(columns):
+            pieces[2 + 2 * j::width] = [before] * n
+            pieces[3 + 2 * j::width] = texts[part]
+        if start == 0:
+            pieces[0] = _ROW
+        yield "".join(pieces)
+    yield "\n      }\n    }\n  ]" + "".join(",\n" + text for _, text in parts[at + 1:]) + "\n}"
+
+
+def _column(key: str, outcomes: Sequence[Outcome], first: bool) -> tuple[str, list[str]]:
+    """A measure's cells: (the text before each, each one's own text)."""
+    before = _METRICS if first else ",\n"
+    if isinstance(outcomes, ScoreColumn) and outcomes.all_scored:
+        values = outcomes.values
+        if bool(np.isfinite(values).all()):
+            head = f'        {key}: {{\n          "status": "scored",\n          "value": '
+            return before + head, _reprs(values, "\n        }")
+    return before, _cells(key, outcomes)
+
+
+def _reprs(values: np.ndarray, tail: str) -> list[str]:
+    """``float.__repr__`` of each value and ``tail``, made once per distinct value (and for each
+    value where a zero is negative: ``-0.0 == 0.0``)."""
+    if bool((values == 0).any() and np.signbit(values[values == 0]).any()):
+        return [float.__repr__(v) + tail for v in values.tolist()]
+    distinct, inverse = np.unique(values, return_inverse=True)
+    texts = np.array([float.__repr__(v) + tail for v in distinct.tolist()], dtype=object)
+    out: list[str] = texts[inverse].tolist()
+    return out
 
 
 def _cells(key: str, outcomes: Sequence[Outcome]) -> list[str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.display import terminal_safe
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
@@ -141,7 +140,13 @@ def coverage_lines(result: EvaluationResult) -> list[str]:
         if s.reasons:
             line += " (" + "; ".join(f"{terminal_safe(reason)}: {n}" for reason, n in s.reasons.items()) + ")"
         outcomes = result.outcomes[m]
-        measured = judge_agreement(outcomes[0].provenance.as_dict()) if outcomes else None
+        provenance = outcomes.provenance if isinstance(outcomes, ScoreColumn) else \
+            outcomes[0].provenance if outcomes else None
+        measured = None
+        if provenance is not None and provenance.judge:  # a judged metric (a label-only run loads no analysis code)
+            from ragmeter.analysis.judge_uncertainty import judge_agreement
+
+            measured = judge_agreement(provenance.as_dict())
         if measured is not None:
             line += f"; {measured.text()}"
         lines.append(line)

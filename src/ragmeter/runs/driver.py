@@ -32,22 +32,13 @@ from ragmeter.runs.inputs import (
     run_judge,
     run_measures,
 )
-from ragmeter.runs.resume import absolute_options, check_fingerprint
-from ragmeter.runs.store import (
-    Run,
-    check_writable,
-    finish_run,
-    mark_stopped,
-    new_run_path,
-    reopen_run,
-    save_partial,
-    start_run,
-)
 
-if TYPE_CHECKING:  # a label-only run loads no judge, Ray, embedding or record code (start-up time)
+if TYPE_CHECKING:  # a label-only run loads no judge, Ray, embedding or record code (start-up time),
+    # and one that writes no run directory no run-file code
     from ragmeter.actions.criteria import CriteriaSet
     from ragmeter.io.dataset import Dataset
     from ragmeter.judges.judge import Judge
+    from ragmeter.runs.store import Run
 
 #: Made from the judge (None for a run without one) on the local engine; receives the engine's
 #: progress (``start``, ``advance``) for every stage: label metrics, embeddings, judge calls.
@@ -127,6 +118,8 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
         _warn_unknown_cases(sources.action_criteria, data, notify)
     sources = sources.replace(records=record_lookup(settings))
     if resume is not None:
+        from ragmeter.runs.resume import check_fingerprint
+
         check_fingerprint(resume, data.fingerprint)
     # only now: bad input leaves no run directory behind
     run_path, setup = _recording(settings, resume, {"path": data.path and str(Path(data.path).resolve()),
@@ -144,9 +137,13 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
             with progress(sources.judge) if progress is not None else nullcontext() as on_stage:
                 result = evaluate_with(data, measures, sources, progress=on_stage, before_judged=saved)
         if run_path is not None and setup is not None:
+            from ragmeter.runs.store import finish_run
+
             finish_run(run_path, setup, result)
     except BaseException as exc:
         if run_path is not None and setup is not None:
+            from ragmeter.runs.store import mark_stopped
+
             status = mark_stopped(run_path, setup, exc)
             if notify is not None and status == "interrupted" and not isinstance(exc, KeyboardInterrupt):
                 notify(f"run stopped; what was scored is saved in {run_path} "
@@ -176,6 +173,7 @@ def _saver(run_path: Path | None, setup: dict | None) -> Callable[[EvaluationRes
     """Saves the label and embedding results before the judged metrics start."""
     if run_path is None or setup is None:
         return None
+    from ragmeter.runs.store import save_partial
 
     def save(partial: EvaluationResult) -> None:
         save_partial(run_path, setup, partial)
@@ -185,11 +183,14 @@ def _saver(run_path: Path | None, setup: dict | None) -> Callable[[EvaluationRes
 
 def _recording(settings: Settings, resume: Run | None,
                dataset: dict[str, Any] | None = None) -> tuple[Path | None, dict | None]:
+    if resume is None and (not settings.save or settings.dry_run):
+        return None, None
+    from ragmeter.runs.resume import absolute_options
+    from ragmeter.runs.store import check_writable, new_run_path, reopen_run, start_run
+
     if resume is not None:  # the options it finishes with (a new server URL, timeout) are recorded
         setup = {**resume.setup, "options": absolute_options(settings.stored())}
         return resume.path, (setup if settings.dry_run else reopen_run(resume.path, setup))
-    if not settings.save or settings.dry_run:
-        return None, None
     check_writable(settings.runs_dir)  # before any scoring: an unwritable folder costs nothing
     path = new_run_path(settings.runs_dir, settings.name)
     return path, start_run(path, absolute_options(settings.stored()), dataset)
@@ -202,6 +203,8 @@ def _streamed(settings: Settings, path: str, block: int, measures: tuple[Measure
 
     def open_run(dataset: dict[str, Any]) -> tuple[Path | None, dict | None]:
         if resume is not None:
+            from ragmeter.runs.resume import check_fingerprint
+
             check_fingerprint(resume, dataset["fingerprint"])
         opened["path"], opened["setup"] = _recording(settings, resume, dataset)
         return opened["path"], opened["setup"]
@@ -214,6 +217,8 @@ def _streamed(settings: Settings, path: str, block: int, measures: tuple[Measure
                                               sources=sources.replace(records=record_lookup(settings)))
     except BaseException as exc:
         if opened["path"] is not None and opened["setup"] is not None:
+            from ragmeter.runs.store import mark_stopped
+
             mark_stopped(opened["path"], opened["setup"], exc)
         raise
     run_path = opened["path"]

@@ -1,0 +1,114 @@
+"""Bootstrap v2 (core/bootstrap.py): counts for the frequent values, uniform draws among the
+rest. The same distribution as n uniform indices into the values (checked against that
+bootstrap's resample means, fixed seeds), the draws of version 1 where every value is frequent
+or none is, the same means at any batch size, and exact intervals on degenerate inputs."""
+
+from __future__ import annotations
+
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from ragmeter import evaluate
+from ragmeter.core import bootstrap
+from ragmeter.core.bootstrap import METHOD, bootstrap_ci, quantiles, resample_means
+from ragmeter.core.sample import Chunk, Sample
+
+RNG = np.random.default_rng(21)
+# nDCG-like: two values seen thousands of times, the rest (2,000 of them) once or a few times
+MIXED = np.sort(np.concatenate([np.zeros(3000), np.ones(1500), np.round(RNG.random(2000), 3)]))
+
+
+def all_means(x: np.ndarray, **kw) -> np.ndarray:
+    return np.concatenate(list(resample_means(x, **kw)))
+
+
+def index_means(x: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """The textbook bootstrap: n uniform indices into the values per resample."""
+    rng = np.random.default_rng(seed)
+    return np.take(x, rng.integers(0, len(x), size=(resamples, len(x)))).sum(axis=1) / len(x)
+
+
+def version_1(x: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Version 1's draws: counts over every value when K * 32 < n, else n indices."""
+    n = len(x)
+    rng = np.random.default_rng(seed)
+    distinct, counts = np.unique(x, return_counts=True)
+    if len(distinct) * 32 < n:
+        terms = rng.multinomial(n, counts / n, size=resamples) * distinct[None, :]
+    else:
+        terms = np.take(x, rng.integers(0, n, size=(resamples, n), dtype=np.uint32))
+    return terms.sum(axis=1) / n
+
+
+def test_the_pooled_bootstrap_has_the_index_bootstraps_distribution() -> None:
+    ours = all_means(MIXED, resamples=20_000, seed=5)
+    theirs = index_means(MIXED, 20_000, 6)
+    se = MIXED.std() / math.sqrt(len(MIXED))
+    assert abs(ours.mean() - MIXED.mean()) < 0.05 * se and ours.std() == pytest.approx(se, rel=0.03)
+    for q in (0.025, 0.25, 0.5, 0.75, 0.975):  # within sampling error of 20,000 resamples each
+        assert abs(np.quantile(ours, q) - np.quantile(theirs, q)) < 0.1 * se, q
+    assert stats.ks_2samp(ours, theirs).pvalue > 0.001
+
+
+def test_the_distribution_check_can_fail() -> None:
+    """The comparison above catches a pool drawn wrongly: draws that never reach the pool's
+    largest tenth (drawing its smallest tenth twice instead) move the distribution past it."""
+    pool = MIXED[(MIXED > 0) & (MIXED < 1)]
+    tenth = len(pool) // 10
+    wrong = np.sort(np.concatenate([np.zeros(3000), np.ones(1500), pool[:-tenth], pool[:tenth]]))
+    assert stats.ks_2samp(all_means(wrong, resamples=20_000, seed=5), index_means(MIXED, 20_000, 6)).pvalue < 0.001
+
+
+@pytest.mark.parametrize("batch", [1, 7, 333, 1999, None])
+def test_pooled_means_are_the_same_at_any_batch_size(batch: int | None) -> None:
+    assert np.array_equal(all_means(MIXED, seed=9, batch=batch), all_means(MIXED, seed=9, batch=2000))
+
+
+@pytest.mark.parametrize("values", [np.sort(RNG.integers(0, 11, 5000) / 10),  # every value frequent
+                                    np.sort(RNG.random(3000)),  # none is
+                                    np.array([0.0, 1.0, 1.0])], ids=["frequent", "rare", "three"])
+def test_where_every_value_is_frequent_or_none_the_draws_are_version_1s(values: np.ndarray) -> None:
+    assert np.array_equal(all_means(values, resamples=500, seed=11), version_1(values, 500, 11))
+
+
+def test_degenerate_inputs_give_exact_intervals() -> None:
+    assert bootstrap_ci([]) is None
+    assert bootstrap_ci([0.25]) == (0.25, 0.25)
+    assert bootstrap_ci([0.7] * 1000) == (0.7, 0.7)  # one frequent value: every resample's mean is it
+    lo, hi = bootstrap_ci([0.0] * 100 + [1.0])  # one frequent value and one rare one (the pool)
+    assert lo == 0.0  # (100/101)^101 of the resamples draw the rare value 0 times: over 2.5%
+    k = round(hi * 101)
+    assert hi == k / 101 and 1 <= k <= 5  # a whole number of draws of it, over 101
+
+
+def test_pooled_memory_is_bounded_by_the_batch_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bootstrap, "BATCH_BYTES", 2**20)
+    values = np.sort(np.concatenate([np.zeros(100_000), np.round(np.random.default_rng(3).random(100_000), 4)]))
+    tracemalloc.start()
+    try:
+        bootstrap_ci(values, resamples=50)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # np.unique's sort and inverse, the pool (about n values), one batch: not 50 x 200,000 draws (80 MB)
+    assert peak < 2**20 + 8 * 8 * len(values)
+
+
+@given(values=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=300),
+       q=st.lists(st.floats(0, 1), min_size=1, max_size=4))
+@settings(max_examples=300, deadline=None)
+def test_quantiles_are_numpys_bit_for_bit(values: list[float], q: list[float]) -> None:
+    x = np.array(values)
+    assert np.array_equal(quantiles(x, q), np.quantile(x, q))
+
+
+def test_the_method_is_named_in_every_measures_provenance() -> None:
+    r = evaluate([Sample("q1", retrieved=(Chunk("a"),), relevance={"a": 1.0})], ["mrr@5", "ndcg@5"])
+    assert {m["provenance"]["interval"] for m in r.to_dict()["metrics"].values()} == {METHOD}
+    assert METHOD.startswith("percentile bootstrap v2")
