@@ -47,3 +47,23 @@ def test_correlate_on_six_queries_does_not_claim_divergence(cli, tmp_path):
     many = make_run(tmp_path / "m", {"precision@5": [i / 40 for i in range(40)],
                                      "ndcg@5": [1 - i / 40 for i in range(40)]})
     assert "DIVERGES (expected > 0.8" in cli("correlate", many.path).stdout
+
+
+def test_commands_that_read_runs_look_names_up_under_runs_dir(cli, warranty, tmp_path, monkeypatch):
+    """compare, gate, correlate, agreement and turns take ``--runs-dir`` as show and report do:
+    a run's name is found there, from any working directory."""
+    runs_dir = tmp_path / "mine"  # not the default folder ($RAGMETER_RUNS_DIR, set by the fixtures)
+    for name in ("a", "b"):
+        assert cli("eval", warranty / "dataset.jsonl", "--name", name, "--runs-dir", runs_dir).exit_code == 0
+    a, b = sorted(run.path.name for run in list_runs(runs_dir))
+    monkeypatch.chdir(tmp_path)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(json.dumps({"id": "q1", "precision@5": 1.0}) + "\n")
+    for args in (("compare", a, b), ("gate", b, "--baseline", a), ("correlate", a),
+                 ("agreement", a, "--labels", labels)):
+        assert cli(*args).exit_code != 0, args  # without --runs-dir the name is not found
+        found = cli(*args, "--runs-dir", runs_dir)
+        assert found.exit_code == 0, (args, found.output)
+    turns = cli("turns", a, "--runs-dir", runs_dir)
+    assert "has no conversation turns" in turns.output  # found, and read: the example has none
+    assert "not a ragmeter run directory" in cli("turns", a).output

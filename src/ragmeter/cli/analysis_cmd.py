@@ -9,12 +9,14 @@ import typer
 
 from ragmeter.cli.app import (
     PROGRESS_HELP,
+    RUN_HELP,
     app,
     echo_err,
     echo_text,
     format_option,
     friendly,
     progress_for,
+    runs_dir_option,
     split_metrics,
 )
 from ragmeter.core.errors import InvalidInputError, RagmeterError
@@ -25,18 +27,19 @@ from ragmeter.core.settings import InvalidSettingError, Settings
 @app.command("compare")
 @friendly
 def compare_command(
-    run_a: str = typer.Argument(..., help="the baseline run directory"),
-    run_b: str = typer.Argument(..., help="the new run directory"),
+    run_a: str = typer.Argument(..., help="the baseline: " + RUN_HELP),
+    run_b: str = typer.Argument(..., help="the new run: " + RUN_HELP),
     metrics: list[str] | None = typer.Option(None, "--metric", "-m", help="compare only these metrics"),
     allow_setup_change: bool = typer.Option(False, "--allow-setup-change", help="compare runs whose setups differ"),
     fmt: str = format_option("table", "json"),
+    runs_dir: str | None = runs_dir_option(),
 ) -> None:
     """Compare two runs per metric: paired difference, 95% interval, p-value (Holm), movers."""
     from ragmeter.analysis.compare import compare_runs
     from ragmeter.report.terminal import comparison_text
     from ragmeter.runs import load_run
 
-    cmp = compare_runs(load_run(run_a), load_run(run_b), metrics=split_metrics(metrics),
+    cmp = compare_runs(load_run(run_a, runs_dir), load_run(run_b, runs_dir), metrics=split_metrics(metrics),
                        allow_setup_change=allow_setup_change)
     typer.echo(json.dumps(cmp.as_dict(), indent=2) if fmt == "json" else comparison_text(cmp))
 
@@ -46,9 +49,10 @@ GATE_FLAGS = {"max_drop": "--max-drop", "alpha": "--alpha", "floors": "--min", "
 
 @app.command("gate")
 def gate_command(
-    run: str = typer.Argument(..., help="the new run directory"),
-    baseline: str | None = typer.Option(None, "--baseline", help="the baseline run directory to compare with "
-                                                                "(without one, only --min/--max are checked)"),
+    run: str = typer.Argument(..., help="the new run: " + RUN_HELP),
+    baseline: str | None = typer.Option(None, "--baseline", help="the baseline run (a directory or a name) to "
+                                                                "compare with (without one, only --min/--max "
+                                                                "are checked)"),
     max_drop: float = typer.Option(0.02, "--max-drop", help="the largest allowed significant drop (a rise, for a "
                                                             "lower-is-better metric)"),
     metrics: list[str] | None = typer.Option(None, "--metric", "-m", help="gate only these metrics"),
@@ -61,6 +65,7 @@ def gate_command(
     allow_setup_change: bool = typer.Option(False, "--allow-setup-change",
                                             help="gate runs whose setups differ (the differences are listed)"),
     fmt: str = format_option("text", "json", "markdown"),
+    runs_dir: str | None = runs_dir_option(),
 ) -> None:
     """Exit 0 when the run meets its bars (--min, --max) and holds up against the baseline, 1 when it
     does not, 2 on a setup mismatch or a usage error."""
@@ -82,8 +87,8 @@ def gate_command(
     except InvalidSettingError as exc:
         raise typer.BadParameter(exc.message, param_hint=GATE_FLAGS[exc.setting]) from None
     try:
-        result = gate(load_run(run), load_run(baseline) if baseline is not None else None, max_drop=max_drop,
-                      metrics=split_metrics(metrics),
+        result = gate(load_run(run, runs_dir), load_run(baseline, runs_dir) if baseline is not None else None,
+                      max_drop=max_drop, metrics=split_metrics(metrics),
                       floors=bars["--min"], ceilings=bars["--max"], alpha=alpha,
                       allow_setup_change=allow_setup_change)
     except (RagmeterError, typer.BadParameter, ValueError) as exc:
@@ -100,13 +105,13 @@ def gate_command(
 
 @app.command("correlate")
 @friendly
-def correlate_command(run: str = typer.Argument(..., help="a run directory"),
-                      fmt: str = format_option("table", "json")) -> None:
+def correlate_command(run: str = typer.Argument(..., help=RUN_HELP),
+                      fmt: str = format_option("table", "json"), runs_dir: str | None = runs_dir_option()) -> None:
     """Spearman correlation between metrics across queries; expected pairs that diverge are flagged."""
     from ragmeter.analysis.correlate import MIN_INTERVAL_N, correlate
     from ragmeter.runs import load_run
 
-    pairs = correlate(load_run(run))
+    pairs = correlate(load_run(run, runs_dir))
     if fmt == "json":
         typer.echo(json.dumps([{"a": p.a, "b": p.b, "rho": p.rho, "n": p.n, "ci95": list(p.ci95) if p.ci95 else None,
                                 "expected": p.expected, "diverges": p.diverges, "undecided": p.undecided}
@@ -125,28 +130,29 @@ def correlate_command(run: str = typer.Argument(..., help="a run directory"),
         echo_text(f"{p.a} ~ {p.b}: rho {rho}{ci} over {p.n} quer{'y' if p.n == 1 else 'ies'}{flag}")
 
 
-def _samples(path: str):
+def _samples(path: str, runs_dir: str | None = None):
     from pathlib import Path
 
     from ragmeter.io import load_dataset
     from ragmeter.runs import load_run
     from ragmeter.runs.store import resolve_run_path
 
-    is_run = Path(path).is_dir() or resolve_run_path(path).is_dir()  # a directory, or a name `runs` lists
-    return load_run(path).samples() if is_run else load_dataset(path).samples
+    is_run = Path(path).is_dir() or resolve_run_path(path, runs_dir).is_dir()  # a directory, or a name `runs` lists
+    return load_run(path, runs_dir).samples() if is_run else load_dataset(path).samples
 
 
 @app.command("pairwise")
 @friendly
 def pairwise_command(
-    a: str = typer.Argument(..., help="run directory or dataset with system A's answers"),
-    b: str | None = typer.Argument(None, help="run directory or dataset with system B's answers"),
+    a: str = typer.Argument(..., help="a run (directory or name) or a dataset with system A's answers"),
+    b: str | None = typer.Argument(None, help="a run (directory or name) or a dataset with system B's answers"),
     b_field: str | None = typer.Option(None, "--b-field", help="compare `answer` with metadata[B_FIELD] of A"),
     judge: str = typer.Option(..., "--judge", help=judge_specs(remote=True)),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     ledger: str = typer.Option(Settings().ledger_path, "--ledger", help="judgment store"),
     fmt: str = format_option("text", "json"),
     progress: str = typer.Option("auto", "--progress", help=PROGRESS_HELP),
+    runs_dir: str | None = runs_dir_option(),
 ) -> None:
     """Which answer is better, per question, asked in both orders: wins, ties, position and length bias."""
     import dataclasses
@@ -154,11 +160,11 @@ def pairwise_command(
     from ragmeter.analysis.pairwise import pairwise
     from ragmeter.judges.judge_factory import make_judge
 
-    samples_a = _samples(a)
+    samples_a = _samples(a, runs_dir)
     if b_field:
         samples_b = [dataclasses.replace(s, answer=s.metadata.get(b_field)) for s in samples_a]
     elif b:
-        samples_b = _samples(b)
+        samples_b = _samples(b, runs_dir)
     else:
         raise typer.BadParameter("give system B (a run or dataset) or --b-field", param_hint="B")
     the_judge = make_judge(judge, Settings(judge=judge, judge_base_url=judge_base_url, ledger=ledger))
@@ -183,16 +189,17 @@ def pairwise_command(
 @app.command("agreement")
 @friendly
 def agreement_command(
-    run: str = typer.Argument(..., help="a run directory"),
+    run: str = typer.Argument(..., help=RUN_HELP),
     labels: str = typer.Option(..., "--labels", help="human labels: JSONL or CSV with id and one column per metric"),
     fmt: str = format_option("text", "json"),
+    runs_dir: str | None = runs_dir_option(),
 ) -> None:
     """Judge vs human labels per metric: kappa, Spearman, Kendall, confusion, and the PPI-corrected mean."""
     from ragmeter.analysis.judge_agreement import MIN_PAIRS, agreement
     from ragmeter.io.labels import load_labels
     from ragmeter.runs import load_run
 
-    r = load_run(run)
+    r = load_run(run, runs_dir)
     human = load_labels(labels)
     known = {str(row["id"]) for row in r.results}
     unknown = sorted({sid for values in human.values() for sid in values} - known)
@@ -231,14 +238,14 @@ def confusion_cell(key: str) -> str:
 
 @app.command("turns")
 @friendly
-def turns_command(run: str = typer.Argument(..., help="a run directory of a conversation dataset"),
+def turns_command(run: str = typer.Argument(..., help="a conversation dataset's run: " + RUN_HELP),
                   svg: str | None = typer.Option(None, "--svg", help="also write a plot of the means by turn"),
-                  fmt: str = format_option("text", "json")) -> None:
+                  fmt: str = format_option("text", "json"), runs_dir: str | None = runs_dir_option()) -> None:
     """Scores by turn index (1, 2, 3+) and standalone vs non-standalone turns."""
     from ragmeter.analysis.turns import by_turn, svg_plot
     from ragmeter.runs import load_run
 
-    r = load_run(run)
+    r = load_run(run, runs_dir)
     samples = r.samples()
     table = by_turn(samples, r.results)
     if not table["turns"]:

@@ -109,6 +109,14 @@ def split_metrics(values: list[str] | None) -> list[str] | None:
     return [m for value in values for m in split_measure_list(value)]
 
 
+RUN_HELP = "a run directory, or a run's name as `ragmeter runs` lists it"
+
+
+def runs_dir_option(help_text: str = "where run names are looked up (default: $RAGMETER_RUNS_DIR, else runs)") -> Any:
+    """The ``--runs-dir`` option of every command that reads a run by its name."""
+    return typer.Option(None, "--runs-dir", help=help_text)
+
+
 def format_option(*choices: str, what: str = "") -> Any:
     """The ``--format/-f`` option of a command: ``choices[0]`` by default, anything not in
     ``choices`` a usage error (exit 2) naming them, never silently the default output."""

@@ -6,14 +6,8 @@ import json
 
 import typer
 
-from ragmeter.cli.app import app, format_option, friendly
+from ragmeter.cli.app import RUN_HELP, app, format_option, friendly, runs_dir_option
 from ragmeter.core.settings import default_runs_dir
-
-RUN_HELP = "a run directory, or a run's name as `ragmeter runs` lists it"
-
-
-def runs_dir_option(help_text: str = "where run names are looked up (default: $RAGMETER_RUNS_DIR, else runs)"):
-    return typer.Option(None, "--runs-dir", help=help_text)
 
 
 @app.command("runs")
