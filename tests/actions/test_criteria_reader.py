@@ -91,6 +91,25 @@ def test_eval_warns_about_a_case_id_no_sample_has(tmp_path):
     assert [w.category for w in caught if issubclass(w.category, UnknownCaseWarning)] == [UnknownCaseWarning]
 
 
+def test_block_streaming_and_evaluate_warn_about_a_case_id_no_sample_has(tmp_path):
+    """``--block`` (the file streamed) and the library's ``evaluate()`` warn as ``eval`` does."""
+    import ragmeter
+    from ragmeter.actions.criteria import load_criteria
+
+    data = tmp_path / "runs.jsonl"
+    data.write_text("".join(json.dumps({"id": i, "question": "q", "tool_calls": []}) + "\n"
+                            for i in ("run-1", "job-2", "job-3")))  # two blocks of 2
+    crit = tmp_path / "c.json"
+    crit.write_text(json.dumps({"version": 1, "cases": {"run-l": [{"must_call": "x"}], "job-3": [{"must_call": "x"}]}}))
+    told: list[str] = []
+    run_evaluation(Settings(dataset=str(data), metrics=("action_pass_rate",), judge="none", action_criteria=str(crit),
+                            save=False, ledger=str(tmp_path / "l.sqlite"), block=2), notify=told.append)
+    assert told == ["warning: action criteria: cases names 'run-l', and no sample has that id (the nearest id is "
+                    "'run-1'); its criteria never apply"]
+    with pytest.warns(UnknownCaseWarning, match="cases names 'run-l'"):
+        ragmeter.evaluate(ragmeter.load_dataset(str(data)), ["action_pass_rate"], action_criteria=load_criteria(crit))
+
+
 FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=12),
                    st.sampled_from(["", "/", "~", "/a~2", "(", "(a|aa)+$", "\ud800", "must_call", "order_id",

@@ -31,7 +31,8 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -374,3 +375,16 @@ def unknown_cases(criteria: CriteriaSet, ids: Iterable[str]) -> list[str]:
         out.append(f"action criteria: cases names {case!r}, and no sample has that id{hint}; its criteria never "
                    f"apply")
     return out
+
+
+def warn_unknown_cases(criteria: CriteriaSet, ids: Iterable[str], notify: Callable[[str], None] | None = None,
+                       *, stacklevel: int = 3) -> None:
+    """Say each of :func:`unknown_cases`' messages: to ``notify`` (the command line), else as an
+    :class:`UnknownCaseWarning`. ``ids`` is read only where the file names cases."""
+    if not criteria.cases:
+        return
+    for message in unknown_cases(criteria, ids):
+        if notify is not None:
+            notify(f"warning: {message}")
+        else:
+            warnings.warn(message, UnknownCaseWarning, stacklevel=stacklevel)

@@ -143,6 +143,10 @@ async def _scored(data: Any, metrics: str | Iterable[str | Measure] | None, k: i
     """The keywords resolved (the data read, the measures parsed, a judge spec built), then scored."""
     dataset = as_dataset(data)
     measures = resolve_measures(measure_list(metrics), k, view=view)
+    if sources.action_criteria is not None and sources.action_criteria.cases:
+        from ragmeter.actions.criteria import warn_unknown_cases
+
+        warn_unknown_cases(sources.action_criteria, (s.id for s in dataset.samples), stacklevel=4)
     the_judge, owned = judge_for(judge)
     try:
         return await ascore(dataset, measures, sources.replace(judge=the_judge), progress=progress,

@@ -8,7 +8,6 @@ one, or the one resumed). Everything it reads is in :class:`~ragmeter.core.setti
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -35,8 +34,6 @@ from ragmeter.runs.inputs import (
 
 if TYPE_CHECKING:  # a label-only run loads no judge, Ray, embedding or record code (start-up time),
     # and one that writes no run directory no run-file code
-    from ragmeter.actions.criteria import CriteriaSet
-    from ragmeter.io.dataset import Dataset
     from ragmeter.judges.judge import Judge
     from ragmeter.runs.store import Run
 
@@ -112,10 +109,12 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     if settings.block is not None and settings.dataset is not None:
         judge = sources.judge
         with judge.session() if judge is not None else nullcontext():  # one session for every block
-            return _streamed(settings, settings.dataset, settings.block, measures, sources, resume)
+            return _streamed(settings, settings.dataset, settings.block, measures, sources, resume, notify)
     data = load_samples(settings)
     if sources.action_criteria is not None:
-        _warn_unknown_cases(sources.action_criteria, data, notify)
+        from ragmeter.actions.criteria import warn_unknown_cases
+
+        warn_unknown_cases(sources.action_criteria, (s.id for s in data.samples), notify)
     sources = sources.replace(records=record_lookup(settings))
     if resume is not None:
         from ragmeter.runs.resume import check_fingerprint
@@ -155,20 +154,6 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     return EvaluationRun(settings, run_path, result=result)
 
 
-def _warn_unknown_cases(actions: CriteriaSet, data: Dataset, notify: Callable[[str], None] | None) -> None:
-    """A criteria file's case id that no sample has (a typo: its criteria never apply), said
-    with the nearest id: to ``notify`` (the command line), else as an ``UnknownCaseWarning``."""
-    from ragmeter.actions.criteria import UnknownCaseWarning, unknown_cases
-
-    if not actions.cases:
-        return
-    for message in unknown_cases(actions, (s.id for s in data.samples)):
-        if notify is not None:
-            notify(f"warning: {message}")
-        else:
-            warnings.warn(message, UnknownCaseWarning, stacklevel=3)
-
-
 def _saver(run_path: Path | None, setup: dict | None) -> Callable[[EvaluationResult], None] | None:
     """Saves the label and embedding results before the judged metrics start."""
     if run_path is None or setup is None:
@@ -197,7 +182,13 @@ def _recording(settings: Settings, resume: Run | None,
 
 
 def _streamed(settings: Settings, path: str, block: int, measures: tuple[Measure, ...], sources: Sources,
-              resume: Run | None) -> EvaluationRun:
+              resume: Run | None, notify: Callable[[str], None] | None) -> EvaluationRun:
+    if sources.action_criteria is not None and sources.action_criteria.cases:  # one more pass over the ids
+        from ragmeter.actions.criteria import warn_unknown_cases
+        from ragmeter.io.jsonl_blocks import iter_blocks
+
+        ids = (s.id for samples in iter_blocks(path, 10_000) for s in samples)
+        warn_unknown_cases(sources.action_criteria, ids, notify)
     sources = sources.replace(embedder=embedder(settings))
     opened: dict[str, Any] = {"path": None, "setup": None}
 
