@@ -55,11 +55,12 @@ def judge_check_command(
     cases = load_set(split)
     with progress_for(progress, the_judge) as shown:
         report = check(the_judge, cases, progress=shown)
-    if not report.answered:  # no verdict at all: an accuracy of 0/0 is not computed, not 0.000
+    interval = report.interval()
+    if report.accuracy is None or interval is None:  # no verdict at all: 0/0 is not computed, not 0.000
         why = f"not computed: every call failed ({report.failed} failed)"
         if fmt == "json":
-            typer.echo(json.dumps({"judge": the_judge.identity, "split": split, **report.as_dict(), "accuracy": None,
-                                   "interval95": None, "not_computed": why, "cross_validated": None}, indent=2))
+            typer.echo(json.dumps({"judge": the_judge.identity, "split": split, **report.as_dict(),
+                                   "not_computed": why, "cross_validated": None}, indent=2))
         else:
             typer.echo(f"judge {judge} on the {split} split: accuracy {why}")
         raise typer.Exit(1)
@@ -69,7 +70,7 @@ def judge_check_command(
         typer.echo(json.dumps({"judge": the_judge.identity, "split": split, **report.as_dict(),
                                "cross_validated": cv.as_dict() if cv else None}, indent=2))
         return
-    lo, hi = report.interval()
+    lo, hi = interval
     failed = f", {report.failed} of {report.n} not answered (failed calls, left out)" if report.failed else ""
     typer.echo(f"judge {judge} on the {split} split: accuracy {report.accuracy:.3f} "
                f"({report.correct}/{report.answered}{failed}), 95% interval {lo:.2f}-{hi:.2f}")

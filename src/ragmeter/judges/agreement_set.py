@@ -54,23 +54,26 @@ class AgreementReport:
         return self.n - self.failed
 
     @property
-    def accuracy(self) -> float:
-        return self.correct / self.answered if self.answered else 0.0
+    def accuracy(self) -> float | None:
+        """correct / answered; None (not computed) when the judge answered nothing, never 0."""
+        return self.correct / self.answered if self.answered else None
 
-    def interval(self) -> tuple[float, float]:
+    def interval(self) -> tuple[float, float] | None:
         """95% percentile bootstrap over contexts (the claims of one context move together),
-        over the claims the judge answered."""
+        over the claims the judge answered (None when it answered none)."""
         import numpy as np
 
         rows = [r for r in self.rows if r["predicted"] is not None]
         correct = np.array([r["predicted"] == r["label"] for r in rows])
         groups = np.array([r["case"] for r in rows])
-        return cluster_interval(correct, groups) if len(correct) else (0.0, 0.0)
+        return cluster_interval(correct, groups) if len(correct) else None
 
     def as_dict(self) -> dict:
-        lo, hi = self.interval()
-        return {"n": self.n, "answered": self.answered, "correct": self.correct, "accuracy": round(self.accuracy, 4),
-                "interval95": [round(lo, 4), round(hi, 4)], "failed": self.failed,
+        interval = self.interval()
+        return {"n": self.n, "answered": self.answered, "correct": self.correct,
+                "accuracy": None if self.accuracy is None else round(self.accuracy, 4),
+                "interval95": None if interval is None else [round(interval[0], 4), round(interval[1], 4)],
+                "failed": self.failed,
                 "confusion": self.confusion, "labels": list(LABELS)}
 
 
