@@ -1,6 +1,7 @@
 """Lazy package facades that name each public name once: in their ``if TYPE_CHECKING:`` imports.
 
-A facade (``ragmeter``, ``ragmeter.records``, ``ragmeter.actions``) ends with::
+A facade (``ragmeter``, ``ragmeter.records``, ``ragmeter.actions``, ``ragmeter.evidence``, ``ragmeter.io``,
+``ragmeter.report``, ``ragmeter.runs``) ends with::
 
     __getattr__, __dir__, __all__ = lazy_facade(__name__)
 
@@ -8,17 +9,18 @@ A facade (``ragmeter``, ``ragmeter.records``, ``ragmeter.actions``) ends with::
         from ragmeter.records.facts import Fact, FactCheck
 
 Type checkers and IDEs read the imports; at run time :func:`lazy_facade` reads the same block
-from the module's source (``ast``, no execution) and imports a name's home module only when the
+from the module's source (tokenized, not executed) and imports a name's home module only when the
 name is first asked for (PEP 562), so importing the package stays light. This is the Scientific
 Python ecosystem's SPEC 1 (lazy loading, ``lazy_loader.attach_stub``) without a stub file.
 """
 
 from __future__ import annotations
 
-import ast
 import importlib
 import importlib.util
+import io
 import sys
+import tokenize
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,13 +38,46 @@ def _homes(module: str) -> dict[str, tuple[str, str]]:
         source = get_source(module) if get_source is not None else None
     if source is None:
         raise ImportError(f"{module} reads its public names from its source, which is not installed")
+    return type_checking_imports(source)
+
+
+def type_checking_imports(source: str) -> dict[str, tuple[str, str]]:
+    r"""``name -> (module, name there)`` for each ``from MODULE import a, b as c`` directly inside
+    a module-level ``if TYPE_CHECKING:`` block (relative imports left out).
+
+    Read with :mod:`tokenize`, not :mod:`ast`: CPython 3.11 before 3.11.9 keeps the AST
+    converter's depth in interpreter-wide state, so an ``ast.parse`` racing one in another
+    thread (pytest rewriting a test module, a metric name parsed) can raise ``SystemError: AST
+    constructor recursion depth mismatch`` (python/cpython#106905), and a facade may be imported
+    first in a worker thread.
+
+    >>> type_checking_imports("if TYPE_CHECKING:\n    from a.b import (C,\n        D as E)\n    from .x import F\n")
+    {'C': ('a.b', 'C'), 'E': ('a.b', 'D')}
+    """
     homes: dict[str, tuple[str, str]] = {}
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-            for statement in node.body:
-                if isinstance(statement, ast.ImportFrom) and statement.module and not statement.level:
-                    for alias in statement.names:
-                        homes[alias.asname or alias.name] = (statement.module, alias.name)
+    depth, block = 0, False
+    words: list[str] = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.INDENT:
+            depth += 1
+        elif token.type == tokenize.DEDENT:
+            depth -= 1
+            block = block and depth > 0
+        elif token.type == tokenize.NEWLINE:
+            statement, words = words, []
+            if depth == 0:
+                block = statement == ["if", "TYPE_CHECKING", ":"]
+            elif block and depth == 1 and statement[:1] == ["from"] and "import" in statement:
+                at = statement.index("import")
+                module = "".join(statement[1:at])
+                if module.startswith("."):
+                    continue
+                for part in " ".join(w for w in statement[at + 1:] if w not in "()").split(","):
+                    bits = part.split()
+                    if bits:
+                        homes[bits[2] if len(bits) == 3 and bits[1] == "as" else bits[0]] = (module, bits[0])
+        elif token.type in (tokenize.NAME, tokenize.OP):
+            words.append(token.string)
     return homes
 
 

@@ -84,3 +84,19 @@ def test_without_a_judge_nothing_is_asked_and_the_work_after_it_still_runs(echo_
     assert isinstance(echo, Echo)
     evidence = asyncio.run(agather_evidence([Sample("a", question="Why?")], {ECHO}, sources))
     assert evidence == [Evidence(rubric={"finished": False})]
+
+
+def test_a_dry_run_asks_no_fact_extraction_where_the_sample_gives_its_facts():
+    """Facts written in ``metadata.facts`` are used as given (the run makes no call for them):
+    the dry run counted a ``facts.extract`` call for them all the same."""
+    from ragmeter.evidence.matrix import FACTS
+    from ragmeter.records import RecordLookup, parse_source
+
+    lookup = RecordLookup(parse_source("examples/warranty/records.jsonl"))
+    given = Sample("given", question="Price?", answer="The R2 costs $89.", answer_claims=("The R2 costs $89.",),
+                   metadata={"facts": [{"entity": "R2", "attribute": "replacement_price", "value": "$89"}]})
+    extracted = Sample("extracted", question="Price?", answer="The R2 costs $89.",
+                       answer_claims=("The R2 costs $89.",))
+    judge = Judge(ScriptedBackend(lambda prompt_id, inputs, messages: {"facts": []}))
+    plan = plan_calls([given, extracted], {FACTS}, Sources(judge=judge, records=lookup))
+    assert plan["calls_by_prompt"]["facts.extract"] == 1  # the second sample's only

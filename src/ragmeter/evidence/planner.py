@@ -96,9 +96,14 @@ def plan_calls(samples: Sequence[Sample], needs: set[str], sources: Sources) -> 
     for p in providers:
         p.check(samples)
     requests: list[JudgeRequest] = []
+    kept: list[Evidence] = []  # alive to the end: providers key what they prepared by id(evidence)
     for s in samples:
-        requests.extend(request for *_, request in _requests(providers, EXTRACTION, s, Evidence()))
-        stand_in = Evidence()
+        ev, stand_in = Evidence(), Evidence()
+        kept += (ev, stand_in)
+        for p in providers:  # what the data already gives (facts given in the sample) asks nothing
+            p.prepare(s, ev)
+            p.prepare(s, stand_in)
+        requests.extend(request for *_, request in _requests(providers, EXTRACTION, s, ev))
         for p in providers:
             p.stand_in(s, stand_in)
         requests.extend(request for *_, request in _requests(providers, VERIFICATION, s, stand_in))
