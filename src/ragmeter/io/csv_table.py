@@ -58,8 +58,16 @@ def iter_csv(path: str | Path, *, required: tuple[str, ...] = ("id",)) -> Iterat
             if len(row) != len(header):
                 raise InvalidInputError(f"has {len(row)} cells but the header has {len(header)}",
                                         file=str(path), line=line, fix="quote cells that contain commas")
-            yield line, {name: _cell(name, value, str(path), line) for name, value in zip(header, row)
+            try:
+                cells = {name: _cell(name, value, str(path), line) for name, value in zip(header, row)
                          if value.strip() != ""}
+            except InvalidInputError as exc:  # the row's id, where it has one, names the record
+                if exc.record is None and "id" in header and row[header.index("id")].strip():
+                    raise InvalidInputError(exc.problem, file=exc.file, line=exc.line,
+                                            record=row[header.index("id")].strip(), field=exc.field,
+                                            fix=exc.fix) from None
+                raise
+            yield line, cells
     except csv.Error as exc:
         if "end of data" in str(exc):
             raise InvalidInputError("a quoted cell is never closed (the file ends inside quotes)", file=str(path),
@@ -87,8 +95,9 @@ def _cell(name: str, value: str, file: str, line: int) -> Any:
             try:
                 return decode_json(stripped, file=file, line=line)
             except InvalidInputError as exc:
-                raise InvalidInputError(f"cell is not valid JSON: {exc.problem}", file=file, line=line,
-                                        field=name) from None
+                raise InvalidInputError(f"the cell is {exc.problem}", file=file, line=line, field=name,
+                                        fix='write a JSON list (["c1", "c2"]) or object ({"c1": 2}), or ids '
+                                            'separated by | (c1|c2)') from None
         if name in JSON_COLUMNS:
             raise InvalidInputError("must be a JSON object", file=file, line=line, field=name)
         return [part.strip() for part in stripped.split("|") if part.strip()]

@@ -10,7 +10,11 @@
   field (the chunk ids that reached the prompt).
 
 - RAGChecker (``checking_inputs.json``): ``query_id``, ``query``, ``gt_answer`` (the reference),
-  ``response``, ``retrieved_context`` (``[{"doc_id", "text"}]``, rank order).
+  ``response``, ``retrieved_context`` (``[{"doc_id", "text"}]``, rank order). Its
+  ``checking_outputs.json`` too: ``response_claims`` and ``gt_answer_claims`` (triplets, joined
+  by spaces) become the answer's and the reference's claims (no extraction call), and its
+  entailment labels and metrics (``answer2response``, ..., ``metrics``) are kept in
+  ``metadata["ragchecker"]``.
 
 A context given as text becomes a chunk whose id is :func:`content_id` of the text, so the
 same text gets the same id in every row. Reference contexts given as texts become relevance
@@ -101,10 +105,38 @@ def _give(out: dict[str, Any], target: str, source: str, value: Any, given_by: d
     given_by[target] = source
 
 
+RAGCHECKER_CLAIMS = {"response_claims": "answer_claims", "gt_answer_claims": "reference_claims"}
+RAGCHECKER_KEPT = ("answer2response", "response2answer", "retrieved2response", "retrieved2answer", "metrics")
+
+
+def _ragchecker_outputs(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``checking_outputs.json`` record: its claims as ragmeter's, its labels in metadata."""
+    out = {k: v for k, v in row.items() if k not in RAGCHECKER_CLAIMS and k not in RAGCHECKER_KEPT}
+    given_by: dict[str, str] = {}
+    for name, target in RAGCHECKER_CLAIMS.items():
+        if name not in row:
+            continue
+        value = row[name]
+        if not isinstance(value, list) or not all(
+                isinstance(c, str) or (isinstance(c, list) and all(isinstance(p, str) for p in c)) for c in value):
+            raise InvalidInputError("must be a list of claims (triplets of strings, or strings)", field=name)
+        _give(out, target, name, [c if isinstance(c, str) else " ".join(c) for c in value], given_by)
+    kept = {k: row[k] for k in RAGCHECKER_KEPT if k in row}
+    if kept:
+        metadata = row.get("metadata") or {}
+        if not isinstance(metadata, Mapping):
+            raise InvalidInputError("must be an object", field="metadata")
+        out["metadata"] = {**metadata, "ragchecker": kept}
+    return out
+
+
 def native_fields(row: Mapping[str, Any]) -> dict[str, Any]:
     """``row`` with the Ragas / DeepEval context fields turned into ``retrieved`` (chunk
-    objects with text) and ``relevant`` (chunk ids). Other fields are left to the row reader
-    (its alias table maps ``user_input``, ``response``, ``input`` and the rest)."""
+    objects with text) and ``relevant`` (chunk ids), RAGChecker's claims into ``answer_claims``
+    and ``reference_claims``. Other fields are left to the row reader (its alias table maps
+    ``user_input``, ``response``, ``input`` and the rest)."""
+    if any(k in row for k in RAGCHECKER_CLAIMS):
+        row = _ragchecker_outputs(row)
     present = [n for n in NAMES if n in row and row[n] is not None]
     deepeval_context = "retrieval_context" in present and "context" in present
     if not present or present == ["context"]:

@@ -29,11 +29,19 @@ _LONG = ("entity", "attribute", "value")
 
 
 def _missing_attribute(columns: list[str], file: str, line: int) -> InvalidInputError | None:
-    """A row with ``entity`` and ``value`` but no ``attribute`` is a long row with a misnamed
+    """A row with ``entity`` and ``attribute`` but no ``value`` is a long row without its value
+    (refused, where it would read as one row per entity with an attribute named "attribute").
+    A row with ``entity`` and ``value`` but no ``attribute`` is a long row with a misnamed
     column (``attr``, ``Attribute``, ``field``): read as one row per entity it would hold an
     attribute named "value" and every lookup would be "no record". The error names the column
     nearest to ``attribute`` (difflib), if any. ``columns`` are the names as the reader matches
     them (a JSONL line's keys; a CSV header stripped and casefolded)."""
+    if "entity" in columns and "attribute" in columns and "value" not in columns:
+        others = [str(c) for c in columns if c not in ("entity", "attribute", "unit")]
+        close = difflib.get_close_matches("value", [c.strip().casefold() for c in others], n=1, cutoff=0.5)
+        named = f' (is "{others[[c.strip().casefold() for c in others].index(close[0])]}" it?)' if close else ""
+        return InvalidInputError(f'"entity" and "attribute" but no "value" column{named}', file=file, line=line,
+                                 field="value", fix='add "value" (rows are entity, attribute, value, unit)')
     if "entity" not in columns or "value" not in columns or "attribute" in columns:
         return None
     others = [str(c) for c in columns if c not in ("entity", "value", "unit")]
