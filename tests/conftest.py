@@ -12,6 +12,13 @@ pytest_plugins = ["pytester"]
 # Selenium Manager reports each run it makes; the browser tests give both paths so it never runs,
 # and this keeps it quiet if one ever does (README, "Private")
 os.environ.setdefault("SE_AVOID_STATS", "true")
+# Tests import onnxruntime, Ray and MLflow directly too (tests.installed.need imports what a test
+# needs), before ragmeter's own code would turn their telemetry off: off for the whole process,
+# as ragmeter does for a user's (onnxruntime wrote to ~/.cache/Microsoft/... during a test run)
+from ragmeter.core.privacy import OFF, telemetry_off  # noqa: E402
+
+for _library in OFF:
+    telemetry_off(_library)
 
 ROOT = Path(__file__).resolve().parent.parent
 WARRANTY = ROOT / "examples" / "warranty"
