@@ -100,3 +100,32 @@ def test_a_dry_run_asks_no_fact_extraction_where_the_sample_gives_its_facts():
     judge = Judge(ScriptedBackend(lambda prompt_id, inputs, messages: {"facts": []}))
     plan = plan_calls([given, extracted], {FACTS}, Sources(judge=judge, records=lookup))
     assert plan["calls_by_prompt"]["facts.extract"] == 1  # the second sample's only
+
+
+def test_a_dry_run_after_a_run_plans_verification_on_the_stored_claims(tmp_path):
+    """The trial: after a judged run, the dry run still counted a ``claims.verify`` call (its
+    stand-in claims, the answer's sentences, are not what extraction gave); the run made none."""
+    import ragmeter
+    from ragmeter.core.sample import Chunk
+    from ragmeter.engine.evaluate import resolve_measures
+    from ragmeter.ledger import Ledger
+
+    def respond(prompt_id, inputs, messages):
+        if prompt_id == "claims.extract":  # one claim, worded unlike the answer's sentences
+            return {"claims": [{"id": 1, "text": "The R2 warranty is 24 months", "addresses_question": True,
+                                "cites": []}], "declines": False, "reference_claims": []}
+        return {"verdicts": [{"id": 1, "verdict": "supported", "sources": ["c1"], "combined": False,
+                              "quote": "24 months"}]}
+
+    sample = Sample("q1", question="How long?", retrieved=(Chunk("c1", text="The R2 has 24 months."),),
+                    answer="It is covered for two years. Ask us.")
+    ledger = str(tmp_path / "ledger.sqlite")
+    ran = ragmeter.evaluate([sample], ["faithfulness"], judge=Judge(ScriptedBackend(respond), ledger=Ledger(ledger)))
+    assert ran.outcome("faithfulness", "q1").value == 1.0
+    planning = Judge(ScriptedBackend(respond), ledger=Ledger(ledger))
+    (measure,) = resolve_measures(["faithfulness"], 5)
+    needs = set(measure.spec.needs(measure))
+    assert plan_calls([sample], needs, Sources(judge=planning))["calls_by_prompt"] == {}
+    fresh = Judge(ScriptedBackend(respond), ledger=Ledger(str(tmp_path / "new.sqlite")))
+    assert plan_calls([sample], needs, Sources(judge=fresh))["calls_by_prompt"] == {"claims.extract": 1,
+                                                                                    "claims.verify": 1}

@@ -83,10 +83,12 @@ async def agather_evidence(samples: Sequence[Sample], needs: set[str], sources: 
 def plan_calls(samples: Sequence[Sample], needs: set[str], sources: Sources) -> dict[str, Any]:
     """A dry run: calls still needed, and their estimated input tokens.
 
-    Verification prompts cannot be written before extraction, so each is estimated on the
-    providers' stand-ins (claims: the given ``answer_claims`` / ``reference_claims``, else the
-    sentences of the answer or reference, what extraction splits into claims), against the
-    real passages; their tokens are counted like the others'. Record lookups and never-claim
+    Verification prompts cannot be written before extraction, so where a sample's extraction
+    is not in the ledger yet each is estimated on the providers' stand-ins (claims: the given
+    ``answer_claims`` / ``reference_claims``, else the sentences of the answer or reference,
+    what extraction splits into claims), against the real passages; where it is, on the claims
+    stored (so a verification stored too is not counted). Their tokens are counted like the
+    others'. Record lookups and never-claim
     checks are not judge calls. ``sources.judge`` is the judge whose ledger is read (a
     planning one makes no call)."""
     judge = sources.judge
@@ -96,21 +98,30 @@ def plan_calls(samples: Sequence[Sample], needs: set[str], sources: Sources) -> 
     for p in providers:
         p.check(samples)
     requests: list[JudgeRequest] = []
-    kept: list[Evidence] = []  # alive to the end: providers key what they prepared by id(evidence)
-    for s in samples:
-        ev, stand_in = Evidence(), Evidence()
-        kept += (ev, stand_in)
+    evidence = [(Evidence(), Evidence()) for _ in samples]  # alive to the end: providers key by id(evidence)
+    extraction: list[list[tuple[Provider, str, JudgeRequest]] | None] = []
+    for s, (ev, stand_in) in zip(samples, evidence):
         for p in providers:  # what the data already gives (facts given in the sample) asks nothing
             p.prepare(s, ev)
             p.prepare(s, stand_in)
-        requests.extend(request for *_, request in _requests(providers, EXTRACTION, s, ev))
-        for p in providers:
-            p.stand_in(s, stand_in)
-        requests.extend(request for *_, request in _requests(providers, VERIFICATION, s, stand_in))
+        asked = _requests(providers, EXTRACTION, s, ev)
+        requests.extend(request for *_, request in asked)
+        extraction.append(asked if asked and all(judge.is_stored(r) for *_, r in asked) else None)
+    # where a sample's extraction is in the ledger, its verification is planned on the claims
+    # stored there (the requests the run will send), not on stand-ins
+    stored = [(i, p, name, r) for i, found in enumerate(extraction) if found for p, name, r in found]
+    for (i, p, name, _), j in zip(stored, judge.run([r for *_, r in stored]) if stored else ()):
+        p.read(evidence[i][0], name, j)
+    for s, (ev, stand_in), found in zip(samples, evidence, extraction):
+        if found is None:
+            for p in providers:
+                p.stand_in(s, stand_in)
+        requests.extend(request for *_, request in _requests(providers, VERIFICATION, s,
+                                                             ev if found else stand_in))
     plan = judge.plan(requests)
     pending = [r for r in requests if not judge.is_stored(r)]
     prompt_ids = sorted({r.prompt.id for r in pending})
     plan["calls_by_prompt"] = {p: sum(r.prompt.id == p for r in pending) for p in prompt_ids}
-    plan["note"] = ("verification calls are estimated with the answer's and reference's sentences as stand-in claims; "
-                    "calls already stored in the ledger are not counted")
+    plan["note"] = ("verification calls are estimated with the answer's and reference's sentences as stand-in claims "
+                    "where no extracted claims are stored yet; calls already stored in the ledger are not counted")
     return plan
