@@ -1,0 +1,203 @@
+"""Issue 17, item 1: ``ragmeter watch`` never halts on a bad line or a torn state file.
+
+Bad lines (invalid JSON, ``"ts": "yesterday"``, an answer that is a number, a context of
+numbers, a span without an id, a torn line merged with the next) go to ``quarantine.jsonl``
+with their offset, line number and reason, are counted, and the offset moves past them; a
+restart neither crashes on them nor quarantines them twice. A kill -9 loop (>= 20 kills at
+random points while the log grows) leaves every good request scored exactly once and every
+bad line quarantined exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from ragmeter.judges import Judge, ScriptedBackend
+from ragmeter.live.loop import summary_line
+from ragmeter.live.watch import Alert, Watcher
+
+from tests import judge_server, live_judge
+
+BAD_LINES = [
+    '{"request_id": "b1", "ts": "yesterday", "question": "q?", "answer": "ok"}',
+    '{"request_id": "b2", "ts": 1, "question": "q?", "answer": 42}',
+    '{"request_id": "b3", "ts": 1, "question": "q?", "answer": "ok", "context": [1, 2, 3]}',
+    '{"attributes": {"input.value": "q?", "output.value": "ok"}, "context": [1, 2]}',
+    '{"attributes": {"input.value": 7, "output.value": "ok"}, "span_id": "s9"}',
+    '{"request_id": "b4", "ts": 1, "question": "q?", "retrieved": "c1"}',
+    '{not json',
+    '[1, 2]',
+    '{"request_id": "b5", "ts": 1e999, "question": "q?"}',
+    '{"request_id": "b6", "question": "' + "\\ud800" + '"}',
+    '{"request_id": "b7", "metadata": ' + "[" * 50_000 + '}',
+]
+
+
+def _watcher(tmp_path, log, **kw):
+    return Watcher(str(log), Judge(ScriptedBackend(live_judge.scripted)), tmp_path / "state", **kw)
+
+
+def _ids(path: Path) -> list[str]:
+    return [json.loads(line)["id"] for line in path.read_text().splitlines()]
+
+
+def test_bad_lines_are_quarantined_counted_and_passed(tmp_path):
+    log = tmp_path / "req.jsonl"
+    with open(log, "w") as f:
+        for i, bad in enumerate(BAD_LINES):
+            f.write(live_judge.request_line(i))
+            f.write(bad + "\n")
+    with open(log, "ab") as fb:
+        fb.write(b"\xff\xfe not utf-8\n")
+    with open(log, "a") as f:
+        f.write('{"request_id": "torn", "question": "cut' + live_judge.request_line(100))  # writer died mid-line
+        f.write(live_judge.request_line(101))
+    w = _watcher(tmp_path, log)
+    while True:
+        w.poll()
+        if not w.pending:
+            break
+    good = [f"r{i}" for i in range(len(BAD_LINES))] + ["r101"]
+    state = tmp_path / "state"
+    assert sorted(_ids(state / "scored.jsonl")) == sorted(good)
+    quarantine = [json.loads(line) for line in (state / "quarantine.jsonl").read_text().splitlines()]
+    assert len(quarantine) == w.counts["malformed"] == len(BAD_LINES) + 2
+    lines = log.read_bytes().split(b"\n")
+    for q in quarantine:  # offset and line number point at the line itself
+        assert log.read_bytes()[q["offset"]:].split(b"\n", 1)[0] == lines[q["line"] - 1]
+        assert q["reason"] and isinstance(q["text"], str)
+    reasons = " | ".join(q["reason"] for q in quarantine)
+    for words in ('field "ts": must be seconds since the epoch', 'field "answer": must be a string',
+                  'field "context": must be a list of strings', "a span needs a span_id", "input.value must be",
+                  "not valid JSON", "must be a JSON object", "lone UTF-16 surrogate", "nested too deeply",
+                  "not valid UTF-8", 'field "retrieved"', "must be a finite number"):
+        assert words in reasons, words
+    assert json.loads((state / "offset.json").read_text())["offset"] == log.stat().st_size
+    assert "malformed (quarantined in" in summary_line(w)
+    # a restart that re-reads everything (offset lost) scores nothing twice, quarantines nothing twice
+    (state / "offset.json").unlink()
+    again = _watcher(tmp_path, log)
+    again.poll()
+    while again.pending:
+        again.poll()
+    assert sorted(_ids(state / "scored.jsonl")) == sorted(good)
+    assert len((state / "quarantine.jsonl").read_text().splitlines()) == len(quarantine)
+
+
+def test_torn_and_damaged_state_files_are_recovered(tmp_path):
+    log = tmp_path / "req.jsonl"
+    log.write_text("".join(live_judge.request_line(i) for i in range(6)))
+    first = _watcher(tmp_path, log)
+    first.poll()
+    state = tmp_path / "state"
+    scored = (state / "scored.jsonl").read_text().splitlines()
+    # a kill mid-append: the last record torn; and a torn offset file
+    (state / "scored.jsonl").write_text("\n".join(scored[:4]) + "\n" + scored[4][:17])
+    (state / "offset.json").write_text('{"offs')
+    (state / "quarantine.jsonl").write_text('{"offset": 3, "line": 1, "rea')
+    second = _watcher(tmp_path, log)
+    notes = " | ".join(second.notes)
+    assert "trimmed a torn last line" in notes and "offset.json is damaged" in notes
+    second.poll()
+    assert sorted(_ids(state / "scored.jsonl")) == sorted(f"r{i}" for i in range(6))
+    assert second.counts["duplicates"] == 4 and second.counts["scored"] == 2
+    assert (state / "quarantine.jsonl").read_text() == ""
+
+
+def test_alert_command_gets_the_environment_and_a_missing_one_is_reported(tmp_path, monkeypatch):
+    log = tmp_path / "req.jsonl"
+    log.write_text("".join(live_judge.request_line(i, answer="wrong") for i in range(3)))
+    marker = tmp_path / "alert.txt"
+    script = tmp_path / "bin" / "notify-me"
+    script.parent.mkdir()
+    script.write_text(f"#!/bin/sh\necho \"$RAGMETER_ALERT|$HOME_MARK\" >> {marker}\n")
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{script.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HOME_MARK", "kept")
+    w = _watcher(tmp_path, log, alerts=[Alert("faithfulness", below=0.8)], alert_command="notify-me")
+    w.poll()  # found on the user's PATH, with the user's variables
+    assert marker.read_text() == "faithfulness rolling mean 0.000 is below 0.8|kept\n"
+    gone = _watcher(tmp_path / "other", log, alerts=[Alert("faithfulness", below=0.8)],
+                    alert_command="no-such-command-anywhere --now")
+    gone.poll()
+    assert gone.fired and any("alert command could not run" in n for n in gone.notes)
+    with open(log, "a") as f:
+        f.write(live_judge.request_line(50))
+    gone.poll()  # still watching
+
+
+def _writer(log: Path, chunks: list[str], stop: threading.Event) -> None:
+    for chunk in chunks:
+        if stop.is_set():
+            return
+        with open(log, "a") as f:
+            f.write(chunk)
+        time.sleep(0.25)
+
+
+def test_kill_9_loop_while_the_log_grows(tmp_path):
+    rng = random.Random(17)
+    srv, state = judge_server.start(live_judge.over_http)
+    state.delay = 0.01
+    log = tmp_path / "req.jsonl"
+    chunks, good, bad = [], [], 0
+    for i in range(160):
+        chunks.append(live_judge.request_line(i))
+        if i != 78:
+            good.append(f"r{i}")
+        if i % 9 == 4:
+            chunks.append(BAD_LINES[(i // 9) % len(BAD_LINES)] + "\n")
+            bad += 1
+        if i == 77:  # a torn line: the writer died mid-record, the next record lands on it
+            chunks.append('{"request_id": "torn", "question": "cu')
+            bad += 1
+    log.write_text("")
+    cmd = [sys.executable, "-m", "ragmeter", "watch", str(log), "--judge", "openai:m", "--judge-base-url",
+           state.url + "/v1", "--state", str(tmp_path / "state"), "--port", "0", "--interval", "0.02"]
+    env = {**os.environ, "OPENAI_API_KEY": "k"}
+    stop = threading.Event()
+    writer = threading.Thread(target=_writer, args=(log, chunks, stop))
+    writer.start()
+    kills = 0
+    progress: list[int] = []  # scored records at each kill
+    try:
+        while kills < 22:
+            proc = subprocess.Popen(cmd + ["--max-seconds", "60"], env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE)
+            time.sleep(rng.uniform(1.5, 4.5))  # start-up and the first poll take ~3 s: kills land before, in, after
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            proc.stderr.close()
+            kills += 1
+            scored_file = tmp_path / "state" / "scored.jsonl"
+            progress.append(len(scored_file.read_bytes().split(b"\n")) - 1 if scored_file.exists() else 0)
+        writer.join()
+        quarantine = tmp_path / "state" / "quarantine.jsonl"
+        left_for_last = quarantine.read_text().count("\n") if quarantine.exists() else 0
+        done = subprocess.run(cmd + ["--once"], env=env, capture_output=True, text=True, timeout=180)
+        assert done.returncode == 0, done.stderr
+    finally:
+        stop.set()
+        writer.join()
+        srv.shutdown()
+    st = tmp_path / "state"
+    ids = _ids(st / "scored.jsonl")
+    assert len(ids) == len(set(ids)), "a request was scored twice"
+    assert sorted(ids) == sorted(good), "a request was lost"
+    offsets = [json.loads(line)["offset"] for line in (st / "quarantine.jsonl").read_text().splitlines()]
+    assert len(offsets) == len(set(offsets)) == bad
+    assert json.loads((st / "offset.json").read_text())["offset"] == log.stat().st_size
+    # the last process says what it quarantined when the killed ones left it bad lines (it may also re-read
+    # one a killed process quarantined before saving its offset, and say so)
+    assert "Traceback" not in done.stderr
+    assert len(offsets) == left_for_last or "malformed (quarantined in" in done.stderr, done.stderr
+    assert len({p for p in progress if 0 < p < len(good)}) >= 5, progress  # the kills landed mid-run
