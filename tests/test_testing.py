@@ -22,8 +22,7 @@ from ragmeter.live.watch import Alert, Watcher
 from ragmeter.metrics import REGISTRY, make_measure
 from ragmeter.report.terminal import comparison_text
 from ragmeter.testing import assert_metrics
-
-from .test_compare_gate import make_run
+from tests.analysis.test_compare import make_run
 
 VALUES = [0.2, 0.4, 0.3, 0.5, 0.1]  # mean 0.3
 MEAN = sum(VALUES) / len(VALUES)

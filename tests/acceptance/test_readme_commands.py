@@ -20,7 +20,6 @@ import shutil
 import pytest
 
 from ragmeter.runs import list_runs, load_run
-
 from tests import judge_server, seed_judge
 from tests.conftest import ROOT
 
@@ -320,3 +319,15 @@ def test_trec_prints_trec_evals_bytes(run_cli, here):
     assert run_cli("trec", qrels, ref / "results.test").exit_code == 4
     skipped = run_cli("trec", qrels, ref / "results.test", "--skip-missing")
     assert skipped.exit_code == 0 and "999" in skipped.stderr and skipped.stdout == out.stdout
+
+
+def test_readme_says_where_the_second_copy_of_the_model_is_and_how_to_remove_it():
+    """The model is installed as parts and assembled into the cache: README names the file the
+    loader writes and the command that removes it."""
+    from ragmeter.judges.local_model import BUNDLED_NAME, BUNDLED_SIZE, PART_PACKAGE
+    from tests.conftest import ROOT
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"~/.cache/ragmeter/models/{BUNDLED_NAME}" in readme
+    assert "rm -r ~/.cache/ragmeter/models" in readme and PART_PACKAGE.split("{")[0] in readme
+    assert f"{BUNDLED_SIZE / 1e9:.1f} GB assembled" in readme and "2.2 GB in all" in readme

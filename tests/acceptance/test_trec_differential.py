@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from ragmeter.trec import evaluate_trec
-
 from tests.installed import need
 
 pytrec_eval = need("pytrec_eval")

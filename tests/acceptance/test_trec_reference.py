@@ -15,7 +15,6 @@ import pytest
 from ragmeter.trec import evaluate_trec
 from ragmeter.trec.measures import UNSUPPORTED
 from ragmeter.trec.output import lines
-
 from tests.conftest import TREC_REF
 
 MEAS_PARAMS = ["iprec_at_recall..10,.20,.25,.75,.50", "P.5,7,3", "recall.20,2000", "Rprec_mult.5.0,0.2,0.35",

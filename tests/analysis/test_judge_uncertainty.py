@@ -15,14 +15,12 @@ from hypothesis import strategies as st
 import ragmeter
 from ragmeter.analysis.judge_agreement import ppi_mean
 from ragmeter.analysis.judge_uncertainty import judge_agreement, wilson_interval
-from ragmeter.judges import Judge
-from ragmeter.judges.backends import ScriptedBackend
+from ragmeter.judges import Judge, ScriptedBackend
 from ragmeter.judges.local_agreement import DEFAULT_RULE, DEFAULT_SETTINGS, PROMPTS, measured
 from ragmeter.judges.local_model import BUNDLED_SHA256
 from ragmeter.report.table import coverage_lines
-
 from tests import seed_judge
-from tests.test_compare_gate import make_run
+from tests.analysis.test_compare import make_run
 
 LOCAL = measured(BUNDLED_SHA256, DEFAULT_SETTINGS, DEFAULT_RULE)
 
@@ -156,3 +154,15 @@ def test_show_prints_the_agreement_beside_the_judged_metric_and_no_interval_for_
     assert out.exit_code == 0, out.output
     assert "faithfulness: judge agreement 0.71 [0.67-0.75] on 216 claims (leave-one-context-out" in out.stdout
     assert "n = 1: no interval" in out.stdout and "[0.600, 0.600]" not in out.stdout
+
+
+def test_ppi_interval_covers_the_true_mean_at_the_stated_rate():
+    covered, trials = 0, 400
+    for seed in range(trials):
+        rng = np.random.default_rng(seed)
+        truth = rng.binomial(1, 0.6, 2000).astype(float)  # what humans would say on every sample
+        judge = np.where(rng.random(2000) < 0.8, truth, 1 - truth)  # a judge right 80% of the time
+        labeled = rng.choice(2000, 150, replace=False)
+        theta, (lo, hi) = ppi_mean(judge, judge[labeled], truth[labeled])
+        covered += lo <= truth.mean() <= hi
+    assert 0.92 <= covered / trials <= 0.98

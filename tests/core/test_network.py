@@ -16,10 +16,9 @@ import pytest
 from ragmeter.core.network import http_options
 from ragmeter.embeddings.backends import OpenAIEmbedder
 from ragmeter.judges import Judge, OpenAIBackend, RetryPolicy
-
 from tests import judge_server
 from tests.judge_fixtures import answer, request
-from tests.test_judges import ask
+from tests.judges.test_backends import ask
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 

@@ -87,3 +87,26 @@ def test_a_notebook_runs_a_judged_evaluation_on_a_ragas_dataframe(seed_server, k
     assert printed["means"]["reciprocal_rank@5"] == pytest.approx(0.617, abs=5e-4)
     # the dataset cell: a short repr and an HTML table
     assert any("Dataset(6 samples" in t for t in data(4, "text/plain")) and data(4, "text/html")
+
+
+def test_notebook_progress_updates_one_line_per_stage():
+    from ragmeter.core.notebook import NotebookProgress, in_notebook
+
+    shown: list[str] = []
+
+    class Handle:
+        def update(self, obj):
+            shown.append(repr(obj))
+
+    def display(obj, display_id):
+        assert display_id is True
+        shown.append(repr(obj))
+        return Handle()
+
+    now = iter(range(100))
+    p = NotebookProgress(display, clock=lambda: float(next(now)))
+    p.start("verifying claims", 2)
+    p.advance(0)
+    p.advance(1)
+    assert shown[0].startswith("verifying claims: 0/2 (0%)") and shown[-1].startswith("verifying claims: 2/2 (100%)")
+    assert not in_notebook()  # pytest is not a Jupyter kernel: no display is attempted here

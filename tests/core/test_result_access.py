@@ -9,7 +9,6 @@ import pytest
 from ragmeter import Chunk, Sample, evaluate
 from ragmeter.core.result_access import ResultAccess
 from ragmeter.trec import evaluate_trec
-
 from tests.installed import need
 
 QRELS = {"q1": {"r1": 1, "r2": 2, "r3": 1}, "q2": {"x": 0, "y": 3}}

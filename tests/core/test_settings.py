@@ -28,7 +28,6 @@ from ragmeter.report.table import judge_line
 from ragmeter.runs import inputs, load_run
 from ragmeter.runs.driver import run_evaluation
 from ragmeter.runs.resume import resume_settings
-
 from tests import judge_server, live_judge, seed_judge
 from tests.installed import need
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import ragmeter
-from ragmeter.embeddings import make_embedder
+from ragmeter.core.sample import Sample
+from ragmeter.embeddings import CallableEmbedder, make_embedder
 from ragmeter.embeddings.minilm import EmbedderUnavailable
-
 from tests import judge_server
 
 
@@ -83,3 +83,23 @@ def test_criteria_file_applies_to_the_streamed_path_too(cli, warranty, tmp_path)
     means = json.loads(whole.stdout)["metrics"]["rubric(criterion='tone')"]["mean"]
     streamed_mean = json.loads(streamed.stdout)["metrics"]["rubric(criterion='tone')"]["mean"]
     assert means == streamed_mean == pytest.approx(0.9)
+
+
+def _sample(answer, reference):
+    return Sample(id="s", question="q", retrieved=(), answer=answer, reference=reference)
+
+
+def test_a_callable_embedder_is_accepted_and_named_but_gives_no_token_scores():
+    def bag(texts):
+        return [[t.count("a"), t.count("e") + 1] for t in texts]
+
+    r = ragmeter.evaluate([_sample("a cat", "a hat")], ["semantic_similarity", "token_match"], embedder=bag)
+    assert r.outcome("semantic_similarity", "s").value == pytest.approx(1.0)
+    tm = r.outcome("token_match", "s")
+    assert tm.status == "not_computed" and "no token vectors" in tm.reason
+    assert CallableEmbedder(bag).identity["model"].endswith("bag")
+
+
+def test_unknown_embedder_spec_is_a_clear_error():
+    with pytest.raises(ragmeter.InvalidParameterError, match="unknown embedder"):
+        make_embedder("word2vec")

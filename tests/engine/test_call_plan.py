@@ -54,3 +54,46 @@ def test_the_cli_dry_run_prints_what_it_assumes(cli, warranty, seed_server, tmp_
     assert "estimated time: about " in out.stdout and "(8 calls in flight at once; " in out.stdout
     assert "  assumes " in out.stdout
     assert "s per claims.extract call (median of this judge's 1 past call(s) in the ledger)" in out.stdout
+
+
+def test_dry_run_counts_the_verification_prompts_tokens(warranty):
+    """Verification prompts send the passages and the claims; the estimate used to count only
+    extraction (386 tokens for faithfulness, and the same for faithfulness + context recall)."""
+    from ragmeter import load_dataset
+    from ragmeter.engine.call_plan import dry_run_plan
+    from ragmeter.engine.evaluate import resolve_measures
+    from ragmeter.evidence.sources import Sources
+    from ragmeter.judges import Judge
+    from ragmeter.judges.backends import ScriptedBackend
+    from tests import seed_judge
+
+    data = load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")  # q1 alone is answered
+    judge = Judge(ScriptedBackend(seed_judge.scripted))
+    extract, faith, both = (dry_run_plan(data, resolve_measures(m, 5), sources=Sources(judge=judge))
+                            for m in (["answer_relevancy"], ["faithfulness"], ["faithfulness", "context_recall"]))
+    q1 = next(s for s in data.samples if s.id == "q1")
+    passages = sum(len(c.text or "") for c in q1.retrieved) // 4
+    assert faith["calls"] == 2 and both["calls"] == 3
+    assert faith["estimated_input_tokens"] >= extract["estimated_input_tokens"] + passages
+    assert both["estimated_input_tokens"] >= faith["estimated_input_tokens"] + passages
+    assert faith["calls_by_prompt"] == {"claims.extract": 1, "claims.verify": 1}
+
+
+def test_dry_run_of_the_local_judge_estimates_its_time(warranty):
+    from ragmeter import load_dataset
+    from ragmeter.engine.call_plan import dry_run_plan
+    from ragmeter.engine.evaluate import resolve_measures
+    from ragmeter.evidence.sources import Sources
+    from ragmeter.judges import Judge
+    from ragmeter.judges.backends import ScriptedBackend
+    from ragmeter.judges.local_agreement import SECONDS_PER_CALL
+    from tests import seed_judge
+
+    data = load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
+    plan = dry_run_plan(data, resolve_measures(["faithfulness", "context_recall"], 5),
+                        sources=Sources(judge=Judge(ScriptedBackend(seed_judge.scripted, name="local"))))
+    expected = SECONDS_PER_CALL["claims.extract"] + 2 * SECONDS_PER_CALL["claims.verify"]
+    assert plan["estimated_seconds"] == round(expected, 1)
+    # the note says what the figure rests on now, per prompt (issue 31; tests/engine/test_dry_run.py)
+    assert "seconds per call vary" in plan["time_note"]
+    assert plan["seconds_per_call"]["claims.verify"]["from"].startswith("bundled figure: ")

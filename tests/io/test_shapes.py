@@ -18,7 +18,6 @@ import pytest
 
 from ragmeter import InvalidInputError, UnsupportedInputError, evaluate, load_dataset
 from ragmeter.io.foreign import content_id
-
 from tests.conftest import WARRANTY
 from tests.installed import need
 

@@ -21,7 +21,6 @@ from ragmeter.judges import (
 )
 from ragmeter.judges.transport import AdaptiveLimiter
 from ragmeter.ledger import Ledger
-
 from tests import judge_server
 from tests.judge_fixtures import answer, request
 

@@ -12,7 +12,6 @@ from dataclasses import replace
 import pytest
 
 import ragmeter
-
 from tests.installed import need
 
 need("cyllama", "the local judge needs: pip install 'ragmeter[local]'")

@@ -106,3 +106,47 @@ def test_a_click_sent_twice_is_written_once_even_after_a_restart(tmp_path):
     assert [json.loads(x)["eid"] for x in path.read_text().splitlines()] == ["e-1", "e-2"]
     with pytest.raises(ValueError, match="eid"):
         check_event(_ev(eid="x" * 65))
+
+
+def test_every_event_is_on_disk_before_append_returns(tmp_path):
+    path = tmp_path / "l.jsonl"
+    store = LabelStore(path)
+    store.append(_ev())
+    store.append(_ev(grade=3))
+    store.append(_ev(chunk="c2", grade=None))
+    lines = path.read_text().splitlines()
+    assert len(lines) == 3 and json.loads(lines[1])["grade"] == 3
+    assert load_state(path).grades == {"alice": {"q1": {"c1": 3}}}  # the last event wins
+    store.close()
+
+
+def test_a_torn_last_line_is_ignored_by_readers_and_cut_by_the_writer(tmp_path):
+    path = tmp_path / "l.jsonl"
+    store = LabelStore(path)
+    store.append(_ev())
+    store.close()
+    with open(path, "ab") as f:
+        f.write(b'{"v":1,"labeler":"alice","sample":"q1","kind":"gra')  # a crash mid-write
+    assert [e["grade"] for e in read_events(path)] == [1]
+    store = LabelStore(path)
+    assert store.trimmed == len(b'{"v":1,"labeler":"alice","sample":"q1","kind":"gra')
+    store.append(_ev(chunk="c2", grade=2))
+    store.close()
+    assert [json.loads(x)["chunk"] for x in path.read_text().splitlines()] == ["c1", "c2"]
+
+
+def test_a_damaged_line_inside_the_file_is_an_error_naming_it(tmp_path):
+    path = tmp_path / "l.jsonl"
+    path.write_text(json.dumps({**_ev(), "v": 1, "at": "x"}) + "\nnot json\n" + json.dumps({**_ev(), "v": 1}) + "\n")
+    with pytest.raises(InvalidInputError, match="line 2"):
+        load_state(path)
+
+
+def test_events_are_validated(tmp_path):
+    store = LabelStore(tmp_path / "l.jsonl")
+    for bad in (_ev(grade=4), _ev(grade=True), _ev(labeler="<script>"), _ev(kind="delete"), _ev(chunk=""),
+                {"kind": "note", "labeler": "a", "sample": "q1", "text": "x" * 5000}):
+        with pytest.raises(ValueError):
+            store.append(bad)
+    store.close()
+    assert (tmp_path / "l.jsonl").read_text() == ""

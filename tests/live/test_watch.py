@@ -18,12 +18,15 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.parser import text_string_to_metric_families
 
 from ragmeter.judges import Judge, ScriptedBackend
 from ragmeter.live.loop import summary_line
-from ragmeter.live.watch import Alert, Watcher
-
+from ragmeter.live.watch import Alert, Watcher, serve
 from tests import judge_server, live_judge
 
 BAD_LINES = [
@@ -201,3 +204,103 @@ def test_kill_9_loop_while_the_log_grows(tmp_path):
     assert "Traceback" not in done.stderr
     assert len(offsets) == left_for_last or "malformed (quarantined in" in done.stderr, done.stderr
     assert len({p for p in progress if 0 < p < len(good)}) >= 5, progress  # the kills landed mid-run
+
+
+HERE = Path(__file__).parent.parent
+
+
+def watcher(tmp_path, log, **kw):
+    return Watcher(str(log), Judge(ScriptedBackend(live_judge.scripted)), tmp_path / "state", **kw)
+
+
+def test_watch_scores_while_a_writer_appends_and_serves_metrics(tmp_path):
+    log = tmp_path / "req.jsonl"
+    writer = subprocess.Popen([sys.executable, str(HERE / "watch_writer.py"), str(log), "40", "0.01"])
+    registry = CollectorRegistry()
+    w = watcher(tmp_path, log, window=25, registry=registry)
+    server = serve(registry, "127.0.0.1", 0)
+    try:
+        while writer.poll() is None:
+            w.poll()
+            time.sleep(0.05)
+        w.poll()
+        assert w.counts["scored"] == 40 and w.counts["malformed"] == 4
+        scored = [json.loads(line)["id"] for line in (tmp_path / "state" / "scored.jsonl").read_text().splitlines()]
+        assert sorted(scored) == sorted(f"r{i}" for i in range(40))
+        summary = w.window_summary()
+        assert summary["faithfulness"] == {"mean": 1.0, "scored": 25, "not_computed": 0, "failed": 0, "reasons": {}}
+        text = urllib.request.urlopen(f"http://127.0.0.1:{server.server_port}/metrics", timeout=5).read().decode()
+        samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+                   for fam in text_string_to_metric_families(text) for s in fam.samples}
+        assert samples[("ragmeter_rolling_mean", (("metric", "faithfulness"), ("window", "last_n")))] == 1.0
+        assert samples[("ragmeter_log_lines", (("outcome", "malformed"),))] == 4
+        # 40 extractions (the questions differ); the 40 verifications ask the same thing
+        # (same claim, same evidence), so the ledger answers 39 of them without a call
+        assert samples[("ragmeter_judge_calls", ())] == 41
+    finally:
+        server.shutdown()
+
+
+def test_restart_resumes_from_the_offset_without_rescoring(tmp_path):
+    log = tmp_path / "req.jsonl"
+    log.write_text("".join(live_judge.request_line(i) for i in range(10)))
+    first = watcher(tmp_path, log)
+    first.poll()
+    with open(log, "a") as f:
+        f.write("".join(live_judge.request_line(i) for i in range(10, 15)))
+        f.write(live_judge.request_line(3))  # a duplicate request id
+        f.write('{"request_id": "partial", "question": "cut')  # no newline yet: not read
+    second = watcher(tmp_path, log)
+    assert second.poll() == 5 and second.counts["duplicates"] == 1
+    ids = [json.loads(line)["id"] for line in (tmp_path / "state" / "scored.jsonl").read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 15
+
+
+def test_kill_9_mid_run_loses_and_duplicates_nothing(tmp_path):
+    srv, state = judge_server.start(live_judge.over_http)
+    state.delay = 0.1
+    log = tmp_path / "req.jsonl"
+    log.write_text("".join(live_judge.request_line(i) for i in range(60)))
+    cmd = [sys.executable, "-m", "ragmeter", "watch", str(log), "--judge", "openai:m", "--judge-base-url",
+           state.url + "/v1", "--state", str(tmp_path / "state"), "--port", "0", "--interval", "0.05"]
+    env = {**os.environ, "OPENAI_API_KEY": "k"}
+    try:
+        proc = subprocess.Popen(cmd + ["--max-seconds", "60"], env=env, stderr=subprocess.DEVNULL)
+        scored = tmp_path / "state" / "scored.jsonl"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not scored.exists() or len(scored.read_text().splitlines()) < 16):
+            assert proc.poll() is None, "the watcher exited early"
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        at_kill = len(scored.read_text().splitlines())
+        assert 16 <= at_kill < 60, "the kill must land mid-run"
+        done = subprocess.run(cmd + ["--once"], env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        ids = [json.loads(line)["id"] for line in (tmp_path / "state" / "scored.jsonl").read_text().splitlines()]
+        assert len(ids) == len(set(ids)) == 60
+    finally:
+        srv.shutdown()
+
+
+def test_threshold_alert_runs_the_command_once_per_crossing(tmp_path):
+    log = tmp_path / "req.jsonl"
+    log.write_text("".join(live_judge.request_line(i, answer="wrong") for i in range(5)))
+    marker = tmp_path / "alerts.txt"
+    w = watcher(tmp_path, log, alerts=[Alert("faithfulness", below=0.8)],
+                alert_command=f"{sys.executable} -c \"import os; "
+                              f"open({str(marker)!r}, 'a').write(os.environ['RAGMETER_ALERT'] + chr(10))\"")
+    w.poll()
+    assert w.fired == ["faithfulness rolling mean 0.000 is below 0.8"]
+    with open(log, "a") as f:
+        f.write(live_judge.request_line(99, answer="wrong"))
+    w.poll()
+    assert w.fired == [] and marker.read_text().count("below 0.8") == 1  # still firing: not repeated
+
+
+def test_drift_from_a_baseline_alerts(tmp_path):
+    log = tmp_path / "req.jsonl"
+    log.write_text("".join(live_judge.request_line(i, answer="ok" if i % 4 == 0 else "no") for i in range(40)))
+    w = watcher(tmp_path, log, alerts=[Alert("faithfulness", baseline=[1.0] * 30 + [0.0] * 2, max_drop=0.1)])
+    w.poll()
+    assert w.fired and "dropped" in w.fired[0] and "significant" in w.fired[0]

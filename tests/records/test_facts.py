@@ -42,7 +42,6 @@ from ragmeter.records import (
 )
 from ragmeter.records.facts import undefined_reason
 from ragmeter.records.verdicts import count
-
 from tests import judge_server
 
 ROOT = Path(__file__).resolve().parents[2]

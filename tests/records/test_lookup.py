@@ -28,7 +28,6 @@ from ragmeter.records import (
     parse_source,
 )
 from ragmeter.records.facts import fact_counts
-
 from tests.installed import need
 from tests.records_servers import ORDERS, documents, start_records_server
 

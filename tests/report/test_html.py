@@ -11,7 +11,6 @@ import subprocess
 import pytest
 
 from ragmeter.runs import list_runs
-
 from tests import judge_server, seed_judge
 
 EVIL = '<script>document.body.dataset.pwned="script"</script><img src=x onerror="document.body.dataset.pwned=1">'
@@ -113,7 +112,7 @@ def sample_report(cli, warranty, runs_dir, tmp_path):
 
 @pytest.fixture
 def webdriver_for(tmp_path):
-    from tests.test_label_browser import _tools
+    from tests.label.test_server import _tools
 
     made = []
 

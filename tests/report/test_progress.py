@@ -20,9 +20,8 @@ import ragmeter
 from ragmeter.core import settings
 from ragmeter.core.errors import LowCoverageWarning, RagmeterWarning
 from ragmeter.report.progress import PlainProgress, RichProgress, progress_factory
-
 from tests.judge_fixtures import request
-from tests.test_judges import ask, openai_judge
+from tests.judges.test_backends import ask, openai_judge
 
 SRC = str(Path(ragmeter.__file__).parent.parent)
 PLAIN = re.compile(r"^ragmeter: (.+) (\d+)/(\d+) \(\d+%\)(, \d+ calls, \d+ cached)?, (ETA \d+m?\d*s|done in [\d.]+s)$")
@@ -171,8 +170,7 @@ def test_pairwise_and_judge_check_report_progress(cli):
     from ragmeter.analysis.pairwise import pairwise
     from ragmeter.judges import Judge, ScriptedBackend
     from ragmeter.judges.agreement_set import check, load_set
-
-    from tests.test_rubric_pairwise_agreement import _pair_samples
+    from tests.analysis.test_pairwise import _pair_samples
 
     a, b = _pair_samples()
     rec = Recorder()
@@ -221,3 +219,14 @@ def test_the_command_line_says_nothing_retrieved_once(tmp_path):
                          capture_output=True, text=True, env=env, timeout=120, check=True)
     assert out.stderr.count("no sample has a retrieved list") == 1, out.stderr
     assert "Warning" not in out.stderr and "note: no sample has a retrieved list" in out.stderr
+
+
+def test_the_judge_line_counts_requests_after_a_5xx(cli, warranty, seed_server):
+    seed_server.queue({"status": 500})
+    res = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--only", "q1",
+              "--metrics", "faithfulness", "--judge", "openai:m", "--concurrency", "1", "--no-save",
+              "--judge-base-url", seed_server.url + "/v1")
+    assert res.exit_code == 0 and "0 failed" in res.stdout
+    calls = seed_server.count - 1
+    assert f"judge openai:m: {calls} calls" in res.stdout
+    assert f"{seed_server.count} HTTP requests (1 retried after a timeout, 5xx or 429)" in res.stdout

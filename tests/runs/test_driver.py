@@ -3,11 +3,14 @@ the dry run and the engine used to parse each string two or three times)."""
 
 from __future__ import annotations
 
+import errno
 import importlib
+import json
 
 import pytest
 
 from ragmeter.core.settings import Settings
+from ragmeter.runs import list_runs
 from ragmeter.runs.driver import run_evaluation
 
 
@@ -33,3 +36,59 @@ def test_each_measure_string_is_parsed_once_per_run(parses, warranty, tmp_path, 
     done = run_evaluation(settings)
     assert sorted(parses) == ["faithfulness", "mrr", "ndcg@5"]
     assert done.plan is not None or done.result is not None or done.streamed is not None
+
+
+LABEL = "recall,ndcg"
+
+
+JUDGED_ARGS = ("--metrics", "recall,faithfulness", "--judge", "openai:m", "--concurrency", "1")
+
+
+def _runs(runs_dir):
+    return sorted(p for p in runs_dir.iterdir() if p.is_dir()) if runs_dir.exists() else []
+
+
+@pytest.mark.parametrize("args", [("--metrics", "bogus"), ("--k", "-1"), ("--judge", "nope:x")])
+def test_rejected_options_leave_no_run_directory(cli, warranty, runs_dir, args):
+    res = cli("eval", warranty / "dataset.jsonl", *args)
+    assert res.exit_code == 2 and _runs(runs_dir) == []
+
+
+@pytest.mark.parametrize("extra", [(), ("--block", "1")])
+def test_a_rejected_dataset_leaves_no_run_directory(cli, tmp_path, runs_dir, extra):
+    bad = tmp_path / "bad.jsonl"
+    good = json.dumps({"id": "q0", "retrieved": ["a"], "relevant": {"a": 1}})
+    bad.write_text(good + '\n{"id": "q1", "retrieved": [}\n')
+    res = cli("eval", bad, "-m", "recall", *extra)
+    assert res.exit_code == 2 and "bad.jsonl" in res.output and "line 2" in res.output and _runs(runs_dir) == []
+
+
+def test_an_unwritable_runs_folder_fails_before_any_scoring(cli, warranty, tmp_path, seed_server):
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("x")
+    res = cli("eval", warranty / "dataset.jsonl", *JUDGED_ARGS, "--judge-base-url", seed_server.url + "/v1",
+              "--runs-dir", blocked / "runs", "--ledger", tmp_path / "l.sqlite")
+    assert res.exit_code == 2 and "runs folder cannot be written" in res.output and str(blocked) in res.output
+    assert seed_server.count == 0  # nothing was paid for
+
+
+def test_a_full_disk_is_a_typed_error(cli, warranty, runs_dir, monkeypatch):
+    from ragmeter.runs import store
+
+    def full(path, doc):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store, "write_json", full)
+    res = cli("eval", warranty / "dataset.jsonl", "-m", LABEL)
+    assert res.exit_code == 2 and "No space left" in res.output and "free some disk space" in res.output
+
+
+def test_a_judge_failure_keeps_the_label_table_and_marks_the_run_interrupted(cli, warranty, runs_dir, seed_server):
+    seed_server.queue({"status": 401})
+    res = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", *JUDGED_ARGS,
+              "--judge-base-url", seed_server.url + "/v1")
+    assert res.exit_code == 2
+    (run,) = list_runs(runs_dir)
+    assert run.setup["status"] == "interrupted" and "HTTP 401" in run.setup["stopped_by"]
+    assert run.summary["recall@5"]["scored"] == 6 and len(run.results) == 6  # saved before the judge started
+    assert "--resume" in cli("show", run.path).stdout and "interrupted" in cli("runs", runs_dir).stdout

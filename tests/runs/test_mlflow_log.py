@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from ragmeter import evaluate, load_dataset
-
 from tests.conftest import WARRANTY
 from tests.installed import need
 

@@ -13,20 +13,25 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from ragmeter.core.columns import LabelColumns
+from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.sample import Chunk, Sample
 from ragmeter.core.secrets import redacted_json_lines
-from ragmeter.io.dataset import load_dataset
+from ragmeter.engine.evaluate import evaluate
+from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.io.label_file import LazySamples
 from ragmeter.io.writer import sample_to_row
-from ragmeter.runs.result_lines import sample_lines
-from tests.test_fast_load import general, grades, records, texts
+from ragmeter.runs.result_lines import result_lines, sample_lines
+from tests.io.test_label_file import general, grades, records, texts
 
 SECRET = "sk-fastsave-0123456789"  # held as an API key below: redacted in run files
 LEAKS = st.sampled_from([SECRET, "see http://u:pw@host/x", "x@y", "https://a:b@c", f'"{SECRET}"'])
@@ -179,3 +184,139 @@ def test_a_block_of_plain_records_is_held_as_columns(tmp_path: Path) -> None:
     assert [d.columns is not None for d in got] == [True, False, True]
     assert [d.fingerprint for d in got] == ["", "", ""]
     assert isinstance(got[0].samples, LazySamples) and list(got[0].columns.ids) == ["q0", "q1", "q2"]  # type: ignore[union-attr]
+
+
+class Untouchable(Sequence[Sample]):
+    """Samples that fail the test when read: the columnar path must never build one."""
+
+    def __len__(self) -> int:
+        raise AssertionError("dataset.samples was read (len) on the columnar path")
+
+    def __getitem__(self, index: Any) -> Any:
+        raise AssertionError("dataset.samples was read (item) on the columnar path")
+
+    def __iter__(self) -> Iterator[Sample]:
+        raise AssertionError("dataset.samples was read (iteration) on the columnar path")
+
+
+def columnar(samples: Sequence[Sample]) -> Dataset:
+    """The dataset as the columnar reader gives it, its samples unreadable."""
+    plain = from_samples(samples, path="data.jsonl")
+    return Dataset(samples=Untouchable(), path=plain.path, fingerprint=plain.fingerprint,  # type: ignore[arg-type]
+                   testset_fingerprint=plain.testset_fingerprint, columns=LabelColumns.from_samples(samples))
+
+
+def per_sample(samples: Sequence[Sample], measures: list[str], k: int | None) -> EvaluationResult:
+    """Today's path: scored from the samples, every outcome an object in a tuple."""
+    r = evaluate(from_samples(samples, path="data.jsonl"), measures, k=k)
+    return EvaluationResult(tuple(samples), r.measures, {m: tuple(r.outcomes[m]) for m in r.measures},
+                            r.dataset_fingerprint, r.dataset_path, testset_fingerprint=r.testset_fingerprint)
+
+
+ids = st.sampled_from([f"c{i}" for i in range(8)])
+
+
+score_grades = st.sampled_from([0.0, 1.0, 1.0, 2.0, 3.0])
+
+
+@st.composite
+def label_samples(draw: Any) -> list[Sample]:
+    n = draw(st.integers(1, 12))
+    out = []
+    for i in range(n):
+        retrieved = draw(st.lists(ids, max_size=6, unique=True))  # empty rankings included
+        labels = draw(st.dictionaries(ids, score_grades, max_size=4))  # no labels: NotComputed
+        name = draw(st.sampled_from([f"q{i}", f"q{i} \"é\"\n", f"q{i}%s", f"q{i} http://u:pw@host/x",
+                                     f"q{i} {SECRET}"]))
+        out.append(Sample(name, question=f"question {i}", retrieved=tuple(Chunk(c) for c in retrieved),
+                          relevance=labels))
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
+                                        "ignore::ragmeter.core.errors.NothingRetrievedWarning")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(samples=label_samples(), k=st.sampled_from([None, 3]))
+def test_results_lines_are_the_redacted_rows(samples: list[Sample], k: int | None) -> None:
+    """results.jsonl from the columns: the lines of the redacted to_dict rows, byte for byte."""
+    names = ["precision@3", "ndcg", "recall@2"]
+    fast = evaluate(columnar(samples), names, k=k)
+    slow = per_sample(samples, names, k)
+    with patched_env("FASTSCORE_API_KEY", SECRET):
+        expected = list(redacted_json_lines(slow.to_dict()["samples"]))
+        assert list(result_lines(fast)) == expected == list(result_lines(slow))
+    assert not any(SECRET in line or "u:pw@" in line for line in expected)
+
+
+@contextmanager
+def patched_env(name: str, value: str) -> Iterator[None]:
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = old
+
+
+sample_texts = st.one_of(st.none(),
+                         st.sampled_from(["", "plain", 'q "é" \\ \n\t\x01', "see http://u:pw@host/x", SECRET]),
+                         st.text(max_size=8))
+
+
+@st.composite
+def any_samples(draw: Any) -> list[Sample]:
+    out = []
+    for i in range(draw(st.integers(0, 6))):
+        chunk_ids = draw(st.lists(st.sampled_from(["a", "b", "é\"c", SECRET]), max_size=3, unique=True))
+        scored = draw(st.booleans())
+        chunks = tuple(Chunk(c, score=draw(st.floats(allow_nan=False)) if scored else None,
+                             text=draw(sample_texts) if scored else None) for c in chunk_ids)
+        grade = st.one_of(st.sampled_from([0.0, 1.0, -0.0, 2.5, 1e300]), st.integers(-1, 3))
+        out.append(Sample(draw(st.sampled_from([f"q{i}", f"q{i} {SECRET}", f"q{i}\u2028"])),
+                          question=draw(sample_texts),
+                          retrieved=chunks, relevance=draw(st.dictionaries(st.sampled_from(["a", "x", "ü"]), grade,
+                                                                           max_size=3)),
+                          answer=draw(sample_texts), reference=draw(sample_texts), answerable=draw(st.booleans()),
+                          context=draw(st.one_of(st.none(), st.just(("a",)))),
+                          metadata=draw(st.sampled_from([{}, {"k": 1}]))))
+    return out
+
+
+@pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
+                                        "ignore::ragmeter.core.errors.NothingRetrievedWarning")
+@settings(max_examples=150, deadline=None)
+@given(samples=any_samples())
+def test_sample_lines_are_the_redacted_rows(samples: list[Sample]) -> None:
+    """samples.jsonl from the template: the lines of the redacted sample_to_row rows, byte for byte."""
+    with patched_env("FASTSCORE_API_KEY", SECRET):
+        expected = list(redacted_json_lines(sample_to_row(s) for s in samples))
+        assert list(sample_lines(samples)) == expected
+    assert not any(SECRET in line or "u:pw@" in line for line in expected)
+
+
+json_values = st.recursive(st.one_of(st.none(), st.booleans(), st.floats(allow_nan=False), st.integers(),
+                                     st.text(alphabet=st.sampled_from('ab@:/"\\\nx-'), max_size=12),
+                                     st.sampled_from(["http://u:p@host/v1", "key sk-secret\"99 here", "tok-abcdefgh"])),
+                           lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                   st.dictionaries(st.text(alphabet="ab@k", max_size=3), inner,
+                                                                   max_size=3)), max_leaves=8)
+
+
+@pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning", "ignore::RuntimeWarning")
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(rows=[{"id": 'key sk-secret"99 here'}], secret='sk-secret"99')  # written escaped in the text
+@example(rows=[{"id": ["http://u:p@host/v1"]}], secret=None)
+@given(rows=st.lists(st.dictionaries(st.sampled_from(["id", "metrics", "x@y"]), json_values, max_size=3), max_size=4),
+       secret=st.sampled_from([None, "tok-abcdefgh", 'sk-secret"99']))
+def test_run_file_lines_are_the_redacted_rows_json(monkeypatch, rows, secret):
+    """The run directory's JSONL lines, written from each row's text when nothing in it can be
+    redacted, are the lines of the rows redacted value by value."""
+    from ragmeter.core.secrets import redact_value, redacted_json_lines
+
+    monkeypatch.delenv("BENCH_API_KEY", raising=False)
+    if secret:
+        monkeypatch.setenv("BENCH_API_KEY", secret)
+    assert list(redacted_json_lines(rows)) == [json.dumps(redact_value(r), ensure_ascii=False) for r in rows]

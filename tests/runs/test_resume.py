@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -21,9 +22,9 @@ import ragmeter
 from ragmeter.judges import Judge
 from ragmeter.judges.backends import Backend, Reply
 from ragmeter.runs import list_runs, load_run
-
 from tests import judge_server, seed_judge
 from tests.conftest import ROOT, WARRANTY
+from tests.judge_fixtures import answer
 
 MODELS = ("m0", "m1", "m2", "m3")
 METRICS = "recall,faithfulness,context_recall"
@@ -171,3 +172,203 @@ def test_kill_9_loop_over_eval_and_resume(tmp_path, cli):
               f"asked again after a kill: {sum(n - 1 for n in asked.values())}")
     finally:
         srv.shutdown()
+
+
+WORKER = Path(__file__).parent.parent / "judge_worker.py"
+
+
+N = 60
+
+
+def stored(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as db:
+        try:
+            return db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0]
+        except sqlite3.OperationalError:
+            return 0
+
+
+def test_kill_9_then_resume_loses_and_repeats_nothing(tmp_path):
+    srv, server = judge_server.start(answer)
+    server.delay = 0.05
+    ledger = tmp_path / "ledger.sqlite"
+    try:
+        first = subprocess.Popen([sys.executable, str(WORKER), server.url, str(ledger), str(N)])
+        deadline = time.monotonic() + 60
+        while stored(ledger) < N // 3 and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.02)
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait()
+        time.sleep(0.3)  # let the server finish what the dead process had in flight
+        done_before, calls_before = stored(ledger), server.count
+        assert 0 < done_before < N, "the kill must land mid-run"
+        lost_in_flight = calls_before - done_before
+        assert 0 <= lost_in_flight <= 4  # at most the concurrency limit
+
+        second = subprocess.run([sys.executable, str(WORKER), server.url, str(ledger), str(N)],
+                                capture_output=True, text=True, timeout=120)
+        assert second.returncode == 0, second.stderr
+        assert second.stdout.strip() == str(N)
+        with sqlite3.connect(ledger) as db:
+            keys = [k for (k,) in db.execute("SELECT key FROM judgments")]
+            ok = db.execute("SELECT COUNT(*) FROM judgments WHERE status = 'ok'").fetchone()[0]
+        assert len(keys) == len(set(keys)) == N and ok == N
+        assert server.count == N + lost_in_flight
+        rerun = subprocess.run([sys.executable, str(WORKER), server.url, str(ledger), str(N)],
+                               capture_output=True, text=True, timeout=120)
+        assert rerun.stdout.strip() == str(N) and server.count == N + lost_in_flight  # zero calls
+    finally:
+        srv.shutdown()
+
+
+def test_concurrent_writers_do_not_corrupt_the_ledger(tmp_path):
+    """Two processes judging the same items into one ledger: every judgment once, none broken."""
+    srv, server = judge_server.start(answer)
+    ledger = tmp_path / "ledger.sqlite"
+    try:
+        procs = [subprocess.Popen([sys.executable, str(WORKER), server.url, str(ledger), "30"],
+                                  stdout=subprocess.PIPE, text=True) for _ in range(2)]
+        outs = [p.communicate(timeout=120)[0].strip() for p in procs]
+        assert outs == ["30", "30"]
+        with sqlite3.connect(ledger) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+            assert db.execute("SELECT COUNT(*), COUNT(DISTINCT key) FROM judgments").fetchone() == (30, 30)
+    finally:
+        srv.shutdown()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
+def test_label_metrics_open_no_socket(monkeypatch, warranty):
+    """No telemetry, no downloads: a label-only evaluation never opens a network connection."""
+    import socket
+
+    import ragmeter
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a network connection was attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
+    assert ragmeter.evaluate(data).means()["ndcg@5"] is not None
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_crashed_run_is_listed_as_interrupted_with_how_to_finish_it(cli, warranty, runs_dir, monkeypatch):
+    assert cli("eval", warranty / "dataset.jsonl").exit_code == 0
+    (run,) = list_runs(runs_dir)
+    setup = json.loads((run.path / "setup.json").read_text())
+    setup.update(status="running", pid=_dead_pid())
+    (run.path / "setup.json").write_text(json.dumps(setup))
+    assert load_run(run.path).status == "interrupted"
+    listed = cli("runs", runs_dir).stdout
+    # runs_dir is not the default folder (./runs), so the name alone would not be found: the path
+    assert "interrupted" in listed and f"ragmeter eval --resume {run.path}`" in listed
+    assert cli("show", run.path).stdout.startswith(f"run {run.name}: interrupted")
+    monkeypatch.setenv("RAGMETER_RUNS_DIR", str(runs_dir))  # the default folder: the name is enough
+    assert f"ragmeter eval --resume {run.name}`" in cli("runs", runs_dir).stdout
+    # a run whose process is alive (this one) stays running
+    setup.update(pid=__import__("os").getpid())
+    (run.path / "setup.json").write_text(json.dumps(setup))
+    assert load_run(run.path).status == "running"
+
+
+def test_resume_marks_the_run_as_this_process_and_completes_it(cli, warranty, runs_dir):
+    assert cli("eval", warranty / "dataset.jsonl").exit_code == 0
+    (run,) = list_runs(runs_dir)
+    setup = json.loads((run.path / "setup.json").read_text())
+    setup.update(status="running", pid=_dead_pid())
+    (run.path / "setup.json").write_text(json.dumps(setup))
+    assert cli("eval", "--resume", run.path).exit_code == 0
+    assert load_run(run.path).status == "complete"
+
+
+LABEL = "recall,ndcg"
+
+
+JUDGED_ARGS = ("--metrics", "recall,faithfulness", "--judge", "openai:m", "--concurrency", "1")
+
+
+def _runs(runs_dir):
+    return sorted(p for p in runs_dir.iterdir() if p.is_dir()) if runs_dir.exists() else []
+
+
+def test_resume_from_another_folder_with_a_new_server_url(cli, warranty, tmp_path, monkeypatch, seed_server):
+    work = tmp_path / "work"
+    work.mkdir()
+    shutil.copy(warranty / "dataset.jsonl", work / "d.jsonl")
+    shutil.copy(warranty / "corpus.jsonl", work / "c.jsonl")
+    monkeypatch.chdir(work)
+    first = cli("eval", "d.jsonl", "--corpus", "c.jsonl", "--only", "q1", *JUDGED_ARGS,
+                "--judge-base-url", "http://127.0.0.1:9/v1", "--runs-dir", "runs", "--timeout", "0.5")
+    assert "1 failed (1 unreachable, not stored)" in first.stdout  # the server was not there
+    (run,) = _runs(work / "runs")
+    options = load_run(run).setup["options"]
+    assert options["dataset"] == str(work / "d.jsonl") and options["ledger"] == str(work / "runs" / "ledger.sqlite")
+    assert load_run(run).setup["dataset"]["fingerprint"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    refused = cli("eval", "--resume", run, "--judge", "openai:other")
+    assert refused.exit_code == 2 and "--judge" in refused.output
+    done = cli("eval", "--resume", run, "--judge-base-url", seed_server.url + "/v1", "--timeout", "5")
+    assert done.exit_code == 0, done.output
+    finished = load_run(run)
+    assert finished.complete and finished.setup["options"]["judge_base_url"] == seed_server.url + "/v1"
+    assert finished.summary["faithfulness"]["failed"] == 0 and finished.summary["faithfulness"]["scored"] == 1
+    assert (work / "runs" / "ledger.sqlite").exists() and not (elsewhere / "runs").exists()
+
+
+def test_resume_refuses_a_dataset_that_changed(cli, warranty, tmp_path, runs_dir):
+    data = tmp_path / "d.jsonl"
+    shutil.copy(warranty / "dataset.jsonl", data)
+    assert cli("eval", data, "-m", LABEL).exit_code == 0
+    (run,) = _runs(runs_dir)
+    rows = data.read_text().splitlines()
+    data.write_text("\n".join(rows[:-1]) + "\n")
+    res = cli("eval", "--resume", run)
+    assert res.exit_code == 2 and "the dataset changed since the run started" in res.output and str(data) in res.output
+
+
+def test_retry_failed_from_the_cli_on_eval_and_resume(cli, warranty, runs_dir, seed_server):
+    args = ("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--only", "q1",
+            "--metrics", "faithfulness", "--judge", "openai:m", "--concurrency", "1", "--max-reasks", "0",
+            "--judge-base-url", seed_server.url + "/v1")
+    seed_server.queue({"content": {"claims": "broken"}})  # the extraction never validates: stored as failed
+    first = cli(*args)
+    assert first.exit_code == 0 and "1 failed" in first.stdout
+    calls = seed_server.count
+    again = cli(*args)
+    assert "1 failed" in again.stdout and seed_server.count == calls  # final until asked
+    (run, _) = _runs(runs_dir)
+    retried = cli("eval", "--resume", run, "--retry-failed")
+    assert retried.exit_code == 0 and seed_server.count > calls
+    assert load_run(run).summary["faithfulness"]["failed"] == 0
+
+
+@pytest.fixture
+def server(seed_server):
+    return seed_server
+
+
+def test_interrupted_run_is_marked_and_resumes_without_repeating_calls(cli, warranty, server, runs_dir):
+    args = ["eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--only", "q1",
+            "--metrics", "faithfulness,context_recall", "--judge", "openai:m", "--judge-base-url",
+            server.url + "/v1", "--concurrency", "1"]
+    server.queue({}, {}, {"status": 401})  # extraction and one verification, then the key is refused
+    failed = cli(*args)
+    assert failed.exit_code == 2
+    (run,) = list_runs(runs_dir)
+    assert not run.complete and "--resume" in cli("show", run.path).stdout
+    calls_before = server.count
+    resumed = cli("eval", "--resume", run.path)
+    assert resumed.exit_code == 0, resumed.output
+    assert load_run(run.path).complete
+    assert server.count == calls_before + 1  # only the verification that never completed

@@ -15,7 +15,6 @@ from ragmeter.embeddings.minilm import bundled
 from ragmeter.embeddings.search import DenseIndex
 from ragmeter.io import load_dataset
 from ragmeter.testset.question_kinds import allocate, parse_kinds
-
 from tests import judge_server
 
 # chunk id: (text, the question written from it, an unanswerable question near it, a follow-up about it)

@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter.trec.arrow import from_numpy, to_numpy
-
 from tests.conftest import TREC_REF
 
 values = st.lists(st.one_of(st.none(), st.integers(-2**40, 2**40)), max_size=40)

@@ -8,7 +8,6 @@ import pytest
 from ragmeter import InvalidInputError, InvalidParameterError
 from ragmeter.trec import evaluate_trec
 from ragmeter.trec.errors import TrecInputError
-
 from tests.conftest import TREC_REF
 
 

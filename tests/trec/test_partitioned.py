@@ -9,9 +9,8 @@ import pytest
 from ragmeter import InvalidParameterError
 from ragmeter.trec import evaluate_trec, partitioned
 from ragmeter.trec.partitioned import evaluate_trec_streaming, fits_in_memory, rss_mb
-
+from tests.acceptance.test_trec_reference import CASES
 from tests.conftest import TREC_REF
-from tests.test_trec_reference import CASES
 
 ALL = ["all_trec", "mrr@10"]
 

@@ -10,7 +10,6 @@ import ragmeter
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.judges import Judge, NoCallBackend, ScriptedBackend
 from ragmeter.ledger import Ledger
-
 from tests import seed_judge
 
 FIVE_CALL_SET = ["faithfulness", "context_recall", "factual_correctness", "judged_context_precision",

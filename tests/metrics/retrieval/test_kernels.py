@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from ragmeter import Chunk, Sample, evaluate
 from ragmeter.trec import evaluate_trec
-
 from tests.installed import need
 
 pytrec_eval = need("pytrec_eval")
