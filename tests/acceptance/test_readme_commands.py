@@ -51,70 +51,71 @@ def shown_commands() -> list[str]:
 # command as README shows it -> a test elsewhere that runs it ("path::test_name"), with why not here
 ELSEWHERE = {
     "ragmeter eval DATA --engine ray [--address auto|HOST:PORT]":
-        "tests/test_ray_engine.py::test_identical_to_the_local_engine_on_the_bundled_sample",
-    "ragmeter pairwise A B --judge ...": "tests/test_rubric_pairwise_agreement.py::test_pairwise_command_over_http",
-    "ragmeter turns RUN [--svg F]": "tests/test_conversations.py::test_turns_command_and_plot",
-    "ragmeter watch LOG --judge ...": "tests/test_live.py::test_exit_on_alert_cli",
+        "tests/engine/test_distributed.py::test_identical_to_the_local_engine_on_the_bundled_sample",
+    "ragmeter pairwise A B --judge ...": "tests/analysis/test_pairwise.py::test_pairwise_command_over_http",
+    "ragmeter turns RUN [--svg F]": "tests/analysis/test_turns.py::test_turns_command_and_plot",
+    "ragmeter watch LOG --judge ...": "tests/cli/test_watch_cmd.py::test_exit_on_alert_cli",
     'ragmeter watch LOG --judge ... --sample-rate 0.1 --alert "faithfulness<0.8" --baseline RUN':
-        "tests/test_live.py::test_drift_from_a_baseline_alerts",
+        "tests/live/test_watch.py::test_drift_from_a_baseline_alerts",
     "ragmeter judge-check [--judge ...] [--split heldout|tune|all]":
-        "tests/test_local_judge_offline.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
+        "tests/judges/test_local_model.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
     "ragmeter judge-check --judge local":
-        "tests/test_local_judge_offline.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
+        "tests/judges/test_local_model.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
     "ragmeter judge-check --set mtrag-dev":
         "tests/analysis/test_mtrag_check.py::test_judge_check_on_mtrag_dev_with_an_api_judge",
     "ragmeter label DATA [--corpus C] [--k 10] [--labeler NAME] [--labels F]":
-        "tests/test_label_browser.py::test_two_labelers_reload_adjudication_and_export",
+        "tests/label/test_server.py::test_two_labelers_reload_adjudication_and_export",
     "ragmeter label questions.jsonl --corpus corpus.jsonl --labeler alice":
-        "tests/test_label_browser.py::test_two_labelers_reload_adjudication_and_export",
-    "ragmeter label": "tests/test_label_browser.py::test_two_labelers_reload_adjudication_and_export",
-    "ragmeter label DATA --agreement": "tests/test_label_agreement.py::test_cli_export_writes_a_new_dataset_and_qrels",
+        "tests/label/test_server.py::test_two_labelers_reload_adjudication_and_export",
+    "ragmeter label": "tests/label/test_server.py::test_two_labelers_reload_adjudication_and_export",
+    "ragmeter label DATA --agreement": "tests/cli/test_label_cmd.py::test_cli_export_writes_a_new_dataset_and_qrels",
     "ragmeter label questions.jsonl --export labeled.jsonl --qrels labeled.qrels":
-        "tests/test_label_agreement.py::test_cli_export_writes_a_new_dataset_and_qrels",
+        "tests/cli/test_label_cmd.py::test_cli_export_writes_a_new_dataset_and_qrels",
     "ragmeter testset generate --corpus C --judge ... -n N [--kinds ...]":
-        "tests/test_testset_generate.py::test_generation_kinds_labels_duplicates_rejects_and_a_free_rerun",
+        "tests/testset/test_generate.py::test_generation_kinds_labels_duplicates_rejects_and_a_free_rerun",
     "ragmeter testset generate --corpus corpus.jsonl --judge openai:<model> -n 100 -o testset.jsonl":
-        "tests/test_testset_generate.py::test_generation_kinds_labels_duplicates_rejects_and_a_free_rerun",
+        "tests/testset/test_generate.py::test_generation_kinds_labels_duplicates_rejects_and_a_free_rerun",
     "ragmeter testset generate":
-        "tests/test_testset_generate.py::test_generation_kinds_labels_duplicates_rejects_and_a_free_rerun",
+        "tests/testset/test_generate.py::test_generation_kinds_labels_duplicates_rejects_and_a_free_rerun",
     "ragmeter import beir|trec|msmarco ... --out DIR":
-        "tests/test_collection_import.py::test_beir_folder_imports_to_the_hand_counted_labels",
-    "ragmeter import": "tests/test_collection_import.py::test_beir_folder_imports_to_the_hand_counted_labels",
+        "tests/io/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
+    "ragmeter import": "tests/io/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
     "ragmeter import beir scifact/ --split test --out scifact-eval":
-        "tests/test_collection_import.py::test_beir_folder_imports_to_the_hand_counted_labels",
+        "tests/io/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
     "ragmeter import trec --topics topics.301-350 --qrels qrels.txt --run run.txt --docs docs.sgml --out trec-eval":
-        "tests/test_collection_import.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
-    "ragmeter --version": "tests/test_first_hour.py::test_version_flag",
+        "tests/io/test_collection.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
+    "ragmeter --version": "tests/cli/test_main.py::test_version_flag",
     "ragmeter runs [--runs-dir DIR]": "tests/cli/test_runs_cmd.py::test_runs_takes_runs_dir_as_the_other_commands_do",
     "ragmeter runs DIR": "tests/cli/test_runs_cmd.py::test_runs_takes_runs_dir_as_the_other_commands_do",
     # the times table: the label metrics alone on the sample, as the resume test runs it
     "ragmeter eval examples/warranty/dataset.jsonl":
-        "tests/test_readme_commands.py::test_resume_block_and_the_run_commands",
+        "tests/acceptance/test_readme_commands.py::test_resume_block_and_the_run_commands",
     # the label-path speed table's column head (bench/label_bench.py runs it)
-    "ragmeter eval --format json": "tests/test_eval_options.py::test_criteria_file_applies_to_the_streamed_path_too",
-    "ragmeter diagnose": "tests/test_records_actions_eval.py::test_stale_fact_through_the_judge_and_the_table",
+    "ragmeter eval --format json":
+        "tests/embeddings/test_backends.py::test_criteria_file_applies_to_the_streamed_path_too",
+    "ragmeter diagnose": "tests/cli/test_eval_cmd.py::test_stale_fact_through_the_judge_and_the_table",
     "ragmeter eval DATA --records SOURCE [--records-timeout 10] [--action-criteria FILE]":
-        "tests/test_records_actions_eval.py::test_stale_fact_through_the_judge_and_the_table",
+        "tests/cli/test_eval_cmd.py::test_stale_fact_through_the_judge_and_the_table",
     # the install-size table names the core package, not a command
-    "ragmeter": "tests/test_light_core.py::test_the_same_run_works_with_every_extra_blocked",
+    "ragmeter": "tests/core/test_extras.py::test_the_same_run_works_with_every_extra_blocked",
     "ragmeter mlflow-log RUN [--tracking-uri URI] [--experiment NAME] [--run-name NAME]":
-        "tests/test_mlflow_log.py::test_cli_logs_a_run_directory",
-    "ragmeter mlflow-log RUN": "tests/test_mlflow_log.py::test_cli_logs_a_run_directory",
-    "ragmeter mlflow-log": "tests/test_mlflow_log.py::test_cli_logs_a_run_directory",  # README install sizes
+        "tests/runs/test_mlflow_log.py::test_cli_logs_a_run_directory",
+    "ragmeter mlflow-log RUN": "tests/runs/test_mlflow_log.py::test_cli_logs_a_run_directory",
+    "ragmeter mlflow-log": "tests/runs/test_mlflow_log.py::test_cli_logs_a_run_directory",  # README install sizes
     "ragmeter gate RUN --min recall@5=0.7":
-        "tests/test_trial_fixes.py::test_gate_checks_floors_and_ceilings_without_a_baseline",
+        "tests/analysis/test_gate.py::test_gate_checks_floors_and_ceilings_without_a_baseline",
     "ragmeter gate RUN --baseline B --max-drop 0.02 --min recall@5=0.7 --max contradiction_rate=0.1":
-        "tests/test_thresholds.py::test_gate_cli_refuses_a_floor_on_a_lower_is_better_metric",
+        "tests/test_testing.py::test_gate_cli_refuses_a_floor_on_a_lower_is_better_metric",
     "ragmeter eval trec-eval/dataset.jsonl --k 0 -m map,ndcg@10,precision@5":
-        "tests/test_collection_import.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
+        "tests/io/test_collection.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
     "ragmeter import msmarco --collection collection.tsv --queries queries.dev.tsv --qrels qrels.dev.tsv "
-    "--run run.tsv --out marco-eval": "tests/test_collection_import.py::test_msmarco_tsvs",
+    "--run run.tsv --out marco-eval": "tests/io/test_collection.py::test_msmarco_tsvs",
     "ragmeter eval examples/warranty/q1_views.jsonl --view context --metrics "
     "precision,recall,reciprocal_rank,ndcg,average_precision,rank_weighted_precision":
-        "tests/test_seed_tables.py::test_step2_three_conditions_cli",
+        "tests/acceptance/test_seed_tables.py::test_step2_three_conditions_cli",
     "ragmeter eval examples/warranty/dataset.jsonl --only q1 --metrics \"hit_rate,hit_rate(granular=True),"
     "reciprocal_rank,reciprocal_rank(granular=True),ndcg,ndcg(discount='jk2002')\"":
-        "tests/test_seed_tables.py::test_other_definitions_on_q1",
+        "tests/acceptance/test_seed_tables.py::test_other_definitions_on_q1",
 }
 
 # commands run below (by the test named), with concrete files for the placeholders
@@ -153,11 +154,12 @@ def _classified(command: str) -> str | None:
     if command in ELSEWHERE:
         return ELSEWHERE[command]
     if command.startswith("python3 -m venv .venv && .venv/bin/pip install"):
-        return ("tests/test_readme_commands.py::test_the_test_command_is_the_one_ci_runs" if command.endswith(
-            "pytest -q") else "tests/test_readme_commands.py::test_first_command_prints_the_table_readme_shows")
+        here = "tests/acceptance/test_readme_commands.py::"
+        return here + ("test_the_test_command_is_the_one_ci_runs" if command.endswith(
+            "pytest -q") else "test_first_command_prints_the_table_readme_shows")
     for shown, test in RUN_HERE.items():
         if command == shown or (shown.startswith("ragmeter eval examples") and command.startswith(shown)):
-            return f"tests/test_readme_commands.py::{test}"
+            return f"tests/acceptance/test_readme_commands.py::{test}"
     return None
 
 
@@ -165,7 +167,7 @@ def test_every_command_readme_shows_is_run_or_covered():
     commands = shown_commands()
     assert len(commands) >= 40, commands  # the reader found them
     unclassified = [c for c in commands if _classified(c) is None]
-    assert unclassified == [], "classify these README commands in tests/test_readme_commands.py"
+    assert unclassified == [], "classify these README commands in tests/acceptance/test_readme_commands.py"
     for command in commands:
         path, name = _classified(command).split("::")  # type: ignore[union-attr]
         assert f"def {name}(" in (ROOT / path).read_text(), (command, path, name)

@@ -117,7 +117,7 @@ def test_every_alias_resolves_in_gate_floors_and_compare_filters(saved, alias, n
         assert saved.key(key) == canonical
         assert [m.metric for m in compare_runs(saved, saved, metrics=[key]).metrics] == [canonical]
         # a floor under every value for a higher-is-better metric, a ceiling over every value for a
-        # lower-is-better one (a floor there is refused: see test_thresholds.py)
+        # lower-is-better one (a floor there is refused: see tests/test_testing.py)
         bars = "floors" if REGISTRY[name].higher_is_better else "ceilings"
         bar = -1.0 if REGISTRY[name].higher_is_better else 2.0
         outcome = gate(saved, saved, metrics=[key], **{bars: {key: bar}})

@@ -94,6 +94,6 @@ def test_dry_run_of_the_local_judge_estimates_its_time(warranty):
                         sources=Sources(judge=Judge(ScriptedBackend(seed_judge.scripted, name="local"))))
     expected = SECONDS_PER_CALL["claims.extract"] + 2 * SECONDS_PER_CALL["claims.verify"]
     assert plan["estimated_seconds"] == round(expected, 1)
-    # the note says what the figure rests on now, per prompt (issue 31; tests/engine/test_dry_run.py)
+    # the note says what the figure rests on now, per prompt (issue 31; tests/engine/test_call_plan.py)
     assert "seconds per call vary" in plan["time_note"]
     assert plan["seconds_per_call"]["claims.verify"]["from"].startswith("bundled figure: ")

@@ -3,7 +3,7 @@
 Shapes: JSONL, JSON array, CSV, parquet, a list of dicts, a pandas DataFrame, a Hugging Face
 ``datasets.Dataset``, Ragas rows with contexts as texts (dicts and objects, and an
 ``EvaluationDataset``-like holder), DeepEval-style test-case objects. The reference table is
-the bundled JSONL's, whose numbers are the seed article's Step 1 table (test_seed_tables.py).
+the bundled JSONL's, whose numbers are the seed article's Step 1 table (tests/acceptance/test_seed_tables.py).
 Ragas and DeepEval are not installed: their objects are stood in for by plain classes with
 their attribute names, which is all ragmeter reads.
 """

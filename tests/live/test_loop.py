@@ -62,7 +62,7 @@ def test_a_pass_that_computed_nothing_does_not_say_scored(tmp_path):
     watch = WatchSettings(log=str(log), state=str(tmp_path / "s"), port=0, once=True)
     assert loop.run_watch(Settings(judge="none", watch=watch), said.append) == 0
     assert said[0].startswith("read 2 new, nothing computed; last 100: faithfulness not computed on 2 (needs a judge")
-    # with a value in the window the head stays "scored N new" (tests/test_settings.py, a judged watch)
+    # with a value in the window the head stays "scored N new" (tests/core/test_settings.py, a judged watch)
 
 
 def test_the_watcher_resolves_its_measures_at_the_settings_k(tmp_path):

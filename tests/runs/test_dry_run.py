@@ -49,6 +49,6 @@ def test_dry_run_text_gives_the_local_judges_time():
                          "calls_by_prompt": {"claims.extract": 1, "claims.verify": 2}, "note": "n",
                          "estimated_seconds": 22.2, "time_note": "rough", "not_timed": ["rubric.grade"]})
     # the line names no judge now (a served judge's past latencies give one too) and each figure
-    # it rests on is listed (tests/engine/test_dry_run.py)
+    # it rests on is listed (tests/engine/test_call_plan.py)
     assert "estimated time: about 22.2 s (rough)" in text
     assert "not timed (left out of the estimate): rubric.grade" in text
