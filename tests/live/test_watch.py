@@ -173,18 +173,37 @@ def test_kill_9_loop_while_the_log_grows(tmp_path):
     writer.start()
     kills = 0
     progress: list[int] = []  # scored records at each kill
+    scored_file = tmp_path / "state" / "scored.jsonl"
+
+    def scored_now() -> int:
+        return len(scored_file.read_bytes().split(b"\n")) - 1 if scored_file.exists() else 0
+
     try:
         while kills < 22:
+            # where the kill lands is chosen by what the process has done, not by a guess at how long its
+            # start-up takes on this machine: in its start-up, just after a judge request of its own reached
+            # the server (a call in flight), or just after it wrote a scored record (between batches).
+            # The last two only while something is left to score; each wait ends by its 50 s bound,
+            # before the process's own --max-seconds 60
+            left = writer.is_alive() or scored_now() < len(good)
+            moment = rng.choice(["start-up", "request", "scored"]) if left else "start-up"
+            requests_before, scored_before = state.count, scored_now()
             proc = subprocess.Popen(cmd + ["--max-seconds", "60"], env=env, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.PIPE)
-            time.sleep(rng.uniform(1.5, 4.5))  # start-up and the first poll take ~3 s: kills land before, in, after
+            deadline = time.monotonic() + 50
+            if moment == "start-up":
+                time.sleep(rng.uniform(0, 1.5))
+            else:
+                while time.monotonic() < deadline and proc.poll() is None and (
+                        state.count == requests_before if moment == "request" else scored_now() == scored_before):
+                    time.sleep(0.005)
+                time.sleep(rng.uniform(0, 0.05))
             assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
             proc.stderr.close()
             kills += 1
-            scored_file = tmp_path / "state" / "scored.jsonl"
-            progress.append(len(scored_file.read_bytes().split(b"\n")) - 1 if scored_file.exists() else 0)
+            progress.append(scored_now())
         writer.join()
         quarantine = tmp_path / "state" / "quarantine.jsonl"
         left_for_last = quarantine.read_text().count("\n") if quarantine.exists() else 0
@@ -226,6 +245,12 @@ def test_watch_scores_while_a_writer_appends_and_serves_metrics(tmp_path):
             w.poll()
             time.sleep(0.05)
         w.poll()
+        # a poll scores at most w.batch requests: what a slow poller left behind the writer is read in
+        # the polls that follow, until none is pending (bounded: 44 lines are 3 batches at most)
+        for _ in range(10):
+            if not w.pending:
+                break
+            w.poll()
         assert w.counts["scored"] == 40 and w.counts["malformed"] == 4
         scored = [json.loads(line)["id"] for line in (tmp_path / "state" / "scored.jsonl").read_text().splitlines()]
         assert sorted(scored) == sorted(f"r{i}" for i in range(40))
