@@ -48,6 +48,9 @@ def shown_commands() -> list[str]:
     return list(dict.fromkeys(normalised))
 
 
+INNER_LOOP = 'pytest -q -m "not slow"'  # README's test command: the tests not marked slow
+
+
 # command as README shows it -> a test elsewhere that runs it ("path::test_name"), with why not here
 ELSEWHERE = {
     "ragmeter eval DATA --engine ray [--address auto|HOST:PORT]":
@@ -93,6 +96,7 @@ ELSEWHERE = {
     # the label-path speed table's column head (bench/label_bench.py runs it)
     "ragmeter eval --format json":
         "tests/embeddings/test_backends.py::test_criteria_file_applies_to_the_streamed_path_too",
+    "ragmeter eval --no-save --format json": "tests/judges/test_local.py::test_cli_local_judge",
     "ragmeter diagnose": "tests/cli/test_eval_cmd.py::test_stale_fact_through_the_judge_and_the_table",
     "ragmeter eval DATA --records SOURCE [--records-timeout 10] [--action-criteria FILE]":
         "tests/cli/test_eval_cmd.py::test_stale_fact_through_the_judge_and_the_table",
@@ -156,7 +160,7 @@ def _classified(command: str) -> str | None:
     if command.startswith("python3 -m venv .venv && .venv/bin/pip install"):
         here = "tests/acceptance/test_readme_commands.py::"
         return here + ("test_the_test_command_is_the_one_ci_runs" if command.endswith(
-            "pytest -q") else "test_first_command_prints_the_table_readme_shows")
+            INNER_LOOP) else "test_first_command_prints_the_table_readme_shows")
     for shown, test in RUN_HERE.items():
         if command == shown or (shown.startswith("ragmeter eval examples") and command.startswith(shown)):
             return f"tests/acceptance/test_readme_commands.py::{test}"
@@ -230,14 +234,19 @@ def test_first_command_prints_the_table_readme_shows(run_cli, here):
 
 
 def test_the_test_command_is_the_one_ci_runs():
-    """README's second command is what .ci/run runs (it is this test suite, so it is not re-run here),
-    and neither compiles anything: llama.cpp comes as a prebuilt wheel, so no CMAKE_ARGS."""
-    command = next(c for c in shown_commands() if c.startswith("python3 -m venv") and c.endswith("pytest -q"))
+    """README's second command installs and runs the inner loop (the tests not marked slow); the
+    whole suite, the command after it, is what .ci/run runs (it is this test suite, so it is not
+    re-run here); and neither compiles anything: llama.cpp comes as a prebuilt wheel, so no
+    CMAKE_ARGS."""
+    command = next(c for c in shown_commands() if c.startswith("python3 -m venv") and c.endswith(INNER_LOOP))
+    readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
     assert command == ('python3 -m venv .venv && .venv/bin/pip install -e ".[test,local]" '
-                       "&& .venv/bin/python -m pytest -q")
-    assert '.venv/bin/pip install --quiet -e ".[test,local]"' in ci and "python -m pytest -q" in ci
-    assert "CMAKE_ARGS" not in ci and "CMAKE_ARGS" not in (ROOT / "README.md").read_text()
+                       '&& .venv/bin/python -m pytest -q -m "not slow"')
+    assert "\n    .venv/bin/python -m pytest -q\n" in readme  # the whole suite, as its own block
+    assert '.venv/bin/pip install --quiet -e ".[test,local]"' in ci
+    assert ci.rstrip().splitlines()[-1] == ".venv/bin/python -m pytest -q"
+    assert "CMAKE_ARGS" not in ci and "CMAKE_ARGS" not in readme
 
 
 def test_eval_options_and_the_run_directory(run_cli, here):
