@@ -250,6 +250,7 @@ SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=not MANUAL
                                            HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("force", ["", "c", "J", "M", "l"])
 def test_ragmeter_prints_what_trec_eval_prints(trec_eval, tmp_path, force):
     @SETTINGS
@@ -281,6 +282,7 @@ REFUSALS = [  # (qrels, run, extra options, what ragmeter's message says, which 
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("qrels,run,extra,words,names", REFUSALS, ids=[
     'fifth-qrels-field', 'run-as-qrels', 'blank-qrels-line', 'three-qrels-fields', 'two-comments', 'indented-hash',
     'short-run-line', 'run-duplicate', 'qrels-duplicate', 'missing-topic', 'all-negative-first', 'unknown-measure',

@@ -378,6 +378,7 @@ def test_block_streaming_and_dry_run(cli, warranty, judge, tmp_path):
     assert json.loads(out.stdout)["calls"] == 2 + 2 and judge.count == 0  # (extract + facts) x 2 samples
 
 
+@pytest.mark.slow
 def test_the_same_verdicts_through_an_mcp_records_tool(cli, warranty, judge, tmp_path):
     """`--records mcp:COMMAND#TOOL`: a stdio MCP server started for the run, only the named tool
     called (the server logs every tool call)."""

@@ -50,6 +50,7 @@ def test_watch_without_judge_takes_the_local_one_when_installed(monkeypatch):
     assert loop.resolve_watch_judge(unjudged).judge == "none"
 
 
+@pytest.mark.slow
 def test_exit_on_alert_cli(tmp_path, monkeypatch):
     log = tmp_path / "req.jsonl"
     log.write_text(live_judge.request_line(1, answer="bad"))

@@ -45,6 +45,7 @@ print(json.dumps({"means": means, "modules": sorted(sys.modules), "table": out.o
 """
 
 
+@pytest.mark.slow
 def test_label_metrics_import_no_extra(warranty):
     done = run_python(LABEL_RUN)
     assert done.returncode == 0, done.stderr
@@ -56,6 +57,7 @@ def test_label_metrics_import_no_extra(warranty):
     assert "q5     .....      1         0.000  0.000  0    0.000  0.000" in doc["table"]
 
 
+@pytest.mark.slow
 def test_the_same_run_works_with_every_extra_blocked(warranty):
     """Not just unimported: unimportable. The label run passes with the extras' packages gone."""
     done = run_python(LABEL_RUN, blocked=EXTRAS_ONLY)
@@ -63,6 +65,7 @@ def test_the_same_run_works_with_every_extra_blocked(warranty):
     assert json.loads(done.stdout)["means"]["recall@5"] == pytest.approx(7 / 9)
 
 
+@pytest.mark.slow
 def test_trec_without_pyarrow_names_the_extra(tmp_path):
     (tmp_path / "q").write_text("1 0 d1 1\n")
     (tmp_path / "r").write_text("1 Q0 d1 1 1.0 x\n")
@@ -78,6 +81,7 @@ run()
     assert "MissingExtraError" in library.stderr and "pip install 'ragmeter[trec]'" in library.stderr
 
 
+@pytest.mark.slow
 def test_embedding_metrics_without_the_extra_say_which_install(warranty):
     done = run_python("""
 import ragmeter

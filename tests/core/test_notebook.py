@@ -56,6 +56,7 @@ def kernel_name(tmp_path, monkeypatch):
     return "ragmeter-test"
 
 
+@pytest.mark.slow
 def test_a_notebook_runs_a_judged_evaluation_on_a_ragas_dataframe(seed_server, kernel_name, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_BASE_URL", seed_server.url + "/v1")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")

@@ -81,6 +81,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow
 def test_every_default_comes_from_the_settings_object():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, check=True)
@@ -315,6 +316,7 @@ def test_run_evaluation_refuses_before_it_writes_anything(warranty, tmp_path, ch
     assert exc.value.setting == setting and not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_run_evaluation_on_ray_equals_the_local_engine(warranty, tmp_path, monkeypatch):
     ray = need("ray")
     srv, state = judge_server.start(seed_judge.over_http)

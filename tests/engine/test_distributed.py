@@ -73,6 +73,7 @@ def test_without_ray_the_engine_says_how_to_install(monkeypatch):
         evaluate_ray(dataset(2), ["ndcg@5"])
 
 
+@pytest.mark.slow
 def test_identical_to_the_local_engine_on_the_bundled_sample(cluster, warranty):
     data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
     metrics = ["precision", "recall", "ndcg(discount='jk2002')", "reciprocal_rank", "average_precision"]
@@ -81,6 +82,7 @@ def test_identical_to_the_local_engine_on_the_bundled_sample(cluster, warranty):
     assert remote.to_dict() == local.to_dict()
 
 
+@pytest.mark.slow
 def test_embedder_and_criteria_reach_the_workers(cluster, warranty, tmp_path):
     """An embedder spec is built in each worker (its base URL sent, its key not: workers have
     their own) and custom rubric criteria travel with the shard: same scores as locally."""
@@ -110,6 +112,7 @@ def test_embedder_and_criteria_reach_the_workers(cluster, warranty, tmp_path):
     assert remote.to_dict()["metrics"]["semantic_similarity"]["provenance"]["embedder"]["backend"] == "openai"
 
 
+@pytest.mark.slow
 def test_identical_on_5000_samples_with_a_scripted_judge(cluster, tmp_path):
     data = dataset(5000)
     metrics = ["ndcg@5", "recall@5", *JUDGED]
@@ -122,6 +125,7 @@ def test_identical_on_5000_samples_with_a_scripted_judge(cluster, tmp_path):
     assert len(Ledger(tmp_path / "ledger.sqlite")) == local.judge_stats["calls"]
 
 
+@pytest.mark.slow
 def test_the_limiter_caps_requests_cluster_wide(cluster, tmp_path):
     srv, state = judge_server.start(live_judge.over_http)
     state.delay = 0.05
@@ -147,6 +151,7 @@ def _stored(path):
         return 0
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_and_repeats_nothing(cluster, tmp_path):
     srv, state = judge_server.start(live_judge.over_http)
     state.delay = 0.1
@@ -185,6 +190,7 @@ def test_a_killed_worker_loses_and_repeats_nothing(cluster, tmp_path):
         srv.shutdown()
 
 
+@pytest.mark.slow
 def test_records_and_action_criteria_reach_the_workers(cluster, warranty, tmp_path):
     """The record source is built in each worker from its spec and caches into the run's ledger
     file (no per-shard lookup table to merge); the action criteria travel with the shard."""

@@ -90,6 +90,7 @@ def test_a_success_is_remembered_per_build_model_settings_and_cpu(cache, model, 
     assert len(stamps) == 4 and json.loads(stamps[0].read_text())["ok"] is True
 
 
+@pytest.mark.slow
 def test_the_cli_exits_2_with_the_message_instead_of_dying(tmp_path, warranty, model):
     """The whole command as a user runs it: a real child process, whose own exit status is checked
     (a SIGILL in-process would end it with status 132 and no message)."""

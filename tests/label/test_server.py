@@ -236,6 +236,7 @@ def _inert(d) -> None:
     assert d.find_elements("css selector", "main b") == []
 
 
+@pytest.mark.slow
 def test_two_labelers_reload_adjudication_and_export(driver, site, cli):
     from selenium.webdriver.common.keys import Keys
 
@@ -349,6 +350,7 @@ def _call(url: str, token: str, body: dict | None = None, host: str | None = Non
         return e.code, json.loads(e.read())
 
 
+@pytest.mark.slow
 def test_a_killed_server_loses_no_acknowledged_click(tmp_path):
     data = tmp_path / "d.jsonl"
     data.write_text('{"id": "q1", "question": "one?", '

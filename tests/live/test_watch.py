@@ -148,6 +148,7 @@ def _writer(log: Path, chunks: list[str], stop: threading.Event) -> None:
         time.sleep(0.25)
 
 
+@pytest.mark.slow
 def test_kill_9_loop_while_the_log_grows(tmp_path):
     rng = random.Random(17)
     srv, state = judge_server.start(live_judge.over_http)
@@ -283,6 +284,7 @@ def test_restart_resumes_from_the_offset_without_rescoring(tmp_path):
     assert len(ids) == len(set(ids)) == 15
 
 
+@pytest.mark.slow
 def test_kill_9_mid_run_loses_and_duplicates_nothing(tmp_path):
     srv, state = judge_server.start(live_judge.over_http)
     state.delay = 0.1

@@ -132,6 +132,7 @@ def test_http_pointer_forms(records_server):
     assert [c.verdict for c in checks] == ["pass", "pass"]
 
 
+@pytest.mark.slow
 def test_mcp_verdicts_and_allow_list(tmp_path):
     needs_mcp()
     log = tmp_path / "calls.log"
@@ -142,6 +143,7 @@ def test_mcp_verdicts_and_allow_list(tmp_path):
     assert not Path(str(log) + ".cancelled").exists()
 
 
+@pytest.mark.slow
 def test_mcp_tool_outside_the_allow_list_is_never_called(tmp_path):
     needs_mcp()
     from ragmeter.records import McpSource
@@ -168,6 +170,7 @@ def test_mcp_tool_outside_the_allow_list_is_never_called(tmp_path):
     assert not Path(str(log) + ".cancelled").exists()
 
 
+@pytest.mark.slow
 def test_mcp_failures_are_cannot_verify(tmp_path):
     needs_mcp()
     log = tmp_path / "calls.log"

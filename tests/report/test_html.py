@@ -64,6 +64,7 @@ def test_report_is_self_contained_and_escaped(report):
     assert "0.628" in text and "not_extracted" in text and "2 business days" in text
 
 
+@pytest.mark.slow
 def test_report_renders_in_a_headless_browser(report, tmp_path):
     dom = chromium("--dump-dom", report.as_uri(), tmp_path=tmp_path)
     assert dom.returncode == 0, dom.stderr[-2000:]
@@ -73,6 +74,7 @@ def test_report_renders_in_a_headless_browser(report, tmp_path):
     assert "&lt;img src=x onerror=" in html  # shown as text, not run
 
 
+@pytest.mark.slow
 def test_screenshot_shows_a_rendered_page(report, tmp_path):
     shot = tmp_path / "report.png"
     out = chromium(f"--screenshot={shot}", "--window-size=1280,1600", report.as_uri(), tmp_path=tmp_path)
@@ -151,6 +153,7 @@ return out;
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [1280, 1920])
 def test_sample_report_fits_the_window_with_no_horizontal_overflow(sample_report, webdriver_for, width,
                                                                    tmp_path_factory):

@@ -36,6 +36,7 @@ def eval_cli(warranty, server, tmp_path, *extra: str) -> subprocess.CompletedPro
     return subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, check=False)
 
 
+@pytest.mark.slow
 def test_a_ci_run_prints_plain_progress_lines(warranty, seed_server, tmp_path):
     done = eval_cli(warranty, seed_server, tmp_path, "--progress-interval", "0")
     assert done.returncode == 0, done.stderr
@@ -52,6 +53,7 @@ def test_a_ci_run_prints_plain_progress_lines(warranty, seed_server, tmp_path):
     assert re.search(r"verifying claims \d+/\d+ \(100%\), 0 calls, [1-9]\d* cached", again.stderr)
 
 
+@pytest.mark.slow
 def test_progress_none_prints_no_progress(warranty, seed_server, tmp_path):
     done = eval_cli(warranty, seed_server, tmp_path, "--progress", "none", "--progress-interval", "0")
     assert done.returncode == 0 and "q1" in done.stdout
@@ -212,6 +214,7 @@ def test_rank_metrics_on_a_dataset_with_nothing_retrieved_warn_at_the_callers_li
     assert not [w for w in unlabeled if issubclass(w.category, ragmeter.NothingRetrievedWarning)]
 
 
+@pytest.mark.slow
 def test_the_command_line_says_nothing_retrieved_once(tmp_path):
     """The CLI prints its note under the table and leaves the library's warning out: one line."""
     env = {**os.environ, "PYTHONPATH": SRC, "PYTHONWARNINGS": "default"}

@@ -105,6 +105,7 @@ def timed(args: list, env: dict) -> float:
     return time.monotonic() - began
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX only")
 def test_kill_9_loop_over_eval_and_resume(tmp_path, cli):
     srv, server = judge_server.start(seed_judge.over_http)
@@ -196,6 +197,7 @@ def stored(path: Path) -> int:
             return 0
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_loses_and_repeats_nothing(tmp_path):
     srv, server = judge_server.start(answer)
     server.delay = 0.05
@@ -229,6 +231,7 @@ def test_kill_9_then_resume_loses_and_repeats_nothing(tmp_path):
         srv.shutdown()
 
 
+@pytest.mark.slow
 def test_concurrent_writers_do_not_corrupt_the_ledger(tmp_path):
     """Two processes judging the same items into one ledger: every judgment once, none broken."""
     srv, server = judge_server.start(answer)
@@ -267,6 +270,7 @@ def _dead_pid() -> int:
     return proc.pid
 
 
+@pytest.mark.slow
 def test_a_crashed_run_is_listed_as_interrupted_with_how_to_finish_it(cli, warranty, runs_dir, monkeypatch):
     assert cli("eval", warranty / "dataset.jsonl").exit_code == 0
     (run,) = list_runs(runs_dir)
@@ -286,6 +290,7 @@ def test_a_crashed_run_is_listed_as_interrupted_with_how_to_finish_it(cli, warra
     assert load_run(run.path).status == "running"
 
 
+@pytest.mark.slow
 def test_resume_marks_the_run_as_this_process_and_completes_it(cli, warranty, runs_dir):
     assert cli("eval", warranty / "dataset.jsonl").exit_code == 0
     (run,) = list_runs(runs_dir)
