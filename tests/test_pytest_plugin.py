@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 PLUGIN_TEST = """
 def test_good(assert_metrics):
     assert_metrics(DATA, {"hit_rate@5": 0.8})
@@ -11,6 +13,7 @@ def test_bad(assert_metrics):
 """
 
 
+@pytest.mark.slow
 def test_pytest_plugin(pytester, warranty):
     pytester.makepyfile(f"DATA = {str(warranty / 'dataset.jsonl')!r}\n" + PLUGIN_TEST)
     result = pytester.runpytest()  # the plugin loads through its pytest11 entry point

@@ -14,6 +14,8 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 import ragmeter
 
 LAYERS = (
@@ -156,16 +158,19 @@ def test_every_package_has_a_layer():
     assert folders <= packages, f"Python folders without __init__.py: {sorted(folders - packages)}"
 
 
+@pytest.mark.slow
 def test_imports_only_look_down():
     found = upward_imports()
     assert not found, "imports that look up:\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_no_cycle_between_packages():
     found = package_cycles()
     assert not found, "package cycles:\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_no_cycle_between_modules():
     """Inside a package too (a package's ``__init__`` and a module it imports, two modules that
     import each other lazily): a cycle is one job split in two places."""
@@ -173,6 +178,7 @@ def test_no_cycle_between_modules():
     assert not found, "module cycles:\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_no_private_name_crosses_modules():
     _, private = _graph()
     assert not private, "private names imported from another module:\n" + "\n".join(private)

@@ -211,6 +211,7 @@ def _readme_block_after(marker: str) -> list[str]:
     return block
 
 
+@pytest.mark.slow
 def test_first_command_prints_the_table_readme_shows(run_cli, here):
     """README's first command (its `ragmeter eval` part; the seed judge over HTTP in place of the
     local one) prints the table README shows, row by row (the claim and embedding columns follow

@@ -104,6 +104,7 @@ VALUE = st.recursive(SCALAR, lambda inner: st.one_of(st.lists(inner, max_size=4)
                                                       st.dictionaries(KEYS, inner, max_size=5)), max_leaves=25)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(VALUE)
 def test_fuzz_criteria_values(value):

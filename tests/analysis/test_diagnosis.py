@@ -68,6 +68,7 @@ def test_expected_format_regex_that_does_not_compile_is_located():
         format_problem("an answer", {"regex": "("}, sample="q7")
 
 
+@pytest.mark.slow
 def test_catastrophic_regex_is_cut_off():
     # (a|aa)+$ on 60 a's and a '!' backtracks fib(60) times in the standard library's re
     start = time.monotonic()

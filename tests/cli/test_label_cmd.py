@@ -33,6 +33,7 @@ def test_label_export_into_a_folder_that_cannot_be_created_is_one_error_line(blo
 
 
 
+@pytest.mark.slow
 def test_cli_export_writes_a_new_dataset_and_qrels(tmp_path, cli):
     data = tmp_path / "d.jsonl"
     data.write_text('{"id": "q1", "question": "first?", "retrieved": ["c1", "c2", "c3"], "relevant": ["c9"]}\n'

@@ -47,6 +47,7 @@ def version_1(x: np.ndarray, resamples: int, seed: int) -> np.ndarray:
     return terms.sum(axis=1) / n
 
 
+@pytest.mark.slow
 def test_the_pooled_bootstrap_has_the_index_bootstraps_distribution() -> None:
     ours = all_means(MIXED, resamples=20_000, seed=5)
     theirs = index_means(MIXED, 20_000, 6)
@@ -57,6 +58,7 @@ def test_the_pooled_bootstrap_has_the_index_bootstraps_distribution() -> None:
     assert stats.ks_2samp(ours, theirs).pvalue > 0.001
 
 
+@pytest.mark.slow
 def test_the_distribution_check_can_fail() -> None:
     """The comparison above catches a pool drawn wrongly: draws that never reach the pool's
     largest tenth (drawing its smallest tenth twice instead) move the distribution past it."""
@@ -101,6 +103,7 @@ def test_pooled_memory_is_bounded_by_the_batch_budget(monkeypatch: pytest.Monkey
     assert peak < 2**20 + 8 * 8 * len(values)
 
 
+@pytest.mark.slow
 @given(values=st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=300),
        q=st.lists(st.floats(0, 1), min_size=1, max_size=4))
 @settings(max_examples=300, deadline=None)
@@ -121,6 +124,7 @@ FEW_DISTINCT = np.sort(np.random.default_rng(3).integers(0, 11, 5000) / 10)  # P
 MANY_DISTINCT = np.sort(np.random.default_rng(4).random(3000))  # nDCG-like: index path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("values", [FEW_DISTINCT, MANY_DISTINCT, np.array([0.0, 1.0, 1.0])],
                          ids=["few", "many", "three"])
 @pytest.mark.parametrize("seed", [1, bootstrap.SEED])
@@ -193,6 +197,7 @@ def test_batched_threaded_draws_are_the_draws_of_one_batch(n: int, batch: int | 
         assert np.array_equal(got, expected)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
                                         "ignore::ragmeter.core.errors.NothingRetrievedWarning")
 def test_default_batches_are_many_and_still_the_same(monkeypatch: pytest.MonkeyPatch) -> None:

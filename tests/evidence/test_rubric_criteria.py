@@ -113,6 +113,7 @@ def criteria_file(draw) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.one_of(criteria_file(), hostile_file()))
 def test_criteria(data):

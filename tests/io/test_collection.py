@@ -300,6 +300,7 @@ def _only_typed_errors(data: bytes, name: str, read: Callable[[str], object]) ->
             pass
 
 
+@pytest.mark.slow
 @FUZZ
 @given(trec_file(4), trec_file(3))
 def test_collection_qrels_readers(qrels, beir):

@@ -307,6 +307,7 @@ samples = st.builds(
     st.one_of(st.none(), st.lists(st.text(min_size=1, max_size=3), max_size=2).map(tuple)))
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning", "ignore::RuntimeWarning")
 @settings(max_examples=300, deadline=None)
 @given(s=samples)

@@ -119,6 +119,7 @@ def summary(file: Any) -> tuple:
             file.fingerprint, file.testset_fingerprint)
 
 
+@pytest.mark.slow
 @given(rows=records(), chunk=st.sampled_from([1, 40, 300, 1 << 22]), compact=st.booleans())
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_any_chunk_size_and_either_path_read_the_same(rows: list[dict[str, Any]], chunk: int, compact: bool) -> None:
@@ -202,6 +203,7 @@ def test_a_file_over_many_chunks_reads_as_one(tmp_path: Path) -> None:
         assert read_label_file(duplicate) is None  # an id in two chunks: the general reader names it
 
 
+@pytest.mark.slow
 @given(rows=records(), ascii_only=st.booleans(), compact=st.booleans(), crlf=st.booleans())
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_plain_records_read_as_the_general_reader_reads_them(rows: list[dict[str, Any]], ascii_only: bool,
@@ -217,6 +219,7 @@ def test_plain_records_read_as_the_general_reader_reads_them(rows: list[dict[str
             assert fast.samples[i] is fast.samples[i]
 
 
+@pytest.mark.slow
 @given(rows=records())
 @settings(max_examples=100, deadline=None)
 def test_batches_give_the_digests_of_one_pass(rows: list[dict[str, Any]]) -> None:
@@ -368,6 +371,7 @@ def blocks_general(path: str, block: int) -> tuple[str, Any]:
         return blocks_outcome(path, block)
 
 
+@pytest.mark.slow
 @given(rows=records(), block=st.integers(1, 4), chunk=st.sampled_from([1, 40, 200, 1 << 24]))
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_blocks_and_scan_read_as_before(rows: list[dict[str, Any]], block: int, chunk: int) -> None:

@@ -134,6 +134,7 @@ def _only_typed_errors(data: bytes, name: str, read: Callable[[str], object]) ->
             pass
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.one_of(hostile_file(), table_file("id,faithfulness,answer_relevancy")))
 def test_labels(data):

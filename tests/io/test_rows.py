@@ -165,6 +165,7 @@ def _old_fingerprints(samples) -> tuple[str, str]:
     return full.hexdigest()[:16], test.hexdigest()[:16]
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning", "ignore::RuntimeWarning")
 @FAST_SETTINGS
 @given(rows=records())
@@ -183,6 +184,7 @@ def test_plain_path_gives_what_the_reader_gives(tmp_path, general_only, rows):
     assert result_text(a) == json.dumps(b.to_dict(), indent=2, ensure_ascii=False)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning", "ignore::RuntimeWarning")
 @FAST_SETTINGS
 @given(rows=records(bad=True))

@@ -8,6 +8,7 @@ import json
 import random
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,8 @@ from ragmeter.runs.driver import run_evaluation
 
 from .. import judge_server
 from ..judge_fixtures import answer, request
+
+pytestmark = pytest.mark.slow  # every test here took over 2 s (durations of 2026-12-01, load 4 to 8)
 
 scalars = st.none() | st.booleans() | st.integers(min_value=-2 ** 70, max_value=2 ** 70) | \
     st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20)

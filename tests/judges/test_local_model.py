@@ -216,6 +216,7 @@ def test_other_backends_refuse_nothing():
     assert NoCallBackend().refuses("context.relevance") is None
 
 
+@pytest.mark.slow
 def test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule(cli, monkeypatch, dummy_gguf):
     import ragmeter.judges.backend_factory as backend_factory
 

@@ -41,6 +41,7 @@ rows_strategy = st.lists(st.fixed_dictionaries({
     "yes": st.one_of(st.none(), st.floats(0, 1))}), min_size=0, max_size=4)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(rows=rows_strategy, b=st.sampled_from(V.BIASES), ts=st.sampled_from(V.THRESHOLDS),
        tc=st.sampled_from(V.THRESHOLDS))
@@ -59,6 +60,7 @@ def _claims(per_context: dict[str, list[tuple[str, float, float]]]) -> V.Claims:
     return V.Claims.from_rows(rows)
 
 
+@pytest.mark.slow
 def test_fit_finds_the_separating_rule_and_penalises_contradictions_called_supported():
     claims = _claims({"a": [("supported", 0.1, 0.9), ("contradicted", 0.1, 0.1), ("not_found", 0.9, 0.5)] * 3})
     rule = V.fit(claims)
@@ -70,6 +72,7 @@ def test_fit_finds_the_separating_rule_and_penalises_contradictions_called_suppo
     assert pred[1] != 0 and pred[0] != 0
 
 
+@pytest.mark.slow
 def test_cross_validation_judges_each_context_with_a_rule_fitted_without_it():
     # four contexts agree on "yes >= 0.5 means supported"; the fifth has its labels inverted, so a
     # rule fitted without it gets it all wrong, while it cannot outweigh the others in their folds
@@ -156,6 +159,7 @@ def test_preselected_verification_records_the_skipped_passages():
     assert all(p == "the motor is covered" for _, p, _ in llm.asked)
 
 
+@pytest.mark.slow
 def test_cross_validation_can_fit_on_every_passage_and_judge_the_preselected_ones():
     good = [("supported", 0.1, 0.9), ("contradicted", 0.1, 0.1)] * 2
     every = _claims({"a": good, "b": good, "c": good})

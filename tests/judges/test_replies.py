@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,6 +31,7 @@ content = st.one_of(json_values, st.just(json.dumps(good_verdicts)), st.text(max
                     st.builds(lambda d: "[" * d + "]" * d, st.integers(0, 50_000)))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.one_of(content, json_values.map(lambda v: json.dumps(v, allow_nan=True))), st.booleans())
 def test_reply_content_is_checked_without_escaping_errors(text, truncated):

@@ -193,6 +193,7 @@ def test_a_slow_reply_times_out_and_is_not_stored(server, tmp_path):
     assert len(judge.ledger) == 0
 
 
+@pytest.mark.slow
 def test_huge_retry_after_is_capped_and_said(server, tmp_path, caplog):
     server.queue({"status": 429, "headers": {"Retry-After": "100000"}})
     judge = make_judge(server, tmp_path, max_wait=0.3)

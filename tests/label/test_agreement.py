@@ -62,6 +62,7 @@ def test_undefined_kappas_say_so():
 grades = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=2, max_size=40)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(grades)
 def test_cohen_and_weighted_kappa_equal_scikit_learn(pairs):

@@ -104,6 +104,7 @@ def test_a_token_from_an_earlier_start_says_it_is_stale(server):
     assert got == 403 and "code" not in doc
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=st.one_of(st.binary(max_size=300), st.recursive(st.none() | st.booleans() | st.integers() | st.text(),
                                                             lambda c: st.lists(c) | st.dictionaries(st.text(), c),

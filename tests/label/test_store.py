@@ -178,6 +178,7 @@ PIECES = st.one_of(EVENTS.map(_line), st.binary(max_size=40), st.just(b"[" * 500
                    st.just(b'{"id": "q1", "question": "a dataset line"}'), st.just(b""))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(pieces=st.lists(PIECES, max_size=6), tail=st.one_of(st.none(), PIECES, EVENTS.map(lambda e: _line(e)[:25])))
 def test_reading_and_opening_any_file(tmp_path_factory, pieces, tail):

@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 import ragmeter.metrics.batch as batch
 from ragmeter.metrics.batch import RankedBatch
 
+pytestmark = pytest.mark.slow  # every test here took over 2 s (durations of 2026-12-01, load 4 to 8)
+
 ids = st.sampled_from(["a", "b", "c", "d", "e", "é", "a b", ""])
 queries = st.lists(st.tuples(st.lists(ids, max_size=7),  # duplicates too (a context list may repeat an id)
                              st.dictionaries(ids, st.sampled_from([0.0, 1.0, 2.0, -1.0, 0.5]), max_size=5)),

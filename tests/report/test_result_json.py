@@ -73,6 +73,7 @@ outcomes = st.one_of(st.builds(Score, values, st.just(_provenance("m"))),
                      st.builds(Failed, st.text(max_size=4), st.just(_provenance("m"))))
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning", "ignore::RuntimeWarning")
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(ids, outcomes, outcomes), min_size=0, max_size=5, unique_by=lambda t: t[0]))

@@ -25,6 +25,7 @@ def generated(tmp_path, n=5000, seed=0):
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", [1, 7, 1000])
 def test_streamed_run_equals_the_in_memory_run(cli, tmp_path, block):
     path = generated(tmp_path, n=2000, seed=block)

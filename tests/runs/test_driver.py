@@ -32,6 +32,7 @@ def parses(monkeypatch):
     return seen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [{}, {"dry_run": True, "judge": "openai:m"}, {"block": 2}])
 def test_each_measure_string_is_parsed_once_per_run(parses, warranty, tmp_path, extra):
     settings = Settings(dataset=str(warranty / "dataset.jsonl"), corpus=str(warranty / "corpus.jsonl"),

@@ -148,6 +148,7 @@ def run_dir(tmp_path, monkeypatch):
     mlflow.set_tracking_uri(previous)
 
 
+@pytest.mark.slow
 def test_a_server_that_never_answers_is_a_bounded_wait_then_one_error(run_dir, silent):
     told: list[str] = []
     with pytest.raises(MlflowRefusedError, match=rf"no MLflow tracking server answered at {silent}"):

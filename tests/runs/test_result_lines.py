@@ -73,6 +73,7 @@ def today(samples: Any) -> list[str]:
     return list(redacted_json_lines(sample_to_row(s) for s in samples))
 
 
+@pytest.mark.slow
 @given(rows=leaky_records(), ascii_only=st.booleans(), secret=st.sampled_from([SECRET, 'ab"cdefgh\\i']))
 @example(rows=[{"id": "q", "question": SECRET, "retrieved": ["a", "http://u:pw@h"], "relevant": {"a": 1e308}}],
          ascii_only=False, secret=SECRET)
@@ -125,6 +126,7 @@ BLOCK_MEASURES = ["precision@3", "recall@3", "hit_rate@3", "reciprocal_rank@3", 
 NOT_PLAIN_ROW = {"retrieved": [{"id": "a", "score": 0.5}, {"id": "b", "text": "B"}], "relevant": ["b"]}
 
 
+@pytest.mark.slow
 @given(rows=records(), other=st.lists(st.booleans(), max_size=6), block=st.integers(1, 5),
        chunk=st.sampled_from([1, 60, 300, 1 << 24]))
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -233,6 +235,7 @@ def label_samples(draw: Any) -> list[Sample]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
                                         "ignore::ragmeter.core.errors.NothingRetrievedWarning")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -285,6 +288,7 @@ def any_samples(draw: Any) -> list[Sample]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
                                         "ignore::ragmeter.core.errors.NothingRetrievedWarning")
 @settings(max_examples=150, deadline=None)
@@ -305,6 +309,7 @@ json_values = st.recursive(st.one_of(st.none(), st.booleans(), st.floats(allow_n
                                                                    max_size=3)), max_leaves=8)
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning", "ignore::RuntimeWarning")
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @example(rows=[{"id": 'key sk-secret"99 here'}], secret='sk-secret"99')  # written escaped in the text

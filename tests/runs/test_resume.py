@@ -311,6 +311,7 @@ def _runs(runs_dir):
     return sorted(p for p in runs_dir.iterdir() if p.is_dir()) if runs_dir.exists() else []
 
 
+@pytest.mark.slow
 def test_resume_from_another_folder_with_a_new_server_url(cli, warranty, tmp_path, monkeypatch, seed_server):
     work = tmp_path / "work"
     work.mkdir()

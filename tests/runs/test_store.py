@@ -118,6 +118,7 @@ files = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(setup=st.one_of(st.just(json.dumps(SETUP)), files), results=st.one_of(st.just(json.dumps(ROW)), files),
        summary=st.one_of(st.just(json.dumps(SUMMARY)), files))

@@ -113,6 +113,7 @@ def _by_kind(rows):
     return out
 
 
+@pytest.mark.slow
 def test_generation_kinds_labels_duplicates_rejects_and_a_free_rerun(cli, server, corpus, tmp_path):
     out = tmp_path / "testset.jsonl"
     r = _generate(cli, server, corpus, out)

@@ -40,6 +40,7 @@ def oracle(values: list[str], counts: list[int]) -> set[str]:
     return dups
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(docnos, max_size=12), min_size=1, max_size=8), st.sampled_from([1 << 3, 1 << 14]))
 def test_refuses_exactly_when_a_topic_lists_a_document_twice(topics, cells):

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -49,6 +50,7 @@ def oracle(qrels, run, max_docs, judged_only):
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(cases())
 def test_rankings_equal_the_per_topic_oracle(case):

@@ -13,12 +13,15 @@ of a relevant document.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragmeter import Chunk, Sample, evaluate
 from ragmeter.trec import evaluate_trec
 from tests.installed import need
+
+pytestmark = pytest.mark.slow  # every test here took over 2 s (durations of 2026-12-01, load 4 to 8)
 
 pytrec_eval = need("pytrec_eval")
 
