@@ -170,7 +170,6 @@ def test_no_cycle_between_packages():
     assert not found, "package cycles:\n" + "\n".join(found)
 
 
-@pytest.mark.slow
 def test_no_cycle_between_modules():
     """Inside a package too (a package's ``__init__`` and a module it imports, two modules that
     import each other lazily): a cycle is one job split in two places."""
