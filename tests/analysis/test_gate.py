@@ -5,17 +5,19 @@ never passes on NaN, even on runs built in Python (past the run reader)."""
 
 from __future__ import annotations
 
+import json
 import math
 from itertools import product
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ragmeter.analysis.compare import holm, randomization_p, samples_needed, smallest_p
 from ragmeter.analysis.gate import gate, markdown, text
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.runs.store import Run
-from tests.test_compare_gate import make_run
+from tests.analysis.test_compare import make_run
 
 METRICS = ("precision@5", "recall@5", "hit_rate@5", "reciprocal_rank@5", "ndcg@5")
 
@@ -100,3 +102,93 @@ def test_an_interrupted_run_is_refused_by_the_gate():
     new.setup["status"] = "interrupted"
     with pytest.raises(InvalidInputError, match="not complete"):
         gate(new, base)
+
+
+def test_gate_checks_floors_and_ceilings_without_a_baseline(cli, tmp_path):
+    from tests.analysis.test_compare import make_run
+
+    run = make_run(tmp_path / "r", {"recall@5": [0.5, 1.0, 1.0, 0.5], "contradiction_rate": [0.0, 0.0, 0.5, 0.0]})
+    ok = cli("gate", run.path, "--min", "recall@5=0.7", "--max", "contradiction_rate=0.2")
+    assert ok.exit_code == 0, ok.output
+    assert ok.stdout.splitlines()[0] == "gate passed"
+    assert "recall@5 0.750 >= 0.700 ok" in ok.stdout and "contradiction_rate 0.125 <= 0.200 ok" in ok.stdout
+    assert "no baseline" in ok.stdout
+    missed = cli("gate", run.path, "--min", "recall@5=0.8")
+    assert missed.exit_code == 1 and "recall@5 0.750 is below its floor 0.8" in missed.stdout
+    doc = json.loads(cli("gate", run.path, "--min", "recall@5=0.8", "--format", "json").stdout)
+    assert doc["passed"] is False and doc["comparison"] is None and doc["checks"] == ["recall@5 0.750 >= 0.800 FAILED"]
+    md = cli("gate", run.path, "--min", "recall@5=0.7", "--format", "markdown")
+    assert md.exit_code == 0 and "**ragmeter gate: passed**" in md.stdout and "| metric |" not in md.stdout
+    nothing = cli("gate", run.path)  # neither a baseline nor a bar: a usage error
+    assert nothing.exit_code == 2 and "--baseline" in nothing.output and "--min" in nothing.output
+    assert cli("gate", run.path, "--min", "recall@5=0.7", "-m", "recall@5").exit_code == 2
+    assert cli("gate", run.path, "--min", "oops").exit_code == 2
+
+
+def test_gate_text_gives_the_numbers_and_says_not_significant(cli, tmp_path):
+    """The issue's case: nDCG fell from 0.794 to 0.628 on 6 queries; nothing is significant."""
+    base = [1.0, 1.0, 0.387, 1.0, 0.5, 0.877]
+    new = [0.498, 1.0, 0.387, 1.0, 0.0, 0.885]
+    a = make_run(tmp_path / "a", {"ndcg@5": base, "mrr@5": [1.0] * 6})
+    b = make_run(tmp_path / "b", {"ndcg@5": new, "hit_rate@5": [1.0] * 6})
+    out = cli("gate", b.path, "--baseline", a.path)
+    assert out.exit_code == 0, out.output
+    mean_a, mean_b = sum(base) / 6, sum(new) / 6
+    assert f"ndcg@5: {mean_a:.3f} -> {mean_b:.3f} ({mean_b - mean_a:+.3f}, n=6), not significant" in out.stdout
+    (line,) = [x for x in out.stdout.splitlines() if x.strip().startswith("ndcg@5:")]
+    assert line.count("n=6") == 1, line  # n is said once, beside the change
+    assert "fails the gate only when it is significant" in out.stdout
+    assert "not gated, held by one run only: baseline mrr@5; run hit_rate@5" in out.stdout
+
+
+
+
+def test_a_real_drop_on_200_queries_fails_the_gate(tmp_path):
+    rng = np.random.default_rng(1)
+    base = rng.uniform(0.3, 1.0, 200)
+    new = np.clip(base - 0.1 + rng.normal(0, 0.05, 200), 0, 1)
+    a = make_run(tmp_path / "a", {"ndcg@5": base.tolist()})
+    b = make_run(tmp_path / "b", {"ndcg@5": new.tolist()})
+    result = gate(b, a, max_drop=0.02)
+    assert not result.passed and result.failures[0].startswith("ndcg@5 dropped 0.10")
+    m = result.comparison.metrics[0]
+    assert m.p_holm < 0.001 and m.ci95[1] < 0 and m.worsened > 150
+
+
+def test_a_small_random_wobble_on_30_queries_passes(tmp_path):
+    rng = np.random.default_rng(7)
+    base = rng.uniform(0.2, 0.9, 30)
+    noise = rng.normal(0, 0.15, 30)
+    noise += -0.02 - noise.mean()  # a mean drop of exactly 0.02, all of it noise
+    a = make_run(tmp_path / "a", {"recall@5": base.tolist()})
+    b = make_run(tmp_path / "b", {"recall@5": (base + noise).tolist()})
+    result = gate(b, a, max_drop=0.01)
+    m = result.comparison.metrics[0]
+    assert m.diff == pytest.approx(-0.02) and m.p_holm > 0.05 and result.passed
+
+
+def test_floors_and_coverage(tmp_path):
+    a = make_run(tmp_path / "a", {"recall@5": [0.5, 0.6, 0.7, 0.8]})
+    b = make_run(tmp_path / "b", {"recall@5": [0.5, 0.6, 0.7, None]})
+    result = gate(b, a, floors={"recall@5": 0.9})
+    assert not result.passed
+    assert any("coverage fell: 1 more samples" in f for f in result.failures)
+    assert any("below its floor 0.9" in f for f in result.failures)
+
+
+def test_gate_cli_exit_codes(cli, tmp_path):
+    a = make_run(tmp_path / "a", {"ndcg@5": [0.9] * 40})
+    b = make_run(tmp_path / "b", {"ndcg@5": [0.5] * 40})
+    c = make_run(tmp_path / "c", {"ndcg@5": [0.9] * 40}, version=2)
+    assert cli("gate", a.path, "--baseline", a.path).exit_code == 0
+    failed = cli("gate", b.path, "--baseline", a.path, "--format", "markdown")
+    assert failed.exit_code == 1 and "**ragmeter gate: failed**" in failed.stdout and "| ndcg@5 |" in failed.stdout
+    assert cli("gate", c.path, "--baseline", a.path).exit_code == 2
+    assert cli("gate", a.path, "--baseline", a.path, "--min", "oops").exit_code == 2
+    # another k: no measure in common, so nothing would be gated; it passed (exit 0), now refused
+    k3 = make_run(tmp_path / "k3", {"ndcg@3": [0.1] * 40})
+    refused = cli("gate", k3.path, "--baseline", a.path)
+    assert refused.exit_code == 2
+    assert "measures: none in common (A holds ndcg@5; B holds ndcg@3)" in refused.output
+    doc = json.loads(cli("gate", b.path, "--baseline", a.path, "--format", "json").stdout)
+    assert doc["passed"] is False

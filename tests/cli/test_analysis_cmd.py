@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from ragmeter.runs import list_runs
-from tests.test_compare_gate import make_run
+from tests.analysis.test_compare import make_run
 
 
 def test_turns_on_a_run_where_nothing_was_scored_says_so(cli, tmp_path, runs_dir):
@@ -67,3 +69,52 @@ def test_commands_that_read_runs_look_names_up_under_runs_dir(cli, warranty, tmp
     turns = cli("turns", a, "--runs-dir", runs_dir)
     assert "has no conversation turns" in turns.output  # found, and read: the example has none
     assert "not a ragmeter run directory" in cli("turns", a).output
+
+
+def test_agreement_confusion_line_rounds_and_json_keeps_the_values(cli, tmp_path):
+    from tests.analysis.test_compare import make_run
+
+    run = make_run(tmp_path / "a", {"faithfulness": [2 / 3, 1.0, 0.0, 2 / 3]})
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"id": f"q{i}", "faithfulness": v}) + "\n"
+                              for i, v in enumerate([1.0, 1.0, 0.0, 0.5])))
+    out = cli("agreement", run.path, "--labels", labels)
+    assert out.exit_code == 0, out.output
+    line = next(x for x in out.stdout.splitlines() if "confusion:" in x)
+    assert line == "    confusion: judge=0|human=0 1, judge=0.667|human=0.5 1, judge=0.667|human=1 1, judge=1|human=1 1"
+    doc = json.loads(cli("agreement", run.path, "--labels", labels, "--format", "json").stdout)
+    assert f"judge={2 / 3}|human=1.0" in doc[0]["confusion"]  # the JSON keeps the values whole
+
+
+def test_correlate_says_query_for_one(cli, tmp_path):
+    from tests.analysis.test_compare import make_run
+
+    one = make_run(tmp_path / "one", {"precision@5": [0.2], "recall@5": [0.1]})
+    assert "over 1 query" in cli("correlate", one.path).stdout
+    two = make_run(tmp_path / "two", {"precision@5": [0.2, 0.4], "recall@5": [0.1, 0.3]})
+    assert "over 2 queries" in cli("correlate", two.path).stdout
+
+
+@pytest.fixture
+def two_runs(tmp_path):
+    a = make_run(tmp_path / "a", {"recall@5": [0.5, 0.7, 0.9]})
+    b = make_run(tmp_path / "b", {"recall@5": [0.5, 0.7, 0.9]})
+    return a.path, b.path
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["--min", "recall@5=nan"], "--min"),
+    (["--min", "recall@5=inf"], "--min"),
+    (["--min", "recall@5=high"], "--min"),
+    (["--alpha", "5"], "--alpha"),
+    (["--alpha", "0"], "--alpha"),
+    (["--alpha", "nan"], "--alpha"),
+    (["--max-drop", "nan"], "--max-drop"),
+    (["--max-drop", "-0.1"], "--max-drop"),
+])
+def test_gate_refuses_numbers_that_cannot_be_thresholds(cli, two_runs, args, flag):
+    new, base = two_runs
+    out = cli("gate", new, "--baseline", base, *args)
+    assert out.exit_code == 2, out.output
+    assert flag in out.output and "Usage" in out.output
+    assert cli("gate", new, "--baseline", base, "--min", "recall@5=0.5").exit_code == 0

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer.main
 
 import ragmeter
 
@@ -82,3 +83,43 @@ def test_trec_loads_the_label_kernels_only() -> None:
     out, modules = loaded("trec", str(ref / "qrels.test"), str(ref / "results.test"))
     assert out.startswith("runid")
     assert not {m for m in modules if m.startswith(NOT_FOR_LABELS + ("ragmeter.io.dataset", "ragmeter.engine"))}
+
+
+def test_version_flag(cli):
+    from ragmeter._version import __version__
+
+    out = cli("--version")
+    assert out.exit_code == 0 and out.stdout.strip() == f"ragmeter {__version__}"
+
+
+def test_help_keeps_the_extras_brackets_and_every_option_has_help(cli):
+    """Rich markup would read `[local]` as a style tag and print `ragmeter` alone."""
+    text = " ".join(cli("eval", "--help").stdout.split())
+    assert "ragmeter[local]" in text and "ragmeter[ray]" in text
+    from ragmeter.cli.main import app
+
+    command = typer.main.get_command(app)
+    undocumented = [(name, p.opts) for name, sub in command.commands.items()  # type: ignore[attr-defined]
+                    for p in sub.params if p.param_type_name == "option" and not getattr(p, "help", None)]
+    assert undocumented == []
+
+
+def test_a_format_the_command_does_not_have_is_a_usage_error(cli, tmp_path, runs_dir, warranty):
+    """compare, gate and diagnose printed their table for ``--format markdwon`` and exited 0 (a typo
+    in CI passed unseen); every --format now names its choices."""
+    assert cli("eval", warranty / "dataset.jsonl", "--judge", "none").exit_code == 0
+    (run,) = [p for p in runs_dir.iterdir() if (p / "setup.json").is_file()]
+    for args in (["compare", run, run], ["gate", run, "--baseline", run], ["diagnose", run], ["correlate", run]):
+        r = cli(*args, "--format", "markdwon")
+        assert r.exit_code == 2 and "markdwon" in r.output, (args, r.output)
+    assert cli("gate", run, "--baseline", run, "--format", "markdown").exit_code == 0
+
+
+def test_a_multi_line_error_keeps_its_lines(cli, runs_dir, warranty):
+    """compare's setup-mismatch error printed its line breaks as a literal \\x0a."""
+    for k in ("3", "5"):
+        assert cli("eval", warranty / "dataset.jsonl", "--judge", "none", "--k", k, "--name", f"k{k}").exit_code == 0
+    a, b = sorted(p for p in runs_dir.iterdir() if (p / "setup.json").is_file())
+    r = cli("compare", a, b)
+    assert r.exit_code == 2 and "not comparable" in r.output, r.output
+    assert "\\x0a" not in r.output and len(r.output.strip().splitlines()) > 1, r.output

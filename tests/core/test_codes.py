@@ -19,6 +19,7 @@ an_id = st.one_of(st.text(max_size=12), lengths.flatmap(lambda n: st.lists(alpha
                                                         .map("".join)))
 
 
+@pytest.mark.slow
 @given(batches=st.lists(st.lists(an_id, max_size=30), min_size=1, max_size=5))
 @settings(max_examples=300, deadline=None)
 def test_codes_are_a_dicts_numbering(batches: list[list[str]]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,7 @@ def build(rows: list) -> LabelColumns:
     return LabelColumns.from_lists([f"q{i}" for i in range(len(rows))], [r for r, _ in rows], [lab for _, lab in rows])
 
 
+@pytest.mark.slow
 @given(rows=samples, cut=st.integers(0, 8))
 @settings(max_examples=200, deadline=None)
 def test_views_cuts_and_joins_read_back(rows: list, cut: int) -> None:

@@ -5,6 +5,7 @@ printed text goes through, in results.jsonl and summary.json as in error message
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 import textwrap
 
@@ -65,3 +66,33 @@ def test_mcp_stderr_token_never_reaches_the_run_directory(tmp_path):
     texts = {p.name: p.read_text() for p in run.run_path.iterdir() if p.is_file()}
     assert "connecting with TOKEN=***" in texts["results.jsonl"], texts["results.jsonl"][:2000]
     assert not [name for name, t in texts.items() if "tok-5566778899" in t]
+
+
+JUDGED_ARGS = ("--metrics", "recall,faithfulness", "--judge", "openai:m", "--concurrency", "1")
+
+
+def _runs(runs_dir):
+    return sorted(p for p in runs_dir.iterdir() if p.is_dir()) if runs_dir.exists() else []
+
+
+def test_credentials_never_reach_run_files_or_messages(cli, warranty, runs_dir, seed_server, monkeypatch):
+    # a URL with a password and OPENAI_API_KEY at once is refused (tests/judges/test_backend_factory.py):
+    # the key this process holds is another service's
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("ORDERS_API_KEY", "sk-held-KEY-123456")
+    url = seed_server.url.replace("http://", "http://alice:hunter2secret@") + "/v1"
+    seed_server.queue({}, {"status": 401})
+    res = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--only", "q1",
+              *JUDGED_ARGS, "--judge-base-url", url)
+    assert res.exit_code == 2 and "hunter2secret" not in res.output
+    (run,) = _runs(runs_dir)
+    for f in run.iterdir():
+        text = f.read_text() if f.suffix in (".json", ".jsonl") else ""
+        assert "hunter2secret" not in text and "sk-held-KEY-123456" not in text
+    assert "http://***@127.0.0.1" in (run / "setup.json").read_text()
+    with sqlite3.connect(runs_dir / "ledger.sqlite") as db:
+        dump = " ".join(map(str, db.execute("SELECT * FROM judgments").fetchall()))
+    assert "hunter2secret" not in dump and "sk-held-KEY-123456" not in dump
+    again = cli("eval", "--resume", run)
+    assert again.exit_code == 2 and "give --judge-base-url again" in again.output
+    assert cli("eval", "--resume", run, "--judge-base-url", url).exit_code == 0

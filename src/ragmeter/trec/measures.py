@@ -6,7 +6,7 @@ Per topic, with level l (-l): rel_i = label_i >= l (for l <= -1 that takes in -1
 documents, as trec_eval does), R = qrels grades >= max(l, 0), NRR = judged documents retrieved
 with grade >= max(l, 0), D = sum(rel_i) - NRR (0 unless l <= -1), P@i = precision at rank i.
 Definitions follow trec_eval 10.0 (m_*.c) down to the order of the arithmetic, so that every
-printed digit agrees (checked against the binary in tests/test_trec_eval_binary.py):
+printed digit agrees (checked against the binary in tests/acceptance/test_trec_eval_binary.py):
 
 - map: sum(P@i * rel_i) / R when some rel_i (R = 0 then gives inf, as in C); map_cut.k the
   same over i <= k (0 when R = 0); gm_map: geometric mean of max(AP, 1e-5).

@@ -8,7 +8,7 @@ Every function works on all queries at once (numpy, no loop over queries). Input
 - ``grades``: (n, L) float grades, NaN (or anything <= 0) where a document has no gain.
 
 The arithmetic follows trec_eval 10.0 (m_*.c) in its order of operations, so a label metric
-and the trec measure it equals give the same bits (tests/test_ir_differential.py checks both
+and the trec measure it equals give the same bits (tests/metrics/retrieval/test_kernels.py checks both
 against pytrec_eval, which is trec_eval's code):
 
 - precision = found / depth (depth k for P@k; the list length for set_P), recall = found / R,

@@ -1,0 +1,345 @@
+"""Every command README.md (and examples/warranty/README.md) shows, run as written in a temporary
+folder, its output checked against what README says it prints.
+
+The commands are read from the READMEs themselves: each line of a code block that runs
+ragmeter, and each inline `ragmeter ...` span. Every one must be classified below, either run
+here (with concrete files in place of DATA, RUN, ...) or covered by a named test elsewhere
+(checked to exist): a command added to README and not classified fails
+``test_every_command_readme_shows_is_run_or_covered``, so nothing is skipped silently.
+The judge, where one is needed, is the test HTTP judge answering as the seed article does
+(``tests/seed_judge.py``); the bundled local judge's run of README's first command is
+``test_local_judge_model.py::test_cli_local_judge`` (it needs the 1.1 GB model).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+
+from ragmeter.runs import list_runs, load_run
+from tests import judge_server, seed_judge
+from tests.conftest import ROOT
+
+READMES = (ROOT / "README.md", ROOT / "examples" / "warranty" / "README.md")
+FIRST = ("examples/warranty/dataset.jsonl --corpus examples/warranty/corpus.jsonl -m precision,recall,hit_rate,"
+         "mrr,ndcg,faithfulness,context_recall,factual_correctness,answer_relevancy,semantic_similarity")
+
+
+def shown_commands() -> list[str]:
+    """Each ragmeter command the READMEs show, whitespace-normalised, in order, once."""
+    found: list[str] = []
+    for readme in READMES:
+        text = readme.read_text()
+        lines = text.splitlines()
+        for i, line in enumerate(lines):
+            if not line.startswith("    "):
+                continue
+            command = line.strip()
+            while command.endswith("\\") and i + 1 < len(lines):  # a continued line
+                i += 1
+                command = command[:-1].rstrip() + " " + lines[i].strip()
+            if re.match(r"(ragmeter |python3 -m venv )", command) and not lines[i - 1].rstrip().endswith("\\"):
+                found.append(command)
+        found += [m.group(1) for m in re.finditer(r"`(ragmeter(?: [^`]*)?)`", text)]
+    normalised = [" ".join(c.replace("\\|", "|").split()) for c in found]
+    return list(dict.fromkeys(normalised))
+
+
+INNER_LOOP = 'pytest -q -m "not slow"'  # README's test command: the tests not marked slow
+
+
+# command as README shows it -> a test elsewhere that runs it ("path::test_name"), with why not here
+ELSEWHERE = {
+    "ragmeter eval DATA --engine ray [--address auto|HOST:PORT]":
+        "tests/engine/test_distributed.py::test_identical_to_the_local_engine_on_the_bundled_sample",
+    "ragmeter pairwise A B --judge ...": "tests/analysis/test_pairwise.py::test_pairwise_command_over_http",
+    "ragmeter turns RUN [--svg F]": "tests/analysis/test_turns.py::test_turns_command_and_plot",
+    "ragmeter watch LOG --judge ...": "tests/cli/test_watch_cmd.py::test_exit_on_alert_cli",
+    'ragmeter watch LOG --judge ... --sample-rate 0.1 --alert "faithfulness<0.8" --baseline RUN':
+        "tests/live/test_watch.py::test_drift_from_a_baseline_alerts",
+    "ragmeter judge-check [--judge ...] [--split heldout|tune|all]":
+        "tests/judges/test_local_model.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
+    "ragmeter judge-check --judge local":
+        "tests/judges/test_local_model.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
+    "ragmeter judge-check --set mtrag-dev":
+        "tests/analysis/test_mtrag_check.py::test_judge_check_on_mtrag_dev_with_an_api_judge",
+    "ragmeter label DATA [--corpus C] [--k 10] [--labeler NAME] [--labels F]":
+        "tests/label/test_server.py::test_two_labelers_reload_adjudication_and_export",
+    "ragmeter label questions.jsonl --corpus corpus.jsonl --labeler alice":
+        "tests/label/test_server.py::test_two_labelers_reload_adjudication_and_export",
+    "ragmeter label": "tests/label/test_server.py::test_two_labelers_reload_adjudication_and_export",
+    "ragmeter label DATA --agreement": "tests/cli/test_label_cmd.py::test_cli_export_writes_a_new_dataset_and_qrels",
+    "ragmeter label questions.jsonl --export labeled.jsonl --qrels labeled.qrels":
+        "tests/cli/test_label_cmd.py::test_cli_export_writes_a_new_dataset_and_qrels",
+    "ragmeter testset generate --corpus C --judge ... -n N [--kinds ...]":
+        "tests/testset/test_generate.py::test_generation_kinds_labels_duplicates_rejects_and_a_free_rerun",
+    "ragmeter testset generate --corpus corpus.jsonl --judge openai:<model> -n 100 -o testset.jsonl":
+        "tests/testset/test_generate.py::test_generation_kinds_labels_duplicates_rejects_and_a_free_rerun",
+    "ragmeter testset generate":
+        "tests/testset/test_generate.py::test_generation_kinds_labels_duplicates_rejects_and_a_free_rerun",
+    "ragmeter import beir|trec|msmarco ... --out DIR":
+        "tests/io/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
+    "ragmeter import": "tests/io/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
+    "ragmeter import beir scifact/ --split test --out scifact-eval":
+        "tests/io/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
+    "ragmeter import trec --topics topics.301-350 --qrels qrels.txt --run run.txt --docs docs.sgml --out trec-eval":
+        "tests/io/test_collection.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
+    "ragmeter --version": "tests/cli/test_main.py::test_version_flag",
+    "ragmeter runs [--runs-dir DIR]": "tests/cli/test_runs_cmd.py::test_runs_takes_runs_dir_as_the_other_commands_do",
+    "ragmeter runs DIR": "tests/cli/test_runs_cmd.py::test_runs_takes_runs_dir_as_the_other_commands_do",
+    # the times table: the label metrics alone on the sample, as the resume test runs it
+    "ragmeter eval examples/warranty/dataset.jsonl":
+        "tests/acceptance/test_readme_commands.py::test_resume_block_and_the_run_commands",
+    # the label-path speed table's column head (bench/label_bench.py runs it)
+    "ragmeter eval --format json":
+        "tests/embeddings/test_backends.py::test_criteria_file_applies_to_the_streamed_path_too",
+    "ragmeter eval --no-save --format json": "tests/judges/test_local.py::test_cli_local_judge",
+    "ragmeter diagnose": "tests/cli/test_eval_cmd.py::test_stale_fact_through_the_judge_and_the_table",
+    "ragmeter eval DATA --records SOURCE [--records-timeout 10] [--action-criteria FILE]":
+        "tests/cli/test_eval_cmd.py::test_stale_fact_through_the_judge_and_the_table",
+    # the install-size table names the core package, not a command
+    "ragmeter": "tests/core/test_extras.py::test_the_same_run_works_with_every_extra_blocked",
+    "ragmeter mlflow-log RUN [--tracking-uri URI] [--experiment NAME] [--run-name NAME]":
+        "tests/runs/test_mlflow_log.py::test_cli_logs_a_run_directory",
+    "ragmeter mlflow-log RUN": "tests/runs/test_mlflow_log.py::test_cli_logs_a_run_directory",
+    "ragmeter mlflow-log": "tests/runs/test_mlflow_log.py::test_cli_logs_a_run_directory",  # README install sizes
+    "ragmeter gate RUN --min recall@5=0.7":
+        "tests/analysis/test_gate.py::test_gate_checks_floors_and_ceilings_without_a_baseline",
+    "ragmeter gate RUN --baseline B --max-drop 0.02 --min recall@5=0.7 --max contradiction_rate=0.1":
+        "tests/test_testing.py::test_gate_cli_refuses_a_floor_on_a_lower_is_better_metric",
+    "ragmeter eval trec-eval/dataset.jsonl --k 0 -m map,ndcg@10,precision@5":
+        "tests/io/test_collection.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
+    "ragmeter import msmarco --collection collection.tsv --queries queries.dev.tsv --qrels qrels.dev.tsv "
+    "--run run.tsv --out marco-eval": "tests/io/test_collection.py::test_msmarco_tsvs",
+    "ragmeter eval examples/warranty/q1_views.jsonl --view context --metrics "
+    "precision,recall,reciprocal_rank,ndcg,average_precision,rank_weighted_precision":
+        "tests/acceptance/test_seed_tables.py::test_step2_three_conditions_cli",
+    "ragmeter eval examples/warranty/dataset.jsonl --only q1 --metrics \"hit_rate,hit_rate(granular=True),"
+    "reciprocal_rank,reciprocal_rank(granular=True),ndcg,ndcg(discount='jk2002')\"":
+        "tests/acceptance/test_seed_tables.py::test_other_definitions_on_q1",
+}
+
+# commands run below (by the test named), with concrete files for the placeholders
+RUN_HERE = {
+    "python3 -m venv .venv && .venv/bin/pip install": "test_first_command_prints_the_table_readme_shows",
+    "ragmeter eval examples/warranty/dataset.jsonl --corpus examples/warranty/corpus.jsonl":
+        "test_first_command_prints_the_table_readme_shows",
+    "ragmeter eval": "test_first_command_prints_the_table_readme_shows",
+    "ragmeter eval DATA [--corpus F] [--k 5] [-m METRICS] [--view retrieved|context|both] [--judge ...]":
+        "test_eval_options_and_the_run_directory",
+    "ragmeter eval --resume RUN": "test_resume_block_and_the_run_commands",
+    "ragmeter eval DATA --block N": "test_resume_block_and_the_run_commands",
+    "ragmeter eval DATA.jsonl --block N": "test_resume_block_and_the_run_commands",
+    "ragmeter runs": "test_resume_block_and_the_run_commands",
+    "ragmeter show RUN": "test_resume_block_and_the_run_commands",
+    "ragmeter show": "test_resume_block_and_the_run_commands",
+    "ragmeter report RUN --html out.html": "test_resume_block_and_the_run_commands",
+    "ragmeter report RUN --html F": "test_resume_block_and_the_run_commands",
+    "ragmeter diagnose RUN": "test_resume_block_and_the_run_commands",
+    "ragmeter correlate RUN": "test_resume_block_and_the_run_commands",
+    "ragmeter compare A B": "test_compare_gate_and_agreement",
+    "ragmeter gate RUN --baseline B": "test_compare_gate_and_agreement",
+    "ragmeter gate RUN --baseline B --max-drop 0.02 --min recall@5=0.7": "test_compare_gate_and_agreement",
+    "ragmeter agreement RUN --labels F": "test_compare_gate_and_agreement",
+    "ragmeter metrics": "test_metrics_lists_every_metric",
+    "ragmeter trec": "test_trec_prints_trec_evals_bytes",
+    "ragmeter trec QRELS RUN [-m ...] [-q] [-c] [-l] [-M] [-J] [-n] [-N]": "test_trec_prints_trec_evals_bytes",
+    "ragmeter trec QRELS RUN [-m MEASURE ...] [-q] [-c] [-l LEVEL] [-M DEPTH] [-J] [-n] [-N NUM]":
+        "test_trec_prints_trec_evals_bytes",
+    "ragmeter trec QRELS RUN --memory-limit MB": "test_trec_prints_trec_evals_bytes",
+    "ragmeter trec --skip-missing": "test_trec_prints_trec_evals_bytes",
+}
+
+
+def _classified(command: str) -> str | None:
+    if command in ELSEWHERE:
+        return ELSEWHERE[command]
+    if command.startswith("python3 -m venv .venv && .venv/bin/pip install"):
+        here = "tests/acceptance/test_readme_commands.py::"
+        return here + ("test_the_test_command_is_the_one_ci_runs" if command.endswith(
+            INNER_LOOP) else "test_first_command_prints_the_table_readme_shows")
+    for shown, test in RUN_HERE.items():
+        if command == shown or (shown.startswith("ragmeter eval examples") and command.startswith(shown)):
+            return f"tests/acceptance/test_readme_commands.py::{test}"
+    return None
+
+
+def test_every_command_readme_shows_is_run_or_covered():
+    commands = shown_commands()
+    assert len(commands) >= 40, commands  # the reader found them
+    unclassified = [c for c in commands if _classified(c) is None]
+    assert unclassified == [], "classify these README commands in tests/acceptance/test_readme_commands.py"
+    for command in commands:
+        path, name = _classified(command).split("::")  # type: ignore[union-attr]
+        assert f"def {name}(" in (ROOT / path).read_text(), (command, path, name)
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    """A temporary folder holding examples/warranty, as a fresh clone has it; runs go to ./runs."""
+    shutil.copytree(ROOT / "examples" / "warranty", tmp_path / "examples" / "warranty")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAGMETER_RUNS_DIR", "runs")
+    return tmp_path
+
+
+@pytest.fixture
+def run_cli(here):
+    from typer.testing import CliRunner
+
+    from ragmeter.cli.main import app
+
+    def invoke(*args: str):
+        return CliRunner().invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+    return invoke
+
+
+def _readme_block_after(marker: str) -> list[str]:
+    """The indented block that follows the paragraph containing ``marker`` in README.md."""
+    lines = (ROOT / "README.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if marker in line)
+    block, i = [], start + 1
+    while i < len(lines) and not lines[i].startswith("    "):
+        i += 1
+    while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
+        block.append(lines[i][4:])
+        i += 1
+    return block
+
+
+@pytest.mark.slow
+def test_first_command_prints_the_table_readme_shows(run_cli, here):
+    """README's first command (its `ragmeter eval` part; the seed judge over HTTP in place of the
+    local one) prints the table README shows, row by row (the claim and embedding columns follow
+    on the same rows), the mean line and the coverage lines, then writes a run directory."""
+    install = next(c for c in shown_commands() if c.startswith("python3 -m venv") and "[local]" in c)
+    assert install.endswith(".venv/bin/ragmeter eval " + FIRST)
+    srv, state = judge_server.start(seed_judge.over_http)
+    try:
+        out = run_cli("eval", *FIRST.split(), "--judge", "openai:m", "--judge-base-url", state.url + "/v1")
+    finally:
+        srv.shutdown()
+    assert out.exit_code == 0, out.output
+    printed = out.stdout.splitlines()
+    shown = [line for line in _readme_block_after("The first command prints") if line.strip()]
+    assert shown[-1] == "..."
+    for line in shown[:-1]:
+        match = [p for p in printed if p.startswith(line.rstrip())]
+        assert match, f"README shows {line!r}; the command printed:\n{out.stdout}"
+    (run,) = list_runs("runs")
+    assert f"run saved: runs/{run.name}" in out.stdout and run.complete
+
+
+def test_the_test_command_is_the_one_ci_runs():
+    """README's second command installs and runs the inner loop (the tests not marked slow); the
+    whole suite, the command after it, is what .ci/run runs (it is this test suite, so it is not
+    re-run here); and neither compiles anything: llama.cpp comes as a prebuilt wheel, so no
+    CMAKE_ARGS."""
+    command = next(c for c in shown_commands() if c.startswith("python3 -m venv") and c.endswith(INNER_LOOP))
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert command == ('python3 -m venv .venv && .venv/bin/pip install -e ".[test,local]" '
+                       '&& .venv/bin/python -m pytest -q -m "not slow"')
+    assert "\n    .venv/bin/python -m pytest -q\n" in readme  # the whole suite, as its own block
+    assert '.venv/bin/pip install --quiet -e ".[test,local]"' in ci
+    assert ci.rstrip().splitlines()[-1] == ".venv/bin/python -m pytest -q"
+    assert "CMAKE_ARGS" not in ci and "CMAKE_ARGS" not in readme
+
+
+def test_eval_options_and_the_run_directory(run_cli, here):
+    out = run_cli("eval", "examples/warranty/dataset.jsonl", "--corpus", "examples/warranty/corpus.jsonl",
+                  "--k", "5", "-m", "ndcg,recall", "--view", "both", "--judge", "none")
+    assert out.exit_code == 0, out.output
+    (run,) = list_runs("runs")
+    assert re.fullmatch(r"\d{8}T\d{6}Z-eval", run.name)  # runs/<timestamp>-<name>/
+    assert {p.name for p in run.path.iterdir()} >= {"setup.json", "samples.jsonl", "results.jsonl", "summary.json"}
+
+
+def test_resume_block_and_the_run_commands(run_cli, here):
+    data = "examples/warranty/dataset.jsonl"
+    assert run_cli("eval", data, "--name", "streamed", "--block", "2").exit_code == 0
+    out = run_cli("eval", data)
+    assert out.exit_code == 0
+    streamed, run = list_runs("runs")
+    assert streamed.summary == run.summary  # --block N gives the same summary
+    # an interrupted run (status left running by a process that is gone) is finished by --resume
+    setup = json.loads((run.path / "setup.json").read_text())
+    (run.path / "setup.json").write_text(json.dumps({**setup, "status": "running", "pid": 2 ** 22 + 1}))
+    (run.path / "summary.json").unlink()
+    listed = run_cli("runs").stdout
+    assert "interrupted" in listed and f"--resume {run.name}" in listed
+    assert run_cli("eval", "--resume", run.path).exit_code == 0 and load_run(run.path).complete
+    # runs: the runs with status and headline means
+    listed = run_cli("runs").stdout
+    assert run.name in listed and "complete" in listed and "recall@5 0.778" in listed
+    # show RUN: setup, means, 95% intervals and coverage, by the name `runs` lists
+    shown = run_cli("show", run.name)
+    assert shown.exit_code == 0 and "95% CI" in shown.stdout and "ndcg@5" in shown.stdout
+    # report RUN --html out.html: a self-contained page
+    report = run_cli("report", run.name, "--html", "out.html")
+    assert report.exit_code == 0 and report.stdout.strip() == "report written: out.html"
+    page = (here / "out.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "https://" not in page
+    # diagnose RUN: failure points per query, with the evidence
+    diag = run_cli("diagnose", run.name)
+    assert diag.exit_code == 0 and "q5: missed_top_ranked" in diag.stdout and "queries per failure point" in diag.stdout
+    # correlate RUN: Spearman between metrics
+    corr = run_cli("correlate", run.name)
+    assert corr.exit_code == 0 and "recall@5" in corr.stdout
+
+
+def test_compare_gate_and_agreement(run_cli, here):
+    data = "examples/warranty/dataset.jsonl"
+    assert run_cli("eval", data, "--name", "a").exit_code == 0
+    assert run_cli("eval", data, "--name", "b").exit_code == 0
+    a, b = list_runs("runs")
+    cmp = run_cli("compare", a.path, b.path)
+    assert cmp.exit_code == 0 and "B - A" in cmp.stdout and "p (Holm)" in cmp.stdout
+    gate = run_cli("gate", b.path, "--baseline", a.path)
+    assert gate.exit_code == 0 and gate.stdout.startswith("gate passed")  # exit codes 0/1/2
+    floors = run_cli("gate", b.path, "--baseline", a.path, "--max-drop", "0.02", "--min", "recall@5=0.7")
+    assert floors.exit_code == 0
+    assert run_cli("gate", b.path, "--baseline", a.path, "--min", "recall@5=0.8").exit_code == 1  # 0.778 < 0.8
+    labels = here / "labels.csv"
+    labels.write_text("id,hit_rate@5\nq1,1\nq2,1\nq3,0\n")
+    agree = run_cli("agreement", b.path, "--labels", labels)
+    assert agree.exit_code == 0 and "hit_rate@5: 3 labeled" in agree.stdout and "PPI-corrected" in agree.stdout
+
+
+def test_metrics_lists_every_metric(run_cli):
+    from ragmeter.metrics import REGISTRY
+
+    out = run_cli("metrics")
+    assert out.exit_code == 0
+    for spec in REGISTRY.values():  # "every metric with its formula, parameters and source"
+        assert f"{spec.name} (v{spec.version}, " in out.stdout and spec.source in out.stdout
+
+
+def test_trec_prints_trec_evals_bytes(run_cli, here):
+    ref = ROOT / "tests" / "data" / "trec_eval"
+    out = run_cli("trec", ref / "qrels.test", ref / "results.test")
+    assert out.exit_code == 0 and out.stdout == (ref / "out.test").read_text()
+    # in-process, pytest itself holds most of a small limit: give room
+    limited = run_cli("trec", ref / "qrels.test", ref / "results.test", "--memory-limit", "4096")
+    assert limited.exit_code == 0 and limited.stdout == out.stdout
+    qrels = here / "qrels.extra"
+    qrels.write_text((ref / "qrels.test").read_text() + "999 0 doc-x 1\n")  # a topic the run does not answer
+    assert run_cli("trec", qrels, ref / "results.test").exit_code == 4
+    skipped = run_cli("trec", qrels, ref / "results.test", "--skip-missing")
+    assert skipped.exit_code == 0 and "999" in skipped.stderr and skipped.stdout == out.stdout
+
+
+def test_readme_says_where_the_second_copy_of_the_model_is_and_how_to_remove_it():
+    """The model is installed as parts and assembled into the cache: README names the file the
+    loader writes and the command that removes it."""
+    from ragmeter.judges.local_model import BUNDLED_NAME, BUNDLED_SIZE, PART_PACKAGE
+    from tests.conftest import ROOT
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert f"~/.cache/ragmeter/models/{BUNDLED_NAME}" in readme
+    assert "rm -r ~/.cache/ragmeter/models" in readme and PART_PACKAGE.split("{")[0] in readme
+    assert f"{BUNDLED_SIZE / 1e9:.1f} GB assembled" in readme and "2.2 GB in all" in readme

@@ -1,0 +1,65 @@
+"""``ragmeter.cli.watch_cmd``: ``ragmeter watch``: score a sample of live traffic (the loop is
+:func:`ragmeter.live.loop.run_watch`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import judge_server, live_judge
+
+
+@pytest.fixture
+def request_log(tmp_path: Path) -> Path:
+    log = tmp_path / "requests.jsonl"
+    log.write_text(json.dumps({"id": "r1", "question": "How long is the R1 warranty?",
+                               "answer": "The R1 has a 12-month warranty.",
+                               "contexts": [{"id": "c1", "text": "The R1 has a 12-month warranty."}]}) + "\n")
+    return log
+
+
+def test_watch_without_judge_and_without_the_local_one_says_what_to_pass(request_log, tmp_path, cli, monkeypatch):
+    import ragmeter.live.loop as loop
+
+    monkeypatch.setattr(loop, "default_judge", lambda: None)
+    r = cli("watch", request_log, "--once", "--port", "0", "--state", tmp_path / "state")
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "--judge" in r.output and "need a judge" in r.output and "--judge none" in r.output
+    assert not (tmp_path / "state").exists()  # refused before anything was written
+    none = cli("watch", request_log, "--judge", "none", "--once", "--port", "0", "--state", tmp_path / "s2")
+    assert none.exit_code == 0, none.output
+
+
+def test_watch_without_judge_takes_the_local_one_when_installed(monkeypatch):
+    import ragmeter.live.loop as loop
+    from ragmeter.core.settings import Settings, WatchSettings
+
+    monkeypatch.setattr(loop, "default_judge", lambda: "local")
+    told: list[str] = []
+    auto = Settings(watch=WatchSettings(log="x.jsonl"))
+    assert loop.resolve_watch_judge(auto, told.append).judge == "local"
+    assert told == ["no --judge given: using the bundled local judge (offline)"]
+    given = Settings(judge="openai:m", watch=WatchSettings(log="x.jsonl"))
+    assert loop.resolve_watch_judge(given) is given
+    unjudged = Settings(watch=WatchSettings(log="x.jsonl", metrics=("ndcg@5",)))
+    assert loop.resolve_watch_judge(unjudged).judge == "none"
+
+
+@pytest.mark.slow
+def test_exit_on_alert_cli(tmp_path, monkeypatch):
+    log = tmp_path / "req.jsonl"
+    log.write_text(live_judge.request_line(1, answer="bad"))
+    srv, state = judge_server.start(live_judge.over_http)
+    try:
+        out = subprocess.run([sys.executable, "-m", "ragmeter", "watch", str(log), "--judge", "openai:m",
+                              "--judge-base-url", state.url + "/v1", "--state", str(tmp_path / "s"), "--port", "0",
+                              "--once", "--alert", "faithfulness<0.5", "--exit-on-alert"],
+                             env={**os.environ, "OPENAI_API_KEY": "k"}, capture_output=True, text=True, timeout=60)
+        assert out.returncode == 3 and "ALERT: faithfulness rolling mean 0.000 is below 0.5" in out.stderr
+    finally:
+        srv.shutdown()

@@ -1,0 +1,200 @@
+"""The HTML report in a real headless browser (Debian's chromium): it renders without script
+errors, sorts, shows the drill-down, and escapes everything that comes from the data."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from ragmeter.runs import list_runs
+from tests import judge_server, seed_judge
+
+EVIL = '<script>document.body.dataset.pwned="script"</script><img src=x onerror="document.body.dataset.pwned=1">'
+
+
+def browser() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.environ.get("CI"):
+        pytest.fail("chromium is not installed: .ci/run installs Debian's chromium for this test")
+    pytest.skip("chromium not installed (apt-get install chromium); CI always runs this test")
+
+
+def chromium(*args, tmp_path) -> subprocess.CompletedProcess:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-default-apps",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    return subprocess.run([browser(), *flags, *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def report(cli, warranty, runs_dir, tmp_path):
+    data = tmp_path / "data.jsonl"
+    rows = [json.loads(line) for line in (warranty / "dataset.jsonl").read_text().splitlines()]
+    rows[1]["question"] = "Return an unopened R1? " + EVIL
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    corpus = tmp_path / "corpus.jsonl"
+    lines = (warranty / "corpus.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["text"] += " " + EVIL
+    corpus.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n")
+    srv, state = judge_server.start(seed_judge.over_http)
+    try:
+        out = cli("eval", data, "--corpus", corpus, "--metrics",
+                  "precision,recall,hit_rate,reciprocal_rank,ndcg,faithfulness,context_recall",
+                  "--judge", "openai:m", "--judge-base-url", state.url + "/v1")
+        assert out.exit_code == 0, out.output
+    finally:
+        srv.shutdown()
+    (run,) = list_runs(runs_dir)
+    path = tmp_path / "report.html"
+    assert cli("report", run.path, "--html", path).exit_code == 0
+    return path
+
+
+def test_report_is_self_contained_and_escaped(report):
+    text = report.read_text()
+    assert "http://" not in text and "https://" not in text  # no CDN, no network
+    assert EVIL not in text and "&lt;script&gt;document.body.dataset.pwned" in text
+    assert "0.628" in text and "not_extracted" in text and "2 business days" in text
+
+
+@pytest.mark.slow
+def test_report_renders_in_a_headless_browser(report, tmp_path):
+    dom = chromium("--dump-dom", report.as_uri(), tmp_path=tmp_path)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    html = dom.stdout
+    assert 'data-ready="1"' in html, "the report's script did not finish"
+    assert "data-errors" not in html and "data-pwned" not in html
+    assert "&lt;img src=x onerror=" in html  # shown as text, not run
+
+
+@pytest.mark.slow
+def test_screenshot_shows_a_rendered_page(report, tmp_path):
+    shot = tmp_path / "report.png"
+    out = chromium(f"--screenshot={shot}", "--window-size=1280,1600", report.as_uri(), tmp_path=tmp_path)
+    assert out.returncode == 0 and shot.exists(), out.stderr[-2000:]
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 30_000  # a real page, not a blank canvas
+
+
+# ---- the bundled sample at common laptop and desktop widths (issue 23) ------------------------
+
+README_METRICS = ("precision,recall,hit_rate,mrr,ndcg,faithfulness,context_recall,factual_correctness,"
+                  "answer_relevancy,semantic_similarity")
+
+
+@pytest.fixture
+def sample_report(cli, warranty, runs_dir, tmp_path):
+    """The report of the bundled sample with README's first command's metrics (the seed judge over
+    HTTP), its faithfulness provenance carrying the local judge's measured agreement."""
+    from ragmeter.judges.local_agreement import DEFAULT_RULE, DEFAULT_SETTINGS, measured
+    from ragmeter.judges.local_model import BUNDLED_SHA256
+
+    srv, state = judge_server.start(seed_judge.over_http)
+    try:
+        out = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--metrics",
+                  README_METRICS, "--judge", "openai:m", "--judge-base-url", state.url + "/v1")
+        assert out.exit_code == 0, out.output
+    finally:
+        srv.shutdown()
+    (run,) = list_runs(runs_dir)
+    setup = json.loads((run.path / "setup.json").read_text())
+    setup["metrics"]["faithfulness"]["judge"]["agreement"] = measured(BUNDLED_SHA256, DEFAULT_SETTINGS, DEFAULT_RULE)
+    (run.path / "setup.json").write_text(json.dumps(setup))
+    path = tmp_path / "report.html"
+    assert cli("report", run.path, "--html", path).exit_code == 0
+    return path
+
+
+@pytest.fixture
+def webdriver_for(tmp_path):
+    from tests.label.test_server import _tools
+
+    made = []
+
+    def make(width: int):
+        browser_path, chromedriver = _tools()
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = browser_path
+        for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     f"--window-size={width},1000", f"--user-data-dir={tmp_path / f'profile{width}'}"):
+            opts.add_argument(flag)
+        d = webdriver.Chrome(service=Service(executable_path=chromedriver), options=opts)
+        d.set_page_load_timeout(30)
+        made.append(d)
+        return d
+
+    yield make
+    for d in made:
+        d.quit()
+
+
+OVERFLOW = """
+const doc = document.documentElement, out = [];
+if (doc.scrollWidth > doc.clientWidth) out.push('page ' + doc.scrollWidth + ' > ' + doc.clientWidth);
+document.querySelectorAll('main, table, .plots, header').forEach(function (el, i) {
+  const r = el.getBoundingClientRect();
+  if (el.offsetParent === null && el.tagName !== 'MAIN') return;  // inside a closed <details>
+  const name = el.tagName + '#' + (el.id || i);
+  if (el.scrollWidth > el.clientWidth + 1) out.push(name + ' scrolls ' + el.scrollWidth + ' > ' + el.clientWidth);
+  if (r.right > doc.clientWidth + 1) out.push(name + ' ends at ' + r.right + ' > ' + doc.clientWidth);
+});
+return out;
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 1920])
+def test_sample_report_fits_the_window_with_no_horizontal_overflow(sample_report, webdriver_for, width,
+                                                                   tmp_path_factory):
+    """At 1280 and 1920 px nothing scrolls sideways: the page (documentElement.scrollWidth <=
+    clientWidth), the main column, the headline and query tables and the plots. The screenshots
+    are kept (their folder is printed) for a person to look at."""
+    d = webdriver_for(width)
+    d.get(sample_report.as_uri())
+    assert d.execute_script("return document.body.dataset.ready") == "1"
+    assert d.execute_script("return document.body.dataset.errors || ''") == ""
+    assert d.execute_script(OVERFLOW) == []
+    for details in d.find_elements("css selector", "details"):
+        d.execute_script("arguments[0].open = true", details)  # the drill-down too, opened
+    assert d.execute_script(OVERFLOW) == []
+    shots = tmp_path_factory.mktemp(f"report-{width}")
+    assert d.save_screenshot(str(shots / f"report-{width}-top.png"))  # the first screen, as a reader sees it
+    height = d.execute_script("return document.documentElement.scrollHeight")
+    d.set_window_size(width, min(height + 140, 7000))
+    shot = shots / f"report-{width}.png"
+    assert d.save_screenshot(str(shot)) and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    print(f"screenshot: {shot}")
+    text = d.find_element("tag name", "main").text
+    assert "judge agreement 0.71 [0.67-0.75] on 216 claims" in text
+    assert "n = 1: no interval" in text and "[0.600, 0.600]" not in text  # faithfulness: q1 alone, 3/5
+    assert "n = 1 (value 0.600): no distribution" in text
+    versions = [c.text for c in d.find_elements("css selector", "td.ver")]  # its own column, not "v1 1 / rank"
+    assert len(versions) == 10 and all(v.startswith("v") and v[1:].isdigit() for v in versions)
+
+
+def test_long_questions_are_cut_at_a_word_with_an_ellipsis():
+    from ragmeter.report.html import shorten
+
+    question = "Does the extended warranty for the R2 cover accidental damage from a power surge during a storm?"
+    cut = shorten(question)
+    assert cut.endswith("\u2026") and len(cut) <= 90
+    assert question.startswith(cut[:-1]) and question[len(cut) - 1] == " "  # cut before a space, not mid-word
+    assert shorten("Short question?") == "Short question?"
+
+
+def test_histograms_show_their_counts():
+    from ragmeter.report.html import _histogram
+
+    svg = _histogram([0.05, 0.05, 0.95])
+    assert ">2</text>" in svg and ">1</text>" in svg and "n = 3" in svg

@@ -1,0 +1,73 @@
+"""``ragmeter.report.terminal``: Terminal views of saved runs: the run list, one run's summary, the diagnosis."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragmeter.runs import list_runs
+
+
+def test_a_dataset_with_nothing_retrieved_says_why_its_rank_metrics_are_0(cli, warranty, tmp_path):
+    """Questions imported without a run (or a generated test set) have no retrieved lists: every
+    rank metric is 0, and the command says why and what to give, instead of a silent table of 0s."""
+    data = tmp_path / "questions.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "R2 warranty?", "relevant": {"d1": 1}}) + "\n")
+    out = cli("eval", data, "--no-save")
+    assert out.exit_code == 0, out.output
+    assert "precision@5 0.000" in out.stdout
+    assert "no sample has a retrieved list" in out.stderr and "ragmeter.evaluate_retriever" in out.stderr
+    assert "retrieved list" not in cli("eval", warranty / "dataset.jsonl", "--no-save").stderr
+
+
+EVIL_IDS = ["q\x1b]0;pwned\x07", "[red]x[/red]", "=HYPERLINK(\"http://evil\",\"y\")", "a\rb\u202ec", "@SUM(1)"]
+
+
+@pytest.fixture
+def evil_data(tmp_path):
+    p = tmp_path / "evil.jsonl"
+    rows = [{"id": sid, "question": "Q?", "retrieved": ["a", "b"], "relevant": ["a"], "answer": "x",
+             "metadata": {"expected_format": {"regex": "x"}}} for sid in EVIL_IDS]
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return p
+
+
+def _clean(text: str) -> None:
+    assert "\x1b" not in text and "\x07" not in text and "\r" not in text and "\u202e" not in text, repr(text)
+
+
+def test_table_show_runs_and_diagnose_print_ids_escaped_and_literally(cli, evil_data, runs_dir):
+    out = cli("eval", evil_data, "--judge", "none", "-m", "recall,precision")
+    assert out.exit_code == 0, out.output
+    _clean(out.stdout)
+    assert "q\\x1b]0;pwned\\x07" in out.stdout and "[red]x[/red]" in out.stdout
+    (run,) = list_runs(runs_dir)
+    for args in (["show", run.path], ["runs", runs_dir], ["diagnose", run.path]):
+        shown = cli(*args)
+        assert shown.exit_code == 0, shown.output
+        _clean(shown.stdout)
+    assert "[red]x[/red]" in cli("diagnose", run.path).stdout
+    cmp = cli("compare", run.path, run.path)
+    assert cmp.exit_code == 0, cmp.output
+    _clean(cmp.stdout)
+
+
+def test_rich_tables_never_parse_markup_from_data(cli, evil_data, runs_dir, tmp_path):
+    assert cli("eval", evil_data, "--judge", "none", "-m", "recall", "--name", "a").exit_code == 0
+    worse = tmp_path / "worse.jsonl"
+    worse.write_text(evil_data.read_text().replace('["a", "b"]', '["c", "b"]'))
+    assert cli("eval", worse, "--judge", "none", "-m", "recall", "--name", "b").exit_code == 0
+    a, b = sorted(list_runs(runs_dir), key=lambda r: r.name)
+    out = cli("compare", a.path, b.path)
+    assert out.exit_code == 0, out.output
+    assert "[red]x[/red] -1.00" in out.stdout, out.stdout  # the mover's id, printed literally
+    _clean(out.stdout)
+
+
+def test_error_messages_escape_the_id(cli, tmp_path):
+    p = tmp_path / "d.jsonl"
+    p.write_text(json.dumps({"id": "q\x1b[2J", "retrieved": "a,b"}) + "\n")
+    out = cli("eval", p, "--no-save", "--judge", "none")
+    assert out.exit_code == 2 and "q\\x1b[2J" in out.output
+    _clean(out.output)

@@ -1,0 +1,54 @@
+"""``ragmeter.runs.dry_run``: ``eval --dry-run`` without the run: the judge calls, tokens and cost a run would need."""
+
+from __future__ import annotations
+
+import json
+
+
+def test_library_dry_run_needs_no_api_key_and_writes_nothing(warranty, tmp_path, monkeypatch):
+    """``run_evaluation(Settings(dry_run=True))``, the CLI's own call, plans as the CLI does:
+    no key, no ledger file, no run directory (it built the real judge, and so needed both)."""
+    from ragmeter.core.settings import Settings
+    from ragmeter.runs.driver import run_evaluation
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    done = run_evaluation(Settings(dataset=str(warranty / "dataset.jsonl"), corpus=str(warranty / "corpus.jsonl"),
+                                   metrics=("faithfulness",), judge="openai:gpt-4o-mini", dry_run=True,
+                                   runs_dir=str(tmp_path / "runs")))
+    assert done.run_path is None and done.plan is not None and done.plan["calls"] == 2
+    assert list(tmp_path.iterdir()) == []
+
+
+def _dry_run(cli, warranty, seed_server, tmp_path, *extra):
+    return cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
+               "--judge", "openai:m", "--judge-base-url", seed_server.url + "/v1", "--ledger", tmp_path / "l.sqlite",
+               "--dry-run", *extra)
+
+
+def test_dry_run_as_a_table_is_a_summary_for_a_person(cli, warranty, seed_server, tmp_path):
+    table = _dry_run(cli, warranty, seed_server, tmp_path)
+    assert table.exit_code == 0, table.output
+    plan = json.loads(_dry_run(cli, warranty, seed_server, tmp_path, "--format", "json").stdout)  # as before
+    assert plan["calls"] == 2 and plan["calls_by_prompt"] == {"claims.extract": 1, "claims.verify": 1}
+    assert not table.stdout.lstrip().startswith("{")
+    lines = table.stdout.splitlines()
+    assert lines[0] == "dry run: 2 judge calls needed (none made)"
+    assert [x.split() for x in lines[1:3]] == [["claims.extract", "1"], ["claims.verify", "1"]]
+    assert f"estimated input tokens: {plan['estimated_input_tokens']}" in lines
+    assert f"output tokens at most: {plan['max_output_tokens']}" in lines
+    assert f"note: {plan['note']}" in lines
+    none = cli("eval", warranty / "dataset.jsonl", "-m", "ndcg@5", "--dry-run")
+    assert none.stdout == "dry run: no judge call needed (no judged metric requested)\n"
+
+
+def test_dry_run_text_gives_the_local_judges_time():
+    from ragmeter.cli.eval_cmd import dry_run_text
+
+    text = dry_run_text({"calls": 3, "estimated_input_tokens": 900, "max_output_tokens": 6144,
+                         "calls_by_prompt": {"claims.extract": 1, "claims.verify": 2}, "note": "n",
+                         "estimated_seconds": 22.2, "time_note": "rough", "not_timed": ["rubric.grade"]})
+    # the line names no judge now (a served judge's past latencies give one too) and each figure
+    # it rests on is listed (tests/engine/test_call_plan.py)
+    assert "estimated time: about 22.2 s (rough)" in text
+    assert "not timed (left out of the estimate): rubric.grade" in text
