@@ -1,7 +1,8 @@
 """The metric registry, and measure strings that round-trip through it.
 
-Every metric family registers its specs here when it is imported (:data:`FAMILIES`: as names
-are looked up). A measure's canonical string is its identity; it parses back to an equal measure:
+Every metric family registers its specs when it is imported (:data:`FAMILIES`: as names are
+looked up), in :mod:`ragmeter.metrics.spec_table` (the leaf the families import, so that this
+module can import them). A measure's canonical string is its identity; it parses back to an equal measure:
 
 >>> from ragmeter.metrics import parse_measure
 >>> m = parse_measure("ndcg(discount='jk2002')@5")
@@ -22,12 +23,15 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.measure import Measure, build_measure, resolve_measure, split_measure_text
 from ragmeter.metrics.kinds import AnySpec
+from ragmeter.metrics.spec_table import NAMES, REGISTRY, register
+
+__all__ = ["FAMILIES", "REGISTRY", "get_spec", "load_all", "make_measure", "parse_measure", "register", "resolve_key"]
 
 #: The metric families, each a package that registers its specs when imported; the label metrics
 #: first. A family is imported when a name is looked up that the ones before it do not hold, or
@@ -52,67 +56,19 @@ def load_all() -> None:
         pass
 
 
-class _Registry(dict[str, Any]):
-    """name -> spec; read as a whole (iteration, ``len``, ``in``, ``[name]``) it holds every family."""
-
-    def __getitem__(self, key: str) -> Any:
-        load_all()
-        return super().__getitem__(key)
-
-    def __iter__(self) -> Iterator[str]:
-        load_all()
-        return super().__iter__()
-
-    def __len__(self) -> int:
-        load_all()
-        return super().__len__()
-
-    def __contains__(self, key: object) -> bool:
-        load_all()
-        return super().__contains__(key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        load_all()
-        return super().get(key, default)
-
-    def keys(self) -> Any:
-        load_all()
-        return super().keys()
-
-    def values(self) -> Any:
-        load_all()
-        return super().values()
-
-    def items(self) -> Any:
-        load_all()
-        return super().items()
-
-
-REGISTRY: dict[str, AnySpec] = _Registry()
-_NAMES: dict[str, str] = {}  # lower-case name or alias -> canonical name
-
-
-def register(spec: AnySpec) -> AnySpec:
-    """Add a spec to the registry; names and aliases are unique, case-insensitively."""
-    for key in (spec.name, *spec.aliases):
-        low = key.lower()
-        if low in _NAMES and _NAMES[low] != spec.name:
-            raise ValueError(f"metric name {key!r} is already taken by {_NAMES[low]!r}")
-        _NAMES[low] = spec.name
-    dict.__setitem__(REGISTRY, spec.name, spec)
-    return spec
+REGISTRY.load_all = load_all  # reading the table as a whole imports every family first
 
 
 def get_spec(name: str) -> AnySpec:
     """The registered spec of ``name`` or one of its aliases (case-insensitive)."""
     low = name.lower()
-    while low not in _NAMES and _load_next():  # the families in turn, until one holds it
+    while low not in NAMES and _load_next():  # the families in turn, until one holds it
         pass
-    canonical = _NAMES.get(low)
+    canonical = NAMES.get(low)
     if canonical is not None:
         spec: AnySpec = dict.__getitem__(REGISTRY, canonical)
         return spec
-    close = difflib.get_close_matches(low, list(_NAMES), n=3)
+    close = difflib.get_close_matches(low, list(NAMES), n=3)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise InvalidParameterError(f"unknown metric {name!r}{hint} Known: {', '.join(sorted(REGISTRY))}") from None
 

@@ -31,7 +31,7 @@ from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import ACTIONS, Evidence
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
-from ragmeter.metrics.registry import register
+from ragmeter.metrics.spec_table import register
 
 NEEDS = frozenset({ACTIONS})
 

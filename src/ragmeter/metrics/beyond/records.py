@@ -34,7 +34,7 @@ from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import FACTS, Evidence, Unavailable
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
-from ragmeter.metrics.registry import register
+from ragmeter.metrics.spec_table import register
 
 if TYPE_CHECKING:  # the records code loads where facts were checked, not wherever metrics are listed
     from ragmeter.records.facts import FactCheck

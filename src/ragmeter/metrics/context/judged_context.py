@@ -27,8 +27,8 @@ from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import Evidence
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims, supported
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
-from ragmeter.metrics.registry import register
 from ragmeter.metrics.retrieval import kernels
+from ragmeter.metrics.spec_table import register
 
 
 def context_recall(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:

@@ -15,7 +15,7 @@ from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import STANDALONE, Evidence
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
-from ragmeter.metrics.registry import register
+from ragmeter.metrics.spec_table import register
 
 
 def standalone_question(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:

@@ -28,7 +28,7 @@ from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import ANSWER_CLAIMS, QUESTIONS, Claim, Evidence, Unavailable, Verdict, with_argument
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims, supported
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
-from ragmeter.metrics.registry import register
+from ragmeter.metrics.spec_table import register
 
 
 def answer_relevancy(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:

@@ -33,7 +33,7 @@ from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import Evidence
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
-from ragmeter.metrics.registry import register
+from ragmeter.metrics.spec_table import register
 
 NEEDS = frozenset({"answer_claims", "answer@context"})
 

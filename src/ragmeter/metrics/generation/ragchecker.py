@@ -27,7 +27,7 @@ from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import Claim, Evidence, Verdict
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims, supported
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
-from ragmeter.metrics.registry import register
+from ragmeter.metrics.spec_table import register
 
 ANSWER_SIDE = frozenset({"answer_claims", "reference_claims", "answer@context", "answer@reference",
                          "reference@context"})

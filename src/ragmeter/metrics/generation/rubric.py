@@ -26,7 +26,7 @@ from ragmeter.evidence.matrix import RUBRIC, Evidence, with_argument
 from ragmeter.evidence.rubric_criteria import BUILTIN, Criterion, load_criteria
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
-from ragmeter.metrics.registry import register
+from ragmeter.metrics.spec_table import register
 
 __all__ = ["BUILTIN", "Criterion", "RubricSpec", "load_criteria", "rubric"]
 

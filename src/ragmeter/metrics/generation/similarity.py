@@ -25,7 +25,7 @@ import numpy as np
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
 from ragmeter.metrics.kinds import EmbeddingSpec, Unscorable
-from ragmeter.metrics.registry import register
+from ragmeter.metrics.spec_table import register
 
 if TYPE_CHECKING:
     from ragmeter.embeddings.base import Embedder

@@ -31,9 +31,9 @@ import numpy as np
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.metrics.batch import Computed, RankedBatch
 from ragmeter.metrics.kinds import LabelSpec
-from ragmeter.metrics.registry import register
 from ragmeter.metrics.retrieval import kernels
 from ragmeter.metrics.retrieval.common import VIEW
+from ragmeter.metrics.spec_table import register
 
 
 def ndcg(batch: RankedBatch, measure: Measure) -> Computed:

@@ -30,9 +30,9 @@ from __future__ import annotations
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.metrics.batch import Computed, RankedBatch, ranks, row_sum, safe_divide
 from ragmeter.metrics.kinds import LabelSpec
-from ragmeter.metrics.registry import register
 from ragmeter.metrics.retrieval import kernels
 from ragmeter.metrics.retrieval.common import REL, VIEW, relevant
+from ragmeter.metrics.spec_table import register
 
 
 def reciprocal_rank(batch: RankedBatch, measure: Measure) -> Computed:
