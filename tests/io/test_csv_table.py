@@ -133,3 +133,13 @@ def test_csv_cell_over_128_kb_is_read(tmp_path):
     p.write_text(f'id,question,answer\nq1,Q?,"{long_answer}"\n')
     (sample,) = load_dataset(p).samples
     assert sample.answer == long_answer
+
+
+def test_a_bad_json_cell_names_the_record_and_the_fix(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text('id,question,retrieved,relevant\nq1,What?,"[""a"" ""b""]",a\n')
+    with pytest.raises(InvalidInputError) as caught:
+        load_dataset(bad)
+    text = str(caught.value)
+    assert 'line 2 (id "q1"), field "retrieved": the cell is not valid JSON (Expecting' in text
+    assert text.count("not valid JSON") == 1 and "Fix: write a JSON list" in text

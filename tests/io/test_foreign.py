@@ -137,3 +137,17 @@ def test_context_precision_is_not_ours():
     chunks = range(len(r["retrieved_context"]))
     relevant = [any(row[j] == "Entailment" for row in r["retrieved2answer"]) for j in chunks]
     assert sum(relevant) / len(relevant) == r["metrics"]["context_precision"] == 0.75
+
+
+def test_checking_outputs_read_as_published():
+    """It stopped at 'unknown field "gt_answer_claims". Fix: did you mean "answer_claims"?' (the
+    reference's claims, not the answer's)."""
+    from ragmeter.io import load_dataset
+    data = load_dataset(DATA / "checking_outputs.json")
+    first = OUTPUTS["results"][0]
+    s = data.samples[0]
+    assert s.answer_claims == tuple(" ".join(t) for t in first["response_claims"])
+    assert s.reference_claims == tuple(" ".join(t) for t in first["gt_answer_claims"])
+    assert s.metadata["ragchecker"]["retrieved2response"] == first["retrieved2response"]
+    assert s.reference == first["gt_answer"]
+    assert [c.id for c in s.retrieved] == [c["doc_id"] for c in first["retrieved_context"]]
