@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import regex
+import regex  # type: ignore[import-untyped]
 
 _SPACE = r'(?:[ ]|\n{1,2}[ \t]{0,20})?'
 _CHAR = r'(?:[^"\\\x7F\x00-\x1F]|\\(?:["\\bfnrt]|u[0-9a-fA-F]{4}))'
