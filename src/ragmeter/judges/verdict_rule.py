@@ -12,14 +12,13 @@ s = max P(supported), c = max P(contradicted), n = min P(unmentioned), y = max P
 
 With ``score='log_ratio'`` (the default judge's rule: the three-way question alone) the
 score is log s - log c, compared with t_s and t_c the same way. ``pool`` says how passages
-combine. ``'passage'`` (the default rule): each checked passage decides alone on its own
-(s, c, n), and the claim is supported when some passage supports it, contradicted when some
-passage contradicts it and none supports it, else not found; one passage that states the claim
-is enough, whatever an unrelated passage seems to say. ``'max'`` (the first rules): the maxima
-above, pooled before deciding, so the strongest P(contradicted) of *any* passage (an
-off-topic passage a small model calls contradicting) is weighed against the support of the one
-that states the claim: on MTRAG's answers, which draw on several passages, that called claims
-the passage states word for word contradicted (``bench/mtrag_faith_bench.py``).
+combine: ``'max'`` (the shipped rules) pools the maxima above, then decides, so the strongest
+P(contradicted) of *any* checked passage is weighed against the support of the one that states
+the claim; ``'passage'`` (log-ratio rules only) lets each checked passage decide alone on its
+own (s, c, n): the claim is supported when some passage supports it, contradicted when some
+passage contradicts it and none supports it, else not found. With the shipped constants the
+two differ on 2 of the 66 agreement-set claims checked against 2+ passages, at 41/66 correct
+either way (``bench/pool_check.py``), so the default stays ``'max'``.
 
 The uncertain band makes the errors conservative: a claim the model cannot place is *not
 found*, never *supported*. A claim with no passage checked (every passage skipped by the
