@@ -1,6 +1,6 @@
 """The offline local judge: speed on the bundled sample and cross-validated accuracy, per setting.
 
-    python bench/local_judge_bench.py accuracy [--questions short,long]   # agreement set, grouped CV
+    python bench/local_judge_bench.py accuracy [--settings short3+batch+top1] [--pool passage]  # grouped CV
     python bench/local_judge_bench.py prompts                            # addresses / declines / relevance
     python bench/local_judge_bench.py speed [--repeat 3] [--settings before,default]
     python bench/local_judge_bench.py table                              # both, side by side (cached)
@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 import ragmeter
-from ragmeter.judges import local_llm, verdict_rule
+from ragmeter.judges import grammar_check, local_llm, verdict_rule
 from ragmeter.judges.agreement_set import LABELS, SET_PATH, load_set
 from ragmeter.judges.local_select import preselect
 from ragmeter.judges.local_verify import SKIP_MARGIN, VerifySettings
@@ -51,6 +51,7 @@ DATA = ROOT / "bench" / ".data" / "local_judge"
 AGREEMENT = SET_PATH.parent
 ACC_PARALLEL = 8
 COLLECT_THREADS: int | None = None  # --threads
+POOL = "max"  # --pool: how the rule combines passages (verdict_rule.VerdictRule.pool)
 
 # name -> (verification settings, parallel sequences, claims, threads); "before" is the judge as it was
 SETTINGS: dict[str, tuple[VerifySettings, int, str, int | None]] = {
@@ -69,7 +70,11 @@ SETTINGS: dict[str, tuple[VerifySettings, int, str, int | None]] = {
     "short3+batch 1thread": (VerifySettings(questions="short3"), 8, "extracted", 1),
     "short3+batch+top2+sentences": (VerifySettings(questions="short3", top_k=2), 8, "sentences", None),
     "short3+batch+top1+sentences": (VerifySettings(questions="short3", top_k=1), 8, "sentences", None),
+    "short3+batch+top1 grammar sampler": (VerifySettings(questions="short3", top_k=1), 8, "extracted", None),
 }
+# settings run with llama.cpp's grammar sampler for every token (no grammar_check fast path): the
+# same tokens, the time before the fast path
+GRAMMAR_ONLY = frozenset({"short3+batch+top1 grammar sampler"})
 SPEED = ("before", "short3", "short3+batch", "short3+batch+top2", "short3+batch+top1", "short3+batch+sentences",
          "short3+batch+top2+sentences", "short3+batch+top1+sentences", "short3+batch 1thread")
 
@@ -140,7 +145,8 @@ def agreement(settings: VerifySettings, embedder: Any) -> dict:
     # thresholds (8 supported claims flip on short3 top-2), while judged by the all-pairs rule the
     # preselection changes 1 verdict in 216.
     every = _claims(replace(settings, top_k=0), embedder)[0] if settings.top_k else claims
-    cv = verdict_rule.cross_validate(claims, score=score, fit_on=every)
+    pool = POOL if score == "log_ratio" else "max"
+    cv = verdict_rule.cross_validate(claims, score=score, fit_on=every, pool=pool)
     # Skipping the yes/no question where the three-way answers already give not_found (with the
     # fold's rule, less SKIP_MARGIN) cannot change a verdict; count what it saves, and check that.
     asked = pairs if score == "yes" else 0
@@ -152,7 +158,7 @@ def agreement(settings: VerifySettings, embedder: Any) -> dict:
                 asked += len(rows)
             else:
                 assert pred == LABELS.index("not_found")
-    final = verdict_rule.fit(every, score=score, fitted_on="")
+    final = verdict_rule.fit(every, score=score, fitted_on="", pool=pool)
     shipped = verdict_rule.RULES["per_chunk"] if settings == VerifySettings(questions="long") else None
     unfitted = (round(float((verdict_rule.predict(shipped, claims) == claims.labels).mean()), 4)
                 if shipped is not None else None)
@@ -223,11 +229,17 @@ def speed(names: list[str], repeat: int) -> dict[str, dict]:
             backend.__dict__["_llm"] = base._llm  # one model in memory: the settings differ, not the weights
             base._llm.parallel = parallel
             local_llm.set_threads(base._llm, threads)
+            patterns = dict(grammar_check.PATTERNS)
+            if name in GRAMMAR_ONLY:
+                grammar_check.PATTERNS.clear()
             with tempfile.TemporaryDirectory() as tmp:
                 judge = Judge(backend, ledger=Ledger(Path(tmp) / "ledger.sqlite"))
                 load = os.getloadavg()[0]
                 t0, c0 = time.perf_counter(), time.process_time()
-                result = ragmeter.evaluate(answered, ["faithfulness", "context_recall"], judge=judge)
+                try:
+                    result = ragmeter.evaluate(answered, ["faithfulness", "context_recall"], judge=judge)
+                finally:
+                    grammar_check.PATTERNS.update(patterns)
                 seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
                 load_after = os.getloadavg()[0]
                 by_prompt = _seconds_by_prompt(Path(tmp) / "ledger.sqlite")
@@ -414,9 +426,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     parser.add_argument("--threads", type=int, help="threads for computing the accuracy probabilities")
+    parser.add_argument("--pool", choices=("max", "passage"), default="max",
+                        help="accuracy: how the three-way rule combines passages (VerdictRule.pool)")
     args = parser.parse_args()
-    global COLLECT_THREADS
-    COLLECT_THREADS = args.threads
+    global COLLECT_THREADS, POOL
+    COLLECT_THREADS, POOL = args.threads, args.pool
     default = SPEED if args.what == "speed" else tuple(SETTINGS)
     names = [n.strip() for n in args.settings.split(",") if n.strip()] if args.settings else list(default)
     unknown = [n for n in names if n not in SETTINGS]

@@ -163,3 +163,19 @@ def test_judge_check_on_mtrag_dev_with_an_api_judge(tmp_path):
     assert table.exit_code == 0, table.output
     assert "beside: Bert-KPrec" in table.stdout and "responses not scored" in table.stdout
     assert "60 of 234 responses" in table.stdout
+
+
+def test_the_mean_by_rating_of_a_negated_metric_is_printed_negated():
+    """``-contradiction_rate`` is scored as minus the rate; its mean by rating is minus the mean
+    rate, as its label says (it was the rate itself, signed twice)."""
+    from types import SimpleNamespace
+
+    items = mtrag_set.load_set()[:6]
+    rates = [0.0, 0.25, 0.5, 0.0, 0.1, 0.2]
+    outcomes = {m: {i.id: SimpleNamespace(value=r) for i, r in zip(items, rates)} for m in mtrag_check.METRICS}
+    row = next(r for r in mtrag_check.report(items, outcomes, draws=20) if r.check.metric == "contradiction_rate")
+    by: dict[float, list[float]] = {}
+    for item, rate in zip(items, rates):
+        by.setdefault(item.human("faithfulness"), []).append(-rate)
+    assert row.mean_by_rating == {str(h): round(float(np.mean(v)), 3) for h, v in sorted(by.items())}
+    assert all(v <= 0 for v in row.mean_by_rating.values())

@@ -167,3 +167,25 @@ def test_a_system_prompt_is_kept_across_other_prompts(llm):
     again = runtime.eval_prefix(tokens, keep=keep)
     assert again == len(tokens) - keep
     assert np.abs(np.asarray(runtime.ctx.get_logits_ith(-1)) - fresh).max() < 1e-3
+
+
+@pytest.mark.slow
+def test_the_grammar_fast_path_changes_no_token(llm, monkeypatch):
+    """The unconstrained argmax taken where ``grammar_check`` allows it: the same tokens as the
+    grammar sampler alone, which is now asked for a few tokens only."""
+    from ragmeter.judges import grammar_check
+    from ragmeter.judges.local_extract import CLAIM_LIST, SPLIT_SYSTEM, SPLIT_USER
+    from ragmeter.judges.local_runtime import json_grammar
+
+    text = "The R2 carries a 24-month warranty, so a failure at 14 months is covered. Shipping is free."
+    prompt = llm._prompt_tokens([{"role": "system", "content": SPLIT_SYSTEM},
+                                 {"role": "user", "content": SPLIT_USER.format(text=text)}])
+    grammar = json_grammar(CLAIM_LIST)
+    llm.llm.reset()
+    fast = llm.llm.generate(prompt, grammar, max_tokens=120)
+    fast_picks = list(llm.llm.picks)
+    monkeypatch.setattr(grammar_check, "PATTERNS", {})
+    llm.llm.reset()
+    slow = llm.llm.generate(prompt, grammar, max_tokens=120)
+    assert fast == slow and not fast[1]
+    assert llm.llm.picks[0] == 0 and fast_picks[1] < fast_picks[0] / 4

@@ -173,8 +173,8 @@ def report(items: list[Rated], outcomes: dict[str, dict[str, object]], *, draws:
                     b = correlations([float(v) for _, v in pairs], human, groups, draws=draws)  # type: ignore[arg-type]
                     row.baselines[name] = {k: (_r2(v) if isinstance(v, tuple) else _r(v)) for k, v in b.items()}
             by: dict[float, list[float]] = {}
-            for (_, v), h in zip(scored, human):
-                by.setdefault(h, []).append(check.sign * v)
+            for (_, v), h in zip(scored, human):  # v is already signed: the label's (-contradiction_rate) mean
+                by.setdefault(h, []).append(v)
             row.mean_by_rating = {str(h): round(float(np.mean(v)), 3) for h, v in sorted(by.items())}
         rows.append(row)
     return rows

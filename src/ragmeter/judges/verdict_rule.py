@@ -10,6 +10,16 @@ s = max P(supported), c = max P(contradicted), n = min P(unmentioned), y = max P
     contradicted  else if y < t_c
     not_found     otherwise (t_c <= y < t_s: too uncertain to call either way)
 
+With ``score='log_ratio'`` (the default judge's rule: the three-way question alone) the
+score is log s - log c, compared with t_s and t_c the same way. ``pool`` says how passages
+combine: ``'max'`` (the shipped rules) pools the maxima above, then decides, so the strongest
+P(contradicted) of *any* checked passage is weighed against the support of the one that states
+the claim; ``'passage'`` (log-ratio rules only) lets each checked passage decide alone on its
+own (s, c, n): the claim is supported when some passage supports it, contradicted when some
+passage contradicts it and none supports it, else not found. With the shipped constants the
+two differ on 2 of the 66 agreement-set claims checked against 2+ passages, at 41/66 correct
+either way (``bench/pool_check.py``), so the default stays ``'max'``.
+
 The uncertain band makes the errors conservative: a claim the model cannot place is *not
 found*, never *supported*. A claim with no passage checked (every passage skipped by the
 preselection) is not found. ``b``, ``t_s`` and ``t_c`` are fitted by grid search on the
@@ -26,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
@@ -42,6 +52,11 @@ class VerdictRule:
     contradicted_below: float | None = None  # t_c: contradicted below; None: t_s (no uncertain band)
     fitted_on: str = "not fitted"
     score: str = "yes"  # what t_s and t_c are compared with: "yes" (y) or "log_ratio" (log s - log c)
+    pool: str = "max"  # "max": pooled over the passages, then decided; "passage": each passage decides (log_ratio)
+
+    def __post_init__(self) -> None:
+        if self.pool not in ("max", "passage") or (self.pool == "passage" and self.score != "log_ratio"):
+            raise ValueError(f"pool must be 'max', or 'passage' with score='log_ratio', got {self.pool!r}")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -63,6 +78,13 @@ class VerdictRule:
 
     def decide(self, rows: Sequence[dict]) -> tuple[str, list[str]]:
         rows = [r for r in rows if "supported" in r]  # rows of skipped passages carry no probabilities
+        if self.pool == "passage" and len(rows) > 1:
+            alone = replace(self, pool="max")
+            each = [(alone.decide([r])[0], r["passage"]) for r in rows]
+            for verdict in ("supported", "contradicted"):
+                if any(v == verdict for v, _ in each):
+                    return verdict, [pid for v, pid in each if v == verdict]
+            return "not_found", []
         if not self.mentioned(rows):
             return "not_found", []
         if self.score == "log_ratio":
@@ -108,13 +130,19 @@ class Claims:
     features: np.ndarray  # shape (n, 4)
     labels: np.ndarray  # indices into LABELS
     groups: np.ndarray  # context of each claim
+    rows: np.ndarray | None = None  # log s, log c, log n of each checked (claim, passage): shape (m, 3)
+    row_claim: np.ndarray | None = None  # the claim (index) of each row
 
     @classmethod
     def from_rows(cls, per_claim: Iterable[tuple[str, str, Sequence[dict]]]) -> Claims:
         """``per_claim``: (context, label, probability rows of the passages checked)."""
-        feats, labels, groups = [], [], []
-        for group, label, rows in per_claim:
+        feats, labels, groups, each, owner = [], [], [], [], []
+        for k, (group, label, rows) in enumerate(per_claim):
             rows = [r for r in rows if "supported" in r]
+            for r in rows:
+                each.append([math.log(r["supported"] + _EPS), math.log(r["contradicted"] + _EPS),
+                             math.log(r["unmentioned"] + _EPS)])
+                owner.append(k)
             if rows:
                 s, c, n = pool_three_way(rows)
                 ys = [r["yes"] for r in rows if r.get("yes") is not None]
@@ -124,10 +152,16 @@ class Claims:
                 feats.append([0.0, 0.0, 0.0, -1.0])
             labels.append(LABELS.index(label))
             groups.append(group)
-        return cls(np.array(feats, dtype=float).reshape(-1, 4), np.array(labels, dtype=int), np.array(groups))
+        return cls(np.array(feats, dtype=float).reshape(-1, 4), np.array(labels, dtype=int), np.array(groups),
+                   np.array(each, dtype=float).reshape(-1, 3), np.array(owner, dtype=int))
 
     def subset(self, mask: np.ndarray) -> Claims:
-        return Claims(self.features[mask], self.labels[mask], self.groups[mask])
+        if self.rows is None or self.row_claim is None:
+            return Claims(self.features[mask], self.labels[mask], self.groups[mask])
+        new_index = np.cumsum(mask) - 1
+        kept = mask[self.row_claim]
+        return Claims(self.features[mask], self.labels[mask], self.groups[mask], self.rows[kept],
+                      new_index[self.row_claim[kept]])
 
 
 def _not_found(f: np.ndarray, bias: float, score: str) -> np.ndarray:
@@ -139,8 +173,25 @@ def _score(f: np.ndarray, score: str) -> np.ndarray:
     return f[:, 3] if score == "yes" else f[:, 0] - f[:, 1]
 
 
+def _predict_by_passage(claims: Claims, bias: float, ts: float, tc: float) -> np.ndarray:
+    """``pool='passage'``, vectorised: each row decides, then supported > contradicted > not found."""
+    if claims.rows is None or claims.row_claim is None:
+        raise ValueError("pool='passage' needs the claims' rows (Claims.from_rows)")
+    r, n = claims.rows, len(claims.labels)
+    mentioned = ~(r[:, 2] + bias > np.maximum(r[:, 0], r[:, 1]))
+    ratio = r[:, 0] - r[:, 1]
+    supported = np.bincount(claims.row_claim, weights=mentioned & (ratio >= ts), minlength=n) > 0
+    contradicted = np.bincount(claims.row_claim, weights=mentioned & (ratio < tc), minlength=n) > 0
+    out = np.full(n, 2)
+    out[contradicted] = 1
+    out[supported] = 0
+    return out
+
+
 def predict(rule: VerdictRule, claims: Claims) -> np.ndarray:
     """The rule's verdicts (indices into LABELS), vectorised; equal to ``rule.decide`` per claim."""
+    if rule.pool == "passage":
+        return _predict_by_passage(claims, rule.bias_unmentioned, rule.yes_threshold, rule.t_c)
     f = claims.features
     nf = _not_found(f, rule.bias_unmentioned, rule.score)
     v = _score(f, rule.score)
@@ -157,7 +208,7 @@ GRIDS = {"yes": THRESHOLDS, "log_ratio": LOG_RATIOS}
 
 
 def fit(claims: Claims, *, score: str = "yes", band: bool = True, penalty: float = CS_PENALTY,
-        fitted_on: str = "") -> VerdictRule:
+        fitted_on: str = "", pool: str = "max") -> VerdictRule:
     """Grid search: correct verdicts minus ``penalty`` per contradicted claim called supported.
     Ties go to the narrowest band, then the highest supported threshold (the conservative side),
     then the smallest bias."""
@@ -169,9 +220,12 @@ def fit(claims: Claims, *, score: str = "yes", band: bool = True, penalty: float
         nf = _not_found(f, b, score)
         for i, ts in enumerate(grid):
             for tc in (grid[: i + 1] if band else (ts,)):
-                pred = np.full(len(f), 2)
-                pred[~nf & (v >= ts)] = 0
-                pred[~nf & (v < tc)] = 1
+                if pool == "passage":
+                    pred = _predict_by_passage(claims, b, ts, tc)
+                else:
+                    pred = np.full(len(f), 2)
+                    pred[~nf & (v >= ts)] = 0
+                    pred[~nf & (v < tc)] = 1
                 correct = int((pred == labels).sum())
                 cs = int(((labels == 1) & (pred == 0)).sum())
                 key = (correct - penalty * cs, -(ts - tc), ts, -b)
@@ -180,7 +234,7 @@ def fit(claims: Claims, *, score: str = "yes", band: bool = True, penalty: float
     assert best is not None
     _, b, ts, tc = best
     return VerdictRule(bias_unmentioned=float(b), yes_threshold=float(ts),
-                       contradicted_below=None if tc == ts else float(tc), fitted_on=fitted_on, score=score)
+                       contradicted_below=None if tc == ts else float(tc), fitted_on=fitted_on, score=score, pool=pool)
 
 
 @dataclass
@@ -228,7 +282,7 @@ class CrossValidation:
 
 
 def cross_validate(claims: Claims, *, score: str = "yes", band: bool = True, penalty: float = CS_PENALTY,
-                   fit_on: Claims | None = None) -> CrossValidation:
+                   fit_on: Claims | None = None, pool: str = "max") -> CrossValidation:
     """Each context's claims judged by a rule fitted on the other contexts. ``fit_on``: the same
     claims as the rule is fitted (e.g. checked against every passage, while ``claims`` were
     checked against the preselected ones only)."""
@@ -239,7 +293,7 @@ def cross_validate(claims: Claims, *, score: str = "yes", band: bool = True, pen
     rules = {}
     for group in dict.fromkeys(claims.groups.tolist()):
         held = claims.groups == group
-        rule = fit(fit_on.subset(~held), score=score, band=band, penalty=penalty)
+        rule = fit(fit_on.subset(~held), score=score, band=band, penalty=penalty, pool=pool)
         rules[group] = rule
         predicted[held] = predict(rule, claims.subset(held))
     return CrossValidation(predicted, claims.labels, claims.groups, rules)
