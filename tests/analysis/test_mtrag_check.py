@@ -179,3 +179,14 @@ def test_the_mean_by_rating_of_a_negated_metric_is_printed_negated():
         by.setdefault(item.human("faithfulness"), []).append(-rate)
     assert row.mean_by_rating == {str(h): round(float(np.mean(v)), 3) for h, v in sorted(by.items())}
     assert all(v <= 0 for v in row.mean_by_rating.values())
+
+
+def test_too_few_scored_responses_are_said_not_left_as_bare_na():
+    """``--limit 2`` printed a table of n/a with no reason and no baselines (the new-user trial)."""
+    from types import SimpleNamespace
+
+    items = mtrag_set.load_set()[:2]
+    outcomes = {m: {i.id: SimpleNamespace(value=0.5) for i in items} for m in mtrag_check.METRICS}
+    shown = "\n".join(mtrag_check.lines(mtrag_check.report(items, outcomes, draws=20)))
+    assert "faithfulness: 2 response(s) scored, fewer than the 3 a correlation needs" in shown
+    assert "give a larger --limit" in shown

@@ -161,7 +161,7 @@ def report(items: list[Rated], outcomes: dict[str, dict[str, object]], *, draws:
             else:
                 scored.append((item, check.sign * float(value)))
         row.n = len(scored)
-        if len(scored) >= 3:
+        if len(scored) >= MIN_SCORED:
             human = [i.human(check.rating) for i, _ in scored]
             groups = [i.task for i, _ in scored]
             c = correlations([v for _, v in scored], human, groups, draws=draws)
@@ -178,6 +178,9 @@ def report(items: list[Rated], outcomes: dict[str, dict[str, object]], *, draws:
             row.mean_by_rating = {str(h): round(float(np.mean(v)), 3) for h, v in sorted(by.items())}
         rows.append(row)
     return rows
+
+
+MIN_SCORED = 3  # responses a correlation (and its baselines beside it) needs
 
 
 def _short(reason: str) -> str:
@@ -199,6 +202,9 @@ def lines(rows: list[Row]) -> list[str]:
             out.append(f"{'  beside: ' + name:36} {row.check.rating:14} {row.n:4d}  "
                        f"{ci(b['spearman'], b['spearman95']):>21}  {ci(b['kendall'], b['kendall95']):>21}")
     for row in rows:
+        if row.n < MIN_SCORED:
+            out.append(f"{row.check.label}: {row.n} response(s) scored, fewer than the {MIN_SCORED} a correlation "
+                       f"needs (n/a, and no Bert-KPrec/RougeL beside it): give a larger --limit")
         if row.mean_by_rating:
             means = ", ".join(f"{h}: {m:.2f}" for h, m in row.mean_by_rating.items())
             out.append(f"mean {row.check.label} by human {row.check.rating}: {means}")
