@@ -457,8 +457,8 @@ def test_dry_run_still_skips_what_the_ledger_holds(cli, warranty, seed_server, t
     assert cli(*base, "--judge-base-url", seed_server.url + "/v1").exit_code == 0
     monkeypatch.delenv("OPENAI_API_KEY")
     plan = json.loads(cli(*base, "--dry-run", "--format", "json").stdout)
-    # the extraction is stored; the verification is planned on stand-in claims, which the stored one did not use
-    assert plan["calls_by_prompt"] == {"claims.verify": 1} and seed_server.count == 2
+    # the extraction is stored, and the verification is planned on its claims: stored too
+    assert plan["calls_by_prompt"] == {} and plan["calls"] == 0 and seed_server.count == 2
 
 
 @pytest.mark.parametrize("value", ["0", "-1"])
