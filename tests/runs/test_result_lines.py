@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,15 +22,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ragmeter.core.columns import LabelColumns
-from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.core.secrets import redacted_json_lines
 from ragmeter.engine.evaluate import evaluate
-from ragmeter.io.dataset import Dataset, from_samples, load_dataset
+from ragmeter.io.dataset import load_dataset
 from ragmeter.io.label_file import LazySamples
 from ragmeter.io.writer import sample_to_row
 from ragmeter.runs.result_lines import result_lines, sample_lines
+from tests.columnar_samples import columnar, label_samples, per_sample
 from tests.io.test_label_file import general, grades, records, texts
 
 SECRET = "sk-fastsave-0123456789"  # held as an API key below: redacted in run files
@@ -188,58 +187,11 @@ def test_a_block_of_plain_records_is_held_as_columns(tmp_path: Path) -> None:
     assert isinstance(got[0].samples, LazySamples) and list(got[0].columns.ids) == ["q0", "q1", "q2"]  # type: ignore[union-attr]
 
 
-class Untouchable(Sequence[Sample]):
-    """Samples that fail the test when read: the columnar path must never build one."""
-
-    def __len__(self) -> int:
-        raise AssertionError("dataset.samples was read (len) on the columnar path")
-
-    def __getitem__(self, index: Any) -> Any:
-        raise AssertionError("dataset.samples was read (item) on the columnar path")
-
-    def __iter__(self) -> Iterator[Sample]:
-        raise AssertionError("dataset.samples was read (iteration) on the columnar path")
-
-
-def columnar(samples: Sequence[Sample]) -> Dataset:
-    """The dataset as the columnar reader gives it, its samples unreadable."""
-    plain = from_samples(samples, path="data.jsonl")
-    return Dataset(samples=Untouchable(), path=plain.path, fingerprint=plain.fingerprint,  # type: ignore[arg-type]
-                   testset_fingerprint=plain.testset_fingerprint, columns=LabelColumns.from_samples(samples))
-
-
-def per_sample(samples: Sequence[Sample], measures: list[str], k: int | None) -> EvaluationResult:
-    """Today's path: scored from the samples, every outcome an object in a tuple."""
-    r = evaluate(from_samples(samples, path="data.jsonl"), measures, k=k)
-    return EvaluationResult(tuple(samples), r.measures, {m: tuple(r.outcomes[m]) for m in r.measures},
-                            r.dataset_fingerprint, r.dataset_path, testset_fingerprint=r.testset_fingerprint)
-
-
-ids = st.sampled_from([f"c{i}" for i in range(8)])
-
-
-score_grades = st.sampled_from([0.0, 1.0, 1.0, 2.0, 3.0])
-
-
-@st.composite
-def label_samples(draw: Any) -> list[Sample]:
-    n = draw(st.integers(1, 12))
-    out = []
-    for i in range(n):
-        retrieved = draw(st.lists(ids, max_size=6, unique=True))  # empty rankings included
-        labels = draw(st.dictionaries(ids, score_grades, max_size=4))  # no labels: NotComputed
-        name = draw(st.sampled_from([f"q{i}", f"q{i} \"é\"\n", f"q{i}%s", f"q{i} http://u:pw@host/x",
-                                     f"q{i} {SECRET}"]))
-        out.append(Sample(name, question=f"question {i}", retrieved=tuple(Chunk(c) for c in retrieved),
-                          relevance=labels))
-    return out
-
-
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
                                         "ignore::ragmeter.core.errors.NothingRetrievedWarning")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(samples=label_samples(), k=st.sampled_from([None, 3]))
+@given(samples=label_samples(SECRET), k=st.sampled_from([None, 3]))
 def test_results_lines_are_the_redacted_rows(samples: list[Sample], k: int | None) -> None:
     """results.jsonl from the columns: the lines of the redacted to_dict rows, byte for byte."""
     names = ["precision@3", "ndcg", "recall@2"]
