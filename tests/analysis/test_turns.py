@@ -2,27 +2,11 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 import ragmeter
 from ragmeter.analysis.turns import by_turn
-
-NATIVE = {"id": "c1", "turns": [
-    {"question": "How long is the R2 warranty?", "retrieved": ["w2", "w1"], "relevant": ["w2"],
-     "answer": "24 months."},
-    {"question": "And the other one?", "retrieved": ["w2", "w1"], "relevant": ["w1"], "answer": "12 months.",
-     "standalone": False},
-    {"question": "Can I get the R3 in blue?", "retrieved": ["x"], "relevant": {}, "answerable": False,
-     "answer": "I don't know."},
-]}
-
-
-def write(tmp_path, *records):
-    p = tmp_path / "conv.jsonl"
-    p.write_text("".join(json.dumps(r) + "\n" for r in records))
-    return p
+from tests.io.test_conversations import NATIVE, write
 
 
 def test_scores_by_turn_and_standalone(tmp_path):
