@@ -60,3 +60,29 @@ def seed_server():
     srv, state = judge_server.start(seed_judge.over_http)
     yield state
     srv.shutdown()
+
+
+@pytest.fixture
+def blocked(tmp_path: Path) -> Path:
+    """A path whose parent is a regular file: no folder can ever be created there."""
+    (tmp_path / "a-file").write_text("x")
+    return tmp_path / "a-file" / "sub"
+
+
+def one_error_line(r, path: Path, option: str) -> None:
+    """A refused output path: exit 2, one ``error:`` line naming the path and the option to change."""
+    assert r.exit_code == 2, r.output
+    lines = [x for x in r.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
+    assert str(path) in lines[0] and f"choose another with {option}" in lines[0], r.output
+    assert "Traceback" not in r.output
+
+
+@pytest.fixture
+def judged_env(seed_server, tmp_path, monkeypatch):
+    """``openai:<model>`` pointed at the HTTP test judge (the seed's q1 verdicts); the ledger
+    goes to a temporary runs directory."""
+    monkeypatch.setenv("OPENAI_BASE_URL", seed_server.url + "/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("RAGMETER_RUNS_DIR", str(tmp_path / "runs"))
+    return seed_server

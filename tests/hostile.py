@@ -1,5 +1,6 @@
 """Hostile input for the readers' fuzz tests (hypothesis strategies): records with one field
-replaced by any JSON value, deep nesting, huge numbers, bad escapes, binary files, and tables.
+replaced by any JSON value, deep nesting, huge numbers, bad escapes, binary files, tables and
+TREC qrels/run lines.
 Each reader's test lives beside the reader (tests/io/test_corpus.py, ...); the strategies are shared."""
 
 from __future__ import annotations
@@ -106,3 +107,15 @@ def only_typed_errors(data: bytes, name: str, read: Callable[[str], object]) -> 
             read(p)
         except RagmeterError:
             pass
+
+
+@st.composite
+def trec_file(draw, fields: int) -> bytes:
+    lines = []
+    for _ in range(draw(st.integers(0, 5))):
+        parts = [draw(st.one_of(st.sampled_from(["q1", "q2", "Q0", "0", "d1", "d2", "1", "-1", "9" * 30, "9" * 5000,
+                                                 "nan", "inf", "1e999", "#", "\x00", "é", "r"]),
+                                st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=6)))
+                 for _ in range(draw(st.sampled_from([fields, fields, fields - 1, fields + 1])))]
+        lines.append(draw(st.sampled_from([" ", "\t", "  "])).join(parts))
+    return "\n".join(lines).encode() + draw(st.sampled_from([b"", b"\n"]))

@@ -4,21 +4,13 @@ agreement; export to labels."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from tests.label.test_agreement import _labeled
 
 
-@pytest.fixture
-def blocked(tmp_path: Path) -> Path:
-    """A path whose parent is a regular file: no folder can ever be created there."""
-    (tmp_path / "a-file").write_text("x")
-    return tmp_path / "a-file" / "sub"
-
-
-def test_label_export_into_a_folder_that_cannot_be_created_is_one_error_line(blocked, tmp_path, cli):
+def test_label_export_into_a_folder_that_cannot_be_created_isone_error_line(blocked, tmp_path, cli):
     data = tmp_path / "d.jsonl"
     data.write_text('{"id": "q1", "question": "first?", "retrieved": ["c1", "c2", "c3"]}\n'
                     '{"id": "q2", "question": "second?", "retrieved": ["c3", "c4"]}\n')
@@ -29,8 +21,6 @@ def test_label_export_into_a_folder_that_cannot_be_created_is_one_error_line(blo
     assert "choose another with --export" in r.output
     r = cli("label", data, "--labels", tmp_path / "l.jsonl", "--qrels", blocked / "l.qrels")
     assert r.exit_code == 2 and "choose another with --qrels" in r.output
-
-
 
 
 @pytest.mark.slow

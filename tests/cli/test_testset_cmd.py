@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import inspect
 import sys
-from pathlib import Path
 
 import pytest
 
+from tests.conftest import one_error_line
 from tests.live.test_loop import Watching
 from tests.report.test_heartbeat import HeldServer
 
@@ -50,24 +50,9 @@ def test_generation_calls_in_flight_get_a_line(tmp_path, monkeypatch, warranty):
         held.srv.shutdown()
 
 
-@pytest.fixture
-def blocked(tmp_path: Path) -> Path:
-    """A path whose parent is a regular file: no folder can ever be created there."""
-    (tmp_path / "a-file").write_text("x")
-    return tmp_path / "a-file" / "sub"
-
-
-def _one_error_line(r, path: Path, option: str) -> None:
-    assert r.exit_code == 2, r.output
-    lines = [x for x in r.output.splitlines() if x.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
-    assert str(path) in lines[0] and f"choose another with {option}" in lines[0], r.output
-    assert "Traceback" not in r.output
-
-
 def test_testset_into_a_folder_that_cannot_be_created_fails_before_any_judge_call(blocked, tmp_path, cli):
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"id": "c1", "text": "The R1 has a 12-month warranty."}\n')
     out = blocked / "testset.jsonl"
     r = cli("testset", "generate", "--corpus", corpus, "--judge", "openai:gpt-4o-mini", "-n", "1", "--out", out)
-    _one_error_line(r, blocked, "--out")
+    one_error_line(r, blocked, "--out")

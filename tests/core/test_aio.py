@@ -8,23 +8,8 @@ import asyncio
 import pytest
 
 import ragmeter
-from ragmeter import evaluate, load_dataset
-from tests.conftest import WARRANTY
-
-
-@pytest.fixture
-def judged_env(seed_server, tmp_path, monkeypatch):
-    """``openai:<model>`` pointed at the HTTP test judge (the seed's q1 verdicts); the ledger
-    goes to a temporary runs directory."""
-    monkeypatch.setenv("OPENAI_BASE_URL", seed_server.url + "/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("RAGMETER_RUNS_DIR", str(tmp_path / "runs"))
-    return seed_server
-
-
-def q1():
-    data = load_dataset(WARRANTY / "dataset.jsonl", corpus=WARRANTY / "corpus.jsonl")
-    return [s for s in data if s.id == "q1"]
+from ragmeter import evaluate
+from tests.engine.test_evaluate import q1
 
 
 def test_judged_evaluate_inside_a_running_event_loop(judged_env):

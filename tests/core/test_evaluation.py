@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import pickle
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 import ragmeter
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.evaluation import result_hook
+from tests.io.test_label_file import odd_label_file
 
 
 def test_the_mlflow_hook_is_the_runs_layers_logger():
@@ -25,24 +25,9 @@ def test_a_hook_the_metadata_lacks_says_to_reinstall():
         result_hook("no_such_hook")
 
 
-RECORDS = [
-    {"id": "q1", "retrieved": ["a", "b", "c", "d"], "relevant": ["b", "d"]},
-    {"id": "q2", "retrieved": ["x", "y"], "relevant": {"y": 2, "z": 1}},
-    {"id": "q3", "retrieved": ["α", "β"], "relevant": {"α": 1.0}},
-]
-
-
-def _label_file(tmp_path: Path) -> Path:
-    """The records with a BOM, CRLF line ends, raw UTF-8 ids and blank lines: odd but valid."""
-    path = tmp_path / "odd.jsonl"
-    body = "\r\n".join(json.dumps(r, ensure_ascii=False) for r in RECORDS)
-    path.write_bytes(("\ufeff" + body + "\r\n\r\n").encode("utf-8"))
-    return path
-
-
 def test_a_result_pickles(tmp_path: Path) -> None:
     """pickle (multiprocessing, joblib, a notebook's cache) failed: 'cannot pickle mappingproxy'."""
-    for data in (_label_file(tmp_path), [{"id": "q1", "question": "?", "retrieved": ["a", "b"],
+    for data in (odd_label_file(tmp_path), [{"id": "q1", "question": "?", "retrieved": ["a", "b"],
                                           "relevant": ["b"], "metadata": {"t": 1}}]):
         result = ragmeter.evaluate(data, "ndcg@10,mrr")
         again = pickle.loads(pickle.dumps(result))

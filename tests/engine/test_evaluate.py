@@ -105,16 +105,6 @@ def test_label_only_eval_loads_no_judge_ledger_ray_or_report_code(tmp_path: Path
         assert "LOADED []" in done.stderr, done.stderr
 
 
-@pytest.fixture
-def judged_env(seed_server, tmp_path, monkeypatch):
-    """``openai:<model>`` pointed at the HTTP test judge (the seed's q1 verdicts); the ledger
-    goes to a temporary runs directory."""
-    monkeypatch.setenv("OPENAI_BASE_URL", seed_server.url + "/v1")
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    monkeypatch.setenv("RAGMETER_RUNS_DIR", str(tmp_path / "runs"))
-    return seed_server
-
-
 def q1():
     data = load_dataset(WARRANTY / "dataset.jsonl", corpus=WARRANTY / "corpus.jsonl")
     return [s for s in data if s.id == "q1"]

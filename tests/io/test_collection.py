@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import random
 import re
 import subprocess
 import sys
 import tempfile
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ragmeter.core.errors import InvalidInputError, RagmeterError
@@ -29,6 +27,7 @@ from ragmeter.io.collection import write_collection
 from ragmeter.io.msmarco import load_msmarco
 from ragmeter.io.trec_collection import load_trec, read_topics, read_trec_run
 from ragmeter.io.trec_docs import iter_sgml_docs
+from tests.hostile import FUZZ, only_typed_errors, trec_file
 
 
 def _jsonl(path: Path, rows) -> Path:
@@ -275,31 +274,6 @@ def test_the_evaluation_set_commands_are_in_the_readme(cli):
     assert cli("testset", "generate", "--help").exit_code == 0 and cli("label", "--help").exit_code == 0
 
 
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-
-
-@st.composite
-def trec_file(draw, fields: int) -> bytes:
-    lines = []
-    for _ in range(draw(st.integers(0, 5))):
-        parts = [draw(st.one_of(st.sampled_from(["q1", "q2", "Q0", "0", "d1", "d2", "1", "-1", "9" * 30, "9" * 5000,
-                                                 "nan", "inf", "1e999", "#", "\x00", "é", "r"]),
-                                st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=6)))
-                 for _ in range(draw(st.sampled_from([fields, fields, fields - 1, fields + 1])))]
-        lines.append(draw(st.sampled_from([" ", "\t", "  "])).join(parts))
-    return "\n".join(lines).encode() + draw(st.sampled_from([b"", b"\n"]))
-
-
-def _only_typed_errors(data: bytes, name: str, read: Callable[[str], object]) -> None:
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, name)
-        Path(p).write_bytes(data)
-        try:
-            read(p)
-        except RagmeterError:
-            pass
-
-
 @pytest.mark.slow
 @FUZZ
 @given(trec_file(4), trec_file(3))
@@ -307,8 +281,8 @@ def test_collection_qrels_readers(qrels, beir):
     from ragmeter.io.beir import read_beir_qrels
     from ragmeter.io.trec_collection import read_qrels as read_trec_qrels
 
-    _only_typed_errors(qrels, "qrels.txt", read_trec_qrels)
-    _only_typed_errors(beir.replace(b" ", b"\t"), "test.tsv", read_beir_qrels)
+    only_typed_errors(qrels, "qrels.txt", read_trec_qrels)
+    only_typed_errors(beir.replace(b" ", b"\t"), "test.tsv", read_beir_qrels)
 
 
 def jsonl(path: Path, rows) -> Path:

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from types import MappingProxyType
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from ragmeter import InvalidInputError, load_corpus, load_dataset
-from ragmeter.core.sample import Chunk, Sample
 from ragmeter.io.dataset import TEST_FIELDS, _canonical, canonical_texts, from_samples
 from tests.hostile import FUZZ, hostile_file, only_typed_errors
+from tests.io.test_rows import samples  # the sample strategies
 
 
 def write(tmp_path, name, text, mode="w"):
@@ -187,12 +185,6 @@ def test_a_corpus_given_as_the_dataset_is_refused_with_a_hint(cli, warranty):
     assert out.exit_code == 2 and "--corpus" in out.output
 
 
-ids = st.text(alphabet=st.sampled_from("abc\\\"é\x00\u2028 "), min_size=1, max_size=4).filter(str.strip)
-
-
-texts = st.one_of(st.none(), st.text(max_size=5))
-
-
 def _old_fingerprints(samples) -> tuple[str, str]:
     """The formula ``Fingerprints`` replaced: json.dumps of the canonical dict, per sample."""
     full, test = hashlib.sha256(), hashlib.sha256()
@@ -201,21 +193,6 @@ def _old_fingerprints(samples) -> tuple[str, str]:
         full.update(json.dumps(c, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
         test.update(json.dumps({k: c[k] for k in TEST_FIELDS}, sort_keys=True, ensure_ascii=False).encode() + b"\n")
     return full.hexdigest()[:16], test.hexdigest()[:16]
-
-
-floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3))
-
-
-chunks = st.builds(Chunk, ids, st.one_of(st.none(), floats), st.one_of(st.none(), st.text(max_size=3)))
-
-
-samples = st.builds(
-    Sample, ids, texts, st.lists(chunks, max_size=4).map(tuple),
-    st.dictionaries(ids, floats, max_size=3).map(MappingProxyType),
-    st.one_of(st.none(), st.lists(ids, max_size=2).map(tuple)), texts, texts, st.booleans(),
-    st.dictionaries(st.text(max_size=3), st.one_of(floats, st.text(max_size=3)), max_size=2).map(MappingProxyType),
-    st.one_of(st.none(), st.lists(st.text(min_size=1, max_size=3), max_size=2).map(tuple)),
-    st.one_of(st.none(), st.lists(st.text(min_size=1, max_size=3), max_size=2).map(tuple)))
 
 
 @pytest.mark.slow

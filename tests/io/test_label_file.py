@@ -452,7 +452,7 @@ RECORDS = [
 ]
 
 
-def _label_file(tmp_path: Path) -> Path:
+def odd_label_file(tmp_path: Path) -> Path:
     """The records with a BOM, CRLF line ends, raw UTF-8 ids and blank lines: odd but valid."""
     path = tmp_path / "odd.jsonl"
     body = "\r\n".join(json.dumps(r, ensure_ascii=False) for r in RECORDS)
@@ -461,7 +461,7 @@ def _label_file(tmp_path: Path) -> Path:
 
 
 def test_odd_file_scores_as_computed_by_hand(tmp_path: Path) -> None:
-    result = ragmeter.evaluate(_label_file(tmp_path), "ndcg@10,mrr")
+    result = ragmeter.evaluate(odd_label_file(tmp_path), "ndcg@10,mrr")
     ndcg = [(1 / np.log2(3) + 1 / np.log2(5)) / (1 + 1 / np.log2(3)),  # b, d at ranks 2, 4
             (2 / np.log2(3)) / (2 + 1 / np.log2(3)),  # y (grade 2) at rank 2; ideal y, z
             1.0]

@@ -5,20 +5,18 @@ and ``ragmeter trec`` gives trec_eval's numbers for trec_eval's inputs."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 
 from ragmeter.core.errors import RagmeterError
 from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError
 from ragmeter.trec.reader import read_qrels
+from tests.hostile import FUZZ, only_typed_errors, trec_file
 from tests.io.test_dataset import write
 
 
@@ -44,39 +42,14 @@ def test_three_fields_without_the_header_get_the_hint_too(tmp_path):
         read_qrels(bare)
 
 
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-
-
-@st.composite
-def trec_file(draw, fields: int) -> bytes:
-    lines = []
-    for _ in range(draw(st.integers(0, 5))):
-        parts = [draw(st.one_of(st.sampled_from(["q1", "q2", "Q0", "0", "d1", "d2", "1", "-1", "9" * 30, "9" * 5000,
-                                                 "nan", "inf", "1e999", "#", "\x00", "é", "r"]),
-                                st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=6)))
-                 for _ in range(draw(st.sampled_from([fields, fields, fields - 1, fields + 1])))]
-        lines.append(draw(st.sampled_from([" ", "\t", "  "])).join(parts))
-    return "\n".join(lines).encode() + draw(st.sampled_from([b"", b"\n"]))
-
-
-def _only_typed_errors(data: bytes, name: str, read: Callable[[str], object]) -> None:
-    with tempfile.TemporaryDirectory() as d:
-        p = os.path.join(d, name)
-        Path(p).write_bytes(data)
-        try:
-            read(p)
-        except RagmeterError:
-            pass
-
-
 @FUZZ
 @given(trec_file(4), trec_file(6))
 def test_trec_qrels_and_run(qrels, run):
     from ragmeter.trec import evaluate_trec
     from ragmeter.trec.reader import read_qrels, read_run
 
-    _only_typed_errors(qrels, "qrels", read_qrels)
-    _only_typed_errors(run, "run", read_run)
+    only_typed_errors(qrels, "qrels", read_qrels)
+    only_typed_errors(run, "run", read_run)
     with tempfile.TemporaryDirectory() as d:
         q, r = Path(d, "qrels"), Path(d, "run")
         q.write_bytes(qrels)
