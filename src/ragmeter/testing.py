@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from ragmeter.analysis.thresholds import Threshold
 from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.results import Failed, Score
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.engine.evaluate import evaluate
 from ragmeter.io.dataset import Dataset, load_dataset
@@ -108,10 +109,10 @@ def assert_sample(result: EvaluationResult, sample_id: str, thresholds: Mapping[
         key = result.measure(name)
         outcome = result.outcome(key, sample_id)
         t = Threshold(name, float(bar), key.spec.higher_is_better)
-        if outcome.status == "scored":
+        if isinstance(outcome, Score):
             lines.append(t.line(outcome.value))
             missed = missed or not t.met(outcome.value)
-        elif outcome.status == "failed":
+        elif isinstance(outcome, Failed):
             lines.append(f"{name} failed: {outcome.error}")
             missed = True
         else:
