@@ -336,7 +336,7 @@ def test_trec_prints_trec_evals_bytes(run_cli, here):
 def test_readme_says_where_the_second_copy_of_the_model_is_and_how_to_remove_it():
     """The model is installed as parts and assembled into the cache: README names the file the
     loader writes and the command that removes it."""
-    from ragmeter.judges.local_model import BUNDLED_NAME, BUNDLED_SIZE, PART_PACKAGE
+    from ragmeter.judges.local.model import BUNDLED_NAME, BUNDLED_SIZE, PART_PACKAGE
     from tests.conftest import ROOT
 
     readme = " ".join((ROOT / "README.md").read_text().split())

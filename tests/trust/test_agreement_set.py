@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragmeter.judges.agreement_set import AgreementReport
+from ragmeter.trust.agreement_set import AgreementReport
 
 
 def test_a_judge_that_answered_nothing_has_no_accuracy():

@@ -8,8 +8,8 @@ import json
 import pytest
 from scipy import stats
 
-from ragmeter.analysis.judge_agreement import agreement, cohen_kappa, kendall_tau_b
 from ragmeter.label import agreement as label_agreement
+from ragmeter.trust.judge_agreement import agreement, cohen_kappa, kendall_tau_b
 
 
 def test_the_label_module_uses_the_one_kappa():

@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragmeter
-from ragmeter.analysis.judge_agreement import ppi_mean
-from ragmeter.analysis.judge_uncertainty import judge_agreement, wilson_interval
 from ragmeter.judges import Judge, ScriptedBackend
-from ragmeter.judges.local_agreement import DEFAULT_RULE, DEFAULT_SETTINGS, PROMPTS, measured
-from ragmeter.judges.local_model import BUNDLED_SHA256
+from ragmeter.judges.local.agreement import DEFAULT_RULE, DEFAULT_SETTINGS, PROMPTS, measured
+from ragmeter.judges.local.model import BUNDLED_SHA256
 from ragmeter.report.table import coverage_lines
+from ragmeter.trust.judge_agreement import ppi_mean
+from ragmeter.trust.judge_uncertainty import judge_agreement, wilson_interval
 from tests import seed_judge
 from tests.analysis.test_compare import make_run
 

@@ -13,9 +13,8 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
-from ragmeter.analysis import mtrag_check
 from ragmeter.cli.main import app
-from ragmeter.judges import mtrag_set
+from ragmeter.trust import mtrag_check, mtrag_set
 from tests import judge_server
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")

@@ -21,9 +21,9 @@ from pathlib import Path
 from ragmeter.core.progress import Progress
 from ragmeter.judges import schemas
 from ragmeter.judges.judge import Judge, JudgeRequest
+from ragmeter.judges.local.verdict_rule import Claims, CrossValidation, cluster_interval, cross_validate
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.replies import Keyed
-from ragmeter.judges.verdict_rule import Claims, CrossValidation, cluster_interval, cross_validate
 
 SET_PATH = Path(__file__).parent / "agreement" / "claims.jsonl"
 LABELS = schemas.VERDICTS  # supported, contradicted, not_found

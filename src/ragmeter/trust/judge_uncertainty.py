@@ -2,7 +2,7 @@
 
 A judged mean is only as good as the judgments under it. Where the judge's agreement with
 humans on a labeled set is known (the bundled local judge's provenance carries it:
-``judge.agreement``, see :mod:`ragmeter.judges.local_agreement`), reports show it beside the
+``judge.agreement``, see :mod:`ragmeter.judges.local.agreement`), reports show it beside the
 metric, e.g. ``judge agreement 0.71 [0.67-0.75] on 216 claims``.
 
 Which measurement applies depends on the prompt the metric reads: the claim verdicts
@@ -13,7 +13,7 @@ it; one stored as accuracy on n items gets the Wilson score interval (Wilson 192
 (p + z^2/2n +/- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n), z = 1.96.
 
 To correct a judged mean with human labels on part of the run, see
-:func:`ragmeter.analysis.judge_agreement.ppi_mean` (``ragmeter agreement RUN --labels F``).
+:func:`ragmeter.trust.judge_agreement.ppi_mean` (``ragmeter agreement RUN --labels F``).
 """
 
 from __future__ import annotations

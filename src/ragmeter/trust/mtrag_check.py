@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.judges.mtrag_set import Rated
+from ragmeter.trust.mtrag_set import Rated
 
 DRAWS = 2000
 

@@ -1,7 +1,7 @@
 """The bundled MTRAG development half: real answers rated by people, to check a judge against.
 
-``judges/mtrag/dev.jsonl`` holds the ClapNQ and Govt tasks of the MTRAG benchmark's human
-evaluations (Katsis et al. 2025, IBM, Apache-2.0: ``judges/mtrag/LICENSE`` and ``NOTICE``): 78
+``trust/mtrag/dev.jsonl`` holds the ClapNQ and Govt tasks of the MTRAG benchmark's human
+evaluations (Katsis et al. 2025, IBM, Apache-2.0: ``trust/mtrag/LICENSE`` and ``NOTICE``): 78
 tasks, each with the conversation so far, the reference passages shown to the models, the
 reference answer, and three responses (the reference, Llama 3.1 405B, GPT-4o), each rated 1-4
 (No, Mostly No, Mostly Yes, Yes) for faithfulness and completeness by two or three annotators,

@@ -1,4 +1,4 @@
-"""``ragmeter.judges.envelope``: Reading a server's envelope (the JSON around a judge's answer),
+"""``ragmeter.judges.backends.envelope``: Reading a server's envelope (the JSON around a judge's answer),
 trusting nothing in it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragmeter.judges import envelope
+from ragmeter.judges.backends import envelope
 from ragmeter.judges.transport import JudgeReplyError
 
 pytestmark = pytest.mark.slow  # every test here took over 2 s (durations of 2026-12-01, load 4 to 8)

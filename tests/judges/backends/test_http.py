@@ -11,8 +11,7 @@ from ragmeter.embeddings.minilm import EmbedderUnavailable
 from ragmeter.judges import AnthropicBackend, Judge, JudgeConfigError, JudgeRequest, OpenAIBackend, load_prompt
 from ragmeter.judges.schemas import NEEDED_SENTENCES
 from ragmeter.ledger import Ledger
-
-from .. import judge_server, seed_judge
+from tests import judge_server, seed_judge
 
 PASSWORD, KEY = "pw-secret-123", "sk-real-key-456"
 REQUEST = JudgeRequest(load_prompt("context.relevance"), {"question": "q", "sentences": "1. a"}, NEEDED_SENTENCES,

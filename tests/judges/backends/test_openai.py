@@ -1,5 +1,5 @@
-"""Judge backends against a real HTTP server on 127.0.0.1: wire protocols, retries, re-asks,
-fatal configuration errors, the ledger, budgets and secrets."""
+"""The OpenAI-compatible backend, and the judge over it, against a real HTTP server on 127.0.0.1:
+the wire protocol, retries, re-asks, fatal configuration errors, the ledger, budgets and secrets."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import time
 import pytest
 
 from ragmeter.judges import (
-    AnthropicBackend,
     Budget,
     BudgetExceeded,
     Decoding,
@@ -154,28 +153,11 @@ def test_json_mode_fallback_when_structured_output_is_rejected(server):
     assert "JSON Schema" in server.requests[1]["payload"]["messages"][0]["content"]
 
 
-def test_anthropic_tool_use_protocol(server):
-    backend = AnthropicBackend("claude-test", base_url=server.url, api_key=KEY,
-                               policy=RetryPolicy(max_retries=1, base_delay=0.01))
-    j = ask(Judge(backend), request("a"))
-    assert j.ok and len(j.value["verdicts"]) == 3
-    sent = server.requests[0]
-    assert sent["path"] == "/v1/messages"
-    assert sent["headers"]["x-api-key"] == KEY and sent["headers"]["anthropic-version"] == "2023-06-01"
-    p = sent["payload"]
-    assert p["tool_choice"] == {"type": "tool", "name": "verdicts"}
-    assert p["tools"][0]["input_schema"]["type"] == "object"
-    assert p["system"] == "You grade items." and all(m["role"] != "system" for m in p["messages"])
-
-
-def test_missing_keys_name_the_setting(monkeypatch):
+def test_a_missing_key_names_the_setting(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
-    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(JudgeConfigError, match="set OPENAI_API_KEY"):
         OpenAIBackend("gpt-x")
-    with pytest.raises(JudgeConfigError, match="set ANTHROPIC_API_KEY"):
-        AnthropicBackend("claude-x")
 
 
 def test_base_url_and_key_from_the_environment(server, monkeypatch):

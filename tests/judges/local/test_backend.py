@@ -107,7 +107,7 @@ def test_agreement_on_the_bundled_set_meets_the_quality_targets(local_judge):
     supported; the rule was fitted on these claims, so this is the in-sample number (153/216 when
     recorded; 151/216 in a run on a loaded 2-core machine), and another CPU's float rounding or
     llama.cpp's thread split may move a close call, hence the tolerance."""
-    from ragmeter.judges.agreement_set import check, cross_validated, load_set
+    from ragmeter.trust.agreement_set import check, cross_validated, load_set
 
     cases = load_set("all")
     report = check(local_judge, cases)
@@ -162,7 +162,8 @@ def test_the_start_up_probe_passes_on_this_cpu_once(tmp_path, monkeypatch):
     remembered, so the second check starts no process."""
     import subprocess
 
-    from ragmeter.judges import local_model, local_probe
+    from ragmeter.judges.local import model as local_model
+    from ragmeter.judges.local import probe as local_probe
 
     monkeypatch.setattr(local_probe, "cache_dir", lambda: tmp_path)
     path = local_model.bundled_model()

@@ -1,12 +1,12 @@
 """The Python prefix check that lets the local judge skip llama.cpp's grammar sampler where the
-unconstrained argmax is allowed (``judges/grammar_check.py``)."""
+unconstrained argmax is allowed (``judges/local/grammar_check.py``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragmeter.judges import grammar_check
-from ragmeter.judges.local_extract import CLAIM_LIST
+from ragmeter.judges.local import grammar_check
+from ragmeter.judges.local.extract import CLAIM_LIST
 
 
 def _check():
@@ -61,6 +61,6 @@ def test_the_pattern_was_written_for_the_grammar_the_runtime_builds():
     from tests.installed import need
 
     need("cyllama", "the local judge needs: pip install 'ragmeter[local]'")
-    from ragmeter.judges.local_runtime import json_grammar
+    from ragmeter.judges.local.runtime import json_grammar
 
     assert json_grammar(CLAIM_LIST).strip() == grammar_check.CLAIM_LIST_GBNF

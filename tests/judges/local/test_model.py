@@ -11,11 +11,12 @@ import pytest
 
 import ragmeter
 from ragmeter.core.errors import JudgeUnavailableError
-from ragmeter.judges import Judge, local_model
-from ragmeter.judges.agreement_set import check, load_set, verify_request
+from ragmeter.judges import Judge
 from ragmeter.judges.local import LocalBackend
-from ragmeter.judges.verdict_rule import VerdictRule
+from ragmeter.judges.local import model as local_model
+from ragmeter.judges.local.verdict_rule import VerdictRule
 from ragmeter.ledger import Ledger
+from ragmeter.trust.agreement_set import check, load_set, verify_request
 
 
 @pytest.fixture
@@ -148,7 +149,7 @@ def test_agreement_set_is_balanced_and_split():
     assert len({c.domain for c in cases}) >= 20
     ids = [pid for c in cases for pid, _ in c.passages]
     assert len(ids) == len(set(ids))
-    from ragmeter.judges.agreement_set import SET_PATH
+    from ragmeter.trust.agreement_set import SET_PATH
 
     rows = [json.loads(line) for line in SET_PATH.read_text().splitlines()]
     assert all(c["why"].strip() for r in rows for c in r["claims"])
@@ -167,8 +168,8 @@ def test_a_users_own_model_is_marked_not_measured(dummy_gguf):
 
 def test_cli_uses_the_local_judge_by_default_when_installed_and_none_turns_it_off(cli, warranty, monkeypatch,
                                                                                   dummy_gguf, tmp_path):
-    import ragmeter.judges.backend_factory as backend_factory
-    import ragmeter.judges.local_model as lm
+    import ragmeter.judges.backends.factory as backend_factory
+    import ragmeter.judges.local.model as lm
 
     monkeypatch.setattr(lm, "local_available", lambda: True)
     monkeypatch.setattr(backend_factory, "make_backend",
@@ -184,7 +185,7 @@ def test_cli_uses_the_local_judge_by_default_when_installed_and_none_turns_it_of
 
 def test_a_prompt_the_local_judge_refuses_is_not_computed_with_the_reason_and_never_asked(warranty, dummy_gguf,
                                                                                           monkeypatch):
-    from ragmeter.judges import local_agreement
+    from ragmeter.judges.local import agreement as local_agreement
 
     data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
     q1 = [s for s in data.samples if s.id == "q1"]
@@ -218,7 +219,7 @@ def test_other_backends_refuse_nothing():
 
 @pytest.mark.slow
 def test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule(cli, monkeypatch, dummy_gguf):
-    import ragmeter.judges.backend_factory as backend_factory
+    import ragmeter.judges.backends.factory as backend_factory
 
     monkeypatch.setattr(backend_factory, "make_backend", lambda spec, **kw: _Probs(dummy_gguf))
     out = cli("judge-check", "--judge", "local", "--format", "json")
@@ -238,7 +239,7 @@ def test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule(cli,
 
 
 def test_the_bundled_judges_provenance_carries_its_measured_agreement(dummy_gguf):
-    from ragmeter.judges import local_agreement
+    from ragmeter.judges.local import agreement as local_agreement
 
     backend = _Probs(dummy_gguf)
     backend.sha256 = local_model.BUNDLED_SHA256

@@ -1,4 +1,4 @@
-"""The local judge's start-up probe (``judges/local_probe.py``): a llama.cpp that dies at its first
+"""The local judge's start-up probe (``judges/local/probe.py``): a llama.cpp that dies at its first
 decode (SIGILL on a CPU it was not built for) gives a clear error with the fix, not a dead process.
 No model is needed: the probe command is replaced by one that kills itself."""
 
@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from ragmeter.judges import local_probe
-from ragmeter.judges.local_probe import LocalJudgeCrashed, ensure_loadable
+from ragmeter.judges.local import probe as local_probe
+from ragmeter.judges.local.probe import LocalJudgeCrashed, ensure_loadable
 
 SIGILL_PROBE = f'{sys.executable} -c "import os, signal; os.kill(os.getpid(), signal.SIGILL)"'
 
@@ -48,7 +48,7 @@ def test_a_probe_killed_by_sigill_raises_the_fix(cache, model, monkeypatch):
 def test_without_avx2_a_clean_refusal_before_any_child_starts(cache, model, tmp_path, monkeypatch):
     """A CPU without AVX2 (or FMA, F16C) is refused from its flags: no probe process is started
     (it would die with SIGILL), and the message names what is missing and what to do instead."""
-    from ragmeter.judges.local_runtime import CpuUnsupported
+    from ragmeter.judges.local.runtime import CpuUnsupported
 
     counter = tmp_path / "started"
     probe = f'{sys.executable} -c "import sys; open(sys.argv[1], \'a\').write(\'x\')" {counter}'
@@ -111,9 +111,9 @@ def test_readme_ci_and_the_fix_command_install_the_same_prebuilt_runtime():
     flags, and the pin the probe's fix command reinstalls is the one pyproject's extra holds."""
     from pathlib import Path
 
-    from ragmeter.judges.local_runtime import RUNTIME_PIN
+    from ragmeter.judges.local.runtime import RUNTIME_PIN
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     readme, ci = (root / "README.md").read_text(), (root / ".ci" / "run").read_text()
     installs = [line for line in readme.splitlines() if line.startswith("    python3 -m venv") and "local]" in line]
     assert len(installs) == 2, installs  # the two commands

@@ -1,4 +1,4 @@
-"""The prebuilt llama.cpp runtime (``judges/local_runtime.py``): the CPU check that stands before
+"""The prebuilt llama.cpp runtime (``judges/local/runtime.py``): the CPU check that stands before
 the extension is imported, and (with the bundled model, slow) the calls the judge makes."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from ragmeter.judges import local_runtime
-from ragmeter.judges.local_runtime import CpuUnsupported, require_cpu
+from ragmeter.judges.local import runtime as local_runtime
+from ragmeter.judges.local.runtime import CpuUnsupported, require_cpu
 
 HASWELL = frozenset({"sse4_2", "avx", "avx2", "fma", "f16c", "bmi2"})
 
@@ -69,8 +69,8 @@ def llm():
     from tests.installed import need
 
     need("cyllama", "the local judge needs: pip install 'ragmeter[local]'")
-    from ragmeter.judges.local_llm import LocalLLM
-    from ragmeter.judges.local_model import bundled_model
+    from ragmeter.judges.local.llm import LocalLLM
+    from ragmeter.judges.local.model import bundled_model
 
     return LocalLLM(bundled_model(), n_ctx=2048, threads=None, parallel=4)
 
@@ -80,7 +80,7 @@ def test_claims_as_sequences_of_one_batch_give_the_logits_of_one_at_a_time(llm):
     """The batched path (a shared passage prefix, each claim its own sequence) against each full
     prompt evaluated alone: the same next-token distributions (float rounding of another batch
     shape aside), and the answer of each claim is its own (no leak between sequences)."""
-    from ragmeter.judges.local_llm import THREE_WAY_SHORT, Usage
+    from ragmeter.judges.local.llm import THREE_WAY_SHORT, Usage
 
     passage = "The R2 router carries a 24-month limited hardware warranty. Shipping of replacements takes 5 days."
     claims = ["The R2 has a 24-month warranty.", "Replacements ship within 2 days.", "The R2 is blue.",
@@ -118,8 +118,8 @@ def test_grammar_constrained_generation_parses_and_reports_tokens_so_far(llm):
 @pytest.mark.slow
 def test_drafts_copied_from_the_prompt_change_no_token(llm):
     """Prompt-lookup drafts: the same tokens as one greedy token at a time, in fewer decodes."""
-    from ragmeter.judges.local_extract import CLAIM_LIST, SPLIT_SYSTEM, SPLIT_USER
-    from ragmeter.judges.local_runtime import json_grammar
+    from ragmeter.judges.local.extract import CLAIM_LIST, SPLIT_SYSTEM, SPLIT_USER
+    from ragmeter.judges.local.runtime import json_grammar
 
     text = "The R2 carries a 24-month warranty, so a failure at 14 months is covered. Shipping is free."
     prompt = llm._prompt_tokens([{"role": "system", "content": SPLIT_SYSTEM},
@@ -173,9 +173,9 @@ def test_a_system_prompt_is_kept_across_other_prompts(llm):
 def test_the_grammar_fast_path_changes_no_token(llm, monkeypatch):
     """The unconstrained argmax taken where ``grammar_check`` allows it: the same tokens as the
     grammar sampler alone, which is now asked for a few tokens only."""
-    from ragmeter.judges import grammar_check
-    from ragmeter.judges.local_extract import CLAIM_LIST, SPLIT_SYSTEM, SPLIT_USER
-    from ragmeter.judges.local_runtime import json_grammar
+    from ragmeter.judges.local import grammar_check
+    from ragmeter.judges.local.extract import CLAIM_LIST, SPLIT_SYSTEM, SPLIT_USER
+    from ragmeter.judges.local.runtime import json_grammar
 
     text = "The R2 carries a 24-month warranty, so a failure at 14 months is covered. Shipping is free."
     prompt = llm._prompt_tokens([{"role": "system", "content": SPLIT_SYSTEM},

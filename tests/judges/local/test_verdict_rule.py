@@ -1,4 +1,4 @@
-"""The local judge's decision rule across several passages (``judges/verdict_rule.py``, ``pool``)."""
+"""The local judge's decision rule across several passages (``judges/local/verdict_rule.py``, ``pool``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.judges import verdict_rule as V
-from ragmeter.judges.local_agreement import DEFAULT_RULE as SHIPPED
+from ragmeter.judges.local import verdict_rule as V
+from ragmeter.judges.local.agreement import DEFAULT_RULE as SHIPPED
 
 # the shipped constants (bias 0.7, log-ratio threshold 0) with each passage deciding alone
 BY_PASSAGE = V.VerdictRule(bias_unmentioned=SHIPPED.bias_unmentioned, yes_threshold=SHIPPED.yes_threshold,

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.judges import verdict_rule as V
-from ragmeter.judges.local_select import names, numbers, preselect
-from ragmeter.judges.local_verify import SKIP_MARGIN, VerifySettings, verdict_rows
+from ragmeter.judges.local import verdict_rule as V
+from ragmeter.judges.local.preselect import names, numbers, preselect
+from ragmeter.judges.local.verify import SKIP_MARGIN, VerifySettings, verdict_rows
 
 ROW = {"claim": 1, "passage": "a", "supported": 0.5, "contradicted": 0.3, "unmentioned": 0.2, "yes": 0.5}
 

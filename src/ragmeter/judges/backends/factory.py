@@ -1,15 +1,41 @@
-"""``make_backend``: a judge backend from its spec (the kinds of :mod:`ragmeter.core.judge_specs`).
+"""``make_backend``: a judge backend from its spec, through :data:`BUILDERS`, one row per kind of
+:data:`ragmeter.core.judge_specs.KINDS` (the kinds' help texts and messages are written there,
+without loading judge code; a test checks that the two tables list the same prefixes).
 
-Kept apart from ``backends`` because the local judge's backend is itself built on ``Backend``.
+A new wire protocol is one module beside this one (a :class:`~ragmeter.judges.backends.http.HTTPBackend`
+subclass, say) and one row here, with its row in ``KINDS``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ragmeter.core.judge_specs import judge_specs, kind_of
 from ragmeter.core.settings import DEFAULTS
-from ragmeter.judges.backends import AnthropicBackend, Backend, OpenAIBackend
-from ragmeter.judges.local import LocalBackend
+from ragmeter.judges.backends.anthropic import AnthropicBackend
+from ragmeter.judges.backends.base import Backend
+from ragmeter.judges.backends.openai import OpenAIBackend
 from ragmeter.judges.transport import JudgeConfigError, Limiter, RetryPolicy
+
+#: ``builder(model, base_url, api_key, *, concurrency, policy, limiter)`` -> a backend.
+Builder = Callable[..., Backend]
+
+
+def _local(model: str, base_url: str | None, api_key: str | None, **_: Any) -> Backend:
+    """The bundled model (``local``) or a GGUF file (``local:<file.gguf>``), in process; it runs one
+    call at a time, so it takes no URL, key or limit."""
+    from ragmeter.judges.local.backend import LocalBackend  # llama.cpp's wrapper, loaded only for this judge
+
+    return LocalBackend(model or None)
+
+
+#: The prefix of a judge spec -> what builds its backend.
+BUILDERS: dict[str, Builder] = {
+    "openai": OpenAIBackend,
+    "anthropic": AnthropicBackend,
+    "local": _local,
+}
 
 
 def make_backend(spec: str, *, base_url: str | None = None, api_key: str | None = None,
@@ -24,8 +50,4 @@ def make_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
     if kind is None:
         raise JudgeConfigError(f"unknown judge {spec!r}: use {judge_specs()}")
     model = spec.partition(":")[2]
-    if kind.prefix == "openai":
-        return OpenAIBackend(model, base_url, api_key, concurrency=concurrency, policy=policy, limiter=limiter)
-    if kind.prefix == "anthropic":
-        return AnthropicBackend(model, base_url, api_key, concurrency=concurrency, policy=policy, limiter=limiter)
-    return LocalBackend(model or None)
+    return BUILDERS[kind.prefix](model, base_url, api_key, concurrency=concurrency, policy=policy, limiter=limiter)

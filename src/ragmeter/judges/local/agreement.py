@@ -1,7 +1,7 @@
 """What the bundled local judge has been measured to do, and what it therefore refuses.
 
 Numbers here come from ``bench/local_judge_bench.py`` on the bundled hand-labeled sets
-(``judges/agreement/``): the verdicts' leave-one-context-out accuracy per verification setting,
+(``trust/agreement/``): the verdicts' leave-one-context-out accuracy per verification setting,
 and for each other prompt part the accuracy against its labels beside the best trivial rule
 (the majority class). A prompt whose answers were never measured, or did no better than the
 trivial rule, is refused: the metrics reading it are NotComputed under the local judge, with
@@ -11,13 +11,13 @@ the reason, instead of a number nobody should trust.
 from __future__ import annotations
 
 from ragmeter.core.judge_specs import judge_specs
-from ragmeter.judges.local_model import BUNDLED_SHA256
-from ragmeter.judges.local_verify import VerifySettings
-from ragmeter.judges.verdict_rule import MEASURED, RULES, VerdictRule
+from ragmeter.judges.local.model import BUNDLED_SHA256
+from ragmeter.judges.local.verdict_rule import MEASURED, RULES, VerdictRule
+from ragmeter.judges.local.verify import VerifySettings
 
 # The default (bench/local_judge_bench.py, README "Offline"): the three-way question alone with its
 # instruction in the system prompt, each claim checked against its best passage (plus exact number
-# and name overlaps), claims as parallel sequences (local_llm.PARALLEL).
+# and name overlaps), claims as parallel sequences (llm.PARALLEL).
 DEFAULT_SETTINGS = VerifySettings(questions="short3", top_k=1)
 DEFAULT_CLAIMS = "extracted"
 JOINED_SETTINGS = VerifySettings(mode="joined")  # the earlier joined recipe, kept for comparison

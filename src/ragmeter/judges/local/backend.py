@@ -1,18 +1,18 @@
 """``--judge local`` and ``--judge local:/path/model.gguf``: the judge protocol served in-process
 by llama.cpp, with no network at all.
 
-- ``claims.verify`` is answered by typed questions per (claim, passage) (``local_verify``: the
+- ``claims.verify`` is answered by typed questions per (claim, passage) (``verify``: the
   passages that can bear on each claim, a three-way question, and a yes/no question where it can
   change the verdict), then decided by the rule in ``verdict_rule``. The probabilities of every
   (claim, passage) pair, and the passages skipped, go into the ledger with the judgment, so a
   change of the rule re-scores without a call.
-- ``claims.extract`` is answered in small steps (``local_extract``): claims generated under a
+- ``claims.extract`` is answered in small steps (``extract``): claims generated under a
   grammar (or the answer's sentences, ``claims='sentences'``), typed yes/no questions for
   relevance and refusal, citation markers read from the text.
 - ``context.relevance`` and the other prompts are generated greedily under a grammar built from
   their JSON Schema. A prompt (or prompt part) whose answers were not measured against hand
   labels, or did no better than a trivial rule, is refused (``refuses``), and the metrics
-  reading it are NotComputed with the reason (``local_agreement``).
+  reading it are NotComputed with the reason (``agreement``).
 
 The model file, the question recipe and the verification settings are part of each judgment's
 ledger key (``key_extra``); the decision rule is not (it is applied when a judgment is read)
@@ -30,12 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import JudgeUnavailableError
-from ragmeter.judges import local_agreement, local_extract, local_llm, local_model, local_probe
-from ragmeter.judges.backends import Backend, Decoding, Reply
-from ragmeter.judges.local_verify import VerifySettings, verdict_rows
+from ragmeter.judges.backends.base import Backend, Decoding, Reply
+from ragmeter.judges.local import agreement as local_agreement
+from ragmeter.judges.local import extract as local_extract
+from ragmeter.judges.local import llm as local_llm
+from ragmeter.judges.local import model as local_model
+from ragmeter.judges.local import probe as local_probe
+from ragmeter.judges.local.verdict_rule import RULES, VerdictRule
+from ragmeter.judges.local.verify import VerifySettings, verdict_rows
 from ragmeter.judges.replies import digest
 from ragmeter.judges.transport import JudgeConfigError
-from ragmeter.judges.verdict_rule import RULES, VerdictRule
 
 VERIFY, EXTRACT = "claims.verify", "claims.extract"
 MODES = ("per_chunk", "joined")
@@ -91,7 +95,7 @@ class LocalBackend(Backend):
 
     @property
     def llm(self) -> local_llm.LocalLLM:
-        """The model, loaded on first use after the start-up probe (``local_probe``)."""
+        """The model, loaded on first use after the start-up probe (``probe``)."""
         if self._load_error is not None:
             raise self._load_error
         try:

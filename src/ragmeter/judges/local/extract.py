@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 
-from ragmeter.judges.local_llm import YES_NO_WORDS, LocalLLM, TypedQuestion, Usage
+from ragmeter.judges.local.llm import YES_NO_WORDS, LocalLLM, TypedQuestion, Usage
 from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
 

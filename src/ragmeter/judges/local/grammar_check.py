@@ -31,7 +31,7 @@ def _string_list(key: str) -> str:
 
 
 # The GBNF that llama.cpp's JSON-Schema converter (cyllama 0.2.18) writes for
-# {"claims": [string, ...]} (local_extract.CLAIM_LIST), and the same language as a pattern.
+# {"claims": [string, ...]} (extract.CLAIM_LIST), and the same language as a pattern.
 CLAIM_LIST_GBNF = (
     'char ::= [^"\\\\\\x7F\\x00-\\x1F] | [\\\\] (["\\\\bfnrt] | "u" [0-9a-fA-F]{4})\n'
     'claims ::= "[" space (string ("," space string)*)? "]" space\n'

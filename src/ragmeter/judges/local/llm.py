@@ -1,5 +1,5 @@
 """A GGUF model run in-process with llama.cpp (``pip install 'ragmeter[local]'``; the runtime is
-``local_runtime``: a prebuilt wheel, no compiler).
+``runtime``: a prebuilt wheel, no compiler).
 
 Two ways of asking it:
 
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ragmeter.core.errors import JudgeUnavailableError
-from ragmeter.judges.local_runtime import Runtime, chat_formatter, json_grammar
+from ragmeter.judges.local.runtime import Runtime, chat_formatter, json_grammar
 from ragmeter.judges.transport import JudgeTransportError
 
 # Load settings (measured in bench/local_judge_bench.py; README "Offline"):

@@ -2,10 +2,10 @@
 
 A llama.cpp build that meets an instruction this CPU lacks dies with SIGILL ("Illegal
 instruction") at its first decode and takes the Python process with it. The prebuilt runtime
-(``local_runtime``) needs AVX2, FMA and F16C: ``local_runtime.require_cpu`` refuses a CPU without
+(``runtime``) needs AVX2, FMA and F16C: ``runtime.require_cpu`` refuses a CPU without
 them, from /proc/cpuinfo, before anything is started or loaded. This probe covers the rest (a
 damaged or replaced wheel, a CPU or hypervisor whose flags do not tell the truth): before the
-first in-process load, ``ensure_loadable`` runs ``python -m ragmeter.judges.local_probe MODEL``
+first in-process load, ``ensure_loadable`` runs ``python -m ragmeter.judges.local.probe MODEL``
 with the judge's own load settings. If the child dies by a signal (or fails, or hangs), the judge
 raises ``LocalJudgeCrashed``: what happened, and the command that puts back the pinned runtime.
 A success is remembered in the cache directory per (runtime version, model sha256, load
@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 
 from ragmeter.core.errors import JudgeUnavailableError
-from ragmeter.judges import local_runtime
-from ragmeter.judges.local_model import cache_dir
-from ragmeter.judges.local_runtime import RUNTIME_PIN, runtime_version
+from ragmeter.judges.local import runtime as local_runtime
+from ragmeter.judges.local.model import cache_dir
+from ragmeter.judges.local.runtime import RUNTIME_PIN, runtime_version
 
 PROBE_TIMEOUT_S = 600.0
 ENV_OVERRIDE = "RAGMETER_LOCAL_PROBE"
@@ -68,7 +68,7 @@ def probe_command(model: Path, settings: dict) -> list[str]:
     override = os.environ.get(ENV_OVERRIDE)
     if override:
         return [*shlex.split(override), str(model)]
-    return [sys.executable, "-m", "ragmeter.judges.local_probe", str(model), json.dumps(settings)]
+    return [sys.executable, "-m", "ragmeter.judges.local.probe", str(model), json.dumps(settings)]
 
 
 def ensure_loadable(model: Path, sha256: str, settings: dict, *, timeout: float = PROBE_TIMEOUT_S) -> None:
@@ -116,7 +116,7 @@ def _crash_message(model: Path, signum: int) -> str:
 
 def _main(argv: list[str]) -> int:
     """The child: load with the given settings, decode one token, say so."""
-    from ragmeter.judges.local_llm import open_runtime
+    from ragmeter.judges.local.llm import open_runtime
 
     settings = json.loads(argv[1]) if len(argv) > 1 else {}
     runtime = open_runtime(Path(argv[0]), n_ctx=256, **settings)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import JudgeUnavailableError
-from ragmeter.judges import grammar_check
+from ragmeter.judges.local import grammar_check
 
 RUNTIME = "cyllama"
 RUNTIME_PIN = "cyllama==0.2.18"

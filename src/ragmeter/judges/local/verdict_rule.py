@@ -1,6 +1,6 @@
 """From typed-verdict probabilities to one verdict per claim: the local judge's decision rule.
 
-Two questions are asked per (claim, passage) (``local_verify``): a three-way one (P supported,
+Two questions are asked per (claim, passage) (``verify``): a three-way one (P supported,
 P contradicted, P unmentioned) and a yes/no one ("is the claim true according to the
 context?"). Pooled over the passages checked, as the strongest evidence either way,
 s = max P(supported), c = max P(contradicted), n = min P(unmentioned), y = max P(yes):

@@ -1,7 +1,7 @@
 """How the local judge verifies a claim list against passages: which (claim, passage) pairs it
 asks about, which questions, in which order. The verdict itself is ``verdict_rule``'s.
 
-1. Preselection (``local_select``, ``top_k`` > 0): each claim is checked only against the
+1. Preselection (``preselect``, ``top_k`` > 0): each claim is checked only against the
    passages that can bear on it; the others get a row ``{"skipped": "preselection", "cosine": x}``.
 2. The three-way question for every kept (claim, passage), passage by passage, so the KV cache
    of (system prompt, passage) is evaluated once per passage and reused (or shared by the claims'
@@ -21,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ragmeter.judges.local_llm import QUESTION_SETS, LocalLLM, Usage
-from ragmeter.judges.local_select import preselect
-from ragmeter.judges.verdict_rule import VerdictRule
+from ragmeter.judges.local.llm import QUESTION_SETS, LocalLLM, Usage
+from ragmeter.judges.local.preselect import preselect
+from ragmeter.judges.local.verdict_rule import VerdictRule
 
 SKIP_MARGIN = 0.5
 
@@ -31,7 +31,7 @@ SKIP_MARGIN = 0.5
 @dataclass(frozen=True)
 class VerifySettings:
     mode: str = "per_chunk"  # or "joined"
-    questions: str = "long"  # a key of local_llm.QUESTION_SETS
+    questions: str = "long"  # a key of llm.QUESTION_SETS
     top_k: int = 0  # passages kept per claim by similarity (0: all), plus exact number/name overlaps
     skip_second: bool = False  # no yes/no question where the three-way answers already give not_found
 
