@@ -19,7 +19,7 @@ import pytest
 
 import ragmeter
 from ragmeter.judges import Judge, OpenAIBackend
-from ragmeter.judges.local_extract import sentence_claims
+from ragmeter.judges.local.extract import sentence_claims
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.sentences import split_sentences
 from ragmeter.ledger import Ledger

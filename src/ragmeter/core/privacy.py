@@ -15,7 +15,7 @@ one the user set already is left as it is.
 - LiteLLM (``litellm:<provider>/<model>``): as it is imported it downloads its price map from
   GitHub (three tries, then its bundled copy); ``LITELLM_LOCAL_MODEL_COST_MAP=True`` reads the
   bundled copy only. Its SDK sends no usage telemetry; its callbacks are emptied per call
-  (:mod:`ragmeter.judges.litellm_backend`).
+  (:mod:`ragmeter.judges.backends.litellm`).
 """
 
 from __future__ import annotations
