@@ -69,16 +69,16 @@ class LiteLLMBackend(Backend):
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None, *,
                  concurrency: int = DEFAULTS.concurrency, policy: RetryPolicy | None = None,
-                 limiter: Limiter | None = None, check_installed: bool = True) -> None:
+                 limiter: Limiter | None = None) -> None:
         provider, _, bare = model.partition("/")
         if not provider or not bare:
             raise JudgeConfigError(f"litellm: {model!r} names no provider: use litellm:<provider>/<model>, e.g. "
                                    f"litellm:openai/gpt-4o-mini, litellm:azure/<deployment>, "
                                    f"litellm:bedrock/<model id>, litellm:vertex_ai/<model>, litellm:ollama/<model>")
-        if check_installed and importlib.util.find_spec("litellm") is None:
+        if importlib.util.find_spec("litellm") is None:  # said now, not at the first call (nothing imported)
             raise MissingExtraError("the LiteLLM judge (litellm:<provider>/<model>)", "litellm", "litellm",
                                     packages=PACKAGE)
-        self.model, self.provider = model, provider
+        self.model = model
         self.base_url = base_url.rstrip("/") if base_url else None
         self._key = api_key
         self.policy = policy or RetryPolicy()
