@@ -6,7 +6,6 @@ ledger reuse as ``openai:``, and no connection but to the configured server."""
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import json
 import subprocess
@@ -25,8 +24,8 @@ from tests import judge_server
 from tests.conftest import ROOT
 from tests.installed import need
 from tests.judge_fixtures import answer, request
+from tests.judges.backends.test_openai import KEY, ask
 
-KEY = "sk-test-SECRET-123"
 pytestmark = pytest.mark.slow  # LiteLLM takes 5 to 15 s to import
 
 
@@ -48,15 +47,6 @@ def litellm_judge(server, tmp_path=None, *, model="openai/gpt-test", retries=3, 
                              policy=RetryPolicy(max_retries=retries, base_delay=0.01, timeout=timeout))
     ledger = Ledger(tmp_path / "ledger.sqlite") if tmp_path else Ledger(":memory:")
     return Judge(backend, ledger=ledger, **kw)
-
-
-def ask(judge, req):
-    async def go():
-        try:
-            return await judge.ask(req)
-        finally:
-            await judge.backend.aclose()
-    return asyncio.run(go())
 
 
 @pytest.mark.parametrize("model, path", [("openai/gpt-test", "/v1/chat/completions"),
