@@ -3,7 +3,10 @@ connection pool that cannot wedge.
 
 - At most ``limit`` requests in flight per backend. A 429/503/529 halves the limit and
   pauses every request for Retry-After (or the back-off); each success grows it back by one
-  per ``limit`` successes (additive increase, multiplicative decrease).
+  per ``limit`` successes (additive increase, multiplicative decrease). The throttles of one
+  burst (within ``AdaptiveLimiter.WINDOW`` seconds of a halving, or of its pause) halve the
+  limit once, as TCP halves once per window: 32 requests in flight that all meet a 429 leave
+  16 slots, not 1.
 - Every wait is one httpx enforces itself (:func:`client_for`): connecting, writing the
   request, waiting for a pooled connection and each read of the reply are each bounded by
   ``RetryPolicy.timeout``, and the whole body by one more ``timeout`` after its headers
@@ -112,7 +115,9 @@ class Limiter(Protocol):
 
 
 class AdaptiveLimiter:
-    """Concurrency limit that halves on throttling and grows back slowly."""
+    """Concurrency limit that halves on throttling (once per burst) and grows back slowly."""
+
+    WINDOW = 1.0  # seconds after a halving (and its pause) in which another throttle does not halve again
 
     def __init__(self, limit: int) -> None:
         self.max_limit = max(1, limit)
@@ -121,6 +126,7 @@ class AdaptiveLimiter:
         self.successes = 0
         self.paused_until = 0.0
         self.throttled = 0
+        self.halved_until = 0.0  # another throttle before this is of the same burst
         self._loop_cond = LoopCondition()
 
     def _condition(self) -> asyncio.Condition:
@@ -153,9 +159,12 @@ class AdaptiveLimiter:
 
     def on_throttle(self, wait: float) -> None:
         self.throttled += 1
-        self.limit = max(1, self.limit // 2)
+        now = time.monotonic()
+        if now >= self.halved_until:
+            self.limit = max(1, self.limit // 2)
+            self.halved_until = now + wait + self.WINDOW
         self.successes = 0
-        self.paused_until = max(self.paused_until, time.monotonic() + wait)
+        self.paused_until = max(self.paused_until, now + wait)
 
 
 def retry_after(response: httpx.Response, now: datetime | None = None) -> float | None:
@@ -228,13 +237,15 @@ def endpoint(base_url: str, path: str) -> str:
 
 
 async def post(client: httpx.AsyncClient, url: str, *, payload: Any, headers: dict, timeout: float,
-               max_bytes: int = MAX_REPLY_BYTES) -> httpx.Response:
+               max_bytes: int | None = None) -> httpx.Response:
     """POST ``payload`` as JSON and read the whole reply: its headers within the client's timeouts,
     its body within ``timeout`` more seconds and ``max_bytes``. The response is always closed
     here, so a reply broken part-way closes its connection instead of leaving it in the pool.
 
     Raises the httpx exception of what failed (``httpx.ReadTimeout`` for a body that did not
-    arrive whole in time) and ``JudgeReplyError`` for a body over ``max_bytes``."""
+    arrive whole in time) and ``JudgeReplyError`` for a body over ``max_bytes`` (default
+    :data:`MAX_REPLY_BYTES`)."""
+    max_bytes = MAX_REPLY_BYTES if max_bytes is None else max_bytes
     request = client.build_request("POST", url, json=payload, headers=headers)
     response = await client.send(request, stream=True)
     try:
