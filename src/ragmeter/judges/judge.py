@@ -122,6 +122,13 @@ class JudgeStats:
     generated_tokens: int = 0  # tokens a backend reported as it generated them (Backend.tokens_generated)
     by_prompt: dict = field(default_factory=dict)
     transport: dict = field(default_factory=dict)  # the backend's HTTP counts (requests sent, retries)
+    wire: bool = False  # whether ``transport`` is an HTTP backend's (it counts the requests on the wire)
+
+    @property
+    def sending(self) -> int:
+        """Calls on the wire now: an HTTP backend's requests holding a concurrency slot (at most
+        the concurrency; the others wait for a slot), else the calls asked and not answered."""
+        return int(self.transport.get("in_flight", 0)) if self.wire else self.in_flight
 
     def add_unreachable(self, prompt_id: str) -> None:
         self.failed += 1
@@ -211,6 +218,7 @@ class Judge:
         http = getattr(backend, "stats", None)
         if isinstance(http, dict):
             self.stats.transport = http  # the same dict: counts every HTTP request, retried ones too
+            self.stats.wire = True
         self._in_flight: dict[str, asyncio.Future] = {}
         try:
             backend.token_sink = self._count_tokens
