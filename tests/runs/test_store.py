@@ -217,3 +217,23 @@ def test_any_run_name_makes_a_run_directory(cli, warranty, runs_dir, name):
     assert r.exit_code == 0 and "Traceback" not in r.output, r.output
     (run,) = list_runs(runs_dir)
     assert run.path.parent == runs_dir and len(run.path.name) <= 120
+
+
+def test_a_run_stopped_on_a_full_disk_is_still_marked_interrupted(tmp_path, monkeypatch):
+    """The trial: a full ledger disk left setup.json ``running`` (no room for the temporary copy)."""
+    import errno
+
+    from ragmeter.core.errors import StorageError
+    from ragmeter.runs import store
+
+    path = tmp_path / "run"
+    setup = start_run(path, {"dataset": "d.jsonl"})
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store, "write_json", full)
+    error = StorageError("the judgment ledger cannot be written (OperationalError: database or disk is full)")
+    assert store.mark_stopped(path, setup, error) == "interrupted"
+    written = json.loads((path / "setup.json").read_text())
+    assert written["status"] == "interrupted" and "disk is full" in written["stopped_by"]

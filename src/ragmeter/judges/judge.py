@@ -42,11 +42,10 @@ from ragmeter.core.progress import Progress
 from ragmeter.core.secrets import redact, redact_value
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges.backends import Backend, Decoding, Reply
-from ragmeter.judges.budget import Budget, BudgetExceeded
+from ragmeter.judges.budget import Budget
 from ragmeter.judges.prompts import Prompt
 from ragmeter.judges.replies import Keyed, digest, extract_json, schema_errors
 from ragmeter.judges.transport import (
-    JudgeConfigError,
     JudgeReplyError,
     JudgeTransportError,
 )
@@ -428,9 +427,9 @@ class Judge:
         tasks = [asyncio.ensure_future(ask_one(i, r)) for i, r in enumerate(requests)]
         try:
             return list(await asyncio.gather(*tasks))
-        except (JudgeConfigError, BudgetExceeded):
-            for t in tasks:
-                t.cancel()
+        except BaseException:  # a setting, the budget, a ledger that cannot be written, Ctrl-C: the run stops
+            for t in tasks:  # every other ask ends here, not in asyncio.run's shutdown (where a second
+                t.cancel()  # ledger error was "unhandled exception during asyncio.run() shutdown")
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
 

@@ -227,12 +227,24 @@ def mark_stopped(path: Path, setup: dict, error: BaseException, *, extra: dict |
             current = setup
     except (OSError, ValueError, RecursionError):
         current = setup
+    doc = {**current, **(extra or {}), "status": status, "stopped_by": redact(reason[:2000]), "stopped": time.time()}
     try:
-        _write_json(path / "setup.json", {**current, **(extra or {}), "status": status,
-                                          "stopped_by": redact(reason[:2000]), "stopped": time.time()})
-    except RagmeterError:
-        pass
+        _write_json(path / "setup.json", doc)
+    except RagmeterError:  # a full disk has no room for the temporary copy: rewrite the file in place
+        _rewrite_in_place(path / "setup.json", doc)
     return status
+
+
+def _rewrite_in_place(path: Path, doc: dict) -> None:
+    """Overwrite ``path`` with ``doc`` in its own blocks (best effort, for a full disk: a run left
+    ``running`` by a process that is gone reads as interrupted all the same)."""
+    try:
+        data = json.dumps(redact_value(doc), indent=2, ensure_ascii=False).encode("utf-8")
+        with open(path, "r+b") as f:
+            f.write(data)
+            f.truncate()
+    except OSError:
+        pass
 
 
 def _discard(path: Path) -> bool:
