@@ -111,11 +111,11 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
     alert with ``exit_on_alert``)."""
     w = settings.watch
     watcher = make_watcher(settings)
-    if watcher.registry is not None:
-        serve(watcher.registry, w.host, w.port)
-        say(f"metrics on http://{w.host}:{w.port}/metrics")
-    say_notes(watcher, say)
     try:
+        if watcher.registry is not None:
+            serve(watcher.registry, w.host, w.port)  # a port in use: a setting error, the watcher closed
+            say(f"metrics on http://{w.host}:{w.port}/metrics")
+        say_notes(watcher, say)
         return _poll_until_done(watcher, w, say, settings.progress_interval)
     finally:
         watcher.close()
