@@ -174,3 +174,34 @@ class LogLife(RuleBasedStateMachine):
 
 LogLife.TestCase.settings = settings(max_examples=60, stateful_step_count=25, deadline=None)
 test_the_life_of_a_log = LogLife.TestCase
+
+
+def test_a_line_over_the_bound_is_cut_and_passed_over_as_it_comes(tmp_path, monkeypatch):
+    from ragmeter.live import tail as tail_module
+
+    monkeypatch.setattr(tail_module, "MAX_LINE", 100)
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\n" + b"x" * 250)  # a line over the bound, its newline not written yet
+    tail = LogTail(log, tmp_path / "state.json", [])
+    got = []
+    for _ in range(20):
+        lines = tail.read(max_bytes=64)
+        for ln in lines:
+            tail.advance(ln)
+            got.append((ln.kind, len(ln.raw), ln.number))
+        if not tail.more:
+            break
+    assert got[0] == ("", 3, 1) and got[1] == ("long", 100, 2)
+    assert all(kind == "rest" for kind, _, _ in got[2:])
+    with open(log, "ab") as f:
+        f.write(b"y" * 300 + b"\ntwo\n")
+    more = []
+    for _ in range(20):
+        for ln in tail.read(max_bytes=64):
+            tail.advance(ln)
+            more.append((ln.kind, ln.raw, ln.number))
+        if not tail.more:
+            break
+    assert [m for m in more if m[0] != "rest"] == [("", b"two", 3)]  # the long line counted once, as line 2
+    assert all(len(raw) <= 100 for _, raw, _ in more)
+    tail.close()

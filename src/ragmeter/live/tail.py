@@ -16,7 +16,11 @@ and of the last (up to) 256 bytes before the offset. Each :meth:`LogTail.read`:
   open and is read to its end, and on while the writer still appends to it (until it has not
   changed for ``linger`` seconds), and the new file from its start;
 - holds a half-written last line until its newline arrives; one left unfinished in a rotated
-  file that stopped changing is given once, flagged ``torn`` (it is never completed).
+  file that stopped changing is given once, flagged ``torn`` (it is never completed). A line
+  longer than :data:`MAX_LINE` is never held whole: its first bytes are given once, flagged
+  ``long``, and the rest of it, up to its newline, is passed over as it comes (``rest`` lines
+  with no bytes), so an unterminated 500 MB line costs at most ``MAX_LINE`` in memory. (A
+  watcher restarted in the middle of such a line gives the rest as one more malformed line.)
 
 Nothing moves until the reader says what it consumed (:meth:`advance`) and :meth:`save`\\ s: the
 state is written atomically (a temporary file, fsync'd, renamed) and keyed by inode, so a
@@ -37,6 +41,8 @@ from typing import Any, BinaryIO
 
 #: Bytes read per file and read at most (more only to finish one longer line).
 READ_BYTES = 8 << 20
+#: The longest line held whole; a longer one is cut (its first bytes given, the rest passed over).
+MAX_LINE = 16 << 20
 #: Bytes at the start and before the offset that identify what was read.
 FP_BYTES = 256
 #: Seconds a renamed file stays open after its last change (its writer may not have reopened yet).
@@ -60,6 +66,7 @@ class Line:
     number: int | None
     raw: bytes
     torn: bool = False
+    kind: str = ""  # "long": the first bytes of a line over MAX_LINE; "rest": more of it, passed over
 
 
 @dataclass
@@ -77,6 +84,7 @@ class _File:
     tail: bytes = field(default=b"", repr=False)  # the min(offset, FP_BYTES) bytes before the offset
     window: tuple[int, bytes] = field(default=(0, b""), repr=False)  # the last bytes read, and from where
     done: bool = False  # its torn tail was given: retire it once consumed
+    skipping: bool = False  # inside a line over MAX_LINE: pass over bytes up to its newline
     since: int = field(default_factory=time.time_ns)  # when this file (this generation) was first looked at
 
     @property
@@ -159,6 +167,8 @@ class LogTail:
                 f.tail = (f.tail + data[f.offset - start:line.end - start])[-FP_BYTES:]
                 f.offset, f.line = line.end, line.number
                 f.done = f.done or line.torn
+                if line.kind:  # a long line's first bytes start the skip, its newline ends it
+                    f.skipping = line.kind == "long" or line.raw != b"\n"
                 return
 
     def save(self) -> None:
@@ -198,8 +208,8 @@ class LogTail:
         if f.handle is None:
             return []
         data = read_at(f.handle, f.offset, max_bytes)
-        while data and b"\n" not in data:
-            more = read_at(f.handle, f.offset + len(data), max(max_bytes, len(data)))
+        while data and b"\n" not in data and len(data) < MAX_LINE:
+            more = read_at(f.handle, f.offset + len(data), min(max(max_bytes, len(data)), MAX_LINE - len(data)))
             if not more:
                 break
             data += more
@@ -207,6 +217,10 @@ class LogTail:
             f.head = (f.head[:f.offset] + data)[:FP_BYTES]
         f.seen = max(f.seen, f.offset + len(data))
         f.window = (f.offset, data)
+        if data and (f.skipping or (len(data) >= MAX_LINE and b"\n" not in data)):
+            lines = self._long(f, data)
+            self.more = self.more or len(data) >= MAX_LINE or lines[0].raw == b"\n"  # more to read at once
+            return lines
         end = data.rfind(b"\n")
         out, pos, number = [], f.offset, f.line
         if end >= 0:
@@ -220,6 +234,17 @@ class LogTail:
             number = None if number is None else number + 1
             out.append(Line(f.key, f.name, pos, pos + len(rest), number, rest, torn=True))
         return out
+
+    def _long(self, f: _File, data: bytes) -> list[Line]:
+        """A line over :data:`MAX_LINE` (its first bytes, ``long``), or more of one being passed
+        over (``rest``, ending at its newline when it came)."""
+        if not f.skipping:  # the line counts once, here
+            number = None if f.line is None else f.line + 1
+            return [Line(f.key, f.name, f.offset, f.offset + len(data), number, data[:MAX_LINE], kind="long")]
+        end = data.find(b"\n")
+        if end < 0:
+            return [Line(f.key, f.name, f.offset, f.offset + len(data), f.line, b"", kind="rest")]
+        return [Line(f.key, f.name, f.offset, f.offset + end + 1, f.line, b"\n", kind="rest")]
 
     def _given_up(self, f: _File) -> bool:
         """A rotated file whose unfinished last line will not be finished: a copy, or one that has
