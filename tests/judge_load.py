@@ -1,13 +1,14 @@
 """A load trial of the judge transport: ``ragmeter eval`` of many samples against the faulty
-server (``tests/faulty_server.py``) in another process, then ``--retry-failed`` over the same
-ledger, with the server's own counts of what it was asked and what it answered well.
+server (``tests/faulty_server.py``) in another process, then ``--retry-failed`` passes over the
+same ledger (the faults go on), with the server's own counts of what it was asked and what it
+answered well.
 
-:func:`trial` runs both phases and returns a :class:`Trial` with what a test or the bench
-checks: every failed sample has its reason, no identity answered good twice, phase 2 asked
-only identities with no good answer in phase 1, phase 2 left nothing failed, the client's
-memory over time, and the longest time the server heard nothing while the client ran (a wedged
-client shows up there). ``kill_at``: the server is killed (SIGKILL) that many seconds into
-phase 1 and started again on the same port ``down_s`` later.
+:func:`trial` returns a :class:`Trial` with what a test or the bench checks: every failed
+sample has its reason, no identity answered good twice, no pass asked an identity that had a
+good answer already, the passes complete the run, the client's memory over time, and the
+longest time the server heard nothing while the client ran (a wedged client shows up there).
+``kill_at``: the server is killed (SIGKILL) that many seconds after the faulty run's first
+request and started again on the same port ``down_s`` later.
 """
 
 from __future__ import annotations
@@ -42,13 +43,17 @@ class Phase:
 
 @dataclass
 class Trial:
-    phases: list = field(default_factory=list)
+    phases: list = field(default_factory=list)  # the faulty run, then each --retry-failed pass
     asked_again_with_good: int = 0  # identities phase 2 asked that had a good answer in phase 1
     good_twice: int = 0  # identities answered good more than once, over both phases
     requests: int = 0
     answered_good: int = 0
     identities: int = 0
-    faults: dict = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        last = self.phases[-1] if self.phases else None
+        return last is not None and last.samples > 0 and not sum(last.failed.values())
 
 
 def dataset(path: Path, n: int) -> None:
@@ -150,22 +155,25 @@ def run_phase(server: ServerProcess, work: Path, data: Path, *, concurrency: int
         proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=work)
         start = time.monotonic()
         rss: list = []
-        last_count, last_change, quiet, close_wait, killed = server.requests(), start, 0.0, 0, False
+        last_count, last_change, quiet, close_wait, killed = server.requests(), None, 0.0, 0, False
+        first: float | None = None  # when the server heard the first request
         while proc.poll() is None:
             now = time.monotonic() - start
             mb = rss_mb(proc.pid)
             if mb is not None:
                 rss.append((round(now, 1), mb))
             close_wait = max(close_wait, close_wait_sockets(proc.pid))
-            if kill_at is not None and not killed and now >= kill_at:
+            if kill_at is not None and not killed and first is not None and time.monotonic() - first >= kill_at:
                 server.kill()
                 time.sleep(down_s)
                 server.start()
                 killed, last_change = True, time.monotonic()
             count = server.requests()
-            if count != last_count or count is None:
+            if count != last_count or count is None:  # the silence is measured from the first request on
                 last_count, last_change = count, time.monotonic()
-            quiet = max(quiet, time.monotonic() - last_change)
+                first = first or last_change
+            if last_change is not None:
+                quiet = max(quiet, time.monotonic() - last_change)
             if now > limit_s:
                 proc.kill()
                 break
@@ -193,49 +201,70 @@ def run_phase(server: ServerProcess, work: Path, data: Path, *, concurrency: int
 def _reason(error: str) -> str:
     """The kind of a failure, for counting: the error class and its first clause."""
     head = error.split(";")[0]
-    for word in ("timed out", "connection", "HTTP", "not a valid JSON", "could not connect", "throttled",
-                 "dropped", "never sent", "sent"):
+    for word in ("timed out", "connection", "HTTP", "not a valid JSON", "could not connect", "could not send",
+                 "throttled", "larger than"):
         if word in head:
             return f"{head.split(':')[0]}: {word}"
     return head[:80]
 
 
 def trial(work: Path, *, samples: int, concurrency: int, fault_rate: float, timeout: float, stall: float,
-          seed: int = 1, kill_at: float | None = None, down_s: float = 5.0, limit_s: float = 1800.0) -> Trial:
+          seed: int = 1, kill_at: float | None = None, down_s: float = 5.0, limit_s: float = 1800.0,
+          retries: int = 3) -> Trial:
+    """The faulty run, then ``--retry-failed`` over the same ledger until nothing fails (at most
+    ``retries`` passes; the server's faults go on: each pass asks again only what has no good
+    answer yet)."""
     work.mkdir(parents=True, exist_ok=True)
     data = work / "data.jsonl"
     dataset(data, samples)
     server = ServerProcess(work, seed, fault_rate, stall)
     server.start()
     out = Trial()
+    good_before: set = set()
     try:
         out.phases.append(run_phase(server, work, data, concurrency=concurrency, timeout=timeout, extra=[],
                                     kill_at=kill_at, down_s=down_s, limit_s=limit_s))
-        asked1, good1 = counts(work / "server.log")
-        out.phases.append(run_phase(server, work, data, concurrency=concurrency, timeout=timeout,
-                                    extra=["--retry-failed"], limit_s=limit_s))
-        asked2, good2 = counts(work / "server.log")
+        for _ in range(retries):
+            asked_before, good = counts(work / "server.log")
+            good_before = {k for k, n in good.items() if n}
+            if not sum(out.phases[-1].failed.values()) and out.phases[-1].samples == samples:
+                break
+            out.phases.append(run_phase(server, work, data, concurrency=concurrency, timeout=timeout,
+                                        extra=["--retry-failed"], limit_s=limit_s))
+            asked_after, _ = counts(work / "server.log")
+            out.asked_again_with_good += sum(1 for k in asked_after - asked_before if k in good_before)
     finally:
         server.kill()
-    again = asked2 - asked1
-    out.asked_again_with_good = sum(1 for k in again if good1[k] > 0)
-    out.good_twice = sum(1 for n in good2.values() if n > 1)
-    out.requests, out.answered_good, out.identities = sum(asked2.values()), len(good2), len(asked2)
+    asked, good = counts(work / "server.log")
+    out.good_twice = sum(1 for n in good.values() if n > 1)
+    out.requests, out.answered_good, out.identities = sum(asked.values()), len(good), len(asked)
     return out
+
+
+def rss_profile(p: Phase) -> str:
+    """The client's memory at a quarter, half, three quarters and the end of the phase."""
+    if not p.rss_mb:
+        return "-"
+    marks = []
+    for q in (0.25, 0.5, 0.75, 1.0):
+        t = p.wall_s * q
+        marks.append(min(p.rss_mb, key=lambda x: abs(x[0] - t))[1])
+    return "/".join(f"{m:.0f}" for m in marks) + " MB"
 
 
 def summary(t: Trial) -> str:
     lines = []
     for i, p in enumerate(t.phases, start=1):
         peak = max((m for _, m in p.rss_mb), default=0.0)
-        mid = [m for s, m in p.rss_mb if s >= p.wall_s / 2]
-        lines.append(f"phase {i}: exit {p.rc}, {p.wall_s:.0f} s, {p.samples} samples, {sum(p.failed.values())} "
-                     f"failed ({p.failed_without_reason} without a reason), RSS peak {peak:.0f} MB (second half "
-                     f"{min(mid, default=0):.0f}-{max(mid, default=0):.0f} MB), server quiet at most {p.quiet_s:.1f} "
-                     f"s, CLOSE-WAIT at most {p.close_wait}")
+        what = "faulty run" if i == 1 else f"--retry-failed pass {i - 1}"
+        lines.append(f"{what}: exit {p.rc}, {p.wall_s:.0f} s, {p.samples} samples, {sum(p.failed.values())} "
+                     f"failed ({p.failed_without_reason} without a reason), RSS peak {peak:.0f} MB (at 1/4, 1/2, "
+                     f"3/4, end: {rss_profile(p)}), server quiet at most {p.quiet_s:.1f} s after the first request, "
+                     f"CLOSE-WAIT at most {p.close_wait}")
         for reason, n in p.failed.most_common():
             lines.append(f"    {n:6d}  {reason}")
     lines.append(f"server: {t.requests} requests for {t.identities} identities, {t.answered_good} answered good, "
                  f"{t.good_twice} answered good twice, {t.asked_again_with_good} asked again by --retry-failed "
-                 f"after a good answer")
+                 f"after a good answer; {'complete' if t.complete else 'NOT complete'} after "
+                 f"{len(t.phases) - 1} --retry-failed pass(es)")
     return "\n".join(lines)

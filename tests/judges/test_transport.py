@@ -399,11 +399,11 @@ def test_a_load_of_faults_is_run_to_the_end_paid_once_and_completed_by_retry_fai
     from tests.judge_load import summary, trial
 
     t = trial(tmp_path, samples=1500, concurrency=32, fault_rate=0.1, timeout=1.0, stall=2.0, limit_s=300)
-    first, second = t.phases
-    assert first.samples == second.samples == 1500, summary(t)
-    assert first.failed_without_reason == 0 and sum(first.failed.values()) > 0, summary(t)
+    first = t.phases[0]
+    assert all(p.samples == 1500 and p.failed_without_reason == 0 for p in t.phases), summary(t)
+    assert sum(first.failed.values()) > 0, summary(t)  # the faults did fail some
     assert t.good_twice == 0 and t.asked_again_with_good == 0, summary(t)
-    assert sum(second.failed.values()) == 0 and t.answered_good == t.identities, summary(t)
+    assert t.complete and t.answered_good == t.identities, summary(t)
     assert first.quiet_s < 10 and first.close_wait <= 32, summary(t)
 
 
@@ -413,10 +413,9 @@ def test_the_server_killed_and_restarted_mid_run_is_survived_and_paid_once(tmp_p
 
     t = trial(tmp_path, samples=1500, concurrency=32, fault_rate=0.1, timeout=1.0, stall=2.0, kill_at=4.0,
               down_s=3.0, limit_s=300)
-    first, second = t.phases
-    assert first.samples == second.samples == 1500, summary(t)
-    assert first.failed_without_reason == 0 and t.good_twice == 0 and t.asked_again_with_good == 0, summary(t)
-    assert sum(second.failed.values()) == 0 and t.answered_good == t.identities, summary(t)
+    assert all(p.samples == 1500 and p.failed_without_reason == 0 for p in t.phases), summary(t)
+    assert t.good_twice == 0 and t.asked_again_with_good == 0, summary(t)
+    assert t.complete and t.answered_good == t.identities, summary(t)
 
 
 def test_the_throttles_of_one_burst_halve_the_limit_once():
