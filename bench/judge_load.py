@@ -31,7 +31,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=2.0)
     ap.add_argument("--stall", type=float, default=4.0)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--kill-at", type=float, default=None, help="kill -9 the server this many seconds after the first request")
+    ap.add_argument("--kill-at", type=float, default=None,
+                    help="kill -9 the server this many seconds after the first request")
     ap.add_argument("--down", type=float, default=5.0, help="seconds the killed server stays down")
     ap.add_argument("--limit", type=float, default=1800.0, help="seconds a phase may run before it is killed")
     a = ap.parse_args()
