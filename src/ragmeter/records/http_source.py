@@ -19,11 +19,11 @@ cached, so a rerun asks again. A reply is read as it streams and refused at
 400 MB reply costs at most the limit in memory, never the whole body. A body of any other
 status is never read.
 
-The host is the template's own: ``{entity}`` or ``{attribute}`` in it is refused (a value from
-the data would choose which server is asked). An entity or attribute is one path segment: percent-encoded (``/`` is ``%2F``), and one that
-is ``.`` or ``..`` (which every URL parser resolves as a step up the path: ``/orders/..``
-is ``/``) is refused, never sent. A reason names the URL as sent (credentials and query
-values hidden).
+The host is the template's own: ``{entity}`` or ``{attribute}`` in it is refused (a value
+from the data would choose which server is asked). An entity or attribute is one path
+segment: percent-encoded (``/`` is ``%2F``), and one that is ``.`` or ``..`` (which every URL
+parser resolves as a step up the path: ``/orders/..`` is ``/``) is refused, never sent. A
+reason names the URL as sent (credentials and query values hidden).
 """
 
 from __future__ import annotations
