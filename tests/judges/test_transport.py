@@ -426,3 +426,27 @@ def test_the_throttles_of_one_burst_halve_the_limit_once():
     limiter.halved_until = 0.0  # a later burst halves again
     limiter.on_throttle(0.0)
     assert limiter.limit == 8
+
+
+def test_a_prompt_too_long_is_counted_as_such_not_as_unreachable():
+    """The trial: the local judge's PromptTooLong was counted as "unreachable"."""
+    from ragmeter.judges import ScriptedBackend
+    from ragmeter.judges.local.llm import PromptTooLong
+    from ragmeter.judges.transport import RequestTooLong
+
+    def respond(prompt_id, inputs, messages):
+        if inputs["item"] == "long":
+            raise PromptTooLong("local judge: a prompt of 9000 tokens does not fit the context window of 8192")
+        return answer(messages[1]["content"])
+
+    judge = Judge(ScriptedBackend(respond))
+    out = judge.run([request("long"), request("short")])
+    assert isinstance(out[0], RequestTooLong) and not isinstance(out[1], Exception)
+    st = judge.stats.as_dict()
+    assert (st["failed"], st["unreachable"], st["too_long"]) == (1, 0, 1)
+    from types import SimpleNamespace
+
+    from ragmeter.report.table import judge_line
+
+    line = judge_line("local", SimpleNamespace(judge_stats=st, calls_per_sample=1.0))  # type: ignore[arg-type]
+    assert "1 failed (1 too long for the judge)," in line and "unreachable" not in line

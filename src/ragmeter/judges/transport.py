@@ -63,6 +63,11 @@ class JudgeTransportError(JudgeUnavailableError):
     """The backend could not be reached after the allowed retries (this item only)."""
 
 
+class RequestTooLong(JudgeTransportError):
+    """A request the judge cannot take (a prompt past its context window): this item fails and
+    nothing is stored; it is counted as too long, not as unreachable (asking again will not help)."""
+
+
 class JudgeReplyError(JudgeTransportError):
     """The server answered, but not with a reply of its protocol (an HTML page with status 200,
     an envelope of the wrong shape): this item fails, nothing is stored, a rerun asks again."""
