@@ -127,6 +127,17 @@ def test_topics_in_sgml_xml_and_tsv(tmp_path):
     assert read_topics(tsv) == {"7": "what is a router", "8": "how long is the warranty"}
 
 
+def test_a_topics_file_cut_in_its_last_topic_is_refused(tmp_path):
+    """The trial: an unclosed last <top> was read as a topic (its text cut short)."""
+    cut = tmp_path / "topics.cut"
+    cut.write_text(SGML[:SGML.rindex("<narr>")])  # cut inside topic 302
+    with pytest.raises(InvalidInputError, match=r"the last <top> \(topic 2 of the file\) is not closed"):
+        read_topics(cut)
+    loose = tmp_path / "topics.loose"  # a file that closes no topic is read as before
+    loose.write_text(SGML.replace("</top>", ""))
+    assert read_topics(loose) == {"301": "International Organized Crime", "302": "Poliomyelitis and Post-Polio"}
+
+
 def _trec_case(tmp_path: Path, seed: int = 0):
     """Topics, graded qrels and a run with score ties, short lists and a topic the run misses."""
     rng = random.Random(seed)
