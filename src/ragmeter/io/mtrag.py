@@ -210,6 +210,19 @@ def _merge(derived: dict[str, Any], record: Mapping[str, Any], file: str, line: 
     return out
 
 
+def _turn_number(turn: Any, users: int, file: str, line: int) -> int:
+    """The task's ``turn`` when it is a whole number, else the user turns counted. Digits that are
+    not 0-9 ("²") or too many of them (5,000) are located errors (``int`` raised on them)."""
+    text = str(turn).strip() if isinstance(turn, (int, float, str)) else ""
+    if not text.isdigit():
+        return users
+    if not text.isascii() or len(text) > 9:
+        shown = text if len(text) <= 12 else f"{text[:12]}... ({len(text)} digits)"
+        raise _error(file, line, "turn", f"the turn number {shown!r} is not a whole number of at most 9 digits 0-9",
+                     fix="write turn as 1, 2, 3, ... (or leave it out: the user turns are counted)")
+    return int(text)
+
+
 def _task_core(rec: Mapping[str, Any], file: str, line: int) -> dict[str, Any]:
     """One task's question, history, passages, reference and answerability (no answer yet)."""
     spoken: list[tuple[str, str]] = []
@@ -222,7 +235,7 @@ def _task_core(rec: Mapping[str, Any], file: str, line: int) -> dict[str, Any]:
     turn = rec.get("turn")
     users = sum(who == "user" for who, _ in spoken)
     meta = {"conversation": str(rec["conversation_id"]) if _present(rec.get("conversation_id")) else None,
-            "turn": int(turn) if isinstance(turn, (int, float, str)) and str(turn).strip().isdigit() else users,
+            "turn": _turn_number(turn, users, file, line),
             "history": _history(spoken[:-1])}
     if _present(rec.get("task_id")):
         meta["task_id"] = str(rec["task_id"])
