@@ -278,8 +278,10 @@ async def post(client: httpx.AsyncClient, url: str, *, payload: Any, headers: di
 def _failure(exc: Exception, policy: RetryPolicy) -> tuple[str, bool]:
     """(what happened, whether the server may have done the work) for a request that raised."""
     name = type(exc).__name__
-    if isinstance(exc, (httpx.PoolTimeout, httpx.ConnectTimeout)):
-        return f"could not connect within {policy.timeout:g} s (never sent: nothing billed)", False
+    if isinstance(exc, httpx.PoolTimeout):
+        return f"timed out after {policy.timeout:g} s waiting for a connection (never sent: nothing billed)", False
+    if isinstance(exc, httpx.ConnectTimeout):
+        return f"timed out after {policy.timeout:g} s connecting (never sent: nothing billed)", False
     if isinstance(exc, NOT_SENT):
         return f"could not send the request ({name}; never sent whole: nothing billed)", False
     if isinstance(exc, httpx.TimeoutException):
