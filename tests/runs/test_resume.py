@@ -444,3 +444,16 @@ def test_the_budget_is_stored_and_holds_across_resume(cli, warranty, server, run
     assert done.exit_code == 0, done.output
     finished = load_run(run.path)
     assert finished.complete and finished.setup["options"]["budget_tokens"] == 1000000
+
+
+def test_a_setup_without_options_is_said_not_blamed_on_the_dataset(cli, warranty, runs_dir):
+    """The trial: --resume on a setup.json with no options said DATASET was missing."""
+    assert cli("eval", warranty / "dataset.jsonl", "-m", LABEL).exit_code == 0
+    (run,) = _runs(runs_dir)
+    setup = json.loads((run / "setup.json").read_text())
+    del setup["options"]
+    setup["status"] = "interrupted"
+    (run / "setup.json").write_text(json.dumps(setup))
+    r = cli("eval", "--resume", run)
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "the run's setup holds no options to resume it with" in r.output and "DATASET" not in r.output
