@@ -16,8 +16,9 @@ Contexts given as texts get the content-hash ids of :func:`ragmeter.io.foreign.c
 A conversation's id is its ``id`` (MTRAG: ``conversation_id``; DeepEval: ``name``); when no
 conversation has one, each takes its position (1, 2, ...). Turn samples get the id
 ``<conversation>#<turn>`` and metadata ``conversation``, ``turn`` (1-based), ``history`` (the
-earlier exchanges, for prompts that must resolve references) and ``standalone`` when the data
-says so.
+earlier exchanges, for prompts that must resolve references: a :class:`~ragmeter.core.history.TurnHistory`,
+the conversation's lines stored once and referenced by each turn, read as the string) and
+``standalone`` when the data says so.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.history import TurnHistory
 from ragmeter.io import mtrag
 from ragmeter.io.foreign import content_id
 
@@ -111,11 +113,11 @@ def _shape_errors(file: str, line: int, field: str) -> Iterator[None]:
 
 
 def _number(conversation: str, turns: list[dict], shared: Mapping[str, Any]) -> list[dict]:
-    history: list[str] = []
+    history: list[str] = []  # the conversation's lines, one list shared by every turn's history
     out = []
     for i, t in enumerate(turns, start=1):
         meta = {**shared, **dict(t.pop("metadata", {}) or {})}
-        meta.update({"conversation": conversation, "turn": i, "history": "\n".join(history) or "(none)"})
+        meta.update({"conversation": conversation, "turn": i, "history": TurnHistory(history, len(history))})
         if "standalone" in t:
             meta["standalone"] = bool(t.pop("standalone"))
         t["id"] = f"{conversation}#{i}"

@@ -46,6 +46,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.history import TurnHistory
 from ragmeter.io.foreign import ALIASES
 
 USER, AGENT = ("user", "human"), ("agent", "assistant", "ai")
@@ -163,8 +164,12 @@ def _votes(feedback: Any) -> Counter:
     return out
 
 
+def _line(who: str, text: str) -> str:
+    return f"{'User' if who == 'user' else 'Assistant'}: {text}"
+
+
 def _history(turns: list[tuple[str, str]]) -> str:
-    return "\n".join(f"{'User' if who == 'user' else 'Assistant'}: {text}" for who, text in turns) or "(none)"
+    return "\n".join(_line(who, text) for who, text in turns) or "(none)"
 
 
 def _speaker(message: Mapping[str, Any], file: str, line: int, field: str) -> str:
@@ -338,18 +343,18 @@ def conversation_turns(rec: Mapping[str, Any], cid: str, file: str, line: int) -
         else:
             turns[-1] = (turns[-1][0], m)
     out = []
-    spoken: list[tuple[str, str]] = []
+    spoken: list[str] = []  # the conversation's history lines, one list shared by every turn
     for i, (user, agent) in enumerate(turns, start=1):
         given = user.get("enrichments")
         enrichments: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-        meta = {"conversation": cid, "turn": i, "history": _history(spoken), **shared,
+        meta = {"conversation": cid, "turn": i, "history": TurnHistory(spoken, len(spoken)), **shared,
                 **{k: v for k, v in enrichments.items() if _present(v)}}
         row: dict[str, Any] = {"id": f"{cid}#{i}", "question": user.get("text") or "", "metadata": meta}
         flag = answerable(enrichments.get("Answerability", enrichments.get("answerability")), file, line,
                           "messages")
         if flag is not None:
             row["answerable"] = flag
-        spoken.append(("user", user.get("text") or ""))
+        spoken.append(_line("user", user.get("text") or ""))
         if agent is not None:
             chunks, labels = passages(agent.get("contexts"), file, line, "messages")
             row["retrieved"] = chunks
@@ -357,7 +362,7 @@ def conversation_turns(rec: Mapping[str, Any], cid: str, file: str, line: int) -
                 row["relevant"] = labels
             if _present(agent.get("text")):
                 row["reference"] = agent["text"]
-                spoken.append(("agent", agent["text"]))
+                spoken.append(_line("agent", agent["text"]))
             if _present(agent.get("original_text")):
                 row["answer"] = agent["original_text"]
         out.append(row)
