@@ -363,9 +363,12 @@ def test_a_request_never_sent_says_nothing_was_billed(tmp_path):
     assert "never sent" in str(j) and "nothing was billed" in str(j) and "may still answer" not in str(j)
 
 
-@pytest.mark.parametrize("fault,said", [("stall", "timed out after 0.3 s waiting for the reply"),
-                                        ("half", "connection broke before the whole reply"),
-                                        ("reset", "connection broke before the whole reply")])
+@pytest.mark.parametrize("fault,said", [("stall", "timed out after 0.3 s, 2 times (waiting for the reply to a "
+                                                  "request it sent)"),
+                                        ("half", "connection broke before the whole reply came (RemoteProtocolError), "
+                                                 "2 times (after the request was sent)"),
+                                        ("reset", "connection broke before the whole reply came (ReadError), 2 times "
+                                                  "(after the request was sent)")])
 def test_a_request_sent_without_a_whole_reply_is_sent_once_more_and_said_billable(faulty, tmp_path, fault, said):
     faulty.server.config.faults, faulty.server.config.fault_rate = (fault,), 1.0
     (j,) = fault_judge(faulty.url, tmp_path, retries=4).run([live(1)])

@@ -275,18 +275,22 @@ async def post(client: httpx.AsyncClient, url: str, *, payload: Any, headers: di
     return httpx.Response(response.status_code, headers=kept, content=b"".join(chunks), request=request)
 
 
-def _failure(exc: Exception, policy: RetryPolicy) -> tuple[str, bool]:
-    """(what happened, whether the server may have done the work) for a request that raised."""
+def _failure(exc: Exception, policy: RetryPolicy) -> tuple[str, str]:
+    """(what happened, and "" for a request that never left whole, else how it was sent: the
+    server may have done the work) for a request that raised."""
     name = type(exc).__name__
     if isinstance(exc, httpx.PoolTimeout):
-        return f"timed out after {policy.timeout:g} s waiting for a connection (never sent: nothing billed)", False
+        return f"timed out after {policy.timeout:g} s waiting for a connection ({NEVER_SENT})", ""
     if isinstance(exc, httpx.ConnectTimeout):
-        return f"timed out after {policy.timeout:g} s connecting (never sent: nothing billed)", False
+        return f"timed out after {policy.timeout:g} s connecting ({NEVER_SENT})", ""
     if isinstance(exc, NOT_SENT):
-        return f"could not send the request ({name}; never sent whole: nothing billed)", False
+        return f"could not send the request ({name}; {NEVER_SENT})", ""
     if isinstance(exc, httpx.TimeoutException):
-        return f"timed out after {policy.timeout:g} s waiting for the reply to a request it sent", True
-    return f"the connection broke before the whole reply came ({name}), after the request was sent", True
+        return f"timed out after {policy.timeout:g} s", "waiting for the reply to a request it sent"
+    return f"the connection broke before the whole reply came ({name})", "after the request was sent"
+
+
+NEVER_SENT = "never sent: nothing was billed"
 
 
 async def send(
@@ -304,7 +308,8 @@ async def send(
     (``wire_s``: from each attempt's start, once it holds a concurrency slot, to its response)
     and waiting for a slot or a throttling pause to end (``queue_s``). ``stats["in_flight"]``
     counts the requests holding a slot now."""
-    last = "no attempt"
+    last = what = "no attempt"
+    sent_how = ""
     unanswered = 0  # attempts sent that got no whole reply: the server may have done them
     for attempt in range(policy.max_retries + 1):
         asked = time.perf_counter()
@@ -315,9 +320,10 @@ async def send(
             stats["requests"] = stats.get("requests", 0) + 1
             response = await request()
         except httpx.TransportError as exc:  # every httpx failure of the exchange (timeouts included)
-            last, maybe_done = _failure(exc, policy)
+            what, sent_how = _failure(exc, policy)
+            last = f"{what} ({sent_how})" if sent_how else what
             response = None
-            if maybe_done:
+            if sent_how:  # the server may have done the work
                 unanswered += 1
                 stats["timeouts"] = stats.get("timeouts", 0) + 1
         finally:
@@ -328,10 +334,10 @@ async def send(
             await limiter.release()
         if response is None and unanswered > policy.max_timeout_retries:
             log.error("%s: gave up: %s, %d times (a request the server may still answer is not sent again)",
-                      backend, last, unanswered)
-            raise JudgeTransportError(f"{backend}: gave up: {last}, {unanswered} times; the server may still "
-                                      f"answer it, and bill, so it is not sent again in this run (a rerun asks "
-                                      f"again)")
+                      backend, what, unanswered)
+            raise JudgeTransportError(f"{backend}: gave up: {what}, {unanswered} times ({sent_how}); the server "
+                                      f"may still answer it, and bill, so it is not sent again in this run (a "
+                                      f"rerun asks again)")
         if response is None:
             stats["retries"] = stats.get("retries", 0) + (attempt < policy.max_retries)
             delay = policy.backoff(attempt)
@@ -363,8 +369,8 @@ async def send(
                 delay = policy.backoff(attempt)
                 log.warning("%s: %s; retry %d of %d in %.1f s", backend, last, attempt + 1, policy.max_retries, delay)
                 await asyncio.sleep(delay)
-    billed = ("nothing was billed" if unanswered == 0 else
-              "one attempt was sent without a whole reply and may have been billed")
+    billed = ("" if NEVER_SENT in last else "; nothing was billed" if unanswered == 0 else
+              "; one attempt was sent without a whole reply and may have been billed")
     log.error("%s: gave up after %d attempts: %s", backend, policy.max_retries + 1, last)
-    raise JudgeTransportError(f"{backend}: gave up after {policy.max_retries + 1} attempts: {last}; {billed}; "
+    raise JudgeTransportError(f"{backend}: gave up after {policy.max_retries + 1} attempts: {last}{billed}; "
                               f"a rerun asks again")
