@@ -21,6 +21,7 @@ from ragmeter.analysis.sign_flip import (
     randomization_p,
     sign_rows,
     smallest_p,
+    spread,
 )
 from ragmeter.core.bootstrap import SEED
 
@@ -141,7 +142,9 @@ def test_detectable_change_is_the_power_formula():
     z_0.995 = 2.5758, z_0.8 = 0.8416."""
     d = np.tile([0.2, -0.2], 200)
     sd = 0.2 * math.sqrt(400 / 399)
-    assert detectable_change(d, 0.05, 5) == pytest.approx((2.5758293 + 0.8416212) * sd / 20, rel=1e-6)
-    assert detectable_change(d[:6], 0.05, 5) == math.inf  # 5 * 2/2^6 >= 0.05: nothing can be significant
-    assert detectable_change([0.1] * 50, 0.05) is None  # no spread: not told
-    assert detectable_change([0.1], 0.05) is None
+    assert spread(d) == pytest.approx(sd)
+    assert detectable_change(spread(d), 400, 0.05, 5) == pytest.approx((2.5758293 + 0.8416212) * sd / 20, rel=1e-6)
+    assert detectable_change(spread(d[:6]), 6, 0.05, 5) == math.inf  # 5 * 2/2^6 >= 0.05: nothing can be significant
+    assert detectable_change(spread(d[:6]), 6, 0.05, 1) is not None  # 2/2^6 < 0.05: one metric can
+    assert spread([0.1] * 50) is None and detectable_change(None, 50, 0.05) is None  # no spread: not told
+    assert spread([0.1]) is None and spread([math.nan, 0.1]) is None

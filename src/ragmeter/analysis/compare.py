@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragmeter.analysis.sign_flip import randomization_p, samples_needed, smallest_p
+from ragmeter.analysis.sign_flip import randomization_p, samples_needed, smallest_p, spread
 from ragmeter.core.bootstrap import paired_bootstrap_ci
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.measure import MeasureNotFound
@@ -45,12 +45,14 @@ class SetupMismatch(RagmeterError):
                          + "\n(--allow-setup-change compares anyway and prints these above the table)")
 
 
-def cannot_fail(metrics: Sequence[MetricComparison], alpha: float) -> list[str]:
+def cannot_fail(metrics: Sequence[MetricComparison], alpha: float, *, significant_only: bool = True) -> list[str]:
     """What the significance test cannot detect at these sample sizes, one line each: the whole
     comparison when no metric can pass Holm's first step (``compared * smallest p >= alpha``:
     then no change, however large, is significant), else each metric whose own smallest p is not
     below ``alpha`` (it cannot be significant at any Holm step; a metric that did not move at all
-    is not named)."""
+    is not named). ``significant_only``: the gate fails only on significant drops, so such a
+    comparison cannot fail it; otherwise a drop past the allowance fails it all the same, and the
+    line says so."""
     compared = [m for m in metrics if m.diff is not None]
     if not compared:
         return []
@@ -59,9 +61,14 @@ def cannot_fail(metrics: Sequence[MetricComparison], alpha: float) -> list[str]:
     floors = {m.metric: smallest_p(m.improved + m.worsened) for m in compared}
     if all(k * p >= alpha for p in floors.values()):
         most = max(m.improved + m.worsened for m in compared)
-        return [f"the comparison cannot fail at this n: with at most {most} paired sample(s) that differ, the "
-                f"sign-flip test's smallest p is {min(floors.values()):.4f}, and Holm over {k} metric(s) makes it "
-                f"{min(1.0, k * min(floors.values())):.4f}, not below alpha {alpha}; no drop can be significant. "
+        why = (f"with at most {most} paired sample(s) that differ, the sign-flip test's smallest p is "
+               f"{min(floors.values()):.4f}, and Holm over {k} metric(s) makes it "
+               f"{min(1.0, k * min(floors.values())):.4f}, not below alpha {alpha}; no drop can be significant")
+        if not significant_only:
+            return [f"the significance test cannot reject at this n: {why} (a drop past --max-drop fails the gate "
+                    f"all the same). A significant drop needs at least {need} samples that differ (or fewer metrics "
+                    "with -m)"]
+        return [f"the comparison cannot fail at this n: {why}. "
                 f"It needs at least {need} samples that differ (or fewer metrics with -m, or bars: --min/--max)"]
     return [f"{m.metric} cannot be significant at this n: {m.improved + m.worsened} paired sample(s) differ, so its "
             f"smallest p is {floors[m.metric]:.4f}, not below alpha {alpha} (it needs at least "
@@ -96,6 +103,7 @@ class MetricComparison:
     tied: int = 0
     movers: list[tuple[str, float]] = field(default_factory=list)
     higher_is_better: bool = True
+    spread: float | None = None  # the paired differences' standard deviation (for the gate's power)
 
     def as_dict(self) -> dict:
         return {"metric": self.metric, "n": self.n, "mean_a": self.mean_a, "mean_b": self.mean_b, "diff": self.diff,
@@ -241,4 +249,4 @@ def _compare_measure(name: str, a, cols_a: ResultColumns, cols_b: ResultColumns,
         improved=up if better else down, worsened=down if better else up,
         tied=int(np.count_nonzero(diffs == 0)),
         movers=[(common[paired_ids[i]], float(diffs[i])) for i in top.tolist()],
-        higher_is_better=better)
+        higher_is_better=better, spread=spread(diffs))

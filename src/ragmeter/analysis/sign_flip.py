@@ -191,24 +191,28 @@ def samples_needed(compared: int, alpha: float) -> int:
     return n
 
 
-def detectable_change(diffs: Sequence[float] | np.ndarray, alpha: float, compared: int = 1) -> float | None:
-    """The smallest true change in the mean that the test finds significant with probability
-    ``POWER`` (80%) at ``alpha`` over ``compared`` metrics, from the spread of ``diffs``; None when
-    it cannot be told (fewer than 2 differences, or none differs from the others), and
-    ``math.inf`` when no change can be significant at this n (every sign one way is not enough:
-    ``compared * smallest_p(n) >= alpha``).
+def spread(diffs: Sequence[float] | np.ndarray) -> float | None:
+    """The sample standard deviation of the differences (n - 1 in the denominator); None when it
+    cannot be told from them (fewer than 2, all the same, or not numbers)."""
+    d = np.asarray(diffs, dtype=np.float64)
+    if len(d) < 2 or not np.ptp(d) > 0:  # every difference the same (or NaN): no spread to tell from
+        return None
+    return float(np.std(d, ddof=1))
 
-    >>> round(detectable_change([0.1, -0.1] * 50, 0.05), 4)  # (1.96 + 0.8416) * 0.1005 / 10
+
+def detectable_change(sd: float | None, n: int, alpha: float, compared: int = 1) -> float | None:
+    """The smallest true change in the mean that the test finds significant with probability
+    ``POWER`` (80%) at ``alpha`` over ``compared`` metrics, for ``n`` paired differences whose
+    standard deviation is ``sd`` (:func:`spread`): ``math.inf`` when no change can be significant
+    at this n (every sign one way is not enough: ``compared * smallest_p(n) >= alpha``), None when
+    it cannot be told (no spread).
+
+    >>> round(detectable_change(spread([0.1, -0.1] * 50), 100, 0.05), 4)  # (1.96 + 0.8416) * 0.1005 / 10
     0.0282
     """
-    d = np.asarray(diffs, dtype=np.float64)
-    n = len(d)
-    if n < 2:
-        return None
     if max(1, compared) * smallest_p(n) >= alpha:
         return math.inf
-    if not np.ptp(d) > 0:  # every difference the same (or NaN): no spread to tell from
+    if sd is None or n < 2:
         return None
-    sd = float(np.std(d, ddof=1))
     z = NormalDist().inv_cdf(1 - alpha / (2 * max(1, compared))) + NormalDist().inv_cdf(POWER)
     return z * sd / math.sqrt(n)
