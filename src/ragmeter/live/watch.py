@@ -61,14 +61,17 @@ from ragmeter.core.errors import (
 )
 from ragmeter.core.measure import resolve_measure
 from ragmeter.core.settings import DEFAULTS, InvalidSettingError
+from ragmeter.engine.call_plan import needs_judge
 from ragmeter.engine.evaluate import evaluate_with, resolve_measures
 from ragmeter.evidence.sources import Sources
-from ragmeter.io.dataset import from_samples
+from ragmeter.io.dataset import Dataset
 from ragmeter.live.source import LoggedRequest, Rejected, parse
 from ragmeter.live.tail import Line, LogTail
 
 DEFAULT_METRICS = DEFAULTS.watch.metrics
 HOUR = 3600.0
+BATCH = 16  # requests scored per poll, through a judge
+UNJUDGED_BATCH = 4096  # requests scored per poll when no judge is called (--judge none, label metrics)
 
 
 def kept(request_id: str, rate: float) -> bool:
@@ -114,13 +117,15 @@ class Watcher:
     alerts: list[Alert] = field(default_factory=list)
     alert_command: str | None = None
     registry: Any = None
-    batch: int = 16  # requests scored per poll at most: bounded work, and progress saved often
+    batch: int = BATCH  # requests scored per poll at most: bounded work, and progress saved often
     k: int | None = DEFAULTS.k  # the retrieved list's cut-off for measures without their own @k
 
     def __post_init__(self) -> None:
         # Names resolve once, through the parser: records, windows and alerts use canonical names.
         self.measures = resolve_measures(list(self.metrics), k=self.k)
         self.names = [str(m) for m in self.measures]
+        if self.batch == BATCH and (self.judge is None or not needs_judge(self.measures)):
+            self.batch = UNJUDGED_BATCH  # no request waits on a judge: a larger batch costs no latency
         for a in self.alerts:
             measure = resolve_measure(a.metric, self.measures, holder="the watched metrics")
             a.metric, a.higher_is_better = str(measure), measure.spec.higher_is_better
@@ -211,7 +216,7 @@ class Watcher:
         if consumed:
             for ln in consumed:
                 self.tail.advance(ln)
-        self.tail.save()  # only after the results above are on disk
+        self.tail.save(caught_up=not self.pending)  # only after the results above are on disk
         cutoff = time.time() - HOUR
         while self.hour and self.hour[0]["ts"] < cutoff:
             self.hour.popleft()
@@ -251,10 +256,11 @@ class Watcher:
         with warnings.catch_warnings():  # a poll's batch is not the traffic: the windows say coverage
             warnings.simplefilter("ignore", LowCoverageWarning)
             warnings.simplefilter("ignore", NothingRetrievedWarning)
-            result = evaluate_with(from_samples([r.sample for r in requests]), self.measures,
+            # the traffic is not fingerprinted: the records keep no provenance, and a fingerprint costs a sixth
+            result = evaluate_with(Dataset(tuple(r.sample for r in requests), None, fingerprint=""), self.measures,
                                    Sources(judge=self.judge))
-        return [{"id": r.id, "ts": r.ts or time.time(),
-                 "metrics": {str(m): _cell(result.outcomes[m][i]) for m in result.measures}}
+        columns = [(str(m), result.outcomes[m]) for m in result.measures]
+        return [{"id": r.id, "ts": r.ts or time.time(), "metrics": {name: _cell(col[i]) for name, col in columns}}
                 for i, r in enumerate(requests)]
 
     def window_summary(self, which: str = "last_n") -> dict[str, dict]:
@@ -305,11 +311,14 @@ class Watcher:
                 a.firing = False
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(r, ensure_ascii=False), one encoder made once
+
+
 def _append(path: Path, records: list[dict]) -> None:
     """Append JSON lines in one write (a kill leaves at most one torn last line, which
     :func:`_records` trims)."""
     with open(path, "a", encoding="utf-8") as f:
-        f.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+        f.write("".join(_JSON(r) + "\n" for r in records))
         f.flush()
 
 
