@@ -9,9 +9,11 @@ ids are coded from their bytes (:class:`ragmeter.core.codes.IdCodes`), once per 
 
 A record qualifies when it is a JSON object with at most these fields: ``id`` (a non-blank
 string), ``question``, ``answer``, ``reference`` (strings or null), ``retrieved`` (a list of
-distinct non-blank string ids, or null) and ``relevant`` (a list of distinct non-blank string
-ids, an object of id -> finite number, or null), each line one object, the ids unique in the
-file. That is the shape ``RowReader._plain_sample`` accepts; the samples built from the columns
+distinct non-blank string ids, or null), ``relevant`` (a list of distinct non-blank string
+ids, an object of id -> finite number, or null) and ``answerable`` (``true``, as a run's
+``samples.jsonl`` writes it), each line one object, the ids unique in the file. In a file without
+backslashes the ranked ids may also be given as ``{"id": "x"}`` objects, as ``samples.jsonl``
+writes them. That is the shape ``RowReader._plain_sample`` accepts; the samples built from the columns
 equal that reader's, and the fingerprints equal :class:`ragmeter.io.dataset.Fingerprints`'s.
 
 :func:`read_label_file` returns None for a file with any other record (an alias, a bad value,
@@ -61,6 +63,7 @@ if msgspec is not None:
         relevant: list[str] | dict[str, float] | None = None
         answer: str | None = None
         reference: str | None = None
+        answerable: bool = True  # (false: the general reader reads the file)
 
     class _RawRow(msgspec.Struct, forbid_unknown_fields=True, gc=False):
         """The same record with the ranked ids left as the file's bytes, read by array
@@ -72,6 +75,7 @@ if msgspec is not None:
         relevant: list[str] | dict[str, float] | None = None
         answer: str | None = None
         reference: str | None = None
+        answerable: bool = True
 
     _DECODER: Any = msgspec.json.Decoder(_Row)
     _RAW_DECODER: Any = msgspec.json.Decoder(_RawRow)
@@ -204,6 +208,8 @@ def _decode(raw: bytes, table: IdCodes, digests: tuple[Any, Any] | None) -> Labe
         return None
     if len(rows) != _json_lines(raw) or not _no_value_spans_lines(raw):
         return None  # as json.loads line by line: one object on each line that is not blank
+    if not all(r.answerable for r in rows):
+        return None  # an unanswerable question: the general reader's
     ids = [r.id for r in rows]
     if not _unique(ids) or _any_blank(ids):
         return None
@@ -284,6 +290,11 @@ def _ranked_from_bytes(rows: list[Any], table: IdCodes, texts: bool) -> _Ranked 
     parts = [r.retrieved for r in rows]
     parts = [p if len(p) != 4 or bytes(p) != b"null" else b"[]" for p in parts]  # null: no ranked list
     joined = b"\n".join(parts)
+    if b'{"id": "' in joined:  # chunks by id alone, as a run's samples.jsonl writes them: {"id": "x"} is "x"
+        parts = [bytes(p).replace(b'{"id": "', b'"').replace(b'"}', b'"') for p in parts]
+        joined = b"\n".join(parts)
+        if b"}" in joined or b":" in joined:  # another key, or an id these bytes cannot tell
+            return _TYPED
     n = len(parts)
     if b"{" in joined or joined.count(b"[") != n or joined.count(b"]") != n:
         return _TYPED
