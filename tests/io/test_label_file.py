@@ -289,8 +289,6 @@ NOT_PLAIN = {
     "retrieved objects with a text": '{"id": "a", "retrieved": [{"id": "x", "text": "t"}]}\n',
     "retrieved objects, a score first": '{"id": "a", "retrieved": [{"score": 1, "id": "x"}]}\n',
     "retrieved objects, duplicate ids": '{"id": "a", "retrieved": [{"id": "x"}, {"id": "x"}]}\n',
-    "retrieved objects, an id with a colon": '{"id": "a", "retrieved": [{"id": "x:1"}]}\n',
-    "retrieved objects, an id with a brace": '{"id": "a", "retrieved": [{"id": "y}"}]}\n',
     "duplicate relevant id": '{"id": "a", "relevant": ["x", "x"]}\n',
     "blank relevant id": '{"id": "a", "relevant": [""]}\n',
     "relevant integer ids": '{"id": "a", "relevant": [1, 2]}\n',
@@ -344,6 +342,9 @@ PLAIN_VARIANTS = {
     "ids with escapes": '{"id": "a\\\\b\\n", "retrieved": ["x\\"", "\\u0000", "\\\\u0000"], "relevant": ["\\tx"]}\n',
     "answerable true, as a run's samples.jsonl writes it":
         '{"id": "a", "question": "q", "retrieved": ["x"], "relevant": {"x": 1.0}, "answerable": true}\n',
+    "chunks by id alone, an id with a colon": '{"id": "a", "retrieved": [{"id": "x:1"}]}\n',
+    "chunks by id alone, an id with a brace": '{"id": "a", "retrieved": [{"id": "y}"}, {"id": "{z"}]}\n',
+    "chunks by id alone, with escapes": '{"id": "a\\"", "retrieved": [{"id": "x\\\\"}, "y"], "relevant": ["y"]}\n',
     "chunks by id alone, as a run's samples.jsonl writes them":
         '{"id": "a", "retrieved": [{"id": "x"}, {"id": "y"}, {"id": "z"}], "relevant": {"x": 1.0}, '
         '"answerable": true}\n{"id": "b", "retrieved": [], "answerable": true}\n',

@@ -207,6 +207,17 @@ def _stale_findings(d: QueryDiagnosis, ev: dict) -> None:
         d.findings.append(Finding("stale_chunk", found.evidence))
 
 
+def retrieval_keys(keys: Sequence[str]) -> tuple[str | None, str | None, str | None, str | None, int | None]:
+    """The keys of a run whose rows hold ``keys`` (in that order) that the retrieval findings read:
+    hit rate, reciprocal rank, nDCG and recall (each the first at a cut-off with its default
+    parameters, or None), and the cut-off k they take (as :func:`diagnose_sample` finds them)."""
+    row = {"metrics": dict.fromkeys(keys)}
+    first = {name: next((key for key, _ in _keys(row, (name,), True)), None)
+             for name in ("hit_rate", "reciprocal_rank", "ndcg", "recall")}
+    k = next((m.k for _, m in _keys(row, ("hit_rate", "recall", "ndcg"), cut=True)), None)
+    return first["hit_rate"], first["reciprocal_rank"], first["ndcg"], first["recall"], k
+
+
 def _retrieval_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: Thresholds) -> None:
     hit, rr = _metric(row, "hit_rate", cut=True), _metric(row, "reciprocal_rank", cut=True)
     ndcg, recall = _metric(row, "ndcg", cut=True), _metric(row, "recall", cut=True)

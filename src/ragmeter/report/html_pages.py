@@ -28,10 +28,12 @@ import json
 import math
 import os
 import shutil
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from ragmeter.analysis.diagnosis import LABELS, QueryDiagnosis, diagnose_sample
@@ -50,6 +52,7 @@ from ragmeter.report.html import (
     query_row,
     shorten,
 )
+from ragmeter.report.label_pages import label_pages
 
 INLINE_LIMIT = 1_000  # samples: a run up to this size is one file (report.html as it was)
 PAGE_ROWS = 1_000  # samples per page file
@@ -98,20 +101,21 @@ window.onerror=function(m){document.body.dataset.errors=(document.body.dataset.e
    var det=el('details');det.open=true;det.id='q-'+r[0];
    det.appendChild(el('summary',null,r[0]+': '+(r[1]===null?'':r[1])));
    det.appendChild(el('h4',null,'Ranked list'));
-   det.appendChild(table2(['rank','rel','chunk','prompt','text'],d[0].map(function(c,i){
-    var tr=el('tr');tr.appendChild(el('td','num',i+1));var m=el('td'),rel=c[1]&1;
+   var ids=d[0],ctx=d[4]===null?ids:d[4];
+   det.appendChild(table2(['rank','rel','chunk','prompt','text'],ids.map(function(c,i){
+    var tr=el('tr'),mk=d[1].charCodeAt(i)-48;tr.appendChild(el('td','num',i+1));var m=el('td'),rel=mk&1;
     m.appendChild(el('span','mark '+(rel?'R':'N'),rel?'R':'.'));tr.appendChild(m);
-    tr.appendChild(el('td',null,c[0]));tr.appendChild(el('td','muted',c[1]&2?'in prompt':'dropped'));
-    tr.appendChild(el('td',null,c.length>2?c[2]:''));return tr;})));
-   if(d[1].length)det.appendChild(el('p','muted','relevant but not retrieved: '+d[1].join(', ')));
+    tr.appendChild(el('td',null,c));tr.appendChild(el('td','muted',mk&2?'in prompt':'dropped'));
+    tr.appendChild(el('td',null,d[2]&&d[2][i]!==null?d[2][i]:''));return tr;})));
+   if(d[3].length)det.appendChild(el('p','muted','relevant but not retrieved: '+d[3].join(', ')));
    var p=el('p');p.appendChild(el('b',null,'Reached the prompt:'));
-   p.appendChild(document.createTextNode(' '+(d[2].join(', ')||'nothing')));det.appendChild(p);
-   [['Answer:',d[3]],['Reference:',d[4]]].forEach(function(x){if(x[1]){var q=el('p');q.appendChild(el('b',null,x[0]));
+   p.appendChild(document.createTextNode(' '+(ctx.join(', ')||'nothing')));det.appendChild(p);
+   [['Answer:',d[5]],['Reference:',d[6]]].forEach(function(x){if(x[1]){var q=el('p');q.appendChild(el('b',null,x[0]));
     q.appendChild(document.createTextNode(' '+x[1]));det.appendChild(q);}});
    det.appendChild(el('h4',null,'Diagnosis'));var ul=el('ul');
-   d[5].forEach(function(f){var li=el('li');li.appendChild(el('span','tag',f[0]));
+   d[7].forEach(function(f){var li=el('li');li.appendChild(el('span','tag',f[0]));
     li.appendChild(document.createTextNode(' '+f[1]));ul.appendChild(li);});
-   if(!d[5].length)ul.appendChild(el('li',null,'no failure point found'));
+   if(!d[7].length)ul.appendChild(el('li',null,'no failure point found'));
    det.appendChild(ul);here.appendChild(det);}
   here.scrollIntoView();}
  function show(i){
@@ -148,12 +152,12 @@ def pages_folder(path: str | Path) -> Path:
     return path.with_name(path.name + ".pages")
 
 
-def write_paged(run, path: str) -> None:
+def write_paged(run, path: str, *, from_columns: bool = True) -> None:
     """Write the page and its table's pages (see the module); the folder is replaced whole, so a
-    report written again never mixes pages of two runs."""
+    report written again never mixes pages of two runs. A label-only run's pages are built from
+    its columns (:mod:`ragmeter.report.label_pages`) unless ``from_columns`` is False."""
     metrics = list(run.summary)
     cols = columns_of(run)
-    n = len(cols.ids)
     folder = pages_folder(path)
     tmp = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
     try:
@@ -162,14 +166,51 @@ def write_paged(run, path: str) -> None:
     except OSError as exc:
         raise StorageError(f"cannot write the report ({exc.strerror or exc})", file=str(path),
                            fix="give --html a file in a folder that exists and can be written") from None
+    try:
+        page_html = _write_pages(run, metrics, cols, tmp, folder, from_columns)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    try:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.replace(tmp, folder)
+    except OSError as exc:
+        raise StorageError(f"cannot write the report's pages ({exc.strerror or exc})", file=str(folder),
+                           fix="give --html a file in a folder that exists and can be written") from None
+    write_output(path, page_html, what="report", option="--html")
+
+
+def _write_pages(run, metrics: list[str], cols, tmp: Path, folder: Path, from_columns: bool) -> str:
+    """The table's pages written into ``tmp``; returns the page."""
     shown = _worst(run, cols, metrics)
-    samples = run.samples()
-    at = {s_id: i for i, s_id in enumerate(_sample_ids(samples))}
-    counts = dict.fromkeys(LABELS, 0)
+    fast = label_pages(run, metrics, cols) if from_columns else None
     inline: dict[int, str] = {}
     inline_rows: dict[int, str] = {}
+    if fast is not None:
+        counts, pages = fast.counts, fast.pages(PAGE_ROWS)
+        for i in sorted(shown):
+            r, s = run.results[i], fast.sample(i)
+            d = diagnose_sample(s, r)
+            inline_rows[i], inline[i] = query_row(r, s, d, metrics), drill_down(r, s, d)
+    else:
+        counts = dict.fromkeys(LABELS, 0)
+        pages = _pages(run, metrics, shown, counts, inline, inline_rows)
+    for number, page in enumerate(pages):
+        _write_page(tmp, number, page)
+    return _page(run, metrics, cols, counts, [inline_rows[i] for i in sorted(inline_rows)],
+                 [inline[i] for i in sorted(inline)], folder.name + "/", max(1, math.ceil(len(cols.ids) / PAGE_ROWS)))
+
+
+def _pages(run, metrics: list[str], shown: set[int], counts: dict[str, int], inline: dict[int, str],
+           inline_rows: dict[int, str]) -> Iterator[list[list[Any]]]:
+    """The records, a page at a time, sample by sample: each diagnosed (``counts`` counted), the
+    ``shown`` ones rendered into ``inline`` and ``inline_rows``."""
+    samples = run.samples()
+    at = {s_id: i for i, s_id in enumerate(_sample_ids(samples))}
     page: list[list[Any]] = []
+    n = 0
     for i, r in enumerate(run.results):
+        n += 1
         s = samples[at[r["id"]]] if r["id"] in at else None
         d = diagnose_sample(s, r) if s is not None else None
         for label in d.labels if d is not None else []:
@@ -180,19 +221,10 @@ def write_paged(run, path: str) -> None:
                 inline[i] = drill_down(r, s, d)
         page.append(_record(r, s, d, metrics))
         if len(page) == PAGE_ROWS:
-            _write_page(tmp, i // PAGE_ROWS, page)
+            yield page
             page = []
     if page or not n:
-        _write_page(tmp, max(0, n - 1) // PAGE_ROWS, page)
-    try:
-        shutil.rmtree(folder, ignore_errors=True)
-        os.replace(tmp, folder)
-    except OSError as exc:
-        raise StorageError(f"cannot write the report's pages ({exc.strerror or exc})", file=str(folder),
-                           fix="give --html a file in a folder that exists and can be written") from None
-    page_html = _page(run, metrics, cols, counts, [inline_rows[i] for i in sorted(inline_rows)],
-                      [inline[i] for i in sorted(inline)], folder.name + "/", max(1, math.ceil(n / PAGE_ROWS)))
-    write_output(path, page_html, what="report", option="--html")
+        yield page
 
 
 def _sample_ids(samples) -> list[str]:
@@ -240,28 +272,33 @@ def _record(r: dict, s: Sample | None, d: QueryDiagnosis | None, metrics: list[s
 
 
 def _drill(r: dict, s: Sample | None, d: QueryDiagnosis | None) -> Any:
-    """The drill-down as data: [ranked, relevant not retrieved, reached the prompt, answer,
-    reference, findings], ranked as [chunk id, marks (1: relevant, 2: in the prompt), text?]; a
-    sample with judged evidence as the one-file report's HTML; nothing for a row without its sample."""
+    """The drill-down as data: [ranked chunk ids, their marks (a digit each: 1 relevant, +2 in the
+    prompt), their texts (None when no chunk has one), relevant not retrieved, what reached the
+    prompt (None: the ranked list), answer, reference, findings]; a sample with judged evidence
+    as the one-file report's HTML."""
     if s is None:
-        return [[], [], [], None, None, []]
+        return [[], "", None, [], [], None, None, []]
     if r.get("evidence"):
         return {"html": drill_down(r, s, d)}
     ids = [c.id for c in s.retrieved]
-    context = ids if s.context is None else list(s.context)
-    prompt, rel = set(context), s.relevance
-    ranked = [[c.id, (rel.get(c.id, 0) >= 1) + 2 * (c.id in prompt)] + ([] if c.text is None else [c.text])
-              for c in s.retrieved]
+    prompt, rel = set(ids if s.context is None else s.context), s.relevance
+    marks = "".join("0123"[(rel.get(cid, 0) >= 1) + 2 * (cid in prompt)] for cid in ids)
+    texts = [c.text for c in s.retrieved] if any(c.text is not None for c in s.retrieved) else None
     retrieved = set(ids)
     missing = [cid for cid, g in rel.items() if g >= 1 and cid not in retrieved]
     findings = [[f.label, f.evidence] for f in d.findings] if d is not None else []
     findings += [[f.label, "unable to verify: " + f.evidence] for f in d.unverified] if d is not None else []
-    return [ranked, missing, context, s.answer, s.reference, findings]
+    return [ids, marks, texts, missing, None if s.context is None else list(s.context), s.answer, s.reference,
+            findings]
 
 
 def _write_page(folder: Path, i: int, rows: list[list[Any]]) -> None:
-    data = json.dumps(rows, ensure_ascii=True, separators=(",", ":")).replace("<", "\\u003c")
-    (folder / f"{i:04d}.js").write_text(f"ragmeterPage({i},{data});\n", encoding="ascii")
+    """``ragmeterPage(i, [...]);`` with the rows as JSON (UTF-8; each ``<`` written ``\\u003c``)."""
+    try:
+        data = msgspec.json.encode(rows)
+    except (UnicodeEncodeError, TypeError, ValueError):  # a lone surrogate: the json module escapes it
+        data = json.dumps(rows, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+    (folder / f"{i:04d}.js").write_bytes(b"ragmeterPage(%d," % i + data.replace(b"<", b"\\u003c") + b");\n")
 
 
 def _histograms(cols, metrics: list[str]) -> str:
