@@ -53,6 +53,7 @@ class LabelPages:
     marks: np.ndarray  # per ranked chunk of the file: 1 relevant, +2 in the prompt (always: no context)
     missing: np.ndarray  # per label of the file: relevant and not retrieved
     first: np.ndarray  # per record of the file: rank of its first relevant chunk in the top k (0: none)
+    _said: tuple[dict[str, list[float]], list[int]] | None = None  # roles and first as lists, for the text
 
     def sample(self, i: int):
         """Result row ``i``'s sample (built, for the few the page shows whole)."""
@@ -101,6 +102,9 @@ class LabelPages:
 
     def _findings(self, i: int, j: int, names: list[str], grades: list[float], ranked: list[str]) -> list[list[str]]:
         """The evidence of sample ``i``'s findings, as :func:`diagnose_sample` writes it."""
+        if self._said is None:
+            self._said = ({name: v.tolist() for name, v in self.roles.items()}, self.first.tolist())
+        roles, first = self._said
         out = []
         k = self.k
         relevant = [c for c, g in zip(names, grades) if g >= 1]
@@ -112,10 +116,10 @@ class LabelPages:
             elif label == "missing_chunk":
                 top = set(ranked[:k] if k else ranked)
                 gone = [c for c in relevant if c not in top]
-                out.append([label, f"recall@{k} {self.roles['recall'][i]:.3f}: {', '.join(gone)} not retrieved"])
+                out.append([label, f"recall@{k} {roles['recall'][i]:.3f}: {', '.join(gone)} not retrieved"])
             else:  # buried
-                ndcg = self.roles["ndcg"][i]
-                text = f"first relevant chunk at rank {int(self.first[j])}"
+                ndcg = roles["ndcg"][i]
+                text = f"first relevant chunk at rank {first[j]}"
                 out.append([label, text + (f"; nDCG@{k} {ndcg:.3f}" if ndcg == ndcg and ndcg != 0 else "")])
         return out
 
