@@ -202,25 +202,3 @@ def test_the_page_renders_headless(big_run, tmp_path):
     table = dom.stdout[dom.stdout.index('<table id="queries"'):]
     table = table[:table.index("</table>")]
     assert table.count("<tr>") == 1 + 1000  # the header, and page 1: 1,000 samples
-
-
-@pytest.mark.parametrize("k,metrics", [(5, "precision,recall,hit_rate,reciprocal_rank,ndcg"), (3, "hit_rate,ndcg"),
-                                       (2, "recall,reciprocal_rank"), (0, "hit_rate,reciprocal_rank,ndcg,recall"),
-                                       (4, "precision,average_precision")])
-def test_a_label_runs_pages_from_columns_are_the_sample_by_sample_ones(cli, tmp_path, runs_dir, k, metrics):
-    """The columnar path (label_pages) writes the very records the sample-by-sample path writes:
-    findings and their evidence, marks, cells with their reasons, missing chunks, every sample."""
-    data = _dataset(tmp_path, 1_300, seed=k)
-    lines = data.read_text().splitlines()
-    lines[7] = json.dumps({"id": "odd", "question": None, "retrieved": [], "relevant": {"c1": 0}})
-    lines[8] = json.dumps({"id": "grades", "question": "g", "retrieved": ["c1", "c2", "c3"], "relevant": {"c3": 0.5,
-                                                                                                         "c2": 2}})
-    data.write_text("\n".join(lines) + "\n")
-    assert cli("eval", data, "-m", metrics, "-k", k).exit_code == 0
-    (run,) = list_runs(runs_dir)
-    fast, slow = tmp_path / "fast.html", tmp_path / "slow.html"
-    html_pages.write_paged(load_run(run.path), str(fast))
-    html_pages.write_paged(load_run(run.path), str(slow), from_columns=False)
-    assert html_pages.label_pages(run, list(run.summary), run.columns) is not None  # the columns were taken
-    assert _pages(html_pages.pages_folder(fast)) == _pages(html_pages.pages_folder(slow))
-    assert fast.read_text() == slow.read_text().replace("slow.html.pages", "fast.html.pages")
