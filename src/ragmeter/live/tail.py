@@ -18,19 +18,17 @@ and of the last (up to) 256 bytes before the offset. Each :meth:`LogTail.read`:
 - holds a half-written last line until its newline arrives; one left unfinished in a rotated
   file that stopped changing is given once, flagged ``torn`` (it is never completed).
 
-Each byte is read once: the complete lines of a read that the reader has not consumed yet are
-kept (with the bytes they came from) and given again by the next :meth:`read`, which reads on
-only when they are used up; a read takes up to ``READ_BYTES`` at a time.
+Each byte is read once: the complete lines of a read (up to ``READ_BYTES``) not consumed yet are
+kept and given again by the next :meth:`read`, which reads on only when they are used up.
 
 Nothing moves until the reader says what it consumed (:meth:`advance`) and :meth:`save`\\ s: the
 state is written atomically (a temporary file, fsync'd, renamed) and keyed by inode, so a
 restarted watcher finds a file renamed while it was down (by inode among the log's siblings, or
-a copy by its fingerprint) and resumes exactly where it stopped. While lines wait (the reader
-says it is not caught up), a save writes at most once per ``SAVE_INTERVAL_S``: a
-state saved late makes a restart read a few lines again, which the reader has recorded as done
-(the watcher skips requests it has scored, and quarantines a line once), never skip one. What
-is seen (a truncation, a replacement, a rotated file that cannot be found) is said in
-``notes``, once.
+a copy by its fingerprint) and resumes exactly where it stopped. While lines wait (the reader is
+not caught up), a save writes at most once per ``SAVE_INTERVAL_S``: a restart then reads a few
+lines again, which the watcher recorded as done (scored requests are skipped, a line quarantined
+once), and skips none. What is seen (a truncation, a replacement, a rotated file that cannot be
+found) is said in ``notes``, once.
 """
 
 from __future__ import annotations
