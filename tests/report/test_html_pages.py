@@ -11,7 +11,8 @@ import re
 import pytest
 
 from ragmeter.report import html_pages
-from ragmeter.report.html import render_html, write_html
+from ragmeter.report.html import render_html
+from ragmeter.report.html_pages import write_report as write_html
 from ragmeter.runs import list_runs, load_run
 from tests.report.test_html import EVIL, chromium, webdriver_for  # noqa: F401  (a fixture)
 

@@ -315,13 +315,7 @@ def render_html(run) -> str:
 
 
 def write_html(run, path: str) -> None:
-    """Write the report atomically; a missing or read-only folder is a ``StorageError``. A run of
-    more than ``INLINE_LIMIT`` samples is a page and its table's pages beside it
-    (:mod:`ragmeter.report.html_pages`)."""
-    from ragmeter.report.html_pages import INLINE_LIMIT, write_paged
-
-    if len(run.results) > INLINE_LIMIT:
-        write_paged(run, path)
-        return
+    """Write the report as one file, atomically; a missing or read-only folder is a ``StorageError``
+    (:func:`ragmeter.report.html_pages.write_report` writes a large run as a page and its pages)."""
     write_output(path, render_html(run), what="report", option="--html")
 

@@ -51,6 +51,7 @@ from ragmeter.report.html import (
     histogram_svg,
     query_row,
     shorten,
+    write_html,
 )
 from ragmeter.report.label_pages import label_pages
 
@@ -144,6 +145,15 @@ window.onerror=function(m){document.body.dataset.errors=(document.body.dataset.e
  load(0);
 })();
 """
+
+
+def write_report(run, path: str) -> None:
+    """The report of ``run`` at ``path``: one file up to ``INLINE_LIMIT`` samples
+    (:func:`ragmeter.report.html.write_html`), else the page and its table's pages."""
+    if len(run.results) > INLINE_LIMIT:
+        write_paged(run, path)
+    else:
+        write_html(run, path)
 
 
 def pages_folder(path: str | Path) -> Path:
