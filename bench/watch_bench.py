@@ -20,15 +20,18 @@ benchmark, not a test: nothing here asserts a time.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from trec_bench import load_average, timed, warm_bytecode  # noqa: E402
+from trec_bench import ENV, load_average, timed, warm_bytecode  # noqa: E402
 
 DATA = Path(__file__).parent / ".data"
 
@@ -46,6 +49,19 @@ def generate(n: int) -> Path:
             f.write(request_line(i))
     tmp.rename(path)
     return path
+
+
+def timed_to_files(cmd: list[str], out: Path) -> tuple[float, float, float]:
+    """Wall seconds, peak RSS (MB) and CPU seconds of one child whose output goes to files in
+    ``out`` (watch writes a progress line a poll: through a pipe nobody reads yet, it would wait)."""
+    start = time.perf_counter()
+    with open(out / "stdout", "wb") as so, open(out / "stderr", "wb") as se:
+        proc = subprocess.Popen(cmd, stdout=so, stderr=se, env=ENV)
+        _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{cmd[2:4]} failed: {(out / 'stderr').read_text()[-300:]}")
+    return seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def worker(path: str) -> None:
@@ -71,9 +87,9 @@ def bench(n: int, repeat: int) -> None:
                 state = Path(tempfile.mkdtemp(prefix="ragmeter-watch-bench-"))
                 try:
                     cmd = [sys.executable, "-m", "ragmeter", "watch", str(log), "--judge", "none", "--once",
-                           "--state", str(state), "--port", "0"]
-                    seconds, peak, _, cpu = timed(cmd)
-                    scored = sum(1 for _ in open(state / "scored.jsonl"))
+                           "--state", str(state / "state"), "--port", "0"]
+                    seconds, peak, cpu = timed_to_files(cmd, state)
+                    scored = sum(1 for _ in open(state / "state" / "scored.jsonl"))
                     assert scored == n, f"{scored} of {n} requests recorded"
                 finally:
                     shutil.rmtree(state, ignore_errors=True)
