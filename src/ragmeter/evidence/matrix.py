@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # the sources' own types, named only: a run without records o
 # may carry one argument after a colon: "rubric:<criterion>", "answer_questions:<how many>".
 ANSWER_CLAIMS, REFERENCE_CLAIMS = "answer_claims", "reference_claims"
 PAIRS = ("answer@context", "answer@reference", "reference@context", "reference@answer")
+# The answer claims that cite passages, each verified against only the passages it cites.
+CITED = "answer@cited"
 SENTENCES, QUESTIONS = "context_sentences", "answer_questions"
 RUBRIC = "rubric"
 STANDALONE = "turn_standalone"

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 from ragmeter.evidence.matrix import (
     ACTIONS,
     ANSWER_CLAIMS,
+    CITED,
     FACTS,
     PAIRS,
     QUESTIONS,
@@ -54,6 +55,7 @@ STAGES = ((EXTRACTION, "extracting claims"), (VERIFICATION, "verifying claims"))
 PROVIDERS: dict[str, str] = {
     FACTS: "fact_checks",
     **dict.fromkeys((ANSWER_CLAIMS, REFERENCE_CLAIMS, *PAIRS), "claims"),
+    CITED: "cited_passages",
     SENTENCES: "context_sentences",
     QUESTIONS: "answer_questions",
     STANDALONE: "standalone_turns",
