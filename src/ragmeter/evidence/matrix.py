@@ -23,6 +23,8 @@ CITED = "answer@cited"
 SENTENCES, QUESTIONS = "context_sentences", "answer_questions"
 RUBRIC = "rubric"
 STANDALONE = "turn_standalone"
+# Two ratings (0, 1 or 2) of how well the context grounds the whole answer (Ragas's Response Groundedness).
+GROUNDEDNESS = "groundedness_ratings"
 # Beyond the context: facts stated in the answer checked against the user's records (the answer's
 # claims turned into facts by one more call), and the run's tool calls graded against criteria.
 FACTS, ACTIONS = "facts", "actions"
@@ -84,6 +86,7 @@ class Evidence:
     noncommittal: bool | None = None
     rubric: dict[str, Any] = field(default_factory=dict)  # criterion -> {score, weighted, reason} | Unavailable
     standalone: bool | Unavailable | None = None
+    groundedness: dict[str, Any] = field(default_factory=dict)  # rating prompt id -> 0, 1, 2 | Unavailable
     facts: tuple[FactCheck, ...] | Unavailable | None = None  # the answer's facts against the records
     actions: CaseGrade | Unavailable | None = None  # the case's tool calls graded against its criteria
     calls: int = 0
@@ -105,6 +108,8 @@ class Evidence:
                 "needed_sentences": plain(self.needed_sentences), "sentences": list(self.sentences),
                 "questions": plain(self.questions), "noncommittal": self.noncommittal,
                 "rubric": {k: plain(v) for k, v in self.rubric.items()}, "standalone": plain(self.standalone),
+                **({"groundedness": {k: plain(v) for k, v in self.groundedness.items()}}
+                   if self.groundedness else {}),
                 **({"facts": plain(self.facts)} if self.facts is not None else {}),
                 **({"actions": plain(self.actions)} if self.actions is not None else {}),
                 "calls": self.calls}

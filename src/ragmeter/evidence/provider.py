@@ -30,6 +30,7 @@ from ragmeter.evidence.matrix import (
     ANSWER_CLAIMS,
     CITED,
     FACTS,
+    GROUNDEDNESS,
     PAIRS,
     QUESTIONS,
     REFERENCE_CLAIMS,
@@ -59,6 +60,7 @@ PROVIDERS: dict[str, str] = {
     SENTENCES: "context_sentences",
     QUESTIONS: "answer_questions",
     STANDALONE: "standalone_turns",
+    GROUNDEDNESS: "groundedness_ratings",
     RUBRIC: "rubric_scores",
     ACTIONS: "action_grades",
 }
