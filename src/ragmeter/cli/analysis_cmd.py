@@ -150,6 +150,10 @@ def pairwise_command(
     judge: str = typer.Option(..., "--judge", help=judge_specs(remote=True)),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     ledger: str = typer.Option(Settings().ledger_path, "--ledger", help="judgment store"),
+    examples: str | None = typer.Option(None, "--examples",
+                                        help="pairs people judged, shown to the judge as calibration examples: JSON "
+                                             "or YAML, {\"examples\": [{\"question\", \"answer_1\", "
+                                             "\"answer_2\", \"winner\": \"1\"|\"2\"|\"tie\", \"reason\"}]}"),
     fmt: str = format_option("text", "json"),
     progress: str = typer.Option("auto", "--progress", help=PROGRESS_HELP),
     runs_dir: str | None = runs_dir_option(),
@@ -157,9 +161,11 @@ def pairwise_command(
     """Which answer is better, per question, asked in both orders: wins, ties, position and length bias."""
     import dataclasses
 
+    from ragmeter.analysis.pair_examples import load_pair_examples
     from ragmeter.analysis.pairwise import pairwise
     from ragmeter.judges.judge_factory import make_judge
 
+    shots = load_pair_examples(examples) if examples else []
     samples_a = _samples(a, runs_dir)
     if b_field:
         samples_b = [dataclasses.replace(s, answer=s.metadata.get(b_field)) for s in samples_a]
@@ -171,13 +177,15 @@ def pairwise_command(
     if the_judge is None:
         raise typer.BadParameter("pairwise judging needs a judge", param_hint="--judge")
     with progress_for(progress, the_judge) as shown:
-        result = pairwise(samples_a, samples_b, the_judge, progress=shown)
+        result = pairwise(samples_a, samples_b, the_judge, examples=shots, progress=shown)
     if fmt == "json":
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
     d = result.as_dict()
     ci = d["win_rate_ci95"]
     echo_text(f"B vs A: {d['wins']} wins, {d['ties']} ties, {d['losses']} losses ({d['failed']} failed)")
+    if shots:
+        echo_text(f"the judge was shown {len(shots)} pair{'s' if len(shots) != 1 else ''} people judged")
     if d["win_rate"] is not None:
         echo_text(f"B's win rate {d['win_rate']:.3f} (ties count 1/2), 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]")
         echo_text(f"position bias: {d['position_bias_rate']:.3f} of pairs flipped with the order (recorded as ties)")

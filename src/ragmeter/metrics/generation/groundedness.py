@@ -32,6 +32,7 @@ from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
 from ragmeter.metrics.spec_table import register
 
+
 def response_groundedness(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
     ratings = [require(r) for r in require(ev.groundedness or None, "no groundedness rating").values()]
     return sum(r / 2 for r in ratings) / len(ratings)
