@@ -22,6 +22,8 @@ PAIRS = ("answer@context", "answer@reference", "reference@context", "reference@a
 CITED = "answer@cited"
 SENTENCES, QUESTIONS = "context_sentences", "answer_questions"
 RUBRIC = "rubric"
+# Every "rubric_joint:<criterion>" of a sample scored in one call (all dimensions in one JSON reply).
+RUBRIC_JOINT = "rubric_joint"
 STANDALONE = "turn_standalone"
 # Two ratings (0, 1 or 2) of how well the context grounds the whole answer (Ragas's Response Groundedness).
 GROUNDEDNESS = "groundedness_ratings"
@@ -85,6 +87,7 @@ class Evidence:
     questions: tuple[str, ...] | Unavailable | None = None
     noncommittal: bool | None = None
     rubric: dict[str, Any] = field(default_factory=dict)  # criterion -> {score, weighted, reason} | Unavailable
+    rubric_joint: dict[str, Any] = field(default_factory=dict)  # the same, from the one-call rubric
     standalone: bool | Unavailable | None = None
     groundedness: dict[str, Any] = field(default_factory=dict)  # rating prompt id -> 0, 1, 2 | Unavailable
     facts: tuple[FactCheck, ...] | Unavailable | None = None  # the answer's facts against the records
@@ -108,6 +111,7 @@ class Evidence:
                 "needed_sentences": plain(self.needed_sentences), "sentences": list(self.sentences),
                 "questions": plain(self.questions), "noncommittal": self.noncommittal,
                 "rubric": {k: plain(v) for k, v in self.rubric.items()}, "standalone": plain(self.standalone),
+                **({"rubric_joint": {k: plain(v) for k, v in self.rubric_joint.items()}} if self.rubric_joint else {}),
                 **({"groundedness": {k: plain(v) for k, v in self.groundedness.items()}}
                    if self.groundedness else {}),
                 **({"facts": plain(self.facts)} if self.facts is not None else {}),

@@ -35,6 +35,7 @@ from ragmeter.evidence.matrix import (
     QUESTIONS,
     REFERENCE_CLAIMS,
     RUBRIC,
+    RUBRIC_JOINT,
     SENTENCES,
     STANDALONE,
     Evidence,
@@ -62,6 +63,7 @@ PROVIDERS: dict[str, str] = {
     STANDALONE: "standalone_turns",
     GROUNDEDNESS: "groundedness_ratings",
     RUBRIC: "rubric_scores",
+    RUBRIC_JOINT: "rubric_scores",
     ACTIONS: "action_grades",
 }
 
