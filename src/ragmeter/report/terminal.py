@@ -94,7 +94,10 @@ def diagnosis_text(found) -> str:
     lines = []
     for d in found:
         lines.append(safe(f"{d.id}: {d.headline}"))
-        lines.extend(safe(f"    {f.label}: {f.evidence}") for f in d.findings)
+        for f in d.findings:
+            lines.append(safe(f"    {f.label}: {f.evidence}"))
+            if f.lever:
+                lines.append(safe(f"        lever: {f.lever}"))
         lines.extend(safe(f"    unable to verify ({f.label}): {f.evidence}") for f in d.unverified)
     counts = count_labels(found)
     lines.append("")
