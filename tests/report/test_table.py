@@ -41,3 +41,30 @@ def test_the_table_from_the_columns_is_the_table_from_the_samples(samples: list[
     names = ["hit_rate@2", "precision", "ndcg@3", "recall"]
     fast = evaluate(columnar(samples), names, k=k)
     assert render_table(fast) == render_table(per_sample(samples, names, k))
+
+
+def test_the_action_pass_rate_is_printed_with_its_verification_coverage(warranty):
+    """Agent Assurance reports a pass rate over the cases that reached a verdict *and* the
+    verification coverage; the table printed "2 scored, 2 not computed" and no coverage. The
+    figure is the one the Python summary (``ragmeter.actions.summarise``) gives on the same cases."""
+    from ragmeter.actions import grade_cases, load_criteria, load_runs, summarise
+    from ragmeter.records import RecordLookup, TableSource
+
+    criteria = load_criteria(warranty / "criteria.yaml")
+    result = ragmeter.evaluate(ragmeter.load_dataset(warranty / "agent_runs.jsonl"), ["action_pass_rate"],
+                               action_criteria=criteria, records=RecordLookup(TableSource(warranty / "records.jsonl")))
+    mean = render_table(result).splitlines()[6]
+    assert mean == "mean   action pass rate 0.500 (verification coverage 0.500: 2 of 4 cases reached a verdict)"
+    python = summarise(grade_cases(load_runs(warranty / "agent_runs.jsonl"), criteria,
+                                   records=RecordLookup(TableSource(warranty / "records.jsonl"))))
+    assert (python.pass_rate, python.coverage) == (0.5, 2 / 4)
+
+
+def test_coverage_leaves_out_the_cases_no_criterion_applies_to():
+    from ragmeter.report.table import coverage_note
+
+    assert coverage_note("action_pass_rate", 1, {"no criterion applies to this case": 2, "unable to verify: x": 1}) \
+        == " (verification coverage 0.500: 1 of 2 cases reached a verdict)"
+    assert coverage_note("action_pass_rate", 0, {"no criterion applies to this case": 2}) == \
+        " (verification coverage n/c: 0 of 0 cases reached a verdict)"
+    assert coverage_note("faithfulness", 1, {"x": 1}) == ""

@@ -123,10 +123,23 @@ def mean_line(result: EvaluationResult, pad: int = 5) -> str:
     parts = []
     mixed = len({m.view for m in result.measures}) > 1
     for m, mean_label in zip(result.measures, with_cutoffs(result.measures, "mean_label")):
-        mean = result.summary(m).mean
+        s = result.summary(m)
         label = f"{mean_label} [{m.view}]" if mixed else mean_label
-        parts.append(f"{label} {'n/c' if mean is None else f'{mean:.3f}'}")
+        parts.append(f"{label} {'n/c' if s.mean is None else f'{s.mean:.3f}'}" + coverage_note(m.name, s.scored,
+                                                                                             s.reasons))
     return "mean".ljust(pad) + "  " + " | ".join(parts)
+
+
+def coverage_note(name: str, scored: int, reasons: Mapping[str, int]) -> str:
+    """Beside the action pass rate, Agent Assurance's verification coverage: cases that reached
+    a verdict / cases where a criterion applies; empty for any other metric."""
+    if name != "action_pass_rate":
+        return ""
+    from ragmeter.metrics.beyond.actions import verification_coverage  # an action run only
+
+    verified, applicable = verification_coverage(scored, reasons)
+    share = f"{verified / applicable:.3f}" if applicable else "n/c"
+    return f" (verification coverage {share}: {verified} of {applicable} cases reached a verdict)"
 
 
 def coverage_lines(result: EvaluationResult) -> list[str]:
@@ -178,6 +191,7 @@ def streamed_lines(measures: Sequence[Measure], summary: Mapping[str, Mapping[st
                    block: int) -> list[str]:
     """A streamed run's summary: the sample count, the mean line and each measure's coverage."""
     parts = [f"{label} {'n/c' if summary[str(m)]['mean'] is None else format(summary[str(m)]['mean'], '.3f')}"
+             + coverage_note(m.name, summary[str(m)]["scored"], summary[str(m)].get("reasons") or {})
              for m, label in zip(measures, with_cutoffs(measures, "mean_label"))]
     lines = [f"{samples} samples, streamed in blocks of {block}", "mean   " + " | ".join(parts)]
     for m in measures:

@@ -20,6 +20,7 @@ from ragmeter.analysis.diagnosis import count_labels
 from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.display import terminal_safe as safe
 from ragmeter.core.settings import default_runs_dir
+from ragmeter.report.table import coverage_note
 
 
 def _render(table) -> str:
@@ -83,6 +84,9 @@ def show_run(run) -> str:
             agreements.append(f"{name}: {measured.text()} ({measured.method})")
     lines.append(_render(t))
     lines.extend(agreements)
+    lines.extend(f"{name}: {note.strip()[1:-1]}" for name, m in run.summary.items()
+                 if (note := coverage_note(str(s.get("metrics", {}).get(name, {}).get("metric_name", name)),
+                                           m["scored"], m.get("reasons") or {})))
     if not run.complete:
         if s.get("stopped_by"):
             lines.append(f"stopped by: {s['stopped_by']}")
