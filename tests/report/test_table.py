@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -68,3 +70,19 @@ def test_coverage_leaves_out_the_cases_no_criterion_applies_to():
     assert coverage_note("action_pass_rate", 0, {"no criterion applies to this case": 2}) == \
         " (verification coverage n/c: 0 of 0 cases reached a verdict)"
     assert coverage_note("faithfulness", 1, {"x": 1}) == ""
+
+
+def test_no_cutoff_draws_at_most_twenty_ranks_and_says_how_long_the_lists_are(cli, tmp_path):
+    """``eval --k 0`` on lists of 540 chunks drew a ranks column 540 characters wide."""
+    data = tmp_path / "long.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": "q1", "retrieved": [f"d{i}" for i in range(540)], "relevant": ["d3", "d300"]},
+        {"id": "q2", "retrieved": ["d3", "d4"], "relevant": ["d3"]}]))
+    out = cli("eval", data, "--k", "0", "-m", "recall,ndcg", "--no-save")
+    assert out.exit_code == 0, out.output
+    header, q1, q2 = out.stdout.splitlines()[:3]
+    assert header.split("  ")[1] == "ranks 1-20 of 540"
+    assert q1.split()[1] == "...R" + "." * 16 and q2.split()[1] == "R." + "-" * 18
+    assert max(len(line) for line in out.stdout.splitlines()[:3]) < 80
+    five = cli("eval", data, "--k", "0", "-m", "recall", "--no-save", "--only", "q2")  # short lists: as before
+    assert five.stdout.splitlines()[0].startswith("query  ranks 1-2  relevant")

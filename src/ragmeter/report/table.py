@@ -25,12 +25,16 @@ PATTERN_PAD = 20
 
 def pattern_width(k: int | None, longest: int) -> int:
     """The ranks the pattern shows: k, unless k runs past both the longest list and
-    :data:`PATTERN_PAD` ranks (``--k 1000000000``): then the longest list.
+    :data:`PATTERN_PAD` ranks (``--k 1000000000``): then the longest list. Without a cut-off
+    (``--k 0``), the longest list up to :data:`PATTERN_PAD` ranks (the header says how many
+    ranks the lists hold: a 540-long list is not drawn 540 characters wide).
 
-    >>> pattern_width(5, 3), pattern_width(10**9, 7), pattern_width(None, 7)
-    (5, 7, 7)
+    >>> pattern_width(5, 3), pattern_width(10**9, 7), pattern_width(None, 7), pattern_width(None, 540)
+    (5, 7, 7, 20)
     """
-    if k is None or k > max(longest, PATTERN_PAD):
+    if k is None:
+        return min(longest, PATTERN_PAD)
+    if k > max(longest, PATTERN_PAD):
         return longest
     return k
 
@@ -83,7 +87,8 @@ def render_table(result: EvaluationResult) -> str:
     width = pattern_width(k, longest)
     # no ranked list anywhere (agent runs scored on their tool calls): no rank columns
     ranked = longest > 0 or any(labels)
-    headers = ["query"] + ([f"ranks 1-{width}" if view == "retrieved" else f"context 1-{width}", "relevant"]
+    cut = f" of {longest}" if k is None and width < longest else ""  # the first ranks of longer lists
+    headers = ["query"] + ([f"ranks 1-{width}{cut}" if view == "retrieved" else f"context 1-{width}{cut}", "relevant"]
                            if ranked else [])
     mixed = len({m.view for m in result.measures}) > 1
     headers += [f"{label} [{m.view}]" if mixed else label
