@@ -108,7 +108,7 @@ def gate_command(
 def correlate_command(run: str = typer.Argument(..., help=RUN_HELP),
                       fmt: str = format_option("table", "json"), runs_dir: str | None = runs_dir_option()) -> None:
     """Spearman correlation between metrics across queries; expected pairs that diverge are flagged."""
-    from ragmeter.analysis.correlate import MIN_INTERVAL_N, correlate
+    from ragmeter.analysis.correlate import MIN_INTERVAL_N, MIN_RHO_N, correlate, too_few
     from ragmeter.runs import load_run
 
     pairs = correlate(load_run(run, runs_dir))
@@ -117,7 +117,10 @@ def correlate_command(run: str = typer.Argument(..., help=RUN_HELP),
                                 "expected": p.expected, "diverges": p.diverges, "undecided": p.undecided}
                                for p in pairs], indent=2))
         return
+    few, others = too_few(pairs)
     for p in pairs:
+        if p.n < MIN_RHO_N:
+            continue  # said once, below
         rho = "n/a" if p.rho is None else f"{p.rho:+.2f}"
         ci = f" [{p.ci95[0]:+.2f}, {p.ci95[1]:+.2f}]" if p.ci95 else ""
         if p.diverges:
@@ -128,6 +131,16 @@ def correlate_command(run: str = typer.Argument(..., help=RUN_HELP),
         else:
             flag = f"  (expected > {p.expected})" if p.expected is not None else ""
         echo_text(f"{p.a} ~ {p.b}: rho {rho}{ci} over {p.n} quer{'y' if p.n == 1 else 'ies'}{flag}")
+    thin = [p for p in pairs if p.n < MIN_RHO_N]
+    if thin:
+        parts = []
+        if few:
+            most = max(few.values())
+            parts.append(f"every pair of {', '.join(few)} (each scored with another metric on at most {most} "
+                         f"quer{'y' if most == 1 else 'ies'})")
+        parts.extend(f"{p.a} ~ {p.b} ({p.n} quer{'y' if p.n == 1 else 'ies'})" for p in others)
+        echo_text(f"no rho for {len(thin)} pair{'s' if len(thin) != 1 else ''} (rho needs {MIN_RHO_N} queries "
+                  f"that both metrics scored): {'; '.join(parts)}")
 
 
 def _samples(path: str, runs_dir: str | None = None):
