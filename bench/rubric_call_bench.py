@@ -79,7 +79,8 @@ def main() -> None:
             rho = spearman(list(got.values()), human)
             ci = rho_interval(rho, len(got))
             shown = "n/a" if rho is None else f"{rho:+.3f}" + (f" [{ci[0]:+.2f}, {ci[1]:+.2f}]" if ci else "")
-            print(f"  {c}: {len(got)} of {len(items)} scored; Spearman vs human {RATING[c]}: {shown}")
+            print(f"  {c}: {len(got)} of {len(items)} scored; Spearman vs human {RATING[c]}: {shown}; "
+                  f"scores {sorted(got.values())}")
     sys.stdout.flush()
 
 
