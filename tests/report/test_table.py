@@ -84,5 +84,7 @@ def test_no_cutoff_draws_at_most_twenty_ranks_and_says_how_long_the_lists_are(cl
     assert header.split("  ")[1] == "ranks 1-20 of 540"
     assert q1.split()[1] == "...R" + "." * 16 and q2.split()[1] == "R." + "-" * 18
     assert max(len(line) for line in out.stdout.splitlines()[:3]) < 80
+    huge = cli("eval", data, "--k", "1000000000", "-m", "recall", "--no-save")  # past every list: no cut-off
+    assert huge.stdout.splitlines()[0].split("  ")[1] == "ranks 1-20 of 540"
     five = cli("eval", data, "--k", "0", "-m", "recall", "--no-save", "--only", "q2")  # short lists: as before
     assert five.stdout.splitlines()[0].startswith("query  ranks 1-2  relevant")

@@ -102,7 +102,6 @@ class RubricScores(ProviderBase):
             ev.rubric[crit.name] = {"score": score, "reason": value(judgment)["reason"],
                                     "weighted": weighted_score(logprobs, crit.low, crit.high)}
 
-
     def _read_joint(self, ev: Evidence, judgment: Judgment | Exception) -> None:
         bad = unavailable(judgment)
         if bad:

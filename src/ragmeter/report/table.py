@@ -25,17 +25,17 @@ PATTERN_PAD = 20
 
 def pattern_width(k: int | None, longest: int) -> int:
     """The ranks the pattern shows: k, unless k runs past both the longest list and
-    :data:`PATTERN_PAD` ranks (``--k 1000000000``): then the longest list. Without a cut-off
-    (``--k 0``), the longest list up to :data:`PATTERN_PAD` ranks (the header says how many
-    ranks the lists hold: a 540-long list is not drawn 540 characters wide).
+    :data:`PATTERN_PAD` ranks (``--k 1000000000``), or there is no cut-off (``--k 0``): then the
+    longest list, up to :data:`PATTERN_PAD` ranks (the header then says how many ranks the lists
+    hold: a 540-long list is not drawn 540 characters wide).
 
     >>> pattern_width(5, 3), pattern_width(10**9, 7), pattern_width(None, 7), pattern_width(None, 540)
     (5, 7, 7, 20)
+    >>> pattern_width(10**9, 540), pattern_width(100, 540)
+    (20, 100)
     """
-    if k is None:
+    if k is None or k > max(longest, PATTERN_PAD):
         return min(longest, PATTERN_PAD)
-    if k > max(longest, PATTERN_PAD):
-        return longest
     return k
 
 
@@ -87,7 +87,7 @@ def render_table(result: EvaluationResult) -> str:
     width = pattern_width(k, longest)
     # no ranked list anywhere (agent runs scored on their tool calls): no rank columns
     ranked = longest > 0 or any(labels)
-    cut = f" of {longest}" if k is None and width < longest else ""  # the first ranks of longer lists
+    cut = f" of {longest}" if (k is None or k > longest) and width < longest else ""  # the first ranks
     headers = ["query"] + ([f"ranks 1-{width}{cut}" if view == "retrieved" else f"context 1-{width}{cut}", "relevant"]
                            if ranked else [])
     mixed = len({m.view for m in result.measures}) > 1
