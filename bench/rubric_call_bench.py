@@ -44,8 +44,9 @@ def main() -> None:
     import ragmeter
     from ragmeter.analysis.correlate import rho_interval, spearman
     from ragmeter.evidence.rubric_criteria import Criterion
-    from ragmeter.judges import Judge, mtrag_set
+    from ragmeter.judges import Judge
     from ragmeter.ledger import Ledger
+    from ragmeter.trust import mtrag_set
 
     items = mtrag_set.stratified(mtrag_set.load_set(), args.limit)
     criteria = {name: Criterion(name, text, 1, 4) for name, text in CRITERIA.items()}
