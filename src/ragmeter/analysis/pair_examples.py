@@ -25,11 +25,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.io.json_text import decode_json
-from ragmeter.io.text import read_text
+from ragmeter.io.documents import read_document
 
 WINNERS = ("1", "2", "tie")
 FORMAT = '{"examples": [{"question": "...", "answer_1": "...", "answer_2": "...", "winner": "1", "reason": "..."}]}'
@@ -61,7 +59,7 @@ def examples_text(examples: Sequence[PairExample]) -> str:
 def load_pair_examples(path: str | Path) -> list[PairExample]:
     """Read an examples file (see the module docstring)."""
     file = str(path)
-    doc = _document(Path(path))
+    doc = read_document(path, "examples")
     items = doc.get("examples") if isinstance(doc, dict) else doc
     if not isinstance(items, list) or not items:
         raise InvalidInputError("expected a non-empty list of examples", file=file, fix=f"write {FORMAT}")
@@ -89,22 +87,3 @@ def load_pair_examples(path: str | Path) -> list[PairExample]:
                                item.get("reason", "")))
     return out
 
-
-def _document(path: Path) -> Any:
-    text = read_text(path)
-    if path.suffix.lower() not in (".yaml", ".yml"):
-        return decode_json(text, file=str(path))
-    try:
-        import yaml  # an optional dependency without stubs
-    except ImportError:
-        raise InvalidInputError("reading YAML examples needs PyYAML", file=str(path),
-                                fix="pip install pyyaml, or write the examples as JSON") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InvalidInputError(f"not valid YAML ({getattr(exc, 'problem', None) or exc})", file=str(path),
-                                line=mark.line + 1 if mark is not None else None) from None
-    except (RecursionError, ValueError) as exc:
-        raise InvalidInputError(f"YAML that cannot be read ({type(exc).__name__})", file=str(path),
-                                fix="write a flat list of examples") from None
