@@ -1,20 +1,12 @@
-"""Ragas and DeepEval field names, with contexts given as texts, mapped onto ragmeter's fields.
+"""What an input format says about itself (:class:`Format`), and what formats share: ragmeter's
+own field names, the roles a field of contexts plays, and contexts given as texts.
 
-- Ragas (``SingleTurnSample``): ``user_input``, ``retrieved_contexts`` (texts, rank order),
-  ``response``, ``reference``, ``reference_contexts`` (texts); ``retrieved_context_ids`` /
-  ``reference_context_ids`` when the data has ids. The older names: ``question``,
-  ``contexts``, ``answer``, ``ground_truth`` / ``ground_truths`` (joined by newlines).
-- DeepEval (``LLMTestCase``): ``input``, ``actual_output``, ``expected_output``,
-  ``retrieval_context`` (texts, rank order) and ``context`` (the ideal context, texts). In a
-  row with ``retrieval_context``, ``context`` is DeepEval's; otherwise it is ragmeter's own
-  field (the chunk ids that reached the prompt).
-
-- RAGChecker (``checking_inputs.json``): ``query_id``, ``query``, ``gt_answer`` (the reference),
-  ``response``, ``retrieved_context`` (``[{"doc_id", "text"}]``, rank order). Its
-  ``checking_outputs.json`` too: ``response_claims`` and ``gt_answer_claims`` (triplets, joined
-  by spaces) become the answer's and the reference's claims (no extraction call), and its
-  entailment labels and metrics (``answer2response``, ..., ``metrics``) are kept in
-  ``metadata["ragchecker"]``.
+A format is one module of this package with a ``FORMAT``: the names it gives ragmeter's fields
+(``aliases``), its fields of contexts and the role each plays (``contexts``), a record of its
+own that it reads into fields the others read (``record``), records that hold several samples
+(``conversations``, ``tasks``), what it is listed as in the errors, and the attribute of a
+collection object that holds its samples (``holders``). :mod:`ragmeter.io.formats.registry`
+registers each and dispatches to them.
 
 A context given as text becomes a chunk whose id is :func:`content_id` of the text, so the
 same text gets the same id in every row. Reference contexts given as texts become relevance
@@ -25,27 +17,93 @@ character one of the reference texts (no case, whitespace or Unicode folding).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 
-# Names other tools use for the same fields; one table, so aliases never spread.
-ALIASES = {
-    "query_id": "id", "qid": "id", "sample_id": "id",
-    "query": "question", "user_input": "question", "input": "question",
-    "retrieved_ids": "retrieved", "relevant_ids": "relevant", "relevance": "relevant", "labels": "relevant",
-    "context_ids": "context",
-    "response": "answer", "actual_output": "answer",
-    "reference_answer": "reference", "ground_truth": "reference", "expected_output": "reference",
-    "gt_answer": "reference",  # RAGChecker
-}
+#: ragmeter's own fields of a record, in the order other names for them are listed.
+FIELDS = ("id", "question", "retrieved", "relevant", "context", "answer", "reference", "answerable", "metadata",
+          "reference_claims", "answer_claims")
 
-RETRIEVED_TEXTS = ("retrieved_contexts", "contexts", "retrieval_context")  # rank order
-REFERENCE_TEXTS = ("reference_contexts",)
-#: Every field name this module reads (objects are read through these attribute names too).
-NAMES = (*RETRIEVED_TEXTS, *REFERENCE_TEXTS, "retrieved_context_ids", "reference_context_ids", "ground_truths",
-         "context", "retrieved_context")
+#: A conversation's speakers, as Ragas and DeepEval name them.
+USER, ASSISTANT = ("user", "human"), ("assistant", "ai", "agent")
+
+# The roles a field of contexts plays, in the order they are read (a clash names the later field).
+RETRIEVED_TEXTS = "retrieved texts"  # the ranked list, as texts (their ids: RETRIEVED_IDS beside, or content ids)
+RETRIEVED_DOCUMENTS = "retrieved documents"  # the ranked list, as [{"doc_id", "text"}]
+RETRIEVED_IDS = "retrieved ids"  # the ranked list's ids: with RETRIEVED_TEXTS, theirs; alone, the list
+RELEVANT_IDS = "relevant ids"  # the relevant chunks' ids
+RELEVANT_TEXTS = "relevant texts"  # the relevant chunks, as texts (unless RELEVANT_IDS say which)
+REFERENCE_LINES = "reference lines"  # the reference, as several texts (joined by newlines)
+
+
+@dataclass(frozen=True)
+class ContextField:
+    """A field of contexts: its role, and ``beside``: the field it must be given with to be this
+    format's (DeepEval's ``context`` beside ``retrieval_context``; alone, it is ragmeter's own)."""
+
+    role: str
+    beside: str | None = None
+
+
+@dataclass(frozen=True)
+class RecordReader:
+    """A record of the format's own shape (a RAGChecker output, an OpenInference span), read into
+    fields the other formats read; errors name the field, the row reader adds the record."""
+
+    recognises: Callable[[Mapping[str, Any]], bool]
+    read: Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+
+def id_or_name(record: Mapping[str, Any]) -> Any:
+    return record.get("id", record.get("name"))
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A record that holds a conversation, one sample per turn.
+
+    ``field``: where its turns are (a part of the wrong type is named there); ``turns(record,
+    conversation id, file, line, aliases)``: its turns as records (``aliases``: every format's
+    names for ragmeter's fields, which the row reader reads); ``numbered``: the turns get their ids,
+    ``turn``, ``history`` and the conversation's other fields from the registry (else ``turns``
+    gives them whole); ``specificity``: shapes are tried from the most specific."""
+
+    field: str
+    recognises: Callable[[Mapping[str, Any]], bool]
+    turns: Callable[[Mapping[str, Any], str, str, int, Mapping[str, str]], list[dict]]
+    conversation_id: Callable[[Mapping[str, Any]], Any] = id_or_name
+    numbered: bool = True
+    specificity: int = 0
+
+
+@dataclass(frozen=True)
+class Tasks:
+    """Records read together, each into one or more samples (MTRAG's tasks, one per prediction):
+    ``rows(records, file, aliases)`` gives ``(line, record)`` pairs in file order; ``aliases``:
+    every format's names for ragmeter's fields, passed on to the row reader."""
+
+    recognises: Callable[[Mapping[str, Any]], bool]
+    rows: Callable[[list[tuple[int, Mapping[str, Any]]], str, Mapping[str, str]], list[tuple[int, dict]]]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One input format (see the module docstring). ``tried``: how the error for a record no
+    format reads names it; ``accepted``: what :func:`ragmeter.load_dataset` takes of it, as the
+    error for data of no known kind lists it."""
+
+    name: str
+    tried: str | None = None
+    accepted: tuple[str, ...] = ()
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    contexts: Mapping[str, ContextField] = field(default_factory=dict)
+    holders: Mapping[str, str] = field(default_factory=dict)  # attribute -> the collection's name in errors
+    record: RecordReader | None = None
+    conversations: tuple[Conversation, ...] = ()
+    tasks: Tasks | None = None
 
 
 def content_id(text: str) -> str:
@@ -58,7 +116,7 @@ def content_id(text: str) -> str:
     return "text-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _texts(row: Mapping[str, Any], name: str) -> list[str]:
+def texts(row: Mapping[str, Any], name: str) -> list[str]:
     value = row[name]
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         got = "a string" if isinstance(value, str) else type(value).__name__
@@ -70,18 +128,17 @@ def _texts(row: Mapping[str, Any], name: str) -> list[str]:
     return list(value)
 
 
-def _ids(row: Mapping[str, Any], name: str) -> list[Any]:
+def ids(row: Mapping[str, Any], name: str) -> list[Any]:
     value = row[name]
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
         raise InvalidInputError("must be a list of chunk ids", field=name, fix='write ["id1", "id2"]')
     return list(value)
 
 
-def _doc_chunks(value: Any) -> list[dict[str, Any]]:
-    """RAGChecker's ``retrieved_context``: ``[{"doc_id", "text"}]`` -> chunks (a text alone
-    gets its content id)."""
+def document_chunks(value: Any, name: str) -> list[dict[str, Any]]:
+    """``[{"doc_id", "text"}]`` -> chunks (a text alone gets its content id)."""
     if not isinstance(value, (list, tuple)):
-        raise InvalidInputError(f"must be a list of passages, got {type(value).__name__}", field="retrieved_context",
+        raise InvalidInputError(f"must be a list of passages, got {type(value).__name__}", field=name,
                                 fix='write [{"doc_id": "d1", "text": "..."}]')
     chunks = []
     for i, item in enumerate(value, start=1):
@@ -89,83 +146,18 @@ def _doc_chunks(value: Any) -> list[dict[str, Any]]:
             chunks.append({"id": content_id(item), "text": item})
             continue
         if not isinstance(item, Mapping) or not isinstance(item.get("text"), str):
-            raise InvalidInputError(f"item {i} must be an object with a \"text\"", field="retrieved_context",
+            raise InvalidInputError(f"item {i} must be an object with a \"text\"", field=name,
                                     fix='write {"doc_id": "d1", "text": "..."}')
         doc = item.get("doc_id", item.get("id"))
         chunks.append({"id": content_id(item["text"]) if doc is None else doc, "text": item["text"]})
     return chunks
 
 
-def _give(out: dict[str, Any], target: str, source: str, value: Any, given_by: dict[str, str]) -> None:
+def give(out: dict[str, Any], target: str, source: str, value: Any, given_by: dict[str, str]) -> None:
+    """``out[target] = value``, read from the field ``source``; a second field for one target is refused."""
     if target in out or target in given_by:
         other = given_by.get(target, target)
         raise InvalidInputError(f'"{source}" and "{other}" both give "{target}"', field=source,
                                 fix="keep only one of them")
     out[target] = value
     given_by[target] = source
-
-
-RAGCHECKER_CLAIMS = {"response_claims": "answer_claims", "gt_answer_claims": "reference_claims"}
-RAGCHECKER_KEPT = ("answer2response", "response2answer", "retrieved2response", "retrieved2answer", "metrics")
-
-
-def _ragchecker_outputs(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A ``checking_outputs.json`` record: its claims as ragmeter's, its labels in metadata."""
-    out = {k: v for k, v in row.items() if k not in RAGCHECKER_CLAIMS and k not in RAGCHECKER_KEPT}
-    given_by: dict[str, str] = {}
-    for name, target in RAGCHECKER_CLAIMS.items():
-        if name not in row:
-            continue
-        value = row[name]
-        if not isinstance(value, list) or not all(
-                isinstance(c, str) or (isinstance(c, list) and all(isinstance(p, str) for p in c)) for c in value):
-            raise InvalidInputError("must be a list of claims (triplets of strings, or strings)", field=name)
-        _give(out, target, name, [c if isinstance(c, str) else " ".join(c) for c in value], given_by)
-    kept = {k: row[k] for k in RAGCHECKER_KEPT if k in row}
-    if kept:
-        metadata = row.get("metadata") or {}
-        if not isinstance(metadata, Mapping):
-            raise InvalidInputError("must be an object", field="metadata")
-        out["metadata"] = {**metadata, "ragchecker": kept}
-    return out
-
-
-def native_fields(row: Mapping[str, Any]) -> dict[str, Any]:
-    """``row`` with the Ragas / DeepEval context fields turned into ``retrieved`` (chunk
-    objects with text) and ``relevant`` (chunk ids), RAGChecker's claims into ``answer_claims``
-    and ``reference_claims``. Other fields are left to the row reader (its alias table maps
-    ``user_input``, ``response``, ``input`` and the rest)."""
-    if any(k in row for k in RAGCHECKER_CLAIMS):
-        row = _ragchecker_outputs(row)
-    present = [n for n in NAMES if n in row and row[n] is not None]
-    deepeval_context = "retrieval_context" in present and "context" in present
-    if not present or present == ["context"]:
-        return dict(row)  # ragmeter's own row: "context" holds chunk ids
-    out = {k: v for k, v in row.items() if k not in NAMES or (k == "context" and not deepeval_context)}
-    given_by: dict[str, str] = {}
-    retrieved = [n for n in RETRIEVED_TEXTS if n in present]
-    for name in retrieved:
-        texts = _texts(row, name)
-        if "retrieved_context_ids" in present:
-            ids = _ids(row, "retrieved_context_ids")
-            if len(ids) != len(texts):
-                raise InvalidInputError(f"has {len(ids)} ids for {len(texts)} texts in \"{name}\"",
-                                        field="retrieved_context_ids", fix="give one id per retrieved text")
-        else:
-            ids = [content_id(t) for t in texts]
-        _give(out, "retrieved", name, [{"id": i, "text": t} for i, t in zip(ids, texts)], given_by)
-    if "retrieved_context" in present:
-        _give(out, "retrieved", "retrieved_context", _doc_chunks(row["retrieved_context"]), given_by)
-    if "retrieved_context_ids" in present and not retrieved:
-        _give(out, "retrieved", "retrieved_context_ids", _ids(row, "retrieved_context_ids"), given_by)
-    if "reference_context_ids" in present:
-        _give(out, "relevant", "reference_context_ids", _ids(row, "reference_context_ids"), given_by)
-    reference_texts = [n for n in REFERENCE_TEXTS if n in present] + (["context"] if deepeval_context else [])
-    for name in reference_texts:
-        if "reference_context_ids" in present:
-            continue  # the ids say which chunks are relevant; the texts add nothing to the labels
-        labels = list(dict.fromkeys(content_id(t) for t in _texts(row, name)))
-        _give(out, "relevant", name, labels, given_by)
-    if "ground_truths" in present:
-        _give(out, "reference", "ground_truths", "\n".join(_texts(row, "ground_truths")), given_by)
-    return out
