@@ -184,3 +184,12 @@ def streamed_lines(measures: Sequence[Measure], summary: Mapping[str, Mapping[st
         s = summary[str(m)]
         lines.append(f"{m}: {s['scored']} scored, {s['not_computed']} not computed, {s['failed']} failed")
     return lines
+
+
+def nothing_retrieved_note(result: Any) -> str | None:
+    """The library's :class:`NothingRetrievedWarning` text, printed once under the table (the
+    warning itself is left out, as the coverage one is)."""
+    from ragmeter.engine.coverage import nothing_retrieved_message
+
+    message = nothing_retrieved_message(result)
+    return f"note: {message}" if message else None
