@@ -38,7 +38,7 @@ from ragmeter.core import patterns
 from ragmeter.core.errors import InvalidInputError, InvalidParameterError
 from ragmeter.core.measure import Measure
 from ragmeter.core.sample import Sample
-from ragmeter.evidence.matrix import Claim, Evidence, Verdict
+from ragmeter.evidence.matrix import Evidence
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.records.facts import FactCheck
 from ragmeter.records.stale import find_stale_chunks
@@ -187,11 +187,9 @@ def _stale_findings(d: QueryDiagnosis, ev: dict) -> None:
         d.not_checked["stale_chunk"] = f"no fact checks: {facts.get('unavailable', 'not available')}"
         return
     verdicts = ev.get("verdicts", {}).get("answer@context")
-    matrix = Evidence(
-        answer_claims=tuple(Claim(c["id"], c["text"]) for c in ev.get("answer_claims") or [] if isinstance(c, dict)),
-        verdicts={"answer@context": tuple(Verdict(v["claim"], v["verdict"], tuple(v["sources"]), v["combined"],
-                                                  v["quote"]) for v in verdicts)}
-        if isinstance(verdicts, list) else {})
+    matrix = Evidence.from_dict({
+        "answer_claims": [c for c in ev.get("answer_claims") or [] if isinstance(c, dict)],
+        "verdicts": {"answer@context": verdicts} if isinstance(verdicts, list) else {}})
     stale, why = find_stale_chunks(matrix, [FactCheck.from_dict(f) for f in facts])
     if why is not None and facts:
         d.not_checked["stale_chunk"] = "needs faithfulness (the answer-vs-context verdicts) with record_accuracy"
