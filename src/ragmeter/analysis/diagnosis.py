@@ -1,9 +1,10 @@
 """Failure-point diagnosis: label each query with the faults its scores show, with evidence.
 
-Follows the seed's "How to measure RAG performance from the scores together", with the
-failure-point names of Barnett et al. 2024 ("Seven failure points when engineering a RAG
-system"). Each label needs certain metrics in the run; a label whose metrics are missing is
-reported as not checked, never as passed.
+Follows "How to measure RAG performance from the scores together" in the article "RAG
+Evaluation Metrics: Formulas and a Worked Example", with the failure-point names of Barnett et
+al. 2024 ("Seven failure points when engineering a RAG system"). Each label needs certain
+metrics in the run; a label whose metrics are missing is reported as not checked, never as
+passed.
 
 | label | rule (defaults in ``Thresholds``) |
 |---|---|
@@ -19,7 +20,7 @@ reported as not checked, never as passed.
 | stale_chunk | a fact the context supports fails against the system of record (``--records``); names the chunk |
 | failed_action | a criterion on the run's tool calls fails (``--action-criteria``); names it, with its evidence |
 
-``stale_chunk`` is the seed's "faithfulness high, facts wrong in the system of record: the
+``stale_chunk`` is the article's "faithfulness high, facts wrong in the system of record: the
 retrieved chunk is stale" (:func:`ragmeter.records.find_stale_chunks`): it needs the answer's
 fact checks (``record_accuracy``) and the answer-vs-context verdicts (``faithfulness``).
 """

@@ -303,7 +303,8 @@ def evaluate(
 
     Examples
     --------
-    The bundled sample (the seed article's six questions), label metrics only:
+    The bundled sample (the six questions of the article "RAG Evaluation Metrics: Formulas and a
+    Worked Example"), label metrics only:
 
     >>> from ragmeter import evaluate, load_dataset
     >>> data = load_dataset("examples/warranty/dataset.jsonl")

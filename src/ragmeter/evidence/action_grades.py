@@ -1,5 +1,5 @@
-"""The provider of ``actions``: the run's tool calls graded against its criteria (the seed's
-Agent Assurance check).
+"""The provider of ``actions``: the run's tool calls graded against its criteria (Agent Assurance's
+check in the article "RAG Evaluation Metrics: Formulas and a Worked Example").
 
 The sample's ``tool_calls``, ``tools`` and ``criteria`` (kept in its metadata by the dataset
 reader) with the suite's criteria (``Sources.action_criteria``) are graded by

@@ -1,4 +1,5 @@
-"""The plain per-query table and summary, laid out as the seed article prints them.
+"""The plain per-query table and summary, laid out as the article "RAG Evaluation Metrics: Formulas
+and a Worked Example" prints them.
 
     query  ranks 1-5  relevant  P@5    R@5    hit  RR     nDCG@5
     q1     .R.R.      3         0.400  0.667  1    0.500  0.498
