@@ -4,7 +4,7 @@ stages; what needs a judge or records it was not given is unable to verify, with
 from __future__ import annotations
 
 import ragmeter
-from ragmeter.actions import load_criteria
+from ragmeter.actions import load_action_criteria
 from tests.evidence.gathering import gather
 from tests.records.test_lookup import WARRANTY_RECORDS
 
@@ -16,7 +16,7 @@ def test_the_power_surge_case_fails_on_the_order_it_placed():
     placed an order: the suite's surge rule fails, its order rules pass, and the claim and record
     criteria cannot be checked without a judge and a record source."""
     a1 = ragmeter.load_dataset(WARRANTY / "agent_runs.jsonl").samples[0]
-    (ev,), seen = gather([a1], {"actions"}, action_criteria=load_criteria(WARRANTY / "criteria.yaml"))
+    (ev,), seen = gather([a1], {"actions"}, action_criteria=load_action_criteria(WARRANTY / "criteria.yaml"))
     grade = ev.actions
     assert grade.case_id == "a1" and grade.verdict == "fail" and seen == []
     verdicts = {r.id: r.verdict for r in grade.results}

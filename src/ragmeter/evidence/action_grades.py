@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Sequence
 
 from ragmeter.actions.calls import AgentRun
-from ragmeter.actions.criteria import CriteriaSet, Criterion
+from ragmeter.actions.criteria import ActionCriterion, CriteriaSet
 from ragmeter.actions.grade import CaseGrade, VerifyFn, grade_case
 from ragmeter.actions.judged import verifier
 from ragmeter.actions.readers import run_from_sample
@@ -35,7 +35,7 @@ def _found(pattern: str, text: str) -> bool:
         return True
 
 
-def _needs_claims(criteria: Sequence[Criterion], run: AgentRun) -> bool:
+def _needs_claims(criteria: Sequence[ActionCriterion], run: AgentRun) -> bool:
     """Some criterion reads the answer's claims, and its question/answer condition (read
     without claims) does not already rule it out: only then is the answer split."""
     for c in criteria:

@@ -17,9 +17,9 @@ Agent Assurance (a verdict per criterion, a pass rate over
 verified cases, verification coverage).
 
 >>> from ragmeter.actions.grade import CaseGrade, CriterionResult
->>> from ragmeter.actions.criteria import Criterion
+>>> from ragmeter.actions.criteria import ActionCriterion
 >>> from ragmeter.metrics import JudgedContext, make_measure
->>> c = Criterion(id="no-order", kind="must_not_call", tool="create_order")
+>>> c = ActionCriterion(id="no-order", kind="must_not_call", tool="create_order")
 >>> ev = Evidence(actions=CaseGrade("a1", (CriterionResult(c, "fail", "called: create_order"),)))
 >>> action_pass_rate(ev, Sample("a1"), make_measure("action_pass_rate"), JudgedContext())
 0.0
