@@ -70,7 +70,7 @@ def load_dataset(data: Any, *, corpus: str | Path | None = None) -> Dataset:
         list of :class:`Sample`, or a :class:`Dataset` (returned as is unless a corpus is
         given). Ragas and DeepEval field names are read as ragmeter's; contexts given as texts
         get content-hash chunk ids, and reference contexts given as texts become labels by
-        exact text match (:mod:`ragmeter.io.foreign`).
+        exact text match (:mod:`ragmeter.io.formats`).
     corpus : str or Path, optional
         A chunk id -> text file (``.jsonl`` or ``.csv``) for chunks given by id only.
 
@@ -118,7 +118,8 @@ def _load(data: Any, corpus: str | Path | None) -> Dataset:
             if plain is not None:
                 return Dataset(samples=plain.samples(), path=str(os.fspath(data)), fingerprint=plain.fingerprint,
                                testset_fingerprint=plain.testset_fingerprint, columns=plain.columns)
-        from ragmeter.io.conversations import flatten, is_conversational  # the general reader, for any other data
+        from ragmeter.io.formats.conversations import flatten  # the general reader, for any other data
+        from ragmeter.io.formats.registry import is_conversational
         from ragmeter.io.rows import make_samples
         from ragmeter.io.shapes import read_records
 

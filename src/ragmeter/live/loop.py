@@ -19,7 +19,9 @@ from ragmeter.engine.call_plan import needs_judge
 from ragmeter.engine.evaluate import resolve_measures
 from ragmeter.evidence.sources import build_sources
 from ragmeter.judges.judge_factory import default_judge, make_judge
-from ragmeter.live.watch import Alert, Watcher, serve
+from ragmeter.live.alerts import Alert
+from ragmeter.live.prometheus import serve
+from ragmeter.live.watch import Watcher
 from ragmeter.report.heartbeat import judge_heartbeat
 from ragmeter.runs.store import load_run
 

@@ -64,6 +64,8 @@ from ragmeter.core.settings import DEFAULTS, InvalidSettingError
 from ragmeter.engine.evaluate import evaluate_with, resolve_measures
 from ragmeter.evidence.sources import Sources, build_sources
 from ragmeter.io.dataset import from_samples
+from ragmeter.live.alerts import Alert
+from ragmeter.live.prometheus import Gauges
 from ragmeter.live.source import LoggedRequest, Rejected, parse
 from ragmeter.live.tail import Line, LogTail
 
@@ -74,33 +76,6 @@ HOUR = 3600.0
 def kept(request_id: str, rate: float) -> bool:
     h = int.from_bytes(hashlib.sha256(request_id.encode()).digest()[:8], "big")
     return h / 2 ** 64 < rate
-
-
-@dataclass
-class Alert:
-    metric: str
-    below: float | None = None  # a floor on the last-N mean (higher-is-better metrics)
-    baseline: list[float] | None = None  # a baseline run's values: drift check
-    max_drop: float = DEFAULTS.watch.max_drop  # a fall (a rise, for lower-is-better metrics) larger than this
-    firing: bool = False
-    above: float | None = None  # a ceiling on the last-N mean (lower-is-better metrics)
-    higher_is_better: bool = True  # the metric's direction, set by the watcher from its spec
-
-    def message(self, mean: float, values: Sequence[float]) -> str | None:
-        """Why this alert fires for a rolling ``mean`` over ``values``, or None."""
-        message = None
-        if self.below is not None and mean < self.below:
-            message = f"{self.metric} rolling mean {mean:.3f} is below {self.below}"
-        if self.above is not None and mean > self.above:
-            message = f"{self.metric} rolling mean {mean:.3f} is above {self.above} (lower is better)"
-        if self.baseline:
-            base = float(np.mean(self.baseline))
-            drop = base - mean if self.higher_is_better else mean - base
-            if drop > self.max_drop and _two_sample_p(self.baseline, values) < 0.05:
-                moved = "dropped" if self.higher_is_better else "rose (lower is better)"
-                message = (f"{self.metric} rolling mean {mean:.3f} {moved} {drop:.3f} from the baseline "
-                           f"{base:.3f} (significant)")
-        return message
 
 
 @dataclass
@@ -155,7 +130,7 @@ class Watcher:
         self.in_quarantine = {(str(rec.get("file", here)), rec["offset"])
                               for rec in _records(self.quarantine_file, self.notes,
                                                   lambda r: isinstance(r.get("offset"), int))}
-        self.gauges = _Prometheus(self.registry) if self.registry is not None else None
+        self.gauges = Gauges(self.registry) if self.registry is not None else None
 
     def _remember(self, rec: dict) -> None:
         self.recent.append(rec)
@@ -356,54 +331,3 @@ def _records(path: Path, notes: list[str], valid: Callable[[dict], bool]) -> lis
     if damaged:
         notes.append(f"{path}: skipped {damaged} damaged line(s)")
     return out
-
-
-def _two_sample_p(a: Sequence[float], b: Sequence[float]) -> float:
-    """Permutation test of equal means for two independent samples (seeded)."""
-    x, y = np.asarray(a, float), np.asarray(b, float)
-    if len(x) < 2 or len(y) < 2:
-        return 1.0
-    pooled = np.concatenate([x, y])
-    observed = abs(x.mean() - y.mean())
-    rng = np.random.default_rng(0)
-    hits = 0
-    for _ in range(2000):
-        rng.shuffle(pooled)
-        hits += abs(pooled[:len(x)].mean() - pooled[len(x):].mean()) >= observed - 1e-12
-    return hits / 2000
-
-
-class _Prometheus:
-    def __init__(self, registry) -> None:
-        from prometheus_client import Gauge
-
-        self.mean = Gauge("ragmeter_rolling_mean", "Rolling mean of a metric", ["metric", "window"], registry=registry)
-        self.coverage = Gauge("ragmeter_rolling_samples", "Samples in the rolling window by status",
-                              ["metric", "window", "status"], registry=registry)
-        self.counts = Gauge("ragmeter_log_lines", "Log lines read, by outcome", ["outcome"], registry=registry)
-        self.calls = Gauge("ragmeter_judge_calls", "Judge calls made by this watcher", registry=registry)
-        self.latency = Gauge("ragmeter_judge_latency_seconds_avg", "Mean judge call latency", registry=registry)
-        self.alerts = Gauge("ragmeter_alerts_fired", "Alerts fired since start", registry=registry)
-
-    def update(self, w: Watcher) -> None:
-        for which in ("last_n", "last_hour"):
-            for m, s in w.window_summary(which).items():
-                if s["mean"] is not None:
-                    self.mean.labels(m, which).set(s["mean"])
-                for status in ("scored", "not_computed", "failed"):
-                    self.coverage.labels(m, which, status).set(s[status])
-        for k, v in w.counts.items():
-            self.counts.labels(k).set(v)
-        stats = getattr(w.judge, "stats", None)
-        if stats is not None:
-            self.calls.set(stats.calls)
-            self.latency.set(stats.latency_s / stats.calls if stats.calls else 0.0)
-        self.alerts.set(w.alerts_total)
-
-
-def serve(registry, host: str = DEFAULTS.watch.host, port: int = DEFAULTS.watch.port):
-    """Start the /metrics endpoint (loopback by default); returns the server."""
-    from prometheus_client import start_http_server
-
-    server, _thread = start_http_server(port, addr=host, registry=registry)
-    return server

@@ -1,4 +1,5 @@
-"""The plain per-query table and summary, laid out as the seed article prints them.
+"""The plain per-query table and summary, laid out as the article "RAG Evaluation Metrics: Formulas
+and a Worked Example" prints them.
 
     query  ranks 1-5  relevant  P@5    R@5    hit  RR     nDCG@5
     q1     .R.R.      3         0.400  0.667  1    0.500  0.498
@@ -184,3 +185,12 @@ def streamed_lines(measures: Sequence[Measure], summary: Mapping[str, Mapping[st
         s = summary[str(m)]
         lines.append(f"{m}: {s['scored']} scored, {s['not_computed']} not computed, {s['failed']} failed")
     return lines
+
+
+def nothing_retrieved_note(result: Any) -> str | None:
+    """The library's :class:`NothingRetrievedWarning` text, printed once under the table (the
+    warning itself is left out, as the coverage one is)."""
+    from ragmeter.engine.coverage import nothing_retrieved_message
+
+    message = nothing_retrieved_message(result)
+    return f"note: {message}" if message else None
