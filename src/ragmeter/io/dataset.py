@@ -205,8 +205,10 @@ def canonical_texts(s: Sample) -> tuple[str, str]:
     rel_full, rel_test = _relevance_texts(s.relevance)
     sid, question, reference, answerable = _text(s.id), _text(s.question), _text(s.reference), _flag(s.answerable)
     ref_claims = None if s.reference_claims is None else list(s.reference_claims)
+    answer_context = "" if s.answer_context is None else \
+        f',"answer_context":{FULL_JSON.encode([[c.id, c.score, c.text] for c in s.answer_context])}'
     full = (f'{{"answer":{_text(s.answer)},"answer_claims":'
-            f'{_json(None if s.answer_claims is None else list(s.answer_claims), FULL_JSON)},'
+            f'{_json(None if s.answer_claims is None else list(s.answer_claims), FULL_JSON)}{answer_context},'
             f'"answerable":{answerable},"context":{_json(None if s.context is None else list(s.context), FULL_JSON)},'
             f'"id":{sid},"metadata":{_json(dict(s.metadata), FULL_JSON) if s.metadata else "{}"},'
             f'"question":{question},"reference":{reference},"reference_claims":{_json(ref_claims, FULL_JSON)},'
@@ -259,4 +261,6 @@ def _canonical(s: Sample) -> dict:
         "metadata": dict(s.metadata),
         "reference_claims": list(s.reference_claims) if s.reference_claims is not None else None,
         "answer_claims": list(s.answer_claims) if s.answer_claims is not None else None,
+        **({"answer_context": [[c.id, c.score, c.text] for c in s.answer_context]}
+           if s.answer_context is not None else {}),  # only when set: every other fingerprint stays
     }

@@ -24,17 +24,44 @@ from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.io.json_text import decode_json
 from ragmeter.io.rows import RowReader
+from ragmeter.live.gauges import feedback_value
 
 _DOC = re.compile(r"retrieval\.documents\.(\d+)\.document\.(id|content)$")
 
 
 @dataclass(frozen=True)
 class LoggedRequest:
-    """One request read from the log: its id, its time, and the sample it becomes."""
+    """One request read from the log: its id, its time, and the sample it becomes (a request that
+    retrieved several times, read from a trace: one sample per retrieval, in ``samples``, and its
+    root span's id)."""
 
     id: str
     ts: float
     sample: Sample
+    samples: tuple[Sample, ...] = ()
+    root_span_id: str | None = None
+
+    @property
+    def all_samples(self) -> tuple[Sample, ...]:
+        return self.samples or (self.sample,)
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """User feedback on an earlier request, joined to it by id: ``{"request_id", "feedback"}``
+    (``ragmeter.log_feedback``), or sent to the OTLP receiver's ``/v1/feedback``."""
+
+    id: str
+    value: float
+    ts: float
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something read that is not a request to score, and is not malformed (a trace without a
+    retriever): counted, never quarantined."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -44,8 +71,8 @@ class Rejected:
     reason: str
 
 
-def parse(raw: bytes) -> LoggedRequest | Rejected:
-    """A request, or :class:`Rejected` with the reason for a line that is not one."""
+def parse(raw: bytes) -> LoggedRequest | Feedback | Rejected:
+    """A request, feedback on one, or :class:`Rejected` with the reason for a line that is neither."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -60,6 +87,8 @@ def parse(raw: bytes) -> LoggedRequest | Rejected:
     try:
         if isinstance(attrs, dict) and "input.value" in attrs:
             return _span(obj, attrs)
+        if "feedback" in obj and "question" not in obj:
+            return feedback(obj.get("request_id"), obj["feedback"], obj.get("ts"))
         return _request(obj)
     except InvalidInputError as exc:
         return Rejected(exc.problem if exc.field is None else f'field "{exc.field}": {exc.problem}')
@@ -80,6 +109,17 @@ def _request(obj: dict) -> LoggedRequest:
         raise InvalidInputError(f"must be a string, got {_kind(row['question'])}", field="question")
     sample = RowReader("log", track_ids=False).sample({k: v for k, v in row.items() if v is not None}, 0)
     return LoggedRequest(sample.id, _timestamp(obj.get("ts"), "ts"), sample)
+
+
+def feedback(rid: Any, value: Any, ts: Any = None) -> Feedback:
+    """A feedback record, or ``InvalidInputError`` naming the field."""
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
+        raise InvalidInputError("feedback needs the request_id of the request it is about", field="request_id")
+    number = feedback_value(value)
+    if number is None:
+        raise InvalidInputError(f"must be a number (1 good, -1 bad, or a score), true/false or up/down, got "
+                                f"{str(value)[:40]!r}", field="feedback")
+    return Feedback(str(rid), number, _timestamp(ts, "ts"))
 
 
 def _span(obj: dict, attrs: dict) -> LoggedRequest:
