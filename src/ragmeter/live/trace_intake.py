@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.io.otlp import Span
 from ragmeter.io.traces import NotRequest, read_trace, request_samples
 from ragmeter.live.source import Feedback, LoggedRequest, Rejected, Skipped, feedback
 from ragmeter.live.spool import ReadyTrace, Spool, Stored
@@ -29,21 +30,26 @@ class Item:
 
     file: str
     start: int
-    raw: bytes
+    body: Any  # what was received, written to the quarantine file as JSON when it is refused
     parsed: LoggedRequest | Feedback | Rejected | Skipped
     name: str = SOURCE
     number: int | None = None
     torn: bool = False
+    key: str = ""  # a trace's id: what the spool forgets it by
 
     @property
     def end(self) -> int:
         return self.start
 
+    @property
+    def raw(self) -> bytes:
+        return json.dumps(self.body, ensure_ascii=False, default=_plain).encode()
+
 
 class TraceIntake:
     """The spool as the watcher's source (see the module docstring)."""
 
-    def __init__(self, spool: Spool, *, batch: int = 64) -> None:
+    def __init__(self, spool: Spool, *, batch: int = 16) -> None:
         self.spool = spool
         self.batch = batch
         self.more = False
@@ -60,7 +66,7 @@ class TraceIntake:
 
     def advance(self, item: Item) -> None:
         kind = item.file.split(":", 1)[1]
-        self._done[kind].append(item.parsed_key if isinstance(item, _TraceItem) else item.start)
+        self._done[kind].append(item.key if kind == "traces" else item.start)
 
     def save(self) -> None:
         """Forget, in one commit, what the watcher consumed (after it wrote the results)."""
@@ -71,28 +77,20 @@ class TraceIntake:
         self.spool.close()
 
 
-@dataclass(frozen=True)
-class _TraceItem(Item):
-    parsed_key: str = ""  # the trace id, what the spool forgets it by
-
-
 def _rejected(r: Stored) -> Item:
-    text = json.dumps(r.body, ensure_ascii=False, default=str)
-    return Item(f"{SOURCE}:rejected", r.row, text.encode(), Rejected(f"span refused: {r.reason}"))
+    return Item(f"{SOURCE}:rejected", r.row, r.body, Rejected(f"span refused: {r.reason}"))
 
 
 def _feedback(f: Stored) -> Item:
-    text = json.dumps(f.body, ensure_ascii=False, default=str)
     try:
         parsed: Feedback | Rejected = feedback(f.body.get("request_id"), f.body.get("value"),
                                                f.body.get("ts", f.received))
     except InvalidInputError as exc:
         parsed = Rejected(f'feedback field "{exc.field}": {exc.problem}' if exc.field else exc.problem)
-    return Item(f"{SOURCE}:feedback", f.row, text.encode(), parsed)
+    return Item(f"{SOURCE}:feedback", f.row, f.body, parsed)
 
 
-def _trace(t: ReadyTrace) -> _TraceItem:
-    raw = json.dumps([s.as_dict() for s in t.spans], ensure_ascii=False, default=str).encode()
+def _trace(t: ReadyTrace) -> Item:
     req = read_trace(t.spans)
     parsed: LoggedRequest | Rejected | Skipped
     if isinstance(req, NotRequest):
@@ -100,4 +98,8 @@ def _trace(t: ReadyTrace) -> _TraceItem:
     else:
         samples = request_samples(req, extra={"completed": t.why})
         parsed = LoggedRequest(req.id, req.ts, samples[-1], samples, req.root_span_id)
-    return _TraceItem(f"{SOURCE}:traces", t.row, raw, parsed, parsed_key=t.trace_id)
+    return Item(f"{SOURCE}:traces", t.row, t.spans, parsed, key=t.trace_id)
+
+
+def _plain(value: Any) -> Any:
+    return value.as_dict() if isinstance(value, Span) else str(value)

@@ -197,10 +197,12 @@ class Watcher:
                 break
             consumed.append(ln)
             self.counts["lines"] += 1
-            raw = ln.raw.lstrip(b"\x00")  # a copytruncate under a writer without O_APPEND leaves NULs
-            if not raw.strip():
-                continue
-            req = getattr(ln, "parsed", None) or parse(raw)  # the spool's items come parsed
+            req = getattr(ln, "parsed", None)  # the spool's items come parsed
+            if req is None:
+                raw = ln.raw.lstrip(b"\x00")  # a copytruncate under a writer without O_APPEND leaves NULs
+                if not raw.strip():
+                    continue
+                req = parse(raw)
             if isinstance(req, Rejected):
                 self._quarantine(bad, ln, ("unfinished last line of a rotated log: " if ln.torn else "") + req.reason)
             elif isinstance(req, Skipped):
