@@ -53,6 +53,21 @@ class RequestLogger:
                 self.errors += 1
             return False
 
+    def feedback(self, request_id: str, value: Any) -> bool:
+        """Queue user feedback on an earlier request (1 good, -1 bad, or a score); False when dropped."""
+        try:
+            self._queue.put_nowait(json.dumps({"request_id": request_id, "ts": time.time(), "feedback": value},
+                                              ensure_ascii=False, default=str) + "\n")
+            return True
+        except queue.Full:
+            with self._lock:
+                self.dropped += 1
+            return False
+        except Exception:  # noqa: BLE001 - the hook must never break the app
+            with self._lock:
+                self.errors += 1
+            return False
+
     def flush(self, timeout: float = 5.0) -> bool:
         deadline = time.monotonic() + timeout
         while self._queue.unfinished_tasks and time.monotonic() < deadline:
@@ -113,5 +128,14 @@ def log_request(question: Any, retrieved: Any = None, answer: Any = None, **kwar
     """Append one production request for ``ragmeter watch``. Never raises."""
     try:
         return default_logger().log(question, retrieved, answer, **kwargs)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def log_feedback(request_id: str, value: Any) -> bool:
+    """Append user feedback on the request ``request_id`` (1 good, -1 bad, or a score; the
+    watcher joins it to the request). Never raises."""
+    try:
+        return default_logger().feedback(request_id, value)
     except Exception:  # noqa: BLE001
         return False
