@@ -124,9 +124,14 @@ def _load(data: Any, corpus: str | Path | None) -> Dataset:
 
         source = read_records(data)
         records = source.rows
-        if any(is_conversational(r) for _, r in records):
-            records = flatten(records, source.label, source.unit)
-        samples = make_samples(records, source.label, unit=source.unit)
+        from ragmeter.io import trace_files
+
+        if trace_files.recognises(records):  # OTLP/JSON or Phoenix's span export: a sample per retrieval
+            samples = trace_files.trace_samples(records, source.label)
+        else:
+            if any(is_conversational(r) for _, r in records):
+                records = flatten(records, source.label, source.unit)
+            samples = make_samples(records, source.label, unit=source.unit)
         path = source.path
         if not samples:
             raise InvalidInputError("no samples", file=source.label, fix="give at least one record")
