@@ -19,7 +19,7 @@ from ragmeter.core.sample import Chunk, Sample
 from ragmeter.io.foreign import ALIASES, native_fields
 
 FIELDS = ("id", "question", "retrieved", "relevant", "context", "answer", "reference", "answerable", "metadata",
-          "reference_claims", "answer_claims")
+          "reference_claims", "answer_claims", "answer_context")
 
 #: A dataset record gives at least one of these; a record with only an id and a text is a corpus's.
 CONTENT_FIELDS = frozenset({"question", "retrieved", "relevant", "context", "answer", "reference"})
@@ -127,6 +127,8 @@ class RowReader:
             metadata=MappingProxyType({**metadata, **extra}),
             reference_claims=_claims(row.get("reference_claims"), err.field("reference_claims")),
             answer_claims=_claims(row.get("answer_claims"), err.field("answer_claims")),
+            answer_context=None if row.get("answer_context") is None else
+            _retrieved(row["answer_context"], err.field("answer_context"), self.chunks),
         )
 
     def _plain_sample(self, row: Any, line: int) -> Sample | None:
