@@ -92,7 +92,7 @@ class QueryDiagnosis:
         return "no failure point found"
 
     def as_dict(self) -> dict:
-        out = {"id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
+        out: dict[str, Any] = {"id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
                "not_checked": self.not_checked,
                "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
         if self.request is not None:

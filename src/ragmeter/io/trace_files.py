@@ -67,12 +67,12 @@ def read_spans(records: Sequence[tuple[int, Any]], file: str) -> list[Span]:
             continue
         spans = rec["data"] if isinstance(rec, Mapping) and isinstance(rec.get("data"), list) else [rec]
         for i, span in enumerate(spans):
-            item = phoenix_span(span)
-            if isinstance(item, str):
+            read = phoenix_span(span)
+            if isinstance(read, str):
                 where = f"span {i + 1}: " if len(spans) > 1 else ""
-                raise InvalidInputError(where + item, file=file, line=line,
+                raise InvalidInputError(where + read, file=file, line=line,
                                         fix="give OTLP/JSON (resourceSpans) or Phoenix's span export")
-            out.append(item)
+            out.append(read)
     return out
 
 

@@ -34,8 +34,8 @@ def sample_to_row(s: Sample) -> dict:
         if getattr(s, name) is not None:
             row[name] = list(getattr(s, name))
     if s.answer_context is not None:
-        row["answer_context"] = [{k: v for k, v in (("id", c.id), ("score", c.score), ("text", c.text)) if v is not None}
-                                 for c in s.answer_context]
+        row["answer_context"] = [{k: v for k, v in (("id", c.id), ("score", c.score), ("text", c.text))
+                                  if v is not None} for c in s.answer_context]
     return row
 
 
