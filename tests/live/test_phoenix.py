@@ -90,6 +90,19 @@ def test_scores_show_as_annotations_through_phoenixs_own_client_with_its_telemet
         assert wrong["result"]["score"] == 0.0  # the answer's one claim contradicted
         assert wrong["result"]["explanation"] == f"per retrieval: {two}#1 not_computed, {two}#2 0.000"
         w.close()
+        # Phoenix's span export, as its client gives it, read by ragmeter eval: the same requests
+        exported = phoenix.run_client("out = [dict(s) for s in client.spans.get_spans(project_identifier='default', "
+                                      "limit=1000)]")
+        export = tmp_path / "phoenix-spans.jsonl"
+        export.write_text("".join(json.dumps(s) + "\n" for s in exported))
+        from ragmeter.io.dataset import load_dataset
+
+        samples = {s.id: s for s in load_dataset(export).samples}
+        assert sorted(samples) == sorted([good, f"{two}#1", f"{two}#2"])
+        assert (samples[good].question, samples[good].retrieved_ids, samples[good].answer) == \
+            ("How long do refunds take?", ("a",), "ok")
+        assert samples[f"{two}#2"].retrieved[0].text == "Returns need a receipt."
+        assert samples[f"{two}#2"].answer_context_ids == ("a", "b")
         # its telemetry is off: the switch read as Phoenix reads it, and no pixel in the page it serves
         settings = phoenix.run_client("from phoenix.config import get_env_telemetry_enabled, "
                                       "get_env_scarf_sh_pixel_id, get_env_fullstory_org\n"
