@@ -92,9 +92,10 @@ class QueryDiagnosis:
         return "no failure point found"
 
     def as_dict(self) -> dict:
-        out: dict[str, Any] = {"id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
-               "not_checked": self.not_checked,
-               "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
+        out: dict[str, Any] = {
+            "id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
+            "not_checked": self.not_checked,
+            "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
         if self.request is not None:
             out.update(request=self.request, retrieval=self.retrieval)
         return out
