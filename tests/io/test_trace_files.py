@@ -88,11 +88,19 @@ def test_the_cli_reads_the_export_and_groups_the_request(tmp_path):
     from ragmeter.cli.main import app
 
     path, ids = _export(tmp_path)
-    out = CliRunner().invoke(app, ["eval", str(path), "--judge", "none", "--no-save"])
+    runner = CliRunner()
+    out = runner.invoke(app, ["eval", str(path), "--judge", "none", "--runs-dir", str(tmp_path / "runs")])
     assert out.exit_code == 0, out.output
     lines = out.output.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith(f"{ids[3]} (2 retrievals)"))
     assert lines[at + 1].startswith(f"  {ids[3]}#1") and lines[at + 2].startswith(f"  {ids[3]}#2")
+    run = str(next((tmp_path / "runs").iterdir()))
+    diagnosed = runner.invoke(app, ["diagnose", run]).output.splitlines()
+    at = diagnosed.index(f"request {ids[3]} (2 retrievals): no failure point found")
+    assert diagnosed[at + 1].startswith(f"    {ids[3]}#1: ") and diagnosed[at + 2].startswith(f"    {ids[3]}#2: ")
+    assert runner.invoke(app, ["report", run, "--html", str(tmp_path / "r.html")]).exit_code == 0
+    html = (tmp_path / "r.html").read_text()
+    assert "retrieval 1 of 2" in html and f'href="#q-{ids[3]}#2"' in html
 
 
 def test_a_phoenix_span_export_reads_the_same_samples(tmp_path):
