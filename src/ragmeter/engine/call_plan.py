@@ -74,7 +74,7 @@ def time_estimate(calls_by_prompt: dict[str, int], judge: Judge, *, concurrency:
     {'claims.extract': {'seconds': 14.0, 'from': 'bundled figure: 2 cores (bench/local_judge_bench.py speed, \
 default settings)'}}
     """
-    from ragmeter.judges.local_agreement import SECONDS_MEASURED_ON, SECONDS_PER_CALL
+    from ragmeter.judges.local.agreement import SECONDS_MEASURED_ON, SECONDS_PER_CALL
 
     local = judge.backend.name == "local"
     past = judge.ledger.seconds_per_call(judge.backend.name, judge.backend.model)
