@@ -115,7 +115,7 @@ def test_load_is_shed_with_503_and_retry_after_and_the_exporter_comes_back(tmp_p
 
         def catch_up() -> None:  # the scorer drains the backlog a moment later
             time.sleep(0.5)
-            spool.forget([t.trace_id for t in spool.ready(10)])
+            spool.forget(spool.ready(10))
 
         threading.Thread(target=catch_up).start()
         provider = _exporter(r.url)

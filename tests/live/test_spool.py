@@ -23,7 +23,7 @@ def test_what_was_added_survives_a_new_process_and_is_ready_after_settle(tmp_pat
     assert {s.span_id for s in t.spans} == {"1".rjust(16, "0"), "2".rjust(16, "0")}
     (r,) = again.rejected(10)
     assert r.reason == "bad id" and r.body["span"] == {"x": 1}
-    again.forget([t.trace_id], [r.row])
+    again.forget([t], [r.row])
     assert again.ready(10, now=1e9) == [] and again.rejected(10) == [] and again.open_traces() == 0
 
 
@@ -34,7 +34,7 @@ def test_a_trace_without_root_is_ready_after_quiet_and_the_oldest_are_evicted_pa
     ready = spool.ready(10, now=105.0)
     assert [(int(t.trace_id), t.why) for t in ready] == [(1, "evicted"), (2, "evicted")]
     assert [int(t.trace_id) for t in spool.ready(10, now=131.5)] == [1, 2]  # not forgotten yet: handed on again
-    spool.forget([t.trace_id for t in ready])
+    spool.forget(ready)
     assert [(int(t.trace_id), t.why) for t in spool.ready(10, now=132.5)] == [(3, "quiet")]
 
 
@@ -46,3 +46,19 @@ def test_row_ids_are_never_reused(tmp_path):
     spool.add([], [Rejected("b", 2)])
     (second,) = spool.rejected(1)
     assert second.row > first.row  # a quarantined item is named once across restarts
+
+
+def test_a_span_that_arrives_while_its_trace_is_read_is_kept(tmp_path):
+    """Between ``ready`` and ``forget`` the receiver may store one more span of the trace (a child
+    from another process, a batch posted out of order): it was acknowledged, so it is not deleted
+    with the spans read; it is handed on later, on its own."""
+    spool = Spool(tmp_path / "s.sqlite", settle=0.0, quiet=30.0)
+    spool.add([_span("1", "1")], now=100.0)
+    (t,) = spool.ready(10, now=100.0)
+    spool.add([_span("1", "3", "1")], now=100.5)  # acknowledged while the watcher scores the trace
+    spool.forget([t])
+    assert spool.ready(10, now=101.0) == []  # no root now: it waits for quiet
+    (late,) = spool.ready(10, now=131.0)
+    assert [s.span_id for s in late.spans] == ["3".rjust(16, "0")] and late.why == "quiet"
+    spool.forget([late])
+    assert spool.open_traces() == 0

@@ -160,16 +160,23 @@ class Spool:
             return [Stored(i, t, json.loads(b)) for i, t, b in self._db.execute(
                 "SELECT id, received, body FROM feedback ORDER BY id LIMIT ?", (limit,))]
 
-    def forget(self, traces: Iterable[str] = (), rejected: Iterable[int] = (), feedback: Iterable[int] = ()) -> None:
-        """Delete what was handed on and recorded, in one commit."""
+    def forget(self, traces: Iterable[ReadyTrace] = (), rejected: Iterable[int] = (),
+               feedback: Iterable[int] = ()) -> None:
+        """Delete what was handed on and recorded, in one commit: of a trace, the spans it was
+        handed on with. A span of it that arrived since stays, with its trace, to be read when
+        that is quiet (the watcher knows the trace by then: it is not scored twice)."""
         traces, rejected, feedback = list(traces), list(rejected), list(feedback)
         if not (traces or rejected or feedback):
             return
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany("DELETE FROM spans WHERE trace_id = ?", [(t,) for t in traces])
-                self._db.executemany("DELETE FROM traces WHERE trace_id = ?", [(t,) for t in traces])
+                self._db.executemany("DELETE FROM spans WHERE trace_id = ? AND span_id = ?",
+                                     [(t.trace_id, s.span_id) for t in traces for s in t.spans])
+                self._db.executemany("DELETE FROM traces WHERE trace_id = ? AND NOT EXISTS "
+                                     "(SELECT 1 FROM spans WHERE spans.trace_id = traces.trace_id)",
+                                     [(t.trace_id,) for t in traces])
+                self._db.executemany("UPDATE traces SET root = 0 WHERE trace_id = ?", [(t.trace_id,) for t in traces])
                 self._db.executemany("DELETE FROM rejected WHERE id = ?", [(r,) for r in rejected])
                 self._db.executemany("DELETE FROM feedback WHERE id = ?", [(r,) for r in feedback])
                 self._db.execute("COMMIT")

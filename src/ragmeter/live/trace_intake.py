@@ -35,7 +35,7 @@ class Item:
     name: str = SOURCE
     number: int | None = None
     torn: bool = False
-    key: str = ""  # a trace's id: what the spool forgets it by
+    ready: ReadyTrace | None = None  # a trace: what the spool forgets (the spans it was read with)
 
     @property
     def end(self) -> int:
@@ -66,7 +66,7 @@ class TraceIntake:
 
     def advance(self, item: Item) -> None:
         kind = item.file.split(":", 1)[1]
-        self._done[kind].append(item.key if kind == "traces" else item.start)
+        self._done[kind].append(item.ready if kind == "traces" else item.start)
 
     def save(self) -> None:
         """Forget, in one commit, what the watcher consumed (after it wrote the results)."""
@@ -98,7 +98,7 @@ def _trace(t: ReadyTrace) -> Item:
     else:
         samples = request_samples(req, extra={"completed": t.why})
         parsed = LoggedRequest(req.id, req.ts, samples[-1], samples, req.root_span_id)
-    return Item(f"{SOURCE}:traces", t.row, t.spans, parsed, key=t.trace_id)
+    return Item(f"{SOURCE}:traces", t.row, t.spans, parsed, ready=t)
 
 
 def _plain(value: Any) -> Any:
