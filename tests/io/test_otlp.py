@@ -73,7 +73,7 @@ def test_nested_attributes_flatten_to_the_dotted_keys():
                                "retrieval.documents.1.document.id": "b"}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.binary(min_size=16, max_size=16))
 def test_hex_and_base64_ids_agree(raw):
     import base64
@@ -84,7 +84,7 @@ def test_hex_and_base64_ids_agree(raw):
     assert hex_id(raw.hex(), 8) is None  # a trace id is no span id
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text() | st.floats(),
                     lambda c: st.lists(c) | st.dictionaries(st.text(), c), max_leaves=20))
 def test_hostile_spans_never_raise(value):

@@ -3,6 +3,8 @@ conventions, and by a real OpenInference instrumentation (LangChain, with a fake
 
 from __future__ import annotations
 
+import pytest
+
 from ragmeter.core.sample import Chunk
 from ragmeter.io.foreign import content_id
 from ragmeter.io.otlp import json_spans
@@ -88,6 +90,7 @@ def test_the_llm_span_gives_question_and_answer_when_the_root_has_none():
     assert req.metadata["history"] == "User: Hi\nAssistant: Hello"  # the conversation so far
 
 
+@pytest.mark.slow
 def test_a_real_langchain_instrumentation_trace():
     """LangChain's retriever and fake chat model, traced by openinference-instrumentation-langchain."""
     need("openinference.instrumentation.langchain")

@@ -80,6 +80,7 @@ def test_protobuf_partial_success_and_a_bad_request_read_by_the_spec_messages(re
     assert status.code == 3 and "not an OTLP/protobuf" in status.message
 
 
+@pytest.mark.slow
 def test_gzip_unsupported_types_and_oversized_bodies(tmp_path):
     r = Receiver(Spool(tmp_path / "s.sqlite"), "127.0.0.1", 0, max_body=4096)
     try:
@@ -100,6 +101,7 @@ def test_gzip_unsupported_types_and_oversized_bodies(tmp_path):
         r.close()
 
 
+@pytest.mark.slow
 def test_load_is_shed_with_503_and_retry_after_and_the_exporter_comes_back(tmp_path):
     """Past ``max_backlog`` waiting traces: 503 with Retry-After (OTLP/HTTP "Failures"); the SDK's
     exporter waits that long and sends again, and its spans are taken once the scorer caught up."""
