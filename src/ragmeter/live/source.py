@@ -1,10 +1,11 @@
 """Parsing a request log's lines into samples (the lines come from :mod:`ragmeter.live.tail`).
 
-Two shapes per line: ragmeter's own (``log_request``): ``{"request_id", "ts", "question",
+Two shapes of request per line: ragmeter's own (``log_request``): ``{"request_id", "ts", "question",
 "retrieved": [{"id", "text", "score"?}], "answer", "context"?, "metadata"?}``; or an
 OpenTelemetry/OpenInference span exported as JSON, whose flattened attributes carry
 ``input.value`` (the question), ``output.value`` (the answer) and
-``retrieval.documents.<i>.document.id`` / ``.content``.
+``retrieval.documents.<i>.document.id`` / ``.content``. A line ``{"request_id", "feedback"}``
+(``ragmeter.log_feedback``) is user feedback on an earlier request (:class:`Feedback`).
 
 A line is validated whole before it becomes a sample: anything else (invalid JSON, a torn
 line, ``"ts": "yesterday"``, an answer that is a number, a context of numbers) is a

@@ -24,6 +24,13 @@ files are read the same way: a torn last line of ``scored.jsonl`` (a kill mid-wr
 off, a damaged ``offset.json`` restarts from the top of the log (every request already in
 ``scored.jsonl`` is skipped).
 
+With ``intake`` (``watch --otlp``) the watcher reads the OTLP receiver's spool instead of a log
+(:mod:`ragmeter.live.trace_intake`): items come parsed, one request per trace, and leave the spool
+only when the results are written (the same contract). A request that retrieved several times is
+scored as one sample per retrieval; its record holds the request's cells (:func:`request_cells`)
+and each retrieval's. Every request read feeds the operational gauges (:mod:`ragmeter.live.gauges`),
+and feedback lines are joined to their requests in ``feedback.jsonl``.
+
 Metric names (``--metrics``, ``--alert``) resolve through the parser as everywhere
 (``groundedness`` is ``faithfulness``); the records, windows and gauges use canonical names.
 
