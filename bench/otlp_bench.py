@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tests.otel_traces import free_port, listening  # noqa: E402
 
 BARE = """
 import sys
@@ -49,27 +51,10 @@ def load_average() -> str:
     return Path("/proc/loadavg").read_text().split()[0]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise SystemExit(f"nothing listens on {port}")
-
-
 def make_requests(n: int) -> tuple[list[bytes], int]:
     """The protobuf export requests of ``n`` traces, 512 spans each; and the number of spans."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from tests.otel_traces import rag_trace, recorded
 
     tracer, exporter = recorded()

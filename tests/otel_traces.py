@@ -98,5 +98,28 @@ def otlp_json(spans: Sequence[ReadableSpan]) -> dict[str, Any]:
     return out
 
 
+def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on now (an OTLP receiver restarted on it keeps its address)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port: int, timeout: float = 60.0) -> None:
+    """Wait (at most ``timeout`` seconds) until something listens on 127.0.0.1:``port``."""
+    import socket
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"nothing listens on 127.0.0.1:{port} after {timeout:.0f} s")
+
+
 #: how the tests reach an OTLP endpoint without a proxy in the way
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -20,7 +19,7 @@ from ragmeter.live.source import Feedback, LoggedRequest, Skipped
 from ragmeter.live.spool import Spool
 from ragmeter.live.trace_intake import TraceIntake
 from ragmeter.live.watch import Watcher
-from tests.otel_traces import rag_trace, recorded
+from tests.otel_traces import free_port, listening, rag_trace, recorded
 
 A = [("a", "Refunds take 5 days.", 0.9), ("b", "Shipping is free.", 0.5)]
 
@@ -78,27 +77,11 @@ def test_the_watcher_scores_a_request_per_trace_with_its_retrievals(tmp_path):
     assert again.poll() == 0 and again.seen == {two}  # nothing left, nothing twice
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _watch(port: int, state: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "ragmeter", "watch", "--otlp", f"127.0.0.1:{port}", "--judge",
                              "none", "-m", "hit_rate@3", "--state", str(state), "--port", "0", "--interval", "0.2",
                              "--settle", "0.3", *extra], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             env={**os.environ, "NO_PROXY": "127.0.0.1"})
-
-
-def _listening(port: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise AssertionError(f"nothing listens on {port}")
 
 
 def _scored_ids(state: Path) -> list[str]:
@@ -114,7 +97,7 @@ def test_1000_traces_at_a_steady_rate_through_two_kill_9s_each_acknowledged_one_
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
 
-    port, state = _free_port(), tmp_path / "state"
+    port, state = free_port(), tmp_path / "state"
     spans_of: dict[str, int] = {}  # trace -> spans acknowledged
     lock = threading.Lock()
 
@@ -129,7 +112,7 @@ def test_1000_traces_at_a_steady_rate_through_two_kill_9s_each_acknowledged_one_
             return result
 
     proc = _watch(port, state)
-    _listening(port)
+    listening(port)
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(Tracking(endpoint=f"http://127.0.0.1:{port}/v1/traces",
                                                             timeout=30), schedule_delay_millis=100))
@@ -177,10 +160,10 @@ def test_memory_is_bounded_with_10000_traces_that_never_finish(tmp_path):
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    port, state = _free_port(), tmp_path / "state"
+    port, state = free_port(), tmp_path / "state"
     proc = _watch(port, state, "--quiet", "3600", "--max-open", "10000")
     try:
-        _listening(port)
+        listening(port)
 
         def send(n: int, first: int) -> None:
             provider = TracerProvider()

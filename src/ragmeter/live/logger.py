@@ -15,6 +15,7 @@ import queue
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 DEFAULT_PATH_ENV = "RAGMETER_LOG"
@@ -34,30 +35,25 @@ class RequestLogger:
     def log(self, question: Any, retrieved: Any = None, answer: Any = None, *, request_id: str | None = None,
             context: Any = None, **metadata: Any) -> bool:
         """Queue one request; False (never an exception) when it had to be dropped."""
-        try:
-            record = {"request_id": request_id or uuid.uuid4().hex, "ts": time.time(), "question": question,
-                      "retrieved": _chunks(retrieved), "answer": answer}
+        def record() -> dict[str, Any]:
+            out = {"request_id": request_id or uuid.uuid4().hex, "ts": time.time(), "question": question,
+                   "retrieved": _chunks(retrieved), "answer": answer}
             if context is not None:
-                record["context"] = list(context)
+                out["context"] = list(context)
             if metadata:
-                record["metadata"] = metadata
-            line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-            self._queue.put_nowait(line)
-            return True
-        except queue.Full:
-            with self._lock:
-                self.dropped += 1
-            return False
-        except Exception:  # noqa: BLE001 - the hook must never break the app
-            with self._lock:
-                self.errors += 1
-            return False
+                out["metadata"] = metadata
+            return out
+
+        return self._put(record)
 
     def feedback(self, request_id: str, value: Any) -> bool:
         """Queue user feedback on an earlier request (1 good, -1 bad, or a score); False when dropped."""
+        return self._put(lambda: {"request_id": request_id, "ts": time.time(), "feedback": value})
+
+    def _put(self, record: Callable[[], dict[str, Any]]) -> bool:
+        """Queue ``record()`` as one line; a full queue or a record that cannot be written is counted."""
         try:
-            self._queue.put_nowait(json.dumps({"request_id": request_id, "ts": time.time(), "feedback": value},
-                                              ensure_ascii=False, default=str) + "\n")
+            self._queue.put_nowait(json.dumps(record(), ensure_ascii=False, default=str) + "\n")
             return True
         except queue.Full:
             with self._lock:
