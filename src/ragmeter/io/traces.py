@@ -67,20 +67,6 @@ class TraceRequest:
     retrievals: tuple[Retrieval, ...]
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def gauges(self) -> dict[str, float]:
-        """The seed's per-request gauges: ``retrieved_count`` (documents retrieved, every
-        retrieval), ``avg_relevance`` (their mean retriever score, when any has one) and
-        ``answer_length`` (the answer's whitespace-separated tokens, ``len(answer.split())``)."""
-        chunks = [c for r in self.retrievals for c in r.chunks]
-        out: dict[str, float] = {"retrieved_count": float(len(chunks))}
-        scores = [c.score for c in chunks if c.score is not None]
-        if scores:
-            out["avg_relevance"] = sum(scores) / len(scores)
-        if self.answer is not None:
-            out["answer_length"] = float(len(self.answer.split()))
-        return out
-
 
 @dataclass(frozen=True)
 class NotRequest:
