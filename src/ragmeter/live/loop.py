@@ -17,6 +17,7 @@ from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import AUTO_JUDGE, NO_JUDGE, InvalidSettingError, Settings
 from ragmeter.engine.call_plan import needs_judge
 from ragmeter.engine.evaluate import resolve_measures
+from ragmeter.evidence.sources import build_sources
 from ragmeter.judges.judge_factory import default_judge, make_judge
 from ragmeter.live.gauges import statsd_client
 from ragmeter.live.phoenix import PhoenixOutbox
@@ -113,7 +114,8 @@ def make_watcher(settings: Settings) -> Watcher:
         intake = TraceIntake(Spool(Path(w.state) / "spool.sqlite", settle=w.settle, quiet=w.quiet,
                                    max_open=w.max_open))
     return Watcher(w.log or "", judge, Path(w.state), metrics=w.metrics, sample_rate=w.sample_rate, window=w.window,
-                   alerts=alerts, alert_command=w.alert_command, registry=registry, k=settings.k, intake=intake,
+                   alerts=alerts, alert_command=w.alert_command, registry=registry, k=settings.k,
+                   sources=build_sources(settings, judge=judge), intake=intake,
                    statsd=statsd_client(w.statsd) if w.statsd else None)
 
 

@@ -69,7 +69,7 @@ from ragmeter.core.errors import (
 from ragmeter.core.measure import resolve_measure
 from ragmeter.core.settings import DEFAULTS, InvalidSettingError
 from ragmeter.engine.evaluate import evaluate_with, resolve_measures
-from ragmeter.evidence.sources import Sources
+from ragmeter.evidence.sources import Sources, build_sources
 from ragmeter.io.dataset import from_samples
 from ragmeter.live.gauges import Gauges, request_values
 from ragmeter.live.source import Feedback, LoggedRequest, Rejected, Skipped, parse
@@ -124,10 +124,12 @@ class Watcher:
     registry: Any = None
     batch: int = 16  # requests scored per poll at most: bounded work, and progress saved often
     k: int | None = DEFAULTS.k  # the retrieved list's cut-off for measures without their own @k
+    sources: Sources | None = None  # what the metrics are scored through; None: the judge alone
     intake: Any = None  # the OTLP receiver's spool (live.trace_intake.TraceIntake); None: the log file
     statsd: Any = None  # a statsd client for the operational gauges (live.gauges)
 
     def __post_init__(self) -> None:
+        self._sources = self.sources if self.sources is not None else build_sources(judge=self.judge)
         # Names resolve once, through the parser: records, windows and alerts use canonical names.
         self.measures = resolve_measures(list(self.metrics), k=self.k)
         self.names = [str(m) for m in self.measures]
@@ -282,7 +284,7 @@ class Watcher:
             warnings.simplefilter("ignore", LowCoverageWarning)
             warnings.simplefilter("ignore", NothingRetrievedWarning)
             result = evaluate_with(from_samples([s for r in requests for s in r.all_samples]), self.measures,
-                                   Sources(judge=self.judge))
+                                   self._sources)
         out, i = [], 0
         for r in requests:
             n = len(r.all_samples)
