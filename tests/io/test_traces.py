@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from ragmeter.core.sample import Chunk
-from ragmeter.io.foreign import content_id
+from ragmeter.io.formats.base import content_id
 from ragmeter.io.otlp import json_spans
 from ragmeter.io.traces import NotRequest, TraceRequest, group_traces, read_trace, request_samples
 from tests.installed import need

@@ -70,7 +70,7 @@ def load_dataset(data: Any, *, corpus: str | Path | None = None) -> Dataset:
         list of :class:`Sample`, or a :class:`Dataset` (returned as is unless a corpus is
         given). Ragas and DeepEval field names are read as ragmeter's; contexts given as texts
         get content-hash chunk ids, and reference contexts given as texts become labels by
-        exact text match (:mod:`ragmeter.io.foreign`).
+        exact text match (:mod:`ragmeter.io.formats`).
     corpus : str or Path, optional
         A chunk id -> text file (``.jsonl`` or ``.csv``) for chunks given by id only.
 
@@ -118,16 +118,16 @@ def _load(data: Any, corpus: str | Path | None) -> Dataset:
             if plain is not None:
                 return Dataset(samples=plain.samples(), path=str(os.fspath(data)), fingerprint=plain.fingerprint,
                                testset_fingerprint=plain.testset_fingerprint, columns=plain.columns)
-        from ragmeter.io.conversations import flatten, is_conversational  # the general reader, for any other data
+        from ragmeter.io.formats.conversations import flatten  # the general reader, for any other data
+        from ragmeter.io.formats.registry import FILE_FORMATS, is_conversational
         from ragmeter.io.rows import make_samples
         from ragmeter.io.shapes import read_records
 
         source = read_records(data)
         records = source.rows
-        from ragmeter.io import trace_files
-
-        if trace_files.recognises(records):  # OTLP/JSON or Phoenix's span export: a sample per retrieval
-            samples = trace_files.trace_samples(records, source.label)
+        whole = next((f for f in FILE_FORMATS if f.recognises(records)), None)  # a trace export: grouped by trace
+        if whole is not None:
+            samples = whole.samples(records, source.label)
         else:
             if any(is_conversational(r) for _, r in records):
                 records = flatten(records, source.label, source.unit)

@@ -4,7 +4,7 @@ The request's id is the trace id. What is read (OpenInference semantic conventio
 
 - each ``RETRIEVER`` span (``openinference.span.kind``), in start order, is one **retrieval**: its
   ranked list is ``retrieval.documents.<i>.document.id`` / ``.content`` / ``.score`` in index
-  order (a document without an id gets the content-hash id of :func:`ragmeter.io.foreign.content_id`,
+  order (a document without an id gets the content-hash id of :func:`ragmeter.io.formats.base.content_id`,
   as contexts given as texts do), its query is its ``input.value``;
 - the **question**: the ``input.value`` of the outermost span that has a text input (the root, for
   a chain; a JSON object's ``question`` / ``query`` / ``input`` field), else the last user message
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragmeter.core.sample import Chunk, Sample
-from ragmeter.io.foreign import content_id
+from ragmeter.io.formats.base import content_id
 from ragmeter.io.otlp import Span
 
 KIND = "openinference.span.kind"

@@ -2,10 +2,12 @@
 
 Two shapes of request per line: ragmeter's own (``log_request``): ``{"request_id", "ts", "question",
 "retrieved": [{"id", "text", "score"?}], "answer", "context"?, "metadata"?}``; or an
-OpenTelemetry/OpenInference span exported as JSON, whose flattened attributes carry
-``input.value`` (the question), ``output.value`` (the answer) and
-``retrieval.documents.<i>.document.id`` / ``.content``. A line ``{"request_id", "feedback"}``
-(``ragmeter.log_feedback``) is user feedback on an earlier request (:class:`Feedback`).
+OpenTelemetry/OpenInference span exported as JSON, whose attributes (flattened, or OTLP's list)
+carry ``input.value`` (the question), ``output.value`` (the answer) and
+``retrieval.documents.<i>.document.id`` / ``.content`` (read by
+:mod:`ragmeter.io.formats.openinference`, as ``eval`` and the action grader read them). A line
+``{"request_id", "feedback"}`` (``ragmeter.log_feedback``) is user feedback on an earlier request
+(:class:`Feedback`).
 
 A line is validated whole before it becomes a sample: anything else (invalid JSON, a torn
 line, ``"ts": "yesterday"``, an answer that is a number, a context of numbers) is a
@@ -16,18 +18,16 @@ here raises on what a line holds.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
+from ragmeter.io.formats import openinference
 from ragmeter.io.json_text import decode_json
 from ragmeter.io.rows import RowReader
 from ragmeter.live.gauges import feedback_value
-
-_DOC = re.compile(r"retrieval\.documents\.(\d+)\.document\.(id|content)$")
 
 
 @dataclass(frozen=True)
@@ -84,10 +84,9 @@ def parse(raw: bytes) -> LoggedRequest | Feedback | Rejected:
         return Rejected(exc.problem)
     if not isinstance(obj, dict):
         return Rejected(f"a line must be a JSON object, got {type(obj).__name__}")
-    attrs = obj.get("attributes")
     try:
-        if isinstance(attrs, dict) and "input.value" in attrs:
-            return _span(obj, attrs)
+        if openinference.is_request(obj):
+            return _span(obj)
         if "feedback" in obj and "question" not in obj:
             return feedback(obj.get("request_id"), obj["feedback"], obj.get("ts"))
         return _request(obj)
@@ -123,34 +122,13 @@ def feedback(rid: Any, value: Any, ts: Any = None) -> Feedback:
     return Feedback(str(rid), number, _timestamp(ts, "ts"))
 
 
-def _span(obj: dict, attrs: dict) -> LoggedRequest:
-    docs: dict[int, dict] = {}
-    for key, value in attrs.items():
-        m = _DOC.match(key)
-        if m:
-            docs.setdefault(int(m.group(1)[:9]), {})[m.group(2)] = value
-    chunks = []
-    for i, d in sorted(docs.items()):
-        cid, content = d.get("id", f"doc-{i}"), d.get("content")
-        if isinstance(cid, bool) or not isinstance(cid, (str, int)):
-            raise InvalidInputError(f"document {i} id must be a string, got {_kind(cid)}", field="attributes")
-        if content is not None and not isinstance(content, str):
-            raise InvalidInputError(f"document {i} content must be a string, got {_kind(content)}",
-                                    field="attributes")
-        chunks.append(Chunk(str(cid), None, content))
-    context = obj.get("context")
-    span_id = obj.get("span_id") or (context.get("span_id") if isinstance(context, dict) else None)
-    if isinstance(span_id, bool) or not isinstance(span_id, (str, int)) or not str(span_id).strip():
-        raise InvalidInputError("a span needs a span_id", field="span_id")
-    question, answer = attrs["input.value"], attrs.get("output.value")
-    if not isinstance(question, str):
-        raise InvalidInputError(f"input.value must be a string, got {_kind(question)}", field="attributes")
-    if answer is not None and not isinstance(answer, str):
-        raise InvalidInputError(f"output.value must be a string, got {_kind(answer)}", field="attributes")
+def _span(obj: dict) -> LoggedRequest:
+    got = openinference.request(obj)
     ts = obj.get("start_time") if obj.get("start_time") is not None else obj.get("startTimeUnixNano")
     ts_value = 0.0 if isinstance(ts, str) else _timestamp(ts, "start_time")
-    return LoggedRequest(str(span_id), ts_value, Sample(id=str(span_id), question=question, retrieved=tuple(chunks),
-                                                        answer=answer))
+    chunks = tuple(Chunk(cid, None, text) for cid, text in got.documents)
+    return LoggedRequest(got.id, ts_value,
+                         Sample(id=got.id, question=got.question, retrieved=chunks, answer=got.answer))
 
 
 def _timestamp(value: Any, field: str) -> float:

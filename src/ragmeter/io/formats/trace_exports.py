@@ -25,6 +25,7 @@ from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Sample
+from ragmeter.io.formats.base import FileFormat
 from ragmeter.io.otlp import Rejected, Span, flatten, hex_id, json_spans
 from ragmeter.io.traces import KIND, NotRequest, TraceRequest, read_trace, request_samples
 
@@ -34,10 +35,14 @@ def _is_otlp(rec: Any) -> bool:
 
 
 def _is_phoenix(rec: Any) -> bool:
+    """A span of Phoenix's export: a trace id and a span id as OpenTelemetry writes them (a file of
+    spans with other ids is one request per span: :mod:`ragmeter.io.formats.openinference`)."""
     if not isinstance(rec, Mapping):
         return False
     ctx = rec.get("context")
-    return (isinstance(ctx, Mapping) and "span_id" in ctx and "trace_id" in ctx) or "context.span_id" in rec
+    trace, span = (ctx.get("trace_id"), ctx.get("span_id")) if isinstance(ctx, Mapping) else \
+        (rec.get("context.trace_id"), rec.get("context.span_id"))
+    return hex_id(trace, 16) is not None and hex_id(span, 8) is not None
 
 
 def recognises(records: Sequence[tuple[int, Any]]) -> bool:
@@ -152,3 +157,6 @@ def _conversations(requests: Sequence[TraceRequest]) -> list[dict[str, Any]]:
             if r.answer is not None:
                 history.append(f"Assistant: {r.answer}")
     return [extra.get(r.id, {}) for r in requests]
+
+
+FORMAT = FileFormat("trace exports", recognises, trace_samples)
