@@ -58,6 +58,9 @@ ELSEWHERE = {
     "ragmeter pairwise A B --judge ...": "tests/analysis/test_pairwise.py::test_pairwise_command_over_http",
     "ragmeter turns RUN [--svg F]": "tests/analysis/test_turns.py::test_turns_command_and_plot",
     "ragmeter watch LOG --judge ...": "tests/cli/test_watch_cmd.py::test_exit_on_alert_cli",
+    "ragmeter watch --otlp [HOST:]PORT [--statsd HOST:PORT] [--to-phoenix URL]":
+        "tests/live/test_trace_intake.py::test_1000_traces_at_a_steady_rate_through_two_kill_9s_each_acknowledged_"
+        "one_scored_once",
     'ragmeter watch LOG --judge ... --sample-rate 0.1 --alert "faithfulness<0.8" --baseline RUN':
         "tests/live/test_watch.py::test_drift_from_a_baseline_alerts",
     "ragmeter judge-check [--judge ...] [--split heldout|tune|all]":

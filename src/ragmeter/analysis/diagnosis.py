@@ -69,6 +69,9 @@ class QueryDiagnosis:
     not_checked: dict[str, str] = field(default_factory=dict)
     #: checks this case's evidence could not settle (an agent criterion Unable to Verify), with why
     unverified: list[Finding] = field(default_factory=list)
+    #: a request that retrieved several times (read from a trace): its id and this retrieval's number
+    request: str | None = None
+    retrieval: int | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -90,9 +93,13 @@ class QueryDiagnosis:
         return "no failure point found"
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
-                "not_checked": self.not_checked,
-                "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
+        out: dict[str, Any] = {
+            "id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
+            "not_checked": self.not_checked,
+            "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
+        if self.request is not None:
+            out.update(request=self.request, retrieval=self.retrieval)
+        return out
 
 
 @lru_cache(maxsize=1024)
@@ -140,6 +147,8 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
     retrieved list in a run without retrieval metrics (an agent's run) lists no retrieval label,
     and one with no context at all in a run without faithfulness lists no answer-vs-context label."""
     d = QueryDiagnosis(s.id)
+    if isinstance(s.metadata.get("retrievals"), int) and s.metadata["retrievals"] > 1:
+        d.request, d.retrieval = str(s.metadata.get("request")), s.metadata.get("retrieval")
     ev = row.get("evidence") or {}
     _retrieval_findings(d, s, row, ev, th)
     if not s.retrieved and not _keys(row, ("hit_rate", "reciprocal_rank", "ndcg", "recall"), cut=True):

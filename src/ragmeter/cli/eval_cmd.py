@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ragmeter.runs import Run
     from ragmeter.runs.driver import EvaluationRun, ProgressFactory
 
-FORMATS = ("table", "json", "csv")
+FORMATS = ("table", "json", "csv", "otlp")
 #: Options that are rendering or actions, not settings.
 NOT_SETTINGS = ("fmt", "resume")
 
@@ -95,6 +95,11 @@ def render(done: EvaluationRun, fmt: str) -> None:
                 typer.echo(chunk, nl=False)
             typer.echo("")
             return
+        if fmt == "otlp":  # the scores as OpenTelemetry evaluation events (OTLP/JSON logs)
+            from ragmeter.report.otlp_events import evaluation_events
+
+            typer.echo(json.dumps(evaluation_events(result.samples, result.to_dict()["samples"])))
+            return
         if fmt == "csv":
             from ragmeter.report.results_csv import results_csv
 
@@ -124,7 +129,8 @@ def eval_command(
     view: str | None = typer.Option(None, "--view",
                                        help="retrieved (default), context (what reached the prompt), or both"),
     only: str | None = typer.Option(None, "--only", help="comma-separated sample ids to score"),
-    fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table, json, csv or otlp (the scores as "
+                                                            "OpenTelemetry evaluation events, OTLP/JSON)"),
     judge: str | None = typer.Option(None, "--judge", help=judge_specs(notes={
         "local": "bundled offline model; the default when ragmeter\\[local] is installed"}, last=",") + ", or none"),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url",
@@ -182,7 +188,7 @@ def eval_command(
     from ragmeter.runs.driver import run_evaluation
 
     if fmt not in FORMATS:
-        raise typer.BadParameter("use table, json or csv", param_hint="--format")
+        raise typer.BadParameter("use table, json, csv or otlp", param_hint="--format")
     settings, resumed = eval_settings(ctx)
     with warnings.catch_warnings():  # the coverage is printed under the table: no warning on top
         warnings.simplefilter("ignore", LowCoverageWarning)

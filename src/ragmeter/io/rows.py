@@ -118,6 +118,8 @@ class RowReader:
             metadata=MappingProxyType({**metadata, **extra}),
             reference_claims=_claims(row.get("reference_claims"), err.field("reference_claims")),
             answer_claims=_claims(row.get("answer_claims"), err.field("answer_claims")),
+            answer_context=None if row.get("answer_context") is None else
+            _retrieved(row["answer_context"], err.field("answer_context"), self.chunks),
         )
 
     def _plain_sample(self, row: Any, line: int) -> Sample | None:

@@ -1,11 +1,13 @@
 """Parsing a request log's lines into samples (the lines come from :mod:`ragmeter.live.tail`).
 
-Two shapes per line: ragmeter's own (``log_request``): ``{"request_id", "ts", "question",
+Two shapes of request per line: ragmeter's own (``log_request``): ``{"request_id", "ts", "question",
 "retrieved": [{"id", "text", "score"?}], "answer", "context"?, "metadata"?}``; or an
 OpenTelemetry/OpenInference span exported as JSON, whose attributes (flattened, or OTLP's list)
 carry ``input.value`` (the question), ``output.value`` (the answer) and
 ``retrieval.documents.<i>.document.id`` / ``.content`` (read by
-:mod:`ragmeter.io.formats.openinference`, as ``eval`` and the action grader read them).
+:mod:`ragmeter.io.formats.openinference`, as ``eval`` and the action grader read them). A line
+``{"request_id", "feedback"}`` (``ragmeter.log_feedback``) is user feedback on an earlier request
+(:class:`Feedback`).
 
 A line is validated whole before it becomes a sample: anything else (invalid JSON, a torn
 line, ``"ts": "yesterday"``, an answer that is a number, a context of numbers) is a
@@ -25,15 +27,42 @@ from ragmeter.core.sample import Chunk, Sample
 from ragmeter.io.formats import openinference
 from ragmeter.io.json_text import decode_json
 from ragmeter.io.rows import RowReader
+from ragmeter.live.gauges import feedback_value
 
 
 @dataclass(frozen=True)
 class LoggedRequest:
-    """One request read from the log: its id, its time, and the sample it becomes."""
+    """One request read from the log: its id, its time, and the sample it becomes (a request that
+    retrieved several times, read from a trace: one sample per retrieval, in ``samples``, and its
+    root span's id)."""
 
     id: str
     ts: float
     sample: Sample
+    samples: tuple[Sample, ...] = ()
+    root_span_id: str | None = None
+
+    @property
+    def all_samples(self) -> tuple[Sample, ...]:
+        return self.samples or (self.sample,)
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """User feedback on an earlier request, joined to it by id: ``{"request_id", "feedback"}``
+    (``ragmeter.log_feedback``), or sent to the OTLP receiver's ``/v1/feedback``."""
+
+    id: str
+    value: float
+    ts: float
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something read that is not a request to score, and is not malformed (a trace without a
+    retriever): counted, never quarantined."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -43,8 +72,8 @@ class Rejected:
     reason: str
 
 
-def parse(raw: bytes) -> LoggedRequest | Rejected:
-    """A request, or :class:`Rejected` with the reason for a line that is not one."""
+def parse(raw: bytes) -> LoggedRequest | Feedback | Rejected:
+    """A request, feedback on one, or :class:`Rejected` with the reason for a line that is neither."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -58,6 +87,8 @@ def parse(raw: bytes) -> LoggedRequest | Rejected:
     try:
         if openinference.is_request(obj):
             return _span(obj)
+        if "feedback" in obj and "question" not in obj:
+            return feedback(obj.get("request_id"), obj["feedback"], obj.get("ts"))
         return _request(obj)
     except InvalidInputError as exc:
         return Rejected(exc.problem if exc.field is None else f'field "{exc.field}": {exc.problem}')
@@ -78,6 +109,17 @@ def _request(obj: dict) -> LoggedRequest:
         raise InvalidInputError(f"must be a string, got {_kind(row['question'])}", field="question")
     sample = RowReader("log", track_ids=False).sample({k: v for k, v in row.items() if v is not None}, 0)
     return LoggedRequest(sample.id, _timestamp(obj.get("ts"), "ts"), sample)
+
+
+def feedback(rid: Any, value: Any, ts: Any = None) -> Feedback:
+    """A feedback record, or ``InvalidInputError`` naming the field."""
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
+        raise InvalidInputError("feedback needs the request_id of the request it is about", field="request_id")
+    number = feedback_value(value)
+    if number is None:
+        raise InvalidInputError(f"must be a number (1 good, -1 bad, or a score), true/false or up/down, got "
+                                f"{str(value)[:40]!r}", field="feedback")
+    return Feedback(str(rid), number, _timestamp(ts, "ts"))
 
 
 def _span(obj: dict) -> LoggedRequest:

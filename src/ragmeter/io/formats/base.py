@@ -17,7 +17,7 @@ character one of the reference texts (no case, whitespace or Unicode folding).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +25,7 @@ from ragmeter.core.errors import InvalidInputError
 
 #: ragmeter's own fields of a record, in the order other names for them are listed.
 FIELDS = ("id", "question", "retrieved", "relevant", "context", "answer", "reference", "answerable", "metadata",
-          "reference_claims", "answer_claims")
+          "reference_claims", "answer_claims", "answer_context")
 
 #: A conversation's speakers, as Ragas and DeepEval name them.
 USER, ASSISTANT = ("user", "human"), ("assistant", "ai", "agent")
@@ -161,3 +161,14 @@ def give(out: dict[str, Any], target: str, source: str, value: Any, given_by: di
                                 fix="keep only one of them")
     out[target] = value
     given_by[target] = source
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    """A format whose samples come from the whole file, its records grouped across lines (a
+    trace's spans arrive in several records): ``recognises(records)``, ``samples(records, file)``.
+    Asked before the per-record formats (:func:`ragmeter.io.dataset.load_dataset`)."""
+
+    name: str
+    recognises: Callable[[Sequence[tuple[int, Any]]], bool]
+    samples: Callable[[Sequence[tuple[int, Any]], str], list[Any]]

@@ -28,6 +28,7 @@ from ragmeter.io.formats.base import (
     RETRIEVED_TEXTS,
     ContextField,
     Conversation,
+    FileFormat,
     Format,
     content_id,
     document_chunks,
@@ -49,6 +50,10 @@ MODULES = (
 )
 FORMATS: tuple[Format, ...] = tuple(cast(Format, importlib.import_module(f"ragmeter.io.formats.{name}").FORMAT)
                                     for name in MODULES)
+#: The formats read from a whole file (a trace's spans span records), asked first, in this order.
+FILE_MODULES = ("trace_exports",)
+FILE_FORMATS: tuple[FileFormat, ...] = tuple(
+    cast(FileFormat, importlib.import_module(f"ragmeter.io.formats.{name}").FORMAT) for name in FILE_MODULES)
 
 
 def _aliases() -> dict[str, str]:
