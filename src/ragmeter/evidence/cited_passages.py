@@ -54,13 +54,14 @@ class CitedPassages(ProviderBase):
         if isinstance(claims, Unavailable) or claims is None:
             ev.verdicts[CITED] = claims or Unavailable("no claims")
             return {}
-        texts = dict(context_passages(sample))
+        texts = dict(context_passages(sample, answer=True))  # the answer's markers number what it was written from
+        ids = sample.answer_context_ids
         groups: dict[tuple[str, ...], list[Claim]] = {}
         nowhere: list[Verdict] = []  # claims whose markers name no passage of the context
         for c in claims:
             if not c.cites:
                 continue
-            cited = tuple(dict.fromkeys(cid for m in c.cites if (cid := resolve(m, sample.context_ids)) is not None))
+            cited = tuple(dict.fromkeys(cid for m in c.cites if (cid := resolve(m, ids)) is not None))
             if cited:
                 groups.setdefault(cited, []).append(c)
             else:

@@ -2,8 +2,8 @@
 the whole answer (Ragas's Response Groundedness, from NVIDIA's dual-judge metrics).
 
 Two calls per answered sample, in the extraction stage: ``groundedness.judge1`` and
-``groundedness.judge2``, each with the context (the passages that reached the prompt, joined
-by newlines, as Ragas joins its retrieved contexts) and the answer as the assertion, each
+``groundedness.judge2``, each with the context (the passages the answer was written from,
+joined by newlines, as Ragas joins its retrieved contexts) and the answer as the assertion, each
 returning a rating of 0 (not supported), 1 (partly) or 2 (fully). A sample without an answer
 or with an empty context is ``Unavailable`` with the reason, without a call.
 """
@@ -43,12 +43,12 @@ class GroundednessRatings(ProviderBase):
         self.judges = {pid: load_prompt(pid) for pid in JUDGES}
 
     def check(self, samples: Sequence[Sample]) -> None:
-        check_context_texts(samples)
+        check_context_texts(samples)  # the answer's own context too, where it has one
 
     def requests(self, stage: str, sample: Sample, ev: Evidence, wanted: Wanted) -> dict[str, JudgeRequest]:
         if stage != EXTRACTION:
             return {}
-        context = "\n".join(text or "" for _, text in context_passages(sample))
+        context = "\n".join(text or "" for _, text in context_passages(sample, answer=True))
         why = ("the sample has no answer" if not has_text(sample.answer) else
                "the context is empty" if not context.strip() else None)
         if why is not None:

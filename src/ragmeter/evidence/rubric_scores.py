@@ -42,7 +42,7 @@ from ragmeter.evidence.provider import (
     unavailable,
     value,
 )
-from ragmeter.evidence.rubric_criteria import Criterion, with_builtin
+from ragmeter.evidence.rubric_criteria import RubricCriterion, with_builtin
 from ragmeter.evidence.sources import Sources
 from ragmeter.judges import schemas
 from ragmeter.judges.judge import JudgeRequest, Judgment
@@ -65,7 +65,8 @@ class RubricScores(ProviderBase):
         if stage != EXTRACTION:
             return {}
         out: dict[str, JudgeRequest] = {}
-        context = "\n".join(f"[{cid}] {text or ''}" for cid, text in context_passages(sample)) or "(none)"
+        passages = context_passages(sample, answer=True)  # what the answer was written from
+        context = "\n".join(f"[{cid}] {text or ''}" for cid, text in passages) or "(none)"
         for need in sorted(n for n in self.needs if need_kind(n) == RUBRIC):
             name = need_argument(need)
             if not has_text(sample.answer):
@@ -120,7 +121,7 @@ class RubricScores(ProviderBase):
                                        "weighted": weighted_score(logprobs, c.low, c.high, key=c.name)}
 
 
-def criteria_text(criteria: list[Criterion]) -> str:
+def criteria_text(criteria: list[RubricCriterion]) -> str:
     """The joint prompt's list of criteria: each name, description, scale and human-scored examples."""
     parts = []
     for c in criteria:
@@ -130,7 +131,7 @@ def criteria_text(criteria: list[Criterion]) -> str:
     return "\n".join(parts)
 
 
-def joint_schema(criteria: list[Criterion]) -> dict[str, Any]:
+def joint_schema(criteria: list[RubricCriterion]) -> dict[str, Any]:
     """One integer per criterion, all required (their bounds are checked against the scales after)."""
     names = [c.name for c in criteria]
     return {"type": "object",

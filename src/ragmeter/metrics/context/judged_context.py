@@ -14,7 +14,8 @@
 - context_relevance = context sentences needed to answer / all context sentences (Es et al.
   2023, the Ragas paper), one extra call.
 
-Seed q1: 4 of 5 reference claims supported: recall 0.80; relevant chunks at ranks 2 and 4:
+The article's q1 ("RAG Evaluation Metrics: Formulas and a Worked Example", examples/warranty/): 4
+of 5 reference claims supported: recall 0.80; relevant chunks at ranks 2 and 4:
 rank-weighted (1/2 + 2/4) / 2 = 0.5, average precision (1/2 + 2/4) / (2 + 1); the answer's
 supported claims rest on warranty-r2 and claim-steps, the same ranks 2 and 4: response-based
 (1/2 + 2/4) / 2 = 0.5; three of the six context sentences are needed: relevance 3/6.
@@ -44,18 +45,18 @@ def context_recall(ev: Evidence, sample: Sample, measure: Measure, context: Judg
     return sum(supported(verdicts, c.id) for c in claims) / len(claims)
 
 
-def _precision_sum(verdicts: tuple[Verdict, ...], sample: Sample) -> tuple[int, float]:
-    """(chunks relevant, sum of P@i at their ranks): a context chunk is relevant when it is among
-    the passages behind a supported claim."""
+def _precision_sum(verdicts: tuple[Verdict, ...], ranked: tuple[str, ...]) -> tuple[int, float]:
+    """(chunks relevant, sum of P@i at their ranks in ``ranked``): a chunk is relevant when it is
+    among the passages behind a supported claim."""
     relevant = {src for v in verdicts if v.verdict == "supported" for src in v.sources}
-    rel = np.array([[cid in relevant for cid in sample.context_ids]], dtype=bool).reshape(1, -1)
+    rel = np.array([[cid in relevant for cid in ranked]], dtype=bool).reshape(1, -1)
     return int(kernels.found(rel)[0]), float(kernels.precision_sum(rel)[0])
 
 
 def judged_context_precision(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
     claims = require_claims(ev.reference_claims, "reference answer")
     verdicts = require(ev.verdicts.get("reference@context"), "no verdicts")
-    found, precision_sum = _precision_sum(verdicts, sample)
+    found, precision_sum = _precision_sum(verdicts, sample.context_ids)
     if measure.params["form"] == "rank_weighted":
         return precision_sum / found if found else 0.0
     unsupported = sum(not supported(by_claim(verdicts), c.id) for c in claims)
@@ -64,7 +65,9 @@ def judged_context_precision(ev: Evidence, sample: Sample, measure: Measure, con
 
 def response_context_precision(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
     require_claims(ev.answer_claims, "answer")
-    found, precision_sum = _precision_sum(require(ev.verdicts.get("answer@context"), "no verdicts"), sample)
+    # ranked as the answer's context reached its prompt (every retrieval's chunks, where there were several)
+    found, precision_sum = _precision_sum(require(ev.verdicts.get("answer@context"), "no verdicts"),
+                                          sample.answer_context_ids)
     return precision_sum / found if found else 0.0
 
 

@@ -15,7 +15,7 @@ rubric judge). Fewer calls; each score then depends on which criteria share the 
 in the prompt, hence in the ledger key). The per-criterion ``rubric`` stays the default: see
 ``docs/judged-variants.md`` for what was measured of their agreement.
 
->>> c = Criterion("tone", "Polite?", 1, 5)
+>>> c = RubricCriterion("tone", "Polite?", 1, 5)
 >>> (4 - c.low) / (c.high - c.low)
 0.75
 """
@@ -29,12 +29,15 @@ from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import RUBRIC, RUBRIC_JOINT, Evidence, with_argument
-from ragmeter.evidence.rubric_criteria import BUILTIN, Criterion, load_criteria
+from ragmeter.evidence.rubric_criteria import BUILTIN, RubricCriterion, load_rubric_criteria
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
 from ragmeter.metrics.spec_table import register
 
-__all__ = ["BUILTIN", "Criterion", "RubricJointSpec", "RubricSpec", "load_criteria", "rubric", "rubric_joint"]
+__all__ = ["BUILTIN", "RubricCriterion", "RubricJointSpec", "RubricSpec", "load_rubric_criteria", "rubric",
+           "rubric_joint"]
+# The former names (the action criteria had the same ones), kept for code that imported them from here.
+Criterion, load_criteria = RubricCriterion, load_rubric_criteria
 
 
 def rubric(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
