@@ -50,3 +50,18 @@ def test_without_claims_the_reason_is_kept():
     assert ev.verdicts[CITED] == Unavailable("the sample has no answer")
     ev = Evidence(answer_claims=(Claim(1, "x"),))
     assert provider.requests("verification", SAMPLE, ev, lambda need: False) == {} and ev.verdicts[CITED] == ()
+
+
+def test_markers_number_the_chunks_the_answer_was_written_from():
+    """A request that retrieved twice: [1] is the first retrieval's chunk, not the last one's."""
+    several = Sample(id="r#2", question="Q?", answer="24 months [1].", retrieved=(Chunk("b", text="Ships in 5 days."),),
+                     answer_context=(Chunk("a", text="A 24-month warranty."), Chunk("b", text="Ships in 5 days.")))
+
+    def respond(pid, inputs, messages):
+        if pid == "claims.extract":
+            return {"claims": [{"id": 1, "text": "24 months.", "addresses_question": True, "cites": ["1"]}],
+                    "declines": False, "reference_claims": []}
+        return {"verdicts": [{"id": 1, "verdict": "supported", "sources": ["a"], "combined": False, "quote": ""}]}
+    backend = ScriptedBackend(respond)
+    asyncio.run(agather_evidence([several], {CITED}, Sources(judge=Judge(backend))))
+    assert [i["evidence"] for pid, i in backend.seen if pid == "claims.verify"] == ["[a] A 24-month warranty."]

@@ -47,3 +47,13 @@ def test_a_failed_rating_is_unavailable_and_marked_failed():
     backend = ScriptedBackend(lambda pid, inputs, messages: "no rating")
     [ev] = asyncio.run(agather_evidence([SAMPLE], {GROUNDEDNESS}, Sources(judge=Judge(backend, max_reasks=0))))
     assert all(isinstance(v, Unavailable) and v.failed for v in ev.groundedness.values())
+
+
+def test_a_request_that_retrieved_several_times_is_rated_against_what_the_answer_was_written_from():
+    from ragmeter.core.sample import Chunk as C
+
+    several = Sample(id="r#2", question="Q?", answer="Ships in 5 days.", retrieved=(C("b", text="Ships in 5 days."),),
+                     answer_context=(C("a", text="A 24-month warranty."), C("b", text="Ships in 5 days.")))
+    backend = ScriptedBackend(lambda pid, inputs, messages: {"rating": 2})
+    asyncio.run(agather_evidence([several], {GROUNDEDNESS}, Sources(judge=Judge(backend))))
+    assert backend.seen[0][1]["context"] == "A 24-month warranty.\nShips in 5 days."

@@ -79,3 +79,11 @@ def test_it_reads_the_faithfulness_verdicts_at_no_extra_call(tmp_path):
 
 def test_the_alias_names_ragas_variant():
     assert str(ragmeter.parse_measure("context_precision_without_reference")) == "response_context_precision"
+
+
+def test_a_request_that_retrieved_several_times_ranks_the_answers_own_context():
+    sample = Sample(id="r#2", question="Q?", answer="An answer.", retrieved=(Chunk("d", text=TEXTS["d"]),),
+                    answer_context=tuple(Chunk(c, text=TEXTS[c]) for c in "abcd"))
+    judge, _ = _judge([("supported", ["c"])])
+    r = ragmeter.evaluate([sample], ["response_context_precision"], judge=judge)
+    assert r.values("response_context_precision") == [pytest.approx(1 / 3)]  # c at rank 3 of a, b, c, d
