@@ -7,11 +7,11 @@ builder there. It sits in core, with the other settings' vocabulary (``auto``, `
 that a command's help can list the judges without loading any judge code.
 
 >>> judge_specs()
-'openai:<model>, anthropic:<model>, local or local:<file.gguf>'
+'openai:<model>, anthropic:<model>, local, local:<file.gguf> or given'
 >>> judge_specs(remote=True, quoted=True)
 "'openai:<model>' or 'anthropic:<model>'"
 >>> judge_specs(notes={"local": "offline"}, last=",")
-'openai:<model>, anthropic:<model>, local (offline), local:<file.gguf>'
+'openai:<model>, anthropic:<model>, local (offline), local:<file.gguf>, given'
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ class JudgeKind:
     remote: bool = True
 
     def forms(self) -> tuple[str, ...]:
+        if not self.argument:
+            return (self.prefix,)
         full = f"{self.prefix}:{self.argument}"
         return (self.prefix, full) if self.bare else (full,)
 
@@ -38,7 +40,8 @@ class JudgeKind:
 KINDS = (
     JudgeKind("openai", "<model>"),  # the chat-completions protocol: OpenAI, vLLM, Ollama, llama.cpp, LiteLLM
     JudgeKind("anthropic", "<model>"),  # the Messages API
-    JudgeKind("local", "<file.gguf>", bare=True, remote=False),  # the bundled model, or a GGUF file, in process
+    JudgeKind("local", "<file.gguf>", bare=True, remote=False),  # the offline judge (a GGUF file for its model)
+    JudgeKind("given", "", bare=True, remote=False),  # the verdicts the data already holds (RAGChecker's outputs)
 )
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 from ragmeter.core.judge_specs import judge_specs, kind_of
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges.backends import AnthropicBackend, Backend, OpenAIBackend
-from ragmeter.judges.local import LocalBackend
+from ragmeter.judges.given import GivenBackend
+from ragmeter.judges.offline.backend import OfflineBackend
 from ragmeter.judges.transport import JudgeConfigError, Limiter, RetryPolicy
 
 
@@ -16,7 +17,7 @@ def make_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
                  concurrency: int = DEFAULTS.concurrency, policy: RetryPolicy | None = None,
                  limiter: Limiter | None = None) -> Backend:
     """A backend for a judge spec (:func:`ragmeter.core.judge_specs.judge_specs` lists them; the
-    local one runs llama.cpp in process).
+    local one is the offline judge: cheap evidence, and llama.cpp in process where installed).
 
     ``limiter``: a concurrency limit shared with other backends (the HTTP backends use it
     instead of their own; the in-process local judge runs one call at a time anyway)."""
@@ -28,4 +29,6 @@ def make_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
         return OpenAIBackend(model, base_url, api_key, concurrency=concurrency, policy=policy, limiter=limiter)
     if kind.prefix == "anthropic":
         return AnthropicBackend(model, base_url, api_key, concurrency=concurrency, policy=policy, limiter=limiter)
-    return LocalBackend(model or None)
+    if kind.prefix == "given":
+        return GivenBackend()
+    return OfflineBackend(model or None)
