@@ -187,3 +187,31 @@ def test_labels_the_sample_could_not_have_evidence_for_are_not_listed_as_not_che
     assert set(answered.not_checked) == {"not_extracted", "incomplete", "incorrect_specificity"}  # a context
     (scored,) = diagnose([_s(retrieved=(), relevance={})], [_row("s", **{"hit_rate@5": 0.0})])
     assert set(scored.not_checked) == {"buried"}  # a retrieval metric in the run: its gaps still said
+
+
+def _verdicts(*kinds: str) -> dict:
+    return {"answer_claims": [{"id": i, "text": f"claim {i}"} for i in range(1, len(kinds) + 1)],
+            "verdicts": {"answer@context": [{"claim": i, "verdict": v, "sources": [], "combined": False, "quote": ""}
+                                            for i, v in enumerate(kinds, start=1)]}}
+
+
+def test_ungrounded_names_an_answer_whose_claims_are_mostly_not_found():
+    """The trial: an answer whose claims the context did not hold got "no failure point found"."""
+    row = _row("s", faithfulness=0.25)
+    row["evidence"] = _verdicts("supported", "not_found", "not_found", "contradicted")
+    (d,) = diagnose([_s()], [row])
+    assert "ungrounded" not in d.labels  # 2 of 4: not more than half
+    row["evidence"] = _verdicts("supported", "not_found", "not_found", "not_found", "not_found", "not_found")
+    (d,) = diagnose([_s()], [row])
+    assert d.labels == ["ungrounded"]
+    assert d.findings[0].evidence.startswith("5 of 6 claims are not found in the context: claim 2 \"claim 2\"")
+    assert d.findings[0].evidence.endswith("; and 2 more")
+
+
+def test_false_refusal_names_a_refused_answerable_question():
+    row = _row("s")
+    row["evidence"] = {"declines": True}
+    (d,) = diagnose([_s(context=("a",))], [row])
+    assert d.labels == ["false_refusal"] and "relevant chunks in the prompt: a" in d.findings[0].evidence
+    row["evidence"] = {"declines": False}
+    assert diagnose([_s()], [row])[0].labels == []

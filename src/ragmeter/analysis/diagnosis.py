@@ -15,6 +15,8 @@ reported as not checked, never as passed.
 | not_extracted | context recall >= 0.7 and faithfulness < 0.7 (the answer left or altered what the context said) |
 | incomplete | faithfulness >= 0.7 and factual recall < 0.7; says whether each missing claim was in the context |
 | incorrect_specificity | faithfulness >= 0.7 and answer relevancy < 0.7 |
+| ungrounded | more than half of the answer's claims are not found in the context (names them) |
+| false_refusal | the answer declines a question marked answerable (says which relevant chunks reached the prompt) |
 | wrong_format | the answer fails the ``expected_format`` given in the sample's metadata |
 | stale_chunk | a fact the context supports fails against the system of record (``--records``); names the chunk |
 | failed_action | a criterion on the run's tool calls fails (``--action-criteria``); names it, with its evidence |
@@ -44,7 +46,8 @@ from ragmeter.records.facts import FactCheck
 from ragmeter.records.stale import find_stale_chunks
 
 LABELS = ("missed_top_ranked", "missing_content", "missing_chunk", "not_in_context", "buried", "not_extracted",
-          "incomplete", "incorrect_specificity", "wrong_format", "stale_chunk", "failed_action")
+          "incomplete", "incorrect_specificity", "ungrounded", "false_refusal", "wrong_format", "stale_chunk",
+          "failed_action")
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,7 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
         for label in RETRIEVAL_LABELS:
             d.not_checked.pop(label, None)
     _answer_findings(d, row, ev, th)
+    _grounding_findings(d, s, ev)
     if not s.context_ids and _metric(row, "faithfulness") is False:
         for label in CONTEXT_LABELS:
             d.not_checked.pop(label, None)
@@ -250,6 +254,25 @@ def _answer_findings(d: QueryDiagnosis, row: dict, ev: dict, th: Thresholds) -> 
     elif faith is not None and relevancy is not None and faith >= th.high and relevancy < th.low:
         d.findings.append(Finding("incorrect_specificity", f"faithful ({faith:.2f}) but answer relevancy "
                                                            f"{relevancy:.2f}"))
+
+
+def _grounding_findings(d: QueryDiagnosis, s: Sample, ev: dict) -> None:
+    """``ungrounded``: most of the answer's claims are in no passage (whatever the other scores
+    say); ``false_refusal``: the answer declines a question marked answerable."""
+    claims = {c["id"]: c["text"] for c in ev.get("answer_claims") or [] if isinstance(c, dict)}
+    verdicts = ev.get("verdicts", {}).get("answer@context")
+    if isinstance(verdicts, list) and verdicts:
+        missing = [v for v in verdicts if v["verdict"] == "not_found"]
+        if 2 * len(missing) > len(verdicts):
+            shown = "; ".join(f"claim {v['claim']} \"{claims.get(v['claim'], '')}\"" for v in missing[:3])
+            more = f"; and {len(missing) - 3} more" if len(missing) > 3 else ""
+            d.findings.append(Finding("ungrounded", f"{len(missing)} of {len(verdicts)} claims are not found in the "
+                                                    f"context: {shown}{more}"))
+    if s.answerable and ev.get("declines") is True:
+        relevant = [c for c, g in s.relevance.items() if g >= 1 and c in s.context_ids]
+        where = (f"relevant chunks in the prompt: {', '.join(relevant)}" if relevant
+                 else "no chunk labeled relevant reached the prompt" if s.relevance else "no relevance labels")
+        d.findings.append(Finding("false_refusal", f"the answer declines, but the question is answerable ({where})"))
 
 
 def _failed_claims(ev: dict) -> str:
