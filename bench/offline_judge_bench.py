@@ -22,6 +22,7 @@ the tune split -> heldout split figure. ``--write`` puts the constants and figur
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import sys
@@ -81,25 +82,33 @@ def per_claim(rows: list[dict]) -> list[list[dict]]:
     return list(out.values())
 
 
+SWITCHES = tuple(itertools.product((False, True), (False, True)))  # (require_complete, negation)
+
+
 class Table:
-    """For every claim and weight option: align of the deciding passage, conflict, complete."""
+    """For every claim and weight option: align of the deciding passage, its conflicts (with and
+    without negation), whether it is complete."""
 
     def __init__(self, claims: list[list[dict]]) -> None:
         from ragmeter.judges.offline.rule import complete, conflict
 
-        self.align = np.zeros((len(WEIGHTS), len(claims)))
-        self.conflict = np.zeros((len(WEIGHTS), len(claims)), dtype=bool)
-        self.complete = np.zeros((len(WEIGHTS), len(claims)), dtype=bool)
+        shape = (len(WEIGHTS), len(claims))
+        self.align = np.zeros(shape)
+        self.conflict = {n: np.zeros(shape, dtype=bool) for n in (False, True)}
+        self.complete = np.zeros(shape, dtype=bool)
         for w, (a, b, c) in enumerate(WEIGHTS):
             for i, rows in enumerate(claims):
                 scores = [a * r["words"] + b * r["tokens"] + c * r["sentence"] for r in rows]
                 k = int(np.argmax(scores))
-                self.align[w, i], self.conflict[w, i], self.complete[w, i] = scores[k], conflict(rows[k]), complete(
-                    rows[k])
+                self.align[w, i], self.complete[w, i] = scores[k], complete(rows[k])
+                for n in (False, True):
+                    self.conflict[n][w, i] = conflict(rows[k], negation=n)
 
-    def predict(self, w: int, t_found: float, t_supported: float, idx: np.ndarray | None = None) -> np.ndarray:
+    def predict(self, params: tuple, idx: np.ndarray | None = None) -> np.ndarray:
+        w, t_found, t_supported, (need_complete, negation) = params
         sl = slice(None) if idx is None else idx
-        a, c, ok = self.align[w, sl], self.conflict[w, sl], self.complete[w, sl]
+        a, c = self.align[w, sl], self.conflict[negation][w, sl]
+        ok = self.complete[w, sl] if need_complete else np.ones(len(a), dtype=bool)
         out = np.full(len(a), 2)
         found = a >= t_found
         out[found & c] = 1
@@ -141,23 +150,25 @@ def faithfulness(m: dict, pred: np.ndarray, responses: np.ndarray) -> np.ndarray
 
 
 def objective(a: dict, m: dict, params: tuple, a_idx: np.ndarray, m_resp: np.ndarray) -> float:
-    w, tf, ts = params
-    pa = a["table"].predict(w, tf, ts, a_idx)
+    pa = a["table"].predict(params, a_idx)
     y = a["labels"][a_idx]
     acc = ((pa == y).sum() - ((y == 1) & (pa == 0)).sum()) / max(1, len(y))
-    pm = m["table"].predict(w, tf, ts)
+    pm = m["table"].predict(params)
     rho = spearman(faithfulness(m, pm, m_resp), m["human"][m_resp]) if len(m_resp) > 2 else 0.0
     return acc + rho
 
 
 def fit(a: dict, m: dict, a_idx: np.ndarray, m_resp: np.ndarray) -> tuple:
+    """The constants maximising the objective; ties go to the first found (the simpler switches,
+    the lower thresholds)."""
     best, key = None, -math.inf
-    for w in range(len(WEIGHTS)):
-        for tf in GRID:
-            for ts in (t for t in GRID if t >= tf):
-                v = objective(a, m, (w, tf, ts), a_idx, m_resp)
-                if v > key + 1e-12:
-                    best, key = (w, tf, ts), v
+    for switches in SWITCHES:
+        for w in range(len(WEIGHTS)):
+            for tf in GRID:
+                for ts in (t for t in GRID if t >= tf):
+                    v = objective(a, m, (w, tf, ts, switches), a_idx, m_resp)
+                    if v > key + 1e-12:
+                        best, key = (w, tf, ts, switches), v
     assert best is not None
     return best
 
@@ -168,8 +179,7 @@ def cross_validated(a: dict, m: dict) -> dict:
     pred = np.full(len(all_a), -1)
     for g in dict.fromkeys(a["groups"].tolist()):
         held = a["groups"] == g
-        w, tf, ts = fit(a, m, all_a[~held], all_m)
-        pred[held] = a["table"].predict(w, tf, ts, all_a[held])
+        pred[held] = a["table"].predict(fit(a, m, all_a[~held], all_m), all_a[held])
     y = a["labels"]
     agree_cv = {"accuracy": round(float((pred == y).mean()), 4), "n": int(len(y)),
                 "contradicted_called_supported": int(((y == 1) & (pred == 0)).sum()),
@@ -179,15 +189,13 @@ def cross_validated(a: dict, m: dict) -> dict:
     faith = np.zeros(len(all_m))
     for conv in dict.fromkeys(m["conversation"].tolist()):
         held = m["conversation"] == conv
-        w, tf, ts = fit(a, m, all_a, all_m[~held])
-        faith[held] = faithfulness(m, m["table"].predict(w, tf, ts), all_m[held])
+        faith[held] = faithfulness(m, m["table"].predict(fit(a, m, all_a, all_m[~held])), all_m[held])
     mtrag_cv = {"spearman": round(spearman(faith, m["human"]), 4), "n": int(len(all_m)),
                 "conversations": len(set(m["conversation"].tolist()))}
     # tune -> heldout
     tune = all_a[a["split"] == "tune"]
     held = all_a[a["split"] == "heldout"]
-    w, tf, ts = fit(a, m, tune, all_m)
-    ph, yh = a["table"].predict(w, tf, ts, held), a["labels"][held]
+    ph, yh = a["table"].predict(fit(a, m, tune, all_m), held), a["labels"][held]
     split = {"accuracy": round(float((ph == yh).mean()), 4), "n": int(len(yh)),
              "contradicted_called_supported": int(((yh == 1) & (ph == 0)).sum()),
              "of_contradicted": int((yh == 1).sum())}
@@ -198,10 +206,12 @@ def cross_validated(a: dict, m: dict) -> dict:
 def fit_all(write: bool) -> None:
     a, m = load()
     all_a, all_m = np.arange(len(a["labels"])), np.arange(len(m["items"]))
-    w, tf, ts = fit(a, m, all_a, all_m)
-    pa = a["table"].predict(w, tf, ts)
-    pm = m["table"].predict(w, tf, ts)
-    fitted = {"weights": WEIGHTS[w], "t_found": tf, "t_supported": ts,
+    params = fit(a, m, all_a, all_m)
+    w, tf, ts, (need_complete, negation) = params
+    pa = a["table"].predict(params)
+    pm = m["table"].predict(params)
+    fitted = {"weights": WEIGHTS[w], "t_found": tf, "t_supported": ts, "require_complete": need_complete,
+              "negation": negation,
               "agreement_in_sample": round(float((pa == a["labels"]).mean()), 4),
               "mtrag_in_sample_spearman": round(spearman(faithfulness(m, pm, all_m), m["human"]), 4)}
     print(json.dumps(fitted))
@@ -210,7 +220,8 @@ def fit_all(write: bool) -> None:
     if write:
         data = json.loads(RULE.read_text())
         data["constants"].update({"w_words": WEIGHTS[w][0], "w_tokens": WEIGHTS[w][1], "w_sentence": WEIGHTS[w][2],
-                                  "t_found": tf, "t_supported": ts})
+                                  "t_found": tf, "t_supported": ts, "require_complete": need_complete,
+                                  "negation": negation})
         data["fitted_on"] = (
             "grid search on the bundled agreement set (216 hand-labeled claims, 24 contexts) and the MTRAG "
             "development half (216 rated responses shown passages, 10 conversations), maximising agreement "

@@ -44,11 +44,20 @@ MODEL_QUESTION = "short3"  # the bundled model's three-way question (judges/loca
 _MARKER = re.compile(r"\s*\[([^\[\]\s][^\[\]]*)\]")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 _PASSAGE_CACHE = 512  # prepared passages kept (a context is usually read by several requests)
+# a reply to the user opening the sentence, not a fact: "No, ...", "That is not true; ..."
+_DISCOURSE = re.compile(r"^(?:yes|no|nope|correct|incorrect|right|wrong|actually|not quite|indeed|"
+                        r"that(?:'s| is)(?: not)? (?:true|correct|right|the case|accurate))\s*[;,:.!]\s+(?=\w)", re.I)
 
 
 def claim_text(sentence: str) -> str:
-    """A sentence as a claim: citation markers and Markdown emphasis taken out."""
-    return " ".join(_EMPHASIS.sub("", _MARKER.sub("", sentence)).split())
+    """A sentence as a claim: citation markers, Markdown emphasis and an opening reply to the
+    user ("No, ...", "That is not true; ...") taken out.
+
+    >>> claim_text("That is not true; toolchain is available in **Sao Paulo** [doc-3].")
+    'toolchain is available in Sao Paulo.'
+    """
+    text = " ".join(_EMPHASIS.sub("", _MARKER.sub("", sentence)).split())
+    return _DISCOURSE.sub("", text)
 
 
 def markers(sentence: str) -> list[str]:
