@@ -114,6 +114,5 @@ def complete(row: dict) -> bool:
 
 def load_rule(path: Path = RULE_PATH) -> EvidenceRule:
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    c = data["constants"]
-    return EvidenceRule(**{k: v if isinstance(v, bool) else float(v) for k, v in c.items()},
-                        fitted_on=data["fitted_on"], measured=data.get("measured", {}))
+    c: dict[str, Any] = {k: v if isinstance(v, bool) else float(v) for k, v in data["constants"].items()}
+    return EvidenceRule(**c, fitted_on=data["fitted_on"], measured=data.get("measured", {}))
