@@ -1,4 +1,4 @@
-"""Write the bundled MTRAG development half (``src/ragmeter/judges/mtrag/dev.jsonl``) from the
+"""Write the bundled MTRAG development half (``src/ragmeter/trust/mtrag/dev.jsonl``) from the
 shared reference file: one line per task (its three rated responses inside), with what
 ``judge-check --set mtrag-dev`` reads and nothing else.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT.parent / "shared" / "reference" / "mtrag-human-dev" / "human_evaluations_dev.json"
-OUT = ROOT / "src" / "ragmeter" / "judges" / "mtrag" / "dev.jsonl"
+OUT = ROOT / "src" / "ragmeter" / "trust" / "mtrag" / "dev.jsonl"
 
 
 def ratings(annotations: dict, name: str) -> list[int]:

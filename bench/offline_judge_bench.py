@@ -43,9 +43,9 @@ GRID = tuple(round(x, 3) for x in np.arange(0.30, 1.001, 0.05))
 # ---- rows ---------------------------------------------------------------------------------------
 
 def rows() -> None:
-    from ragmeter.judges.agreement_set import load_set as load_agreement
-    from ragmeter.judges.mtrag_set import load_set as load_mtrag
     from ragmeter.judges.offline.backend import OfflineBackend
+    from ragmeter.trust.agreement_set import load_set as load_agreement
+    from ragmeter.trust.mtrag_set import load_set as load_mtrag
 
     backend = OfflineBackend(model_stage=False)
     DATA.mkdir(parents=True, exist_ok=True)

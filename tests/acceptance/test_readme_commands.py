@@ -61,11 +61,11 @@ ELSEWHERE = {
     'ragmeter watch LOG --judge ... --sample-rate 0.1 --alert "faithfulness<0.8" --baseline RUN':
         "tests/live/test_watch.py::test_drift_from_a_baseline_alerts",
     "ragmeter judge-check [--judge ...] [--split heldout|tune|all]":
-        "tests/judges/test_local_model.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
+        "tests/judges/local/test_model.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
     "ragmeter judge-check --judge local":
-        "tests/judges/test_local_model.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
+        "tests/judges/local/test_model.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
     "ragmeter judge-check --set mtrag-dev":
-        "tests/analysis/test_mtrag_check.py::test_judge_check_on_mtrag_dev_with_an_api_judge",
+        "tests/trust/test_mtrag_check.py::test_judge_check_on_mtrag_dev_with_an_api_judge",
     "ragmeter label DATA [--corpus C] [--k 10] [--labeler NAME] [--labels F]":
         "tests/label/test_server.py::test_two_labelers_reload_adjudication_and_export",
     "ragmeter label questions.jsonl --corpus corpus.jsonl --labeler alice":
@@ -96,7 +96,7 @@ ELSEWHERE = {
     # the label-path speed table's column head (bench/label_bench.py runs it)
     "ragmeter eval --format json":
         "tests/embeddings/test_backends.py::test_criteria_file_applies_to_the_streamed_path_too",
-    "ragmeter eval --no-save --format json": "tests/judges/test_local.py::test_cli_local_judge",
+    "ragmeter eval --no-save --format json": "tests/judges/local/test_backend.py::test_cli_local_judge",
     "ragmeter diagnose": "tests/cli/test_eval_cmd.py::test_stale_fact_through_the_judge_and_the_table",
     "ragmeter eval DATA --records SOURCE [--records-timeout 10] [--action-criteria FILE]":
         "tests/cli/test_eval_cmd.py::test_stale_fact_through_the_judge_and_the_table",
@@ -336,7 +336,7 @@ def test_trec_prints_trec_evals_bytes(run_cli, here):
 def test_readme_says_where_the_second_copy_of_the_model_is_and_how_to_remove_it():
     """The model is installed as parts and assembled into the cache: README names the file the
     loader writes and the command that removes it."""
-    from ragmeter.judges.local_model import BUNDLED_NAME, BUNDLED_SIZE, PART_PACKAGE
+    from ragmeter.judges.local.model import BUNDLED_NAME, BUNDLED_SIZE, PART_PACKAGE
     from tests.conftest import ROOT
 
     readme = " ".join((ROOT / "README.md").read_text().split())

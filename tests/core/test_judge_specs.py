@@ -7,12 +7,12 @@ import pytest
 import typer
 
 from ragmeter.core.judge_specs import KINDS, judge_specs, kind_of
-from ragmeter.judges import backend_factory
+from ragmeter.judges.backends import factory as backend_factory
 from ragmeter.judges.transport import JudgeConfigError
 
 
 def test_the_factory_builds_every_listed_spec_of_its_kind(monkeypatch):
-    monkeypatch.setattr(backend_factory, "OfflineBackend", lambda path: ("local", path))
+    monkeypatch.setattr("ragmeter.judges.offline.backend.OfflineBackend", lambda path: ("local", path))
     built = {form: backend_factory.make_backend(form.replace("<model>", "m").replace("<file.gguf>", "x.gguf"),
                                                 api_key="k")
              for kind in KINDS for form in kind.forms()}

@@ -194,7 +194,7 @@ def test_make_judge_reads_the_settings(tmp_path):
 
 
 def test_auto_is_the_local_judge_only_when_installed_and_needed(monkeypatch):
-    import ragmeter.judges.local_model as lm
+    import ragmeter.judges.local.model as lm
 
     def resolve_judge(settings, notify=None):  # measures are resolved once per run, then passed down
         return inputs.resolve_judge(settings, inputs.run_measures(settings), notify)

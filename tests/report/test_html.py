@@ -93,8 +93,8 @@ README_METRICS = ("precision,recall,hit_rate,mrr,ndcg,faithfulness,context_recal
 def sample_report(cli, warranty, runs_dir, tmp_path):
     """The report of the bundled sample with README's first command's metrics (the seed judge over
     HTTP), its faithfulness provenance carrying the local judge's measured agreement."""
-    from ragmeter.judges.local_agreement import DEFAULT_RULE, DEFAULT_SETTINGS, measured
-    from ragmeter.judges.local_model import BUNDLED_SHA256
+    from ragmeter.judges.local.agreement import DEFAULT_RULE, DEFAULT_SETTINGS, measured
+    from ragmeter.judges.local.model import BUNDLED_SHA256
 
     srv, state = judge_server.start(seed_judge.over_http)
     try:

@@ -195,9 +195,9 @@ def agreement_command(
     runs_dir: str | None = runs_dir_option(),
 ) -> None:
     """Judge vs human labels per metric: kappa, Spearman, Kendall, confusion, and the PPI-corrected mean."""
-    from ragmeter.analysis.judge_agreement import MIN_PAIRS, agreement
     from ragmeter.io.labels import load_labels
     from ragmeter.runs import load_run
+    from ragmeter.trust.judge_agreement import MIN_PAIRS, agreement
 
     r = load_run(run, runs_dir)
     human = load_labels(labels)

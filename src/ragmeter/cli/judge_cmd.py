@@ -1,6 +1,6 @@
 """``ragmeter judge-check``: how often a judge agrees with the bundled hand-labeled claims
 (``--set agreement``), or how its claim metrics rank real answers rated by people
-(``--set mtrag-dev``, ``analysis/mtrag_check.py``)."""
+(``--set mtrag-dev``, ``trust/mtrag_check.py``)."""
 
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ def judge_check_command(
     matrix of a judge on the bundled agreement set (216 hand-labeled claims in 24 contexts). For the
     local judge, also the leave-one-context-out cross-validated accuracy of its rule (re-fitted on
     the stored probabilities, no extra model call): the number to trust for claims it never saw."""
-    from ragmeter.judges.agreement_set import LABELS, check, cross_validated, load_set
     from ragmeter.judges.judge_factory import make_judge
-    from ragmeter.judges.local import LocalBackend
+    from ragmeter.judges.local.backend import LocalBackend
+    from ragmeter.trust.agreement_set import LABELS, check, cross_validated, load_set
 
     if check_set not in ("agreement", "mtrag-dev"):
         raise typer.BadParameter("use agreement or mtrag-dev", param_hint="--set")
@@ -100,7 +100,7 @@ def _offline_figures(backend) -> dict | None:
 
 
 def _confusion(confusion: dict) -> None:
-    from ragmeter.judges.agreement_set import LABELS
+    from ragmeter.trust.agreement_set import LABELS
 
     corner = "label / judged"
     typer.echo(f"{corner:16}" + "".join(f"{p:>14}" for p in LABELS))
@@ -109,8 +109,7 @@ def _confusion(confusion: dict) -> None:
 
 
 def _mtrag(judge, limit: int | None, fmt: str, progress: str) -> None:
-    from ragmeter.analysis import mtrag_check
-    from ragmeter.judges import mtrag_set
+    from ragmeter.trust import mtrag_check, mtrag_set
 
     items = mtrag_set.load_set()
     total = len(items)

@@ -1,10 +1,11 @@
 """The judge specs ``--judge`` and ``judge=`` take, as one table.
 
-The backend factory builds each kind (:func:`ragmeter.judges.backend_factory.make_backend`
-dispatches on :data:`KINDS` and refuses what it does not list), and every help text and
-message that names the judges is written from it, so a new backend is one row here and one
-builder there. It sits in core, with the other settings' vocabulary (``auto``, ``none``), so
-that a command's help can list the judges without loading any judge code.
+The backend factory builds each kind through its ``{prefix: builder}`` table
+(:data:`ragmeter.judges.backends.factory.BUILDERS`; ``make_backend`` refuses what :data:`KINDS`
+does not list), and every help text and message that names the judges is written from it, so a
+new backend is its module in ``judges/backends/``, one row here and one builder there. It sits
+in core, with the other settings' vocabulary (``auto``, ``none``), so that a command's help can
+list the judges without loading any judge code.
 
 >>> judge_specs()
 'openai:<model>, anthropic:<model>, local, local:<file.gguf> or given'

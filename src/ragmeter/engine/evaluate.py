@@ -22,7 +22,7 @@ from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS, Settings
 from ragmeter.engine.coverage import report_coverage, report_nothing_retrieved
 from ragmeter.engine.label_scoring import score_labels
-from ragmeter.evidence.sources import Sources
+from ragmeter.evidence.sources import Sources, build_sources
 from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
@@ -130,8 +130,7 @@ async def aevaluate(
     """Score every sample with every measure: the async core of :func:`evaluate` (same
     arguments), for code that runs in an event loop (``await ragmeter.aevaluate(...)``)."""
     result = await _scored(data, metrics, k, view, judge, progress, before_judged,
-                           Sources(embedder=embedder, records=records, action_criteria=action_criteria,
-                                   criteria=criteria))
+                           dict(embedder=embedder, records=records, action_criteria=action_criteria, criteria=criteria))
     report_coverage({m: result.outcomes[m] for m in result.measures})
     report_nothing_retrieved(result)
     return result
@@ -139,17 +138,19 @@ async def aevaluate(
 
 async def _scored(data: Any, metrics: str | Iterable[str | Measure] | None, k: int | None, view: str | None,
                   judge: Judge | str | None, progress: Progress | None,
-                  before_judged: Callable[[EvaluationResult], None] | None, sources: Sources) -> EvaluationResult:
-    """The keywords resolved (the data read, the measures parsed, a judge spec built), then scored."""
+                  before_judged: Callable[[EvaluationResult], None] | None, parts: dict[str, Any]) -> EvaluationResult:
+    """The keywords resolved (the data read, the measures parsed, a judge spec built), then scored
+    through the sources made of the judge and the other ``parts`` (``evaluate``'s keywords)."""
     dataset = as_dataset(data)
     measures = resolve_measures(measure_list(metrics), k, view=view)
-    if sources.action_criteria is not None and sources.action_criteria.cases:
+    actions = parts["action_criteria"]
+    if actions is not None and actions.cases:
         from ragmeter.actions.criteria import warn_unknown_cases
 
-        warn_unknown_cases(sources.action_criteria, (s.id for s in dataset.samples), stacklevel=4)
+        warn_unknown_cases(actions, (s.id for s in dataset.samples), stacklevel=4)
     the_judge, owned = judge_for(judge)
     try:
-        return await ascore(dataset, measures, sources.replace(judge=the_judge), progress=progress,
+        return await ascore(dataset, measures, build_sources(judge=the_judge, **parts), progress=progress,
                             before_judged=before_judged)
     finally:
         if owned and the_judge is not None:
@@ -317,8 +318,8 @@ def evaluate(
     ('not_computed', {'faithfulness': None})
     """
     result = run_sync(lambda: _scored(data, metrics, k, view, judge, progress, before_judged,
-                                      Sources(embedder=embedder, records=records, action_criteria=action_criteria,
-                                              criteria=criteria)))
+                                      dict(embedder=embedder, records=records, action_criteria=action_criteria,
+                                           criteria=criteria)))
     report_coverage({m: result.outcomes[m] for m in result.measures})  # the warning points at the caller
     report_nothing_retrieved(result)
     return result

@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettingError, Settings
-from ragmeter.judges import backend_factory, local_model  # make_backend read at call time: tests may swap it
-from ragmeter.judges.backends import Backend, NoCallBackend, ScriptedBackend
+from ragmeter.judges.backends import factory  # make_backend read at call time: tests may swap it
+from ragmeter.judges.backends.base import Backend
+from ragmeter.judges.backends.scripted import NoCallBackend, ScriptedBackend
 from ragmeter.judges.judge import Budget, Judge
+from ragmeter.judges.local import model as local_model
 from ragmeter.judges.transport import Limiter, RetryPolicy
 from ragmeter.ledger.sqlite import Ledger
 
@@ -59,7 +61,7 @@ def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
     if isinstance(spec, Backend):
         backend = spec
     else:
-        backend = backend_factory.make_backend(
+        backend = factory.make_backend(
             spec, base_url=settings.judge_base_url, concurrency=settings.concurrency,
             policy=RetryPolicy(timeout=settings.timeout), limiter=limiter)
     budget = None
@@ -89,7 +91,7 @@ def planning_judge(spec: str | None, settings: Settings = DEFAULTS) -> Judge | N
         spec = default_judge()
     if spec is None or spec == NO_JUDGE:
         return None
-    real = backend_factory.make_backend(spec, base_url=settings.judge_base_url, api_key=PLANNING_KEY)
+    real = factory.make_backend(spec, base_url=settings.judge_base_url, api_key=PLANNING_KEY)
     backend = NoCallBackend(real.name, real.model)
     backend.key_extra = real.key_extra
     path = settings.ledger_path

@@ -17,6 +17,7 @@ from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import AUTO_JUDGE, NO_JUDGE, InvalidSettingError, Settings
 from ragmeter.engine.call_plan import needs_judge
 from ragmeter.engine.evaluate import resolve_measures
+from ragmeter.evidence.sources import build_sources
 from ragmeter.judges.judge_factory import default_judge, make_judge
 from ragmeter.live.watch import Alert, Watcher, serve
 from ragmeter.report.heartbeat import judge_heartbeat
@@ -101,7 +102,8 @@ def make_watcher(settings: Settings) -> Watcher:
     registry = _registry(0 if w.once else w.port)  # one pass, then exit: nothing to scrape
     judge = make_judge(settings.judge_spec, settings, ledger=settings.ledger or str(Path(w.state) / "ledger.sqlite"))
     return Watcher(w.log, judge, Path(w.state), metrics=w.metrics, sample_rate=w.sample_rate, window=w.window,
-                   alerts=alerts, alert_command=w.alert_command, registry=registry, k=settings.k)
+                   alerts=alerts, alert_command=w.alert_command, registry=registry, k=settings.k,
+                   sources=build_sources(settings, judge=judge))
 
 
 def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:

@@ -62,7 +62,7 @@ from ragmeter.core.errors import (
 from ragmeter.core.measure import resolve_measure
 from ragmeter.core.settings import DEFAULTS, InvalidSettingError
 from ragmeter.engine.evaluate import evaluate_with, resolve_measures
-from ragmeter.evidence.sources import Sources
+from ragmeter.evidence.sources import Sources, build_sources
 from ragmeter.io.dataset import from_samples
 from ragmeter.live.source import LoggedRequest, Rejected, parse
 from ragmeter.live.tail import Line, LogTail
@@ -116,8 +116,10 @@ class Watcher:
     registry: Any = None
     batch: int = 16  # requests scored per poll at most: bounded work, and progress saved often
     k: int | None = DEFAULTS.k  # the retrieved list's cut-off for measures without their own @k
+    sources: Sources | None = None  # what the metrics are scored through; None: the judge alone
 
     def __post_init__(self) -> None:
+        self._sources = self.sources if self.sources is not None else build_sources(judge=self.judge)
         # Names resolve once, through the parser: records, windows and alerts use canonical names.
         self.measures = resolve_measures(list(self.metrics), k=self.k)
         self.names = [str(m) for m in self.measures]
@@ -251,8 +253,7 @@ class Watcher:
         with warnings.catch_warnings():  # a poll's batch is not the traffic: the windows say coverage
             warnings.simplefilter("ignore", LowCoverageWarning)
             warnings.simplefilter("ignore", NothingRetrievedWarning)
-            result = evaluate_with(from_samples([r.sample for r in requests]), self.measures,
-                                   Sources(judge=self.judge))
+            result = evaluate_with(from_samples([r.sample for r in requests]), self.measures, self._sources)
         return [{"id": r.id, "ts": r.ts or time.time(),
                  "metrics": {str(m): _cell(result.outcomes[m][i]) for m in result.measures}}
                 for i, r in enumerate(requests)]

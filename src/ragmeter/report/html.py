@@ -17,11 +17,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ragmeter.analysis.diagnosis import QueryDiagnosis, count_labels, diagnose
-from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.sample import Sample
 from ragmeter.io.writer import write_output
 from ragmeter.metrics import get_spec
+from ragmeter.trust.judge_uncertainty import judge_agreement
 
 
 def escape(value: Any) -> str:

@@ -132,7 +132,7 @@ def mean_line(result: EvaluationResult, pad: int = 5) -> str:
 def coverage_lines(result: EvaluationResult) -> list[str]:
     """Per measure: scored / not computed / failed with the reasons, and for a judged measure
     whose judge's agreement with hand labels is known, that agreement (see
-    :mod:`ragmeter.analysis.judge_uncertainty`)."""
+    :mod:`ragmeter.trust.judge_uncertainty`)."""
     lines = []
     for m in result.measures:
         s = result.summary(m)
@@ -144,7 +144,7 @@ def coverage_lines(result: EvaluationResult) -> list[str]:
             outcomes[0].provenance if outcomes else None
         measured = None
         if provenance is not None and provenance.judge:  # a judged metric (a label-only run loads no analysis code)
-            from ragmeter.analysis.judge_uncertainty import judge_agreement
+            from ragmeter.trust.judge_uncertainty import judge_agreement
 
             measured = judge_agreement(provenance.as_dict())
         if measured is not None:

@@ -17,9 +17,9 @@ from rich.text import Text
 
 from ragmeter.analysis.compare import significance_legend
 from ragmeter.analysis.diagnosis import count_labels
-from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.display import terminal_safe as safe
 from ragmeter.core.settings import default_runs_dir
+from ragmeter.trust.judge_uncertainty import judge_agreement
 
 
 def _render(table) -> str:

@@ -64,7 +64,7 @@ def test_every_row_goes_to_the_ledger_and_a_new_rule_rescores_without_a_call(tmp
 
 
 def test_without_the_model_other_prompts_are_refused_with_the_fix(monkeypatch):
-    from ragmeter.judges import local_model
+    from ragmeter.judges.local import model as local_model
 
     monkeypatch.setattr(local_model, "local_available", lambda: False)  # [embeddings] alone
     backend = OfflineBackend()
@@ -75,7 +75,7 @@ def test_without_the_model_other_prompts_are_refused_with_the_fix(monkeypatch):
 
 
 def test_with_the_model_the_provenance_names_both_stages(monkeypatch):
-    from ragmeter.judges import local_model
+    from ragmeter.judges.local import model as local_model
 
     monkeypatch.setattr(local_model, "local_available", lambda: True)
     assert OfflineBackend(model_stage=True).description["stages"] == ["evidence", "model"]
@@ -83,7 +83,7 @@ def test_with_the_model_the_provenance_names_both_stages(monkeypatch):
 
 
 def test_auto_is_the_offline_judge_with_the_embeddings_alone(monkeypatch):
-    from ragmeter.judges import local_model
+    from ragmeter.judges.local import model as local_model
 
     monkeypatch.setattr(local_model, "local_available", lambda: False)
     assert default_judge() == "local"

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from ragmeter.judges.agreement_set import SET_PATH
 from ragmeter.judges.offline.refusal import declines, is_refusal
+from ragmeter.trust.agreement_set import SET_PATH
 
 
 @pytest.mark.parametrize("answer", [

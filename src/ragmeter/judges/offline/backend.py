@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import JudgeUnavailableError
-from ragmeter.judges.backends import Backend, Decoding, Reply
+from ragmeter.judges.backends.base import Backend, Decoding, Reply
 from ragmeter.judges.offline import refusal, signals
 from ragmeter.judges.offline.rule import EvidenceRule, load_rule
 from ragmeter.judges.replies import digest
@@ -40,7 +40,7 @@ from ragmeter.judges.sentences import SPLITTER, split_sentences
 VERIFY, EXTRACT = "claims.verify", "claims.extract"
 RECIPE_VERSION = 1  # raise when a signal, the claim cutting or the model question changes
 ADDRESSES_COSINE = 0.3  # measured on agreement/addresses.jsonl (bench/offline_judge_bench.py prompts)
-MODEL_QUESTION = "short3"  # the bundled model's three-way question (judges/local_llm.py)
+MODEL_QUESTION = "short3"  # the bundled model's three-way question (judges/local/llm.py)
 _MARKER = re.compile(r"\s*\[([^\[\]\s][^\[\]]*)\]")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 _PASSAGE_CACHE = 512  # prepared passages kept (a context is usually read by several requests)
@@ -76,7 +76,7 @@ class OfflineBackend(Backend):
 
     def __init__(self, path: str | Path | None = None, *, model_stage: bool | None = None,
                  rule: EvidenceRule | None = None) -> None:
-        from ragmeter.judges import local_model
+        from ragmeter.judges.local import model as local_model
 
         self.rule = rule or load_rule()
         #: the bundled model (or the user's GGUF) is there: it serves the prompts beyond claims
@@ -103,20 +103,20 @@ class OfflineBackend(Backend):
 
     @property
     def model_name(self) -> str:
-        from ragmeter.judges import local_model
+        from ragmeter.judges.local import model as local_model
 
         return local_model.BUNDLED_MODEL if self.path is None else Path(self.path).name
 
     @property
     def model_sha256(self) -> str:
-        from ragmeter.judges import local_model
+        from ragmeter.judges.local import model as local_model
 
         return local_model.BUNDLED_SHA256 if self.path is None else str(self.inner.sha256)
 
     @cached_property
     def inner(self) -> Any:
         """The bundled model's judge (``[local]``): the model stage and the other prompts."""
-        from ragmeter.judges.local import LocalBackend
+        from ragmeter.judges.local.backend import LocalBackend
 
         return LocalBackend(self.path)
 
@@ -206,7 +206,7 @@ class OfflineBackend(Backend):
         return [r for per in rows for r in per]
 
     def _ask_model(self, rows: list[list[dict]], passages: list[tuple[str, str]], texts: list[str]) -> None:
-        from ragmeter.judges import local_llm
+        from ragmeter.judges.local import llm as local_llm
 
         question = local_llm.QUESTION_SETS[MODEL_QUESTION][0]
         by_passage: dict[int, list[int]] = {}
