@@ -2,7 +2,7 @@
 
     python bench/offline_judge_bench.py rows          # signal rows of both sets -> bench/.data/offline/
     python bench/offline_judge_bench.py fit [--write] # grid search + cross-validation; --write: rule.json
-    python bench/offline_judge_bench.py model         # the model's answers for the agreement set's claims
+    python bench/offline_judge_bench.py speed [--repeat 5]  # faithfulness + context recall on q1, load printed
 
 rows: every (claim, passage) row of ``judges/offline/signals.py`` for the bundled agreement set
 (216 hand-labeled claims, 24 contexts) and for the MTRAG development half (the 216 responses
@@ -25,6 +25,7 @@ import argparse
 import itertools
 import json
 import math
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -231,13 +232,52 @@ def fit_all(write: bool) -> None:
         RULE.write_text(json.dumps(data, indent=1) + "\n")
 
 
+# ---- speed --------------------------------------------------------------------------------------
+
+def speed(repeat: int) -> None:
+    """Faithfulness + context recall on the warranty sample (q1 is its one answered sample) with the
+    default offline judge, a fresh ledger and fresh passage cache each round (every judgment
+    computed), the embedder loaded once beforehand; the median and the load average seen."""
+    import os
+
+    import ragmeter
+    from ragmeter.judges import Judge
+    from ragmeter.judges.offline.backend import OfflineBackend
+    from ragmeter.ledger import Ledger
+
+    warranty = ROOT / "examples" / "warranty"
+    data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
+    backend = OfflineBackend()
+    _ = backend.embedder
+    seconds, cpu, loads = [], [], []
+    for _round in range(repeat):
+        backend._passages.clear()
+        loads.append(os.getloadavg()[0])
+        start, c0 = time.perf_counter(), time.process_time()
+        judge = Judge(backend, ledger=Ledger(":memory:"))
+        result = ragmeter.evaluate(data, ["faithfulness", "context_recall"], judge=judge)
+        seconds.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - c0)
+        loads.append(os.getloadavg()[0])
+    median = statistics.median(seconds)
+    print(json.dumps({"judge": backend.model, "stages": backend.stages, "rounds": repeat,
+                      "seconds": [round(x, 3) for x in seconds], "cpu_seconds": [round(x, 3) for x in cpu],
+                      "median_s": round(median, 3), "answered_samples_per_s": round(1 / median, 2),
+                      "load_average_1min": [round(min(loads), 2), round(max(loads), 2)],
+                      "faithfulness": result.means().get("faithfulness"),
+                      "context_recall": result.means().get("context_recall")}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("rows", "fit"))
+    parser.add_argument("what", choices=("rows", "fit", "speed"))
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     if args.what == "rows":
         rows()
+    elif args.what == "speed":
+        speed(args.repeat)
     else:
         fit_all(args.write)
 
