@@ -11,8 +11,9 @@ against each model response for completeness), computed once and cached (they ar
 ledger stores: a new rule costs no embedding or model time).
 
 fit: the rule's constants (``judges/offline/rule.py``) by grid search on both sets at once,
-maximising agreement-set accuracy (minus one per contradicted claim called supported) plus
-MTRAG faithfulness Spearman against the median human rating. The figures beside them are
+maximising agreement-set accuracy (minus one per contradicted claim called supported) plus the
+MTRAG Spearman against the median human rating of faithfulness and of -contradiction_rate (so
+that a contradicted verdict is not given to faithful answers). The figures beside them are
 cross-validated: each agreement context judged by constants fitted without it, each MTRAG
 conversation's responses by constants fitted without that conversation (all its tasks), and
 the tune split -> heldout split figure. ``--write`` puts the constants and figures into
@@ -141,11 +142,11 @@ def load() -> tuple[dict, dict]:
     return a, m
 
 
-def faithfulness(m: dict, pred: np.ndarray, responses: np.ndarray) -> np.ndarray:
-    """Per response: supported claims / claims (0 for a response with no claims: not computed in
-    ragmeter; it has none here only when its text has no sentence)."""
+def faithfulness(m: dict, pred: np.ndarray, responses: np.ndarray, verdict: int = 0) -> np.ndarray:
+    """Per response: supported claims / claims (``verdict=1``: contradicted claims / claims); 0 for
+    a response with no claims (not computed in ragmeter; none here has no sentence)."""
     n = np.bincount(m["owner"], minlength=len(m["items"]))
-    s = np.bincount(m["owner"], weights=pred == 0, minlength=len(m["items"]))
+    s = np.bincount(m["owner"], weights=pred == verdict, minlength=len(m["items"]))
     out = np.divide(s, n, out=np.zeros(len(n)), where=n > 0)
     return out[responses]
 
@@ -155,8 +156,13 @@ def objective(a: dict, m: dict, params: tuple, a_idx: np.ndarray, m_resp: np.nda
     y = a["labels"][a_idx]
     acc = ((pa == y).sum() - ((y == 1) & (pa == 0)).sum()) / max(1, len(y))
     pm = m["table"].predict(params)
-    rho = spearman(faithfulness(m, pm, m_resp), m["human"][m_resp]) if len(m_resp) > 2 else 0.0
-    return acc + rho
+    if len(m_resp) < 3:
+        return acc
+    rho = spearman(faithfulness(m, pm, m_resp), m["human"][m_resp])
+    contradicted = faithfulness(m, pm, m_resp, verdict=1)
+    # -contradiction_rate must not rank unfaithful answers higher: its Spearman counts too (0 when constant)
+    rho_c = spearman(-contradicted, m["human"][m_resp]) if contradicted.any() else 0.0
+    return acc + rho + rho_c
 
 
 def fit(a: dict, m: dict, a_idx: np.ndarray, m_resp: np.ndarray) -> tuple:
@@ -187,11 +193,14 @@ def cross_validated(a: dict, m: dict) -> dict:
                 "of_contradicted": int((y == 1).sum()),
                 "confusion": {LABELS[i]: [int(((y == i) & (pred == j)).sum()) for j in range(3)] for i in range(3)}}
     # MTRAG: leave one conversation out (agreement set whole in every fit)
-    faith = np.zeros(len(all_m))
+    faith, contra = np.zeros(len(all_m)), np.zeros(len(all_m))
     for conv in dict.fromkeys(m["conversation"].tolist()):
         held = m["conversation"] == conv
-        faith[held] = faithfulness(m, m["table"].predict(fit(a, m, all_a, all_m[~held])), all_m[held])
-    mtrag_cv = {"spearman": round(spearman(faith, m["human"]), 4), "n": int(len(all_m)),
+        pm = m["table"].predict(fit(a, m, all_a, all_m[~held]))
+        faith[held] = faithfulness(m, pm, all_m[held])
+        contra[held] = faithfulness(m, pm, all_m[held], verdict=1)
+    mtrag_cv = {"spearman": round(spearman(faith, m["human"]), 4),
+                "minus_contradiction_rate_spearman": round(spearman(-contra, m["human"]), 4), "n": int(len(all_m)),
                 "conversations": len(set(m["conversation"].tolist()))}
     # tune -> heldout
     tune = all_a[a["split"] == "tune"]
@@ -226,8 +235,8 @@ def fit_all(write: bool) -> None:
         data["fitted_on"] = (
             "grid search on the bundled agreement set (216 hand-labeled claims, 24 contexts) and the MTRAG "
             "development half (216 rated responses shown passages, 10 conversations), maximising agreement "
-            "accuracy (minus one per contradicted claim called supported) + faithfulness Spearman against the "
-            "median human rating (bench/offline_judge_bench.py fit)")
+            "accuracy (minus one per contradicted claim called supported) + the Spearman of faithfulness and of "
+            "-contradiction_rate against the median human rating (bench/offline_judge_bench.py fit)")
         data["measured"] = {"in_sample": fitted, **cv}
         RULE.write_text(json.dumps(data, indent=1) + "\n")
 

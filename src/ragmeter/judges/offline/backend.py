@@ -44,20 +44,23 @@ MODEL_QUESTION = "short3"  # the bundled model's three-way question (judges/loca
 _MARKER = re.compile(r"\s*\[([^\[\]\s][^\[\]]*)\]")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 _PASSAGE_CACHE = 512  # prepared passages kept (a context is usually read by several requests)
+_LIST_ITEM = re.compile(r"^(?:[-*•+]|\(?(?:\d{1,3}|[A-Za-z])[.)])\s+")  # "3. ", "- ", "a) ": no amount, no fact
 # a reply to the user opening the sentence, not a fact: "No, ...", "That is not true; ..."
 _DISCOURSE = re.compile(r"^(?:yes|no|nope|correct|incorrect|right|wrong|actually|not quite|indeed|"
                         r"that(?:'s| is)(?: not)? (?:true|correct|right|the case|accurate))\s*[;,:.!]\s+(?=\w)", re.I)
 
 
 def claim_text(sentence: str) -> str:
-    """A sentence as a claim: citation markers, Markdown emphasis and an opening reply to the
-    user ("No, ...", "That is not true; ...") taken out.
+    """A sentence as a claim: citation markers, Markdown emphasis, a list item's marker and an
+    opening reply to the user ("No, ...", "That is not true; ...") taken out.
 
     >>> claim_text("That is not true; toolchain is available in **Sao Paulo** [doc-3].")
     'toolchain is available in Sao Paulo.'
+    >>> claim_text("3. **Order pickup**: ready by 4:00 p.m.")
+    'Order pickup: ready by 4:00 p.m.'
     """
     text = " ".join(_EMPHASIS.sub("", _MARKER.sub("", sentence)).split())
-    return _DISCOURSE.sub("", text)
+    return _DISCOURSE.sub("", _LIST_ITEM.sub("", text))
 
 
 def markers(sentence: str) -> list[str]:

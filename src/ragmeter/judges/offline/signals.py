@@ -11,8 +11,9 @@ For a claim c and a passage p (``signals``):
   sentence; ``aligned_words``: the share of c's content words found in that sentence;
 - ``quantities``: c's amounts (digits or number words, with their unit: ``3-year`` = ``three
   years`` = 36 months, ``$1,299``, ``5 business days``, ``40%``; ``records.quantities``
-  reads them) found in p (``found``), and those p contradicts (``conflict``: p states an
-  amount of the same kind, none equal, in the aligned sentence);
+  reads them) found in p (``found``), and those p contradicts (``conflict``: the aligned
+  sentence states an amount of the same kind, none equal; for a bare number, a year or a count,
+  only where that sentence holds half of the claim's words);
 - ``names``: c's distinctive names (capitalised words not opening a sentence, letter-digit
   codes) missing from p;
 - ``negation``: c and its aligned sentence disagree on a negation word (not, no, never, ...).
@@ -76,6 +77,7 @@ def names(text: str) -> set[str]:
 
 Amount = tuple[Decimal, str]  # (amount in the base unit, unit group: "" for a bare number)
 KNOWN_UNITS = frozenset({"second", "month", "business_day", "percent", "currency"})
+BARE_ALIGNED = 0.5  # share of the claim's words its aligned sentence needs for a bare number to conflict
 
 
 def quantities(text: str) -> set[Amount]:
@@ -188,10 +190,14 @@ def signals(claim: Claim, passage: Passage) -> dict[str, Any]:
     n = max(1, len(claim.words))
     found = {a for a in claim.amounts if a in passage.amounts}
     aligned = passage.sentence_amounts[j]
-    conflict = {a for a in claim.amounts - found if any(b[1] == a[1] for b in aligned)}
+    j_words = len(claim.words & passage.sentence_words[j]) / n
+    # another amount of the claim's kind in the aligned sentence; for bare numbers (no unit: years,
+    # counts) only where that sentence shares half of the claim's words, so it speaks of the same thing
+    conflict = {a for a in claim.amounts - found
+                if any(b[1] == a[1] for b in aligned) and (a[1] or j_words >= BARE_ALIGNED)}
     return {"passage": passage.id, "words": round(len(claim.words & passage.words) / n, 4),
             "tokens": round(tokens, 4), "sentence": round(float(scos[j]), 4),
-            "aligned_words": round(len(claim.words & passage.sentence_words[j]) / n, 4),
+            "aligned_words": round(j_words, 4),
             "amounts": len(claim.amounts), "amounts_found": len(found), "amounts_conflict": len(conflict),
             "names": len(claim.names), "names_missing": len(claim.names - passage.names),
             "negation_flip": claim.negated != negated(passage.sentences[j]), "aligned": j}
