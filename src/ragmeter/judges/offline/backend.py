@@ -4,7 +4,8 @@ where the evidence leaves a claim uncertain.
 - ``claims.extract``: no generation. The claims are the text's sentences (the one splitter,
   :mod:`ragmeter.judges.sentences`), citation markers and Markdown emphasis taken out; each
   cites the markers of its sentence; it addresses the question when its sentence vector's
-  cosine with the question's reaches ``ADDRESSES_COSINE``; the answer declines when its first
+  cosine with the question's reaches ``ADDRESSES_COSINE`` (a weak signal: 40 of 60 on the
+  labeled statements); the answer declines when its first
   sentence is a refusal (:mod:`ragmeter.judges.offline.refusal`), so an answer that gives the
   fact after a "no" is not a refusal.
 - ``claims.verify``: every (claim, passage) row of :mod:`ragmeter.judges.offline.signals`;
@@ -39,7 +40,9 @@ from ragmeter.judges.sentences import SPLITTER, split_sentences
 
 VERIFY, EXTRACT = "claims.verify", "claims.extract"
 RECIPE_VERSION = 1  # raise when a signal, the claim cutting or the model question changes
-ADDRESSES_COSINE = 0.3  # measured on agreement/addresses.jsonl (bench/offline_judge_bench.py prompts)
+# trust/agreement/addresses.jsonl (60 statements): 0.667 at 0.45, the best of 0.20-0.50 on that set (in sample),
+# beside 0.5 for the majority class and 0.75 for the bundled model's question (judges/local/agreement.py)
+ADDRESSES_COSINE = 0.45
 MODEL_QUESTION = "short3"  # the bundled model's three-way question (judges/local/llm.py)
 _MARKER = re.compile(r"\s*\[([^\[\]\s][^\[\]]*)\]")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
