@@ -93,4 +93,4 @@ class NoEmbedder(Embedder):
 def _provenance(m: Measure, fingerprint: str, identity: dict[str, Any] | None) -> Provenance:
     return Provenance(metric=str(m), metric_name=m.name, metric_version=m.spec.version, params=dict(m.params),
                       k=None, view="context", ragmeter_version=__version__, dataset_fingerprint=fingerprint,
-                      embedder=identity)
+                      embedder=identity, metric_origin=m.spec.origin)

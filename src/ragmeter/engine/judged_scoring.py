@@ -143,4 +143,4 @@ def refusal(judge: Judge, m: Measure) -> str | None:
 def _provenance(m: Measure, fingerprint: str, judge_info: dict[str, Any] | None) -> Provenance:
     return Provenance(metric=str(m), metric_name=m.name, metric_version=m.spec.version, params=dict(m.params),
                       k=None, view="context", ragmeter_version=__version__, dataset_fingerprint=fingerprint,
-                      judge=judge_info)
+                      judge=judge_info, metric_origin=m.spec.origin)

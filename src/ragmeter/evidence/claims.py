@@ -34,7 +34,7 @@ from ragmeter.evidence.provider import (
 from ragmeter.evidence.sources import Sources
 from ragmeter.judges import schemas
 from ragmeter.judges.judge import JudgeRequest, Judgment
-from ragmeter.judges.prompts import load_prompt
+from ragmeter.judges.prompts import Prompt, load_prompt
 from ragmeter.judges.replies import Keyed
 from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
@@ -44,11 +44,12 @@ GIVEN = ("the answer's claims were given, so no extraction call was made to mark
          "leave answer_claims out to have the judge split the answer")
 
 
-def passages_for(sample: Sample, source: str) -> list[tuple[str, str]] | Unavailable:
-    """What claims are verified against: the context's passages, or the reference answer or the
-    answer as one passage named ``reference`` / ``answer``."""
+def passages_for(sample: Sample, source: str, *, answer: bool = False) -> list[tuple[str, str]] | Unavailable:
+    """What claims are verified against: the context's passages (with ``answer``, for the
+    answer's claims: what the answer was written from, ``Sample.answer_context``), or the
+    reference answer or the answer as one passage named ``reference`` / ``answer``."""
     if source == "context":
-        passages = [(cid, text or "") for cid, text in context_passages(sample)]
+        passages = [(cid, text or "") for cid, text in context_passages(sample, answer=answer)]
         return passages if passages else Unavailable("the context is empty")
     text = sample.reference if source == "reference" else sample.answer
     if text is None or not text.strip():
@@ -64,6 +65,22 @@ def given_verdicts(s: Sample, pair: str, claims: tuple[Claim, ...]) -> tuple[Ver
     if len(listed) != len(claims):
         return Unavailable(f"the data gives {len(listed)} verdicts for {pair}, for {len(claims)} claims")
     return tuple(Verdict(c.id, v["verdict"], tuple(v.get("sources") or ()), False, "") for c, v in zip(claims, listed))
+
+
+def verify_request(prompt: Prompt, passages: Sequence[tuple[str, str]], claims: Sequence[Claim]) -> JudgeRequest:
+    """The ``claims.verify`` request of ``claims`` against ``passages`` ((id, text) pairs)."""
+    evidence = "\n".join(f"[{pid}] {text}" for pid, text in passages)
+    listing = "\n".join(f"{c.id}. {c.text}" for c in claims)
+    return JudgeRequest(prompt, {"evidence": evidence, "claims": listing}, schemas.VERIFY, "verdicts",
+                        Keyed("verdicts", "id", tuple(c.id for c in claims)),
+                        parts={"passages": list(passages), "claims": [(c.id, c.text) for c in claims]})
+
+
+def read_verdicts(judgment: Judgment | Exception) -> tuple[Verdict, ...] | Unavailable:
+    """The verdicts of a ``claims.verify`` judgment, or why there are none."""
+    return unavailable(judgment) or tuple(
+        Verdict(v["id"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"])
+        for v in value(judgment)["verdicts"])
 
 
 class Claims(ProviderBase):
@@ -134,27 +151,21 @@ class Claims(ProviderBase):
             if not claims:
                 ev.verdicts[pair] = ()
                 continue
-            passages = passages_for(s, source)
+            passages = passages_for(s, source, answer=listed == "answer")
             if isinstance(passages, Unavailable):
                 ev.verdicts[pair] = passages
                 continue
             if getattr(self.sources.judge.backend, "given", False):  # --judge given: the data's own verdicts
                 ev.verdicts[pair] = given_verdicts(s, pair, claims)
                 continue
-            evidence = "\n".join(f"[{pid}] {text}" for pid, text in passages)
-            listing = "\n".join(f"{c.id}. {c.text}" for c in claims)
-            out[pair] = JudgeRequest(self.verify, {"evidence": evidence, "claims": listing}, schemas.VERIFY,
-                                     "verdicts", Keyed("verdicts", "id", tuple(c.id for c in claims)),
-                                     parts={"passages": list(passages), "claims": [(c.id, c.text) for c in claims]})
+            out[pair] = verify_request(self.verify, passages, claims)
         return out
 
     def read(self, ev: Evidence, name: str, judgment: Judgment | Exception) -> None:
         if name == EXTRACT:
             self._read_claims(ev, judgment, unavailable(judgment))
         else:  # a pair: ``"answer@context"``, ...
-            ev.verdicts[name] = unavailable(judgment) or tuple(
-                Verdict(v["id"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"])
-                for v in value(judgment)["verdicts"])
+            ev.verdicts[name] = read_verdicts(judgment)
 
     @staticmethod
     def _read_claims(ev: Evidence, j: Judgment | Exception, bad: Unavailable | None) -> None:

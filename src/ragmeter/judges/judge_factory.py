@@ -44,7 +44,8 @@ def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
     ``spec``: a judge spec (:func:`ragmeter.core.judge_specs.judge_specs`), ``auto``
     (:func:`default_judge`), or a ready :class:`Backend`. From ``settings``: the
     server URL, concurrency, timeout per call, re-asks, and the token or dollar budget with
-    its prices, and ``retry_failed``. ``ledger``: an open ledger or a path; None opens ``settings.ledger_path``.
+    its prices (the flags, else the bundled snapshot's),
+    and ``retry_failed``. ``ledger``: an open ledger or a path; None opens ``settings.ledger_path``.
     ``limiter``: a concurrency limit shared with other judges (the Ray engine's cluster-wide
     one), used by an HTTP backend instead of its own.
 
@@ -66,8 +67,9 @@ def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
             policy=RetryPolicy(timeout=settings.timeout), limiter=limiter)
     budget = None
     if settings.budget_tokens or settings.budget_usd is not None:
-        budget = Budget(max_tokens=settings.budget_tokens, max_usd=settings.budget_usd, price_in=settings.price_in,
-                        price_out=settings.price_out)
+        price = settings.judge_price  # the flags, else the bundled snapshot's (core/prices.py)
+        budget = Budget(max_tokens=settings.budget_tokens, max_usd=settings.budget_usd,
+                        price_in=price.input if price else None, price_out=price.output if price else None)
     store = ledger if isinstance(ledger, Ledger) else Ledger(settings.ledger_path if ledger is None else ledger)
     return Judge(backend, ledger=store, max_reasks=settings.max_reasks, budget=budget,
                  retry_failed=settings.retry_failed)

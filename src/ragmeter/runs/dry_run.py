@@ -32,8 +32,11 @@ def plan_evaluation(settings: Settings, *, resumed: bool = False,
         sources = build_sources(settings, judge=judge, embedder=None)
         measures = measures or run_measures(settings)  # a bad -m fails before the data is read
         data = load_samples(settings)
-        plan = dry_run_plan(data, measures, sources=sources, price_in=settings.price_in, price_out=settings.price_out,
-                            concurrency=settings.concurrency)
+        price = settings.judge_price  # the flags, else the bundled snapshot's (core/prices.py)
+        plan = dry_run_plan(data, measures, sources=sources, price_in=price.input if price else None,
+                            price_out=price.output if price else None, concurrency=settings.concurrency)
+        if price is not None and "estimated_usd_at_most" in plan:
+            plan["prices"] = price.text()
     finally:
         if judge is not None:
             judge.ledger.close()

@@ -8,10 +8,11 @@ subclass, say) and one row here, with its row in ``KINDS``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from ragmeter.core.judge_specs import judge_specs, kind_of
+from ragmeter.core.judge_specs import judge_specs, kind_of, suggestion
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges.backends.anthropic import AnthropicBackend
 from ragmeter.judges.backends.base import Backend
@@ -38,10 +39,39 @@ def _given(model: str, base_url: str | None, api_key: str | None, **_: Any) -> B
     return GivenBackend()
 
 
+def _ollama(model: str, base_url: str | None, api_key: str | None, **kw: Any) -> Backend:
+    """``ollama:<model>``: ``openai:<model>`` at the local Ollama server (:func:`ollama_url`); the
+    same wire, so the same ledger entries as ``openai:<model> --judge-base-url`` that URL. An
+    OpenAI key in the environment is not sent to it."""
+    return OpenAIBackend(model, base_url or ollama_url(), api_key or "", **kw)
+
+
+def _litellm(model: str, base_url: str | None, api_key: str | None, **kw: Any) -> Backend:
+    """``litellm:<provider>/<model>``: LiteLLM's providers (``ragmeter[litellm]``, imported at the first call)."""
+    from ragmeter.judges.backends.litellm import LiteLLMBackend
+
+    return LiteLLMBackend(model, base_url, api_key, **kw)
+
+
+def ollama_url(environ: Mapping[str, str] | None = None) -> str:
+    """The local Ollama server's OpenAI-compatible URL: ``$OLLAMA_HOST`` (Ollama's own setting,
+    ``host:port`` or a URL), else ``http://127.0.0.1:11434``, plus ``/v1``.
+
+    >>> ollama_url({}), ollama_url({"OLLAMA_HOST": "gpu-box:11500"})
+    ('http://127.0.0.1:11434/v1', 'http://gpu-box:11500/v1')
+    """
+    host = (os.environ if environ is None else environ).get("OLLAMA_HOST") or "127.0.0.1:11434"
+    if host.startswith("0.0.0.0"):  # the address Ollama listens on, not one to connect to
+        host = "127.0.0.1" + host[len("0.0.0.0"):]
+    return f"{host if '://' in host else 'http://' + host}".rstrip("/") + "/v1"
+
+
 #: The prefix of a judge spec -> what builds its backend.
 BUILDERS: dict[str, Builder] = {
     "openai": OpenAIBackend,
     "anthropic": AnthropicBackend,
+    "ollama": _ollama,
+    "litellm": _litellm,
     "local": _local,
     "given": _given,
 }
@@ -57,6 +87,8 @@ def make_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
     instead of their own; the in-process local judge runs one call at a time anyway)."""
     kind = kind_of(spec)
     if kind is None:
-        raise JudgeConfigError(f"unknown judge {spec!r}: use {judge_specs()}")
+        meant = suggestion(spec)
+        raise JudgeConfigError(f"unknown judge {spec!r}: {f'did you mean {meant}? ' if meant else ''}"
+                               f"use {judge_specs()}")
     model = spec.partition(":")[2]
     return BUILDERS[kind.prefix](model, base_url, api_key, concurrency=concurrency, policy=policy, limiter=limiter)

@@ -45,12 +45,12 @@ class OpenAIBackend(HTTPBackend):
         for _ in range(2):
             if self.json_mode:
                 payload["response_format"] = {"type": "json_object"}
-                payload["messages"] = _with_schema_hint(messages, schema)
+                payload["messages"] = with_schema_hint(messages, schema)
             else:
                 payload["response_format"] = {"type": "json_schema",
                                               "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
             response = await self._post("/chat/completions", payload, headers, timing)
-            if response.status_code == 400 and not self.json_mode and _mentions_format(response.text):
+            if response.status_code == 400 and not self.json_mode and mentions_format(response.text):
                 self.json_mode = True  # the server has no structured output: fall back to JSON mode
                 continue
             break
@@ -62,12 +62,14 @@ class OpenAIBackend(HTTPBackend):
                      truncated=env.truncated, logprobs=env.logprobs, queue_s=timing.get("queue_s", 0.0))
 
 
-def _mentions_format(text: str) -> bool:
+def mentions_format(text: str) -> bool:
+    """A 400 that says the server has no structured output (it names the response format)."""
     low = text.lower()
     return "response_format" in low or "json_schema" in low or "structured" in low
 
 
-def _with_schema_hint(messages: list[dict], schema: dict) -> list[dict]:
+def with_schema_hint(messages: list[dict], schema: dict) -> list[dict]:
+    """``messages`` with the schema stated in the system message (JSON mode takes no schema)."""
     hint = "Reply with one JSON object that validates against this JSON Schema:\n" + json.dumps(schema)
     out = [dict(m) for m in messages]
     if out and out[0]["role"] == "system":

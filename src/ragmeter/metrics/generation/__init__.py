@@ -4,6 +4,7 @@ from ragmeter.metrics.generation import (  # noqa: F401
     answer,
     citations,
     faithfulness,
+    groundedness,
     kprecision,
     ragchecker,
     rubric,
