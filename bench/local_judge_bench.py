@@ -6,7 +6,7 @@
     python bench/local_judge_bench.py table                              # both, side by side (cached)
 
 accuracy: the typed-question probabilities of every (claim, passage) of the bundled agreement set
-(``src/ragmeter/judges/agreement/claims.jsonl``, 216 claims in 24 contexts) are computed once per
+(``src/ragmeter/trust/agreement/claims.jsonl``, 216 claims in 24 contexts) are computed once per
 question set and cached under ``bench/.data/`` (they are what the ledger stores, so a new rule or
 a new preselection costs no model call); then each setting's verdicts are scored by
 leave-one-context-out cross-validation (``verdict_rule.cross_validate``): each context judged by
@@ -21,7 +21,7 @@ the load average seen. Answered samples/s = 1 / median seconds.
 
 prompts: the other prompt parts the local judge serves, against their own hand labels
 (``agreement/addresses.jsonl``, ``declines.jsonl``, ``context_relevance.jsonl``), beside the
-majority-class rule. The numbers go into ``judges/local_agreement.py``.
+majority-class rule. The numbers go into ``judges/local/agreement.py``.
 """
 
 from __future__ import annotations
@@ -40,10 +40,11 @@ from typing import Any
 import numpy as np
 
 import ragmeter
-from ragmeter.judges import grammar_check, local_llm, verdict_rule
-from ragmeter.judges.agreement_set import LABELS, SET_PATH, load_set
-from ragmeter.judges.local_select import preselect
-from ragmeter.judges.local_verify import SKIP_MARGIN, VerifySettings
+from ragmeter.judges.local import grammar_check, verdict_rule
+from ragmeter.judges.local import llm as local_llm
+from ragmeter.judges.local.preselect import preselect
+from ragmeter.judges.local.verify import SKIP_MARGIN, VerifySettings
+from ragmeter.trust.agreement_set import LABELS, SET_PATH, load_set
 
 ROOT = Path(__file__).resolve().parent.parent
 WARRANTY = ROOT / "examples" / "warranty"
@@ -98,7 +99,7 @@ def collect(questions: str, parallel: int) -> dict[tuple[str, str], dict]:
 
 
 def _collect_one(question: local_llm.TypedQuestion, parallel: int) -> dict[tuple[str, str], dict]:
-    from ragmeter.judges.local_model import bundled_model
+    from ragmeter.judges.local.model import bundled_model
 
     path = cache_path(question.name, parallel)
     rows = _read_cache(path)
@@ -203,13 +204,13 @@ def accuracy_table(names: list[str]) -> dict[str, dict]:
 
 def speed(names: list[str], repeat: int) -> dict[str, dict]:
     from ragmeter.judges import Judge
-    from ragmeter.judges.local import LocalBackend
+    from ragmeter.judges.local.backend import LocalBackend
     from ragmeter.ledger import Ledger
 
     data = ragmeter.load_dataset(WARRANTY / "dataset.jsonl", corpus=WARRANTY / "corpus.jsonl")
     answered = [s for s in data.samples if s.answer]
     from ragmeter.embeddings.minilm import bundled
-    from ragmeter.judges import local_agreement
+    from ragmeter.judges.local import agreement as local_agreement
 
     # the shipped rule where one is shipped for the setting (no re-fit: that needs the agreement
     # set's probabilities, a long collection run), else the rule fitted on them
@@ -260,7 +261,7 @@ def extra_bufts(repeat: int) -> dict[str, dict]:
     """The default setting with llama.cpp's extra weight buffers (REPACK here; AMX on an AMX CPU
     in a native build) on and off at load, the same build, interleaved."""
     from ragmeter.judges import Judge
-    from ragmeter.judges.local import LocalBackend
+    from ragmeter.judges.local.backend import LocalBackend
     from ragmeter.ledger import Ledger
 
     data = ragmeter.load_dataset(WARRANTY / "dataset.jsonl", corpus=WARRANTY / "corpus.jsonl")
@@ -293,8 +294,8 @@ def _seconds_by_prompt(ledger: Path) -> dict[str, float]:
 # ---- the other prompts ------------------------------------------------------------------------
 
 def prompt_agreement() -> dict[str, dict]:
-    from ragmeter.judges.local import LocalBackend
-    from ragmeter.judges.local_extract import ADDRESSES, ADDRESSES_SHORT, DECLINES, DECLINES_SHORT
+    from ragmeter.judges.local.backend import LocalBackend
+    from ragmeter.judges.local.extract import ADDRESSES, ADDRESSES_SHORT, DECLINES, DECLINES_SHORT
 
     backend = LocalBackend()
     llm = backend.llm

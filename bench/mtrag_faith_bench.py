@@ -36,9 +36,10 @@ def _records(limit: int) -> Path:
 
 def run(limit: int) -> None:
     from ragmeter.engine.evaluate import evaluate
-    from ragmeter.judges import Judge, mtrag_set
-    from ragmeter.judges.local import VERIFY, LocalBackend
+    from ragmeter.judges import Judge
+    from ragmeter.judges.local.backend import VERIFY, LocalBackend
     from ragmeter.ledger import Ledger
+    from ragmeter.trust import mtrag_set
 
     log: list[dict] = []
 
@@ -89,7 +90,8 @@ def decide_all(records: list[dict], rule: Any) -> dict[str, dict[str, object]]:
 
 def report(limit: int, show: bool = True) -> None:
     from ragmeter.analysis import mtrag_check
-    from ragmeter.judges import local_agreement, mtrag_set
+    from ragmeter.judges.local import agreement as local_agreement
+    from ragmeter.trust import mtrag_set
 
     records = [json.loads(x) for x in _records(limit).read_text(encoding="utf-8").splitlines()]
     items = {i.id: i for i in mtrag_set.stratified(mtrag_set.load_set(), limit)}

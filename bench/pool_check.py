@@ -25,12 +25,12 @@ CACHE = ROOT / "bench" / ".data" / "pool_check.jsonl"
 
 def main() -> None:
     from ragmeter.embeddings.minilm import bundled
-    from ragmeter.judges import local_llm
-    from ragmeter.judges.agreement_set import load_set
-    from ragmeter.judges.local_agreement import DEFAULT_RULE, DEFAULT_SETTINGS
-    from ragmeter.judges.local_model import bundled_model
-    from ragmeter.judges.local_select import preselect
-    from ragmeter.judges.verdict_rule import LABELS
+    from ragmeter.judges.local import llm as local_llm
+    from ragmeter.judges.local.agreement import DEFAULT_RULE, DEFAULT_SETTINGS
+    from ragmeter.judges.local.model import bundled_model
+    from ragmeter.judges.local.preselect import preselect
+    from ragmeter.judges.local.verdict_rule import LABELS
+    from ragmeter.trust.agreement_set import load_set
 
     question = local_llm.QUESTION_SETS[DEFAULT_SETTINGS.questions][0]
     cached = {}

@@ -67,7 +67,8 @@ class Handler(BaseHTTPRequestHandler):
             if "body" in action:
                 return self._send(action.get("body_status", 200), action["body"], action.get("headers"),
                                   action.get("content_type", "application/json"))
-            if self.path.endswith("/embeddings"):  # letter counts; each batch answered in reverse order
+            path = self.path.split("?", 1)[0]  # Azure's api-version travels in the query
+            if path.endswith("/embeddings"):  # letter counts; each batch answered in reverse order
                 data = [{"object": "embedding", "index": i, "embedding": _letters(text)}
                         for i, text in enumerate(payload["input"])][::-1]
                 return self._send(200, {"object": "list", "data": data, "model": payload["model"],
@@ -75,7 +76,7 @@ class Handler(BaseHTTPRequestHandler):
             answer = action["content"] if "content" in action else st.responder(_user_text(payload), payload)
             text = answer if isinstance(answer, str) else json.dumps(answer)
             truncated = action.get("truncate", False)
-            if self.path.endswith("/chat/completions"):
+            if path.endswith("/chat/completions"):
                 choice = {"index": 0, "message": {"role": "assistant", "content": text},
                           "finish_reason": "length" if truncated else "stop"}
                 if payload.get("logprobs") and "score_probs" in action:
@@ -83,7 +84,7 @@ class Handler(BaseHTTPRequestHandler):
                 reply = {"id": "x", "object": "chat.completion", "model": payload["model"],
                          "choices": [choice],
                          "usage": {"prompt_tokens": len(json.dumps(payload)) // 4, "completion_tokens": len(text) // 4}}
-            elif self.path.endswith("/v1/messages"):
+            elif path.endswith("/v1/messages"):
                 tool = payload["tools"][0]["name"]
                 content = ([{"type": "tool_use", "id": "t1", "name": tool, "input": answer}]
                            if not isinstance(answer, str) else [{"type": "text", "text": answer}])

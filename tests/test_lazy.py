@@ -12,7 +12,7 @@ import pytest
 import ragmeter
 from ragmeter._lazy import _homes
 
-FACADES = ("ragmeter", "ragmeter.records", "ragmeter.actions")
+FACADES = ("ragmeter", "ragmeter.records", "ragmeter.actions", "ragmeter.judges.local")
 
 
 @pytest.mark.parametrize("name", FACADES)

@@ -4,7 +4,7 @@ f-string's literal prefix): a module imports only from its own layer or below, p
 cycle, and no module imports another module's private name.
 
 The layer order is written here, once (DESIGN.md: core <- io, judges, ledger, embeddings, records,
-actions <- evidence <- metrics, trec <- engine <- analysis <- report, runs, live, label, testset <- cli).
+actions <- evidence <- metrics, trec <- engine <- analysis, trust <- report, runs, live, label, testset <- cli).
 ``ragmeter/__init__.py`` is the facade that names the public API and is left out.
 """
 
@@ -24,7 +24,7 @@ LAYERS = (
     ("evidence",),
     ("metrics", "trec"),
     ("engine",),
-    ("analysis",),
+    ("analysis", "trust"),
     ("report", "runs", "live", "label", "testset", "testing", "pytest_plugin"),
     ("cli", "__main__"),
 )

@@ -66,6 +66,11 @@ def test_cost_and_dollar_budget(cli, warranty, server, tmp_path):
     out = cli(*base, "--price-in", "1.0", "--price-out", "2.0")
     assert out.exit_code == 0 and ", about $0.00" in out.stdout
     assert cli(*base, "--budget-usd", "1").exit_code == 2  # prices are needed for a dollar budget
+    # a model the bundled price snapshot holds needs no flag: at gpt-4o-mini's $0.60 per million output
+    # tokens, the first call's reserved 2048 output tokens alone cost 2048 * 0.6 / 1e6 > $1e-9
+    priced = [*base[:9], "openai:gpt-4o-mini", *base[10:13], tmp_path / "l3.sqlite"]
+    assert cli(*priced, "--budget-usd", "0.000000001").exit_code == 2
+    assert ", about $" in cli(*priced).stdout  # and the judge line prints dollars
     tiny = cli(*base[:-1], tmp_path / "l2.sqlite", "--price-in", "1000", "--price-out", "1000", "--budget-usd", "0.001")
     assert tiny.exit_code == 2 and "budget of $0.00" in tiny.output
 
@@ -175,11 +180,12 @@ def test_stale_fact_through_the_judge_and_the_table(cli, warranty, judge, tmp_pa
     assert facts["s1"][0]["reason"] == "stated $89; the record holds 99 USD"
     prov = doc["metrics"]["record_accuracy"]["provenance"]["judge"]
     assert set(prov["prompts"]) == {"claims.extract", "facts.extract"} and prov["records"].startswith("table:")
-    # per sample: extract, verify (faithfulness), facts = 3 calls; a rerun asks nothing
-    assert judge.count == 6
+    # s2: extract, verify (faithfulness), facts = 3 calls; s1 gives its answer's claims, so no extract
+    # (issue 37: given claims are used as given): verify and facts = 2; a rerun asks nothing
+    assert judge.count == 5
     again = _doc(cli(*args, "--format", "json"))["samples"]
     assert [(r["metrics"], r["evidence"]["facts"]) for r in again] == \
-        [(r["metrics"], r["evidence"]["facts"]) for r in doc["samples"]] and judge.count == 6
+        [(r["metrics"], r["evidence"]["facts"]) for r in doc["samples"]] and judge.count == 5
 
     (run, *_) = list_runs(runs_dir)
     text = cli("diagnose", run.path).stdout
@@ -364,7 +370,8 @@ def test_readme_second_commands_print_what_the_readme_says(cli, runs_dir):
 
 def test_block_streaming_and_dry_run(cli, warranty, judge, tmp_path):
     """--block gives the in-memory numbers (the source is reopened per block); --dry-run counts
-    one facts.extract call per answered sample that has no given facts, and calls nothing."""
+    one facts.extract call per answered sample that has no given facts, an extraction call only
+    where the answer's claims are not given, and calls nothing."""
     base = ["eval", warranty / "agent_runs.jsonl", "--action-criteria", warranty / "criteria.yaml", "--records",
             warranty / "records.jsonl", "-m", "action_pass_rate", "--judge", "none", "--format", "json"]
     whole = _doc(cli(*base, "--no-save"))
@@ -375,7 +382,8 @@ def test_block_streaming_and_dry_run(cli, warranty, judge, tmp_path):
               warranty / "records.jsonl", "--judge", "openai:m", "--judge-base-url", judge.url + "/v1", "--ledger",
               tmp_path / "l.sqlite", "--dry-run", "--format", "json")
     assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout)["calls"] == 2 + 2 and judge.count == 0  # (extract + facts) x 2 samples
+    # facts x 2 samples, and extract for s2 only (s1 gives its answer's claims: no extraction call)
+    assert json.loads(out.stdout)["calls"] == 2 + 1 and judge.count == 0
 
 
 @pytest.mark.slow
@@ -445,8 +453,27 @@ def test_dry_run_needs_no_api_key_and_writes_nothing(cli, warranty, runs_dir, tm
     assert table.stdout.startswith("dry run: 2 judge calls needed (none made)")
     assert "cost at most about $" in table.stdout and not runs_dir.exists()
     unpriced = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
-                   "--judge", "openai:gpt-4o-mini", "--dry-run")
+                   "--judge", "openai:my-own-model", "--dry-run")  # a model the price snapshot does not hold
     assert "cost: give --price-in and --price-out" in unpriced.stdout and not runs_dir.exists()
+
+
+def test_dry_run_prices_a_known_model_without_price_flags(cli, warranty, runs_dir, monkeypatch):
+    """Issue 40: `--dry-run --judge openai:gpt-4o-mini` prints dollars with no price flag, at the
+    bundled snapshot's prices (gpt-4o-mini: $0.15 in, $0.60 out per million tokens, LiteLLM's map)."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    base = ["eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
+            "--judge", "openai:gpt-4o-mini", "--dry-run"]
+    table = cli(*base)
+    assert table.exit_code == 0, table.output
+    assert "cost at most about $" in table.stdout and "give --price-in" not in table.stdout
+    assert "$0.15 in / $0.6 out per million tokens (gpt-4o-mini, LiteLLM price map 2026-11-04)" in table.stdout
+    plan = json.loads(cli(*base, "--format", "json").stdout)
+    assert plan["estimated_usd_at_most"] == round((plan["estimated_input_tokens"] * 0.15
+                                                   + plan["max_output_tokens"] * 0.6) / 1e6, 6) > 0
+    flagged = json.loads(cli(*base, "--format", "json", "--price-out", "6").stdout)  # a flag overrides its side
+    assert flagged["estimated_usd_at_most"] == round((plan["estimated_input_tokens"] * 0.15
+                                                      + plan["max_output_tokens"] * 6) / 1e6, 6)
+    assert "overridden by --price-in/--price-out" in flagged["prices"] and not runs_dir.exists()
 
 
 def test_dry_run_still_skips_what_the_ledger_holds(cli, warranty, seed_server, tmp_path, monkeypatch):

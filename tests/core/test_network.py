@@ -18,7 +18,7 @@ from ragmeter.embeddings.backends import OpenAIEmbedder
 from ragmeter.judges import Judge, OpenAIBackend, RetryPolicy
 from tests import judge_server
 from tests.judge_fixtures import answer, request
-from tests.judges.test_backends import ask
+from tests.judges.backends.test_openai import ask
 
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY")
 

@@ -76,7 +76,7 @@ def _runs(runs_dir):
 
 
 def test_credentials_never_reach_run_files_or_messages(cli, warranty, runs_dir, seed_server, monkeypatch):
-    # a URL with a password and OPENAI_API_KEY at once is refused (tests/judges/test_backend_factory.py):
+    # a URL with a password and OPENAI_API_KEY at once is refused (tests/judges/backends/test_http.py):
     # the key this process holds is another service's
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("ORDERS_API_KEY", "sk-held-KEY-123456")

@@ -86,7 +86,7 @@ def test_dry_run_of_the_local_judge_estimates_its_time(warranty):
     from ragmeter.evidence.sources import Sources
     from ragmeter.judges import Judge
     from ragmeter.judges.backends import ScriptedBackend
-    from ragmeter.judges.local_agreement import SECONDS_PER_CALL
+    from ragmeter.judges.local.agreement import SECONDS_PER_CALL
     from tests import seed_judge
 
     data = load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")

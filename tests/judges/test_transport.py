@@ -21,7 +21,6 @@ from ragmeter.judges import (
     OpenAIBackend,
     RetryPolicy,
 )
-from ragmeter.judges.agreement_set import check, load_set
 from ragmeter.judges.backends import Reply
 from ragmeter.judges.judge import JudgeStats, Judgment, _Tally
 from ragmeter.judges.transport import (
@@ -32,6 +31,7 @@ from ragmeter.judges.transport import (
     send,
 )
 from ragmeter.ledger import Ledger
+from ragmeter.trust.agreement_set import check, load_set
 from tests import judge_server
 from tests.judge_fixtures import answer, request
 

@@ -76,4 +76,4 @@ def test_the_buried_rule_at_its_edge_and_without_ndcg(cli, tmp_path, runs_dir):
     html_pages.write_paged(load_run(run.path), str(slow), from_columns=False)
     assert _pages(html_pages.pages_folder(fast)) == _pages(html_pages.pages_folder(slow))
     (record,) = [r for r in _pages(html_pages.pages_folder(fast))[0] if r[0] == "s0"]
-    assert record[5][7] == [["buried", "first relevant chunk at rank 2"]]
+    assert record[5][7] == [["buried", "first relevant chunk at rank 2", "rerank; nothing else has to change"]]

@@ -21,7 +21,7 @@ from ragmeter.core import settings
 from ragmeter.core.errors import LowCoverageWarning, RagmeterWarning
 from ragmeter.report.progress import PlainProgress, RichProgress, progress_factory
 from tests.judge_fixtures import request
-from tests.judges.test_backends import ask, openai_judge
+from tests.judges.backends.test_openai import ask, openai_judge
 
 SRC = str(Path(ragmeter.__file__).parent.parent)
 PLAIN = re.compile(r"^ragmeter: (.+) (\d+)/(\d+) \(\d+%\)(, \d+ calls, \d+ cached)?, (ETA \d+m?\d*s|done in [\d.]+s)$")
@@ -171,7 +171,7 @@ def test_the_coverage_bar_is_a_setting(warranty, monkeypatch):
 def test_pairwise_and_judge_check_report_progress(cli):
     from ragmeter.analysis.pairwise import pairwise
     from ragmeter.judges import Judge, ScriptedBackend
-    from ragmeter.judges.agreement_set import check, load_set
+    from ragmeter.trust.agreement_set import check, load_set
     from tests.analysis.test_pairwise import _pair_samples
 
     a, b = _pair_samples()

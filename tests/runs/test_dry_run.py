@@ -42,13 +42,25 @@ def test_dry_run_as_a_table_is_a_summary_for_a_person(cli, warranty, seed_server
     assert none.stdout == "dry run: no judge call needed (no judged metric requested)\n"
 
 
-def test_dry_run_text_gives_the_local_judges_time():
-    from ragmeter.cli.eval_cmd import dry_run_text
+def test_a_dry_run_plans_a_rubric_on_a_custom_criterion(cli, warranty, tmp_path, monkeypatch):
+    """The dry run built its sources by hand without the rubric criteria: a criterion from
+    ``--criteria`` was unknown to it (exit 1, ``KeyError: 'tone'``), while the real run knew it."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    crit = tmp_path / "crit.json"
+    crit.write_text(json.dumps({"criteria": [{"name": "tone", "description": "Is it polite?", "scale": [0, 10]}]}))
+    done = cli("eval", warranty / "dataset.jsonl", "-m", "rubric(criterion='tone')", "--criteria", crit,
+               "--judge", "openai:gpt-4o-mini", "--dry-run", "--format", "json")
+    assert done.exit_code == 0, done.output
+    plan = json.loads(done.stdout)
+    assert plan["calls_by_prompt"] == {"rubric.score": 1} and plan["calls"] == 1  # q1: the one with an answer
 
-    text = dry_run_text({"calls": 3, "estimated_input_tokens": 900, "max_output_tokens": 6144,
-                         "calls_by_prompt": {"claims.extract": 1, "claims.verify": 2}, "note": "n",
-                         "estimated_seconds": 22.2, "time_note": "rough", "not_timed": ["rubric.grade"]})
-    # the line names no judge now (a served judge's past latencies give one too) and each figure
-    # it rests on is listed (tests/engine/test_call_plan.py)
-    assert "estimated time: about 22.2 s (rough)" in text
-    assert "not timed (left out of the estimate): rubric.grade" in text
+
+def test_a_dry_run_refuses_an_unknown_criterion_as_the_run_does(cli, warranty, tmp_path, monkeypatch):
+    """The run checks a rubric's criterion before any call; the dry run did not (``KeyError``)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # never called: refused first
+    args = ("eval", warranty / "dataset.jsonl", "-m", "rubric(criterion='tone')", "--judge", "openai:m", "--no-save")
+    run, dry = cli(*args), cli(*args, "--dry-run")
+    assert run.exit_code == dry.exit_code != 0 and dry.output == run.output
+    assert "rubric: no criterion named 'tone'; known: accuracy, citation_quality, completeness, relevance" in dry.output

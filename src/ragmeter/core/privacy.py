@@ -12,6 +12,10 @@ one the user set already is left as it is.
   ``RAY_USAGE_STATS_ENABLED=0`` (a cluster started elsewhere keeps its own setting).
 - MLflow (``mlflow-log``): 3.x sends usage events and writes an installation id to
   ``~/.config/mlflow/telemetry.json`` on import; ``MLFLOW_DISABLE_TELEMETRY=true``.
+- LiteLLM (``litellm:<provider>/<model>``): as it is imported it downloads its price map from
+  GitHub (three tries, then its bundled copy); ``LITELLM_LOCAL_MODEL_COST_MAP=True`` reads the
+  bundled copy only. Its SDK sends no usage telemetry; its callbacks are emptied per call
+  (:mod:`ragmeter.judges.backends.litellm`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ OFF = {
     "onnxruntime": {"ORT_DISABLE_TELEMETRY": "1"},
     "ray": {"RAY_USAGE_STATS_ENABLED": "0"},
     "mlflow": {"MLFLOW_DISABLE_TELEMETRY": "true"},
+    "litellm": {"LITELLM_LOCAL_MODEL_COST_MAP": "True"},
 }
 
 

@@ -29,6 +29,7 @@ class Provenance:
     dataset_fingerprint: str | None = None
     judge: Mapping[str, Any] | None = None
     embedder: Mapping[str, Any] | None = None  # the embedding model of an embedding metric
+    metric_origin: str | None = None  # who defined a metric that is not built in (its package and version)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -43,6 +44,7 @@ class Provenance:
             "interval": INTERVAL_METHOD,
             "judge": dict(self.judge) if self.judge else None,
             **({"embedder": dict(self.embedder)} if self.embedder else {}),
+            **({"metric_origin": self.metric_origin} if self.metric_origin else {}),
         }
 
 

@@ -10,7 +10,8 @@ backends' and the Ray limiter's are one number.
 The module sits in ``core/`` (the bottom layer) because every layer that reads a setting
 (judges, embeddings, engine, runs, live, cli) may import only from its own layer or below.
 It is pure data: the standard library only, no I/O but reading ``RAGMETER_RUNS_DIR``
-when a :class:`Settings` is made.
+when a :class:`Settings` is made (and the bundled price snapshot, :mod:`ragmeter.core.prices`,
+when a budget in dollars is checked or the judge's prices are read).
 
 >>> s = Settings(dataset="d.jsonl", metrics=("ndcg@10",), judge="openai:m")
 >>> s.k, s.concurrency, s.timeout, s.max_reasks, s.embedder, s.engine
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import InvalidParameterError
+from ragmeter.core.prices import Price, has_both, judge_price
 
 RUNS_DIR_ENV = "RAGMETER_RUNS_DIR"
 AUTO_JUDGE = "auto"  # the bundled local judge when ragmeter[local] is installed and a judged metric needs one
@@ -77,8 +79,18 @@ class WatchSettings:
     exit_on_alert: bool = False  # stop (status 3) on the first alert
     once: bool = False  # score what the log holds now, then stop
     max_seconds: float | None = None  # stop after this long
+    otlp: str | None = None  # [HOST:]PORT of the OTLP/HTTP receiver for traces (loopback by default)
+    settle: float = 2.0  # seconds after a trace's root span before it is read (children from elsewhere)
+    quiet: float = 30.0  # seconds without a span after which a trace with no root is read as it is
+    max_open: int = 10_000  # open traces kept at most: past it the oldest are read as they are
+    statsd: str | None = None  # HOST:PORT of a statsd daemon for the operational gauges
+    to_phoenix: str | None = None  # a Phoenix server's URL: scores written as annotations on root spans
 
     def __post_init__(self) -> None:
+        if self.max_open < 1:
+            raise InvalidSettingError("max_open", f"must be at least 1, got {self.max_open!r}")
+        if self.settle < 0 or self.quiet < 0:
+            raise InvalidSettingError("quiet", "settle and quiet must not be negative")
         if not 0.0 <= self.sample_rate <= 1.0:
             raise InvalidSettingError("sample_rate", f"must be between 0 and 1, got {self.sample_rate!r}")
         if self.window < 1:
@@ -115,8 +127,8 @@ class Settings:
     timeout: float = 60.0  # seconds per judge call (and the default per embedding request)
     max_reasks: int = 2  # re-asks for a reply that does not validate
     ledger: str | None = None  # the judgment store; None: <runs_dir>/ledger.sqlite
-    price_in: float | None = None  # USD per million input tokens
-    price_out: float | None = None  # USD per million output tokens
+    price_in: float | None = None  # USD per million input tokens (None: the bundled snapshot's, core/prices.py)
+    price_out: float | None = None  # USD per million output tokens (likewise)
     budget_tokens: int | None = None  # stop before judge tokens would pass this
     budget_usd: float | None = None  # stop before the judge's cost would pass this (needs both prices)
     retry_failed: bool = False  # ask again the judgments stored as failed (replies that never validated)
@@ -154,13 +166,20 @@ class Settings:
             raise InvalidSettingError("progress", f"use {', '.join(PROGRESS_MODES)}; got {self.progress!r}")
         if not 0.0 <= self.min_coverage <= 1.0:
             raise InvalidSettingError("min_coverage", f"must be between 0 and 1, got {self.min_coverage!r}")
-        if self.budget_usd is not None and (self.price_in is None or self.price_out is None):
-            raise InvalidSettingError("budget_usd", "a budget in dollars needs --price-in and --price-out")
+        if self.budget_usd is not None and not has_both(self.judge_spec, self.price_in, self.price_out):
+            unknown = f" (the bundled price snapshot has no price for {self.judge})" if self.judge_spec else ""
+            raise InvalidSettingError("budget_usd", f"a budget in dollars needs --price-in and --price-out{unknown}")
 
     @property
     def ledger_path(self) -> str:
         """The judgment store: ``ledger``, else ``<runs_dir>/ledger.sqlite``."""
         return self.ledger or str(Path(self.runs_dir) / "ledger.sqlite")
+
+    @property
+    def judge_price(self) -> Price | None:
+        """The judge's prices: the price flags, else the bundled snapshot's for its model
+        (:mod:`ragmeter.core.prices`); None when neither has one."""
+        return judge_price(self.judge_spec, self.price_in, self.price_out)
 
     @property
     def judge_spec(self) -> str | None:

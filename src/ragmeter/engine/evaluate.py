@@ -22,7 +22,7 @@ from ragmeter.core.sample import Sample
 from ragmeter.core.settings import DEFAULTS, Settings
 from ragmeter.engine.coverage import report_coverage, report_nothing_retrieved
 from ragmeter.engine.label_scoring import score_labels
-from ragmeter.evidence.sources import Sources
+from ragmeter.evidence.sources import Sources, build_sources
 from ragmeter.io.dataset import Dataset, from_samples, load_dataset
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
@@ -30,7 +30,7 @@ from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
 if TYPE_CHECKING:  # a label-only run loads no judge, embedding, action or record code
     from ragmeter.actions.criteria import CriteriaSet
     from ragmeter.embeddings.base import EmbedderLike
-    from ragmeter.evidence.rubric_criteria import Criterion
+    from ragmeter.evidence.rubric_criteria import RubricCriterion
     from ragmeter.judges.judge import Judge
     from ragmeter.records.lookup import RecordLookup
 
@@ -121,7 +121,7 @@ async def aevaluate(
     view: str | None = None,
     judge: Judge | str | None = None,
     embedder: EmbedderLike | None = None,
-    criteria: Mapping[str, Criterion] | None = None,
+    criteria: Mapping[str, RubricCriterion] | None = None,
     progress: Progress | None = None,
     before_judged: Callable[[EvaluationResult], None] | None = None,
     records: RecordLookup | None = None,
@@ -130,8 +130,7 @@ async def aevaluate(
     """Score every sample with every measure: the async core of :func:`evaluate` (same
     arguments), for code that runs in an event loop (``await ragmeter.aevaluate(...)``)."""
     result = await _scored(data, metrics, k, view, judge, progress, before_judged,
-                           Sources(embedder=embedder, records=records, action_criteria=action_criteria,
-                                   criteria=criteria))
+                           dict(embedder=embedder, records=records, action_criteria=action_criteria, criteria=criteria))
     report_coverage({m: result.outcomes[m] for m in result.measures})
     report_nothing_retrieved(result)
     return result
@@ -139,17 +138,19 @@ async def aevaluate(
 
 async def _scored(data: Any, metrics: str | Iterable[str | Measure] | None, k: int | None, view: str | None,
                   judge: Judge | str | None, progress: Progress | None,
-                  before_judged: Callable[[EvaluationResult], None] | None, sources: Sources) -> EvaluationResult:
-    """The keywords resolved (the data read, the measures parsed, a judge spec built), then scored."""
+                  before_judged: Callable[[EvaluationResult], None] | None, parts: dict[str, Any]) -> EvaluationResult:
+    """The keywords resolved (the data read, the measures parsed, a judge spec built), then scored
+    through the sources made of the judge and the other ``parts`` (``evaluate``'s keywords)."""
     dataset = as_dataset(data)
     measures = resolve_measures(measure_list(metrics), k, view=view)
-    if sources.action_criteria is not None and sources.action_criteria.cases:
+    actions = parts["action_criteria"]
+    if actions is not None and actions.cases:
         from ragmeter.actions.criteria import warn_unknown_cases
 
-        warn_unknown_cases(sources.action_criteria, (s.id for s in dataset.samples), stacklevel=4)
+        warn_unknown_cases(actions, (s.id for s in dataset.samples), stacklevel=4)
     the_judge, owned = judge_for(judge)
     try:
-        return await ascore(dataset, measures, sources.replace(judge=the_judge), progress=progress,
+        return await ascore(dataset, measures, build_sources(judge=the_judge, **parts), progress=progress,
                             before_judged=before_judged)
     finally:
         if owned and the_judge is not None:
@@ -216,7 +217,7 @@ def evaluate(
     view: str | None = None,
     judge: Judge | str | None = None,
     embedder: EmbedderLike | None = None,
-    criteria: Mapping[str, Criterion] | None = None,
+    criteria: Mapping[str, RubricCriterion] | None = None,
     progress: Progress | None = None,
     before_judged: Callable[[EvaluationResult], None] | None = None,
     records: RecordLookup | None = None,
@@ -254,7 +255,7 @@ def evaluate(
     embedder : Embedder or callable, optional
         An :class:`ragmeter.embeddings.base.Embedder`, or a function ``list[str] -> vectors``;
         default: the bundled MiniLM, loaded only when an embedding metric runs.
-    criteria : mapping of str to Criterion, optional
+    criteria : mapping of str to RubricCriterion, optional
         Rubric criteria besides the built-in ones, by name.
     progress : Progress, optional
         Told how each stage advances (:class:`ragmeter.core.progress.Progress`): label
@@ -267,7 +268,7 @@ def evaluate(
         answers' stated facts are looked up (``record_accuracy``, ``record_coverage``).
     action_criteria : CriteriaSet, optional
         Criteria on the samples' tool calls, for every case and by case id
-        (``action_pass_rate``; :func:`ragmeter.actions.load_criteria`).
+        (``action_pass_rate``; :func:`ragmeter.actions.load_rubric_criteria`).
 
     Returns
     -------
@@ -302,7 +303,8 @@ def evaluate(
 
     Examples
     --------
-    The bundled sample (the seed article's six questions), label metrics only:
+    The bundled sample (the six questions of the article "RAG Evaluation Metrics: Formulas and a
+    Worked Example"), label metrics only:
 
     >>> from ragmeter import evaluate, load_dataset
     >>> data = load_dataset("examples/warranty/dataset.jsonl")
@@ -317,8 +319,8 @@ def evaluate(
     ('not_computed', {'faithfulness': None})
     """
     result = run_sync(lambda: _scored(data, metrics, k, view, judge, progress, before_judged,
-                                      Sources(embedder=embedder, records=records, action_criteria=action_criteria,
-                                              criteria=criteria)))
+                                      dict(embedder=embedder, records=records, action_criteria=action_criteria,
+                                           criteria=criteria)))
     report_coverage({m: result.outcomes[m] for m in result.measures})  # the warning points at the caller
     report_nothing_retrieved(result)
     return result

@@ -47,6 +47,16 @@ def judge_optional(m: Measure) -> bool:
     return bool(needs) and needs <= JUDGE_OPTIONAL
 
 
+def checked_context(measures: Sequence[Measure], sources: Sources) -> JudgedContext:
+    """What judged ``measures`` are read with (the rubric criteria, built-in and given), each
+    measure checked against it before any call (a rubric's criterion must be known): by a run
+    and by its dry run alike."""
+    context = JudgedContext(criteria=with_builtin(sources.criteria))
+    for m in measures:
+        _spec(m).check(m, context)
+    return context
+
+
 async def ascore_judged(measures: Sequence[Measure], samples: Sequence[Sample], fingerprint: str,
                         sources: Sources, *, progress: Progress | None = None,
                         ) -> tuple[dict[Measure, tuple[Outcome, ...]], list[Evidence] | None]:
@@ -55,9 +65,7 @@ async def ascore_judged(measures: Sequence[Measure], samples: Sequence[Sample], 
     if not measures:
         return {}, None
     judge, records = sources.judge, sources.records
-    context = JudgedContext(criteria=with_builtin(sources.criteria))
-    for m in measures:
-        _spec(m).check(m, context)
+    context = checked_context(measures, sources)
     if judge is None and not any(judge_optional(m) for m in measures):
         return {m: _not_computed(NO_JUDGE, _provenance(m, fingerprint, None), len(samples)) for m in measures}, None
     from ragmeter.evidence.planner import agather_evidence  # start-up: a label-only run loads no judge code
@@ -139,4 +147,4 @@ def _not_computed(reason: str, prov: Provenance, n: int) -> tuple[Outcome, ...]:
 def _provenance(m: Measure, fingerprint: str, judge_info: dict[str, Any] | None) -> Provenance:
     return Provenance(metric=str(m), metric_name=m.name, metric_version=m.spec.version, params=dict(m.params),
                       k=None, view="context", ragmeter_version=__version__, dataset_fingerprint=fingerprint,
-                      judge=judge_info)
+                      judge=judge_info, metric_origin=m.spec.origin)

@@ -57,7 +57,7 @@ def _outcomes(m: Measure, batch: RankedBatch, fingerprint: str) -> ScoreColumn:
     kernel = label_kernel(m)
     provenance = Provenance(
         metric=str(m), metric_name=m.name, metric_version=m.spec.version, params=dict(m.params), k=m.k,
-        view=m.view, ragmeter_version=__version__, dataset_fingerprint=fingerprint)
+        view=m.view, ragmeter_version=__version__, dataset_fingerprint=fingerprint, metric_origin=m.spec.origin)
     computed = kernel(batch, m)
     values = np.asarray(computed.values, dtype=np.float64)
     labeled = np.asarray(batch.has_labels, dtype=bool)

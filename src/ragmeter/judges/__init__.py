@@ -1,6 +1,7 @@
-"""Judges: backends, prompts, validation with bounded re-asks, and the ledger-backed core."""
+"""Judges: the ledger-backed core (ask, validate, re-ask, record), prompts and reply schemas; the
+backends, one module per wire protocol, in ``backends/``; the bundled offline judge in ``local/``.
+How far a judge can be trusted (agreement sets, judge agreement with labels) is ``ragmeter.trust``."""
 
-from ragmeter.judges.backend_factory import make_backend
 from ragmeter.judges.backends import (
     AnthropicBackend,
     Backend,
@@ -9,6 +10,7 @@ from ragmeter.judges.backends import (
     OpenAIBackend,
     Reply,
     ScriptedBackend,
+    make_backend,
 )
 from ragmeter.judges.judge import Budget, BudgetExceeded, Judge, JudgeRequest, Judgment
 from ragmeter.judges.judge_factory import make_judge

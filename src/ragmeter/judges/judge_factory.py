@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettingError, Settings
-from ragmeter.judges import backend_factory, local_model  # make_backend read at call time: tests may swap it
-from ragmeter.judges.backends import Backend, NoCallBackend, ScriptedBackend
+from ragmeter.judges.backends import factory  # make_backend read at call time: tests may swap it
+from ragmeter.judges.backends.base import Backend
+from ragmeter.judges.backends.scripted import NoCallBackend, ScriptedBackend
 from ragmeter.judges.judge import Budget, Judge
+from ragmeter.judges.local import model as local_model
 from ragmeter.judges.transport import Limiter, RetryPolicy
 from ragmeter.ledger.sqlite import Ledger
 
@@ -28,9 +30,11 @@ WIRE = {"judge": "judge", "base_url": "judge_base_url", "concurrency": "concurre
 
 
 def default_judge() -> str | None:
-    """The judge ``auto`` stands for: the bundled local judge when ``ragmeter[local]`` is
-    installed (nothing is imported or loaded to find out), else none."""
-    return "local" if local_model.local_available() else None
+    """The judge ``auto`` stands for: the bundled offline judge when ``ragmeter[local]`` or
+    ``ragmeter[embeddings]`` is installed (nothing is imported or loaded to find out), else none."""
+    from ragmeter.judges.offline.backend import embeddings_available
+
+    return "local" if local_model.local_available() or embeddings_available() else None
 
 
 def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
@@ -40,7 +44,8 @@ def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
     ``spec``: a judge spec (:func:`ragmeter.core.judge_specs.judge_specs`), ``auto``
     (:func:`default_judge`), or a ready :class:`Backend`. From ``settings``: the
     server URL, concurrency, timeout per call, re-asks, and the token or dollar budget with
-    its prices, and ``retry_failed``. ``ledger``: an open ledger or a path; None opens ``settings.ledger_path``.
+    its prices (the flags, else the bundled snapshot's),
+    and ``retry_failed``. ``ledger``: an open ledger or a path; None opens ``settings.ledger_path``.
     ``limiter``: a concurrency limit shared with other judges (the Ray engine's cluster-wide
     one), used by an HTTP backend instead of its own.
 
@@ -57,13 +62,14 @@ def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,
     if isinstance(spec, Backend):
         backend = spec
     else:
-        backend = backend_factory.make_backend(
+        backend = factory.make_backend(
             spec, base_url=settings.judge_base_url, concurrency=settings.concurrency,
             policy=RetryPolicy(timeout=settings.timeout), limiter=limiter)
     budget = None
     if settings.budget_tokens or settings.budget_usd is not None:
-        budget = Budget(max_tokens=settings.budget_tokens, max_usd=settings.budget_usd, price_in=settings.price_in,
-                        price_out=settings.price_out)
+        price = settings.judge_price  # the flags, else the bundled snapshot's (core/prices.py)
+        budget = Budget(max_tokens=settings.budget_tokens, max_usd=settings.budget_usd,
+                        price_in=price.input if price else None, price_out=price.output if price else None)
     store = ledger if isinstance(ledger, Ledger) else Ledger(settings.ledger_path if ledger is None else ledger)
     return Judge(backend, ledger=store, max_reasks=settings.max_reasks, budget=budget,
                  retry_failed=settings.retry_failed)
@@ -87,7 +93,7 @@ def planning_judge(spec: str | None, settings: Settings = DEFAULTS) -> Judge | N
         spec = default_judge()
     if spec is None or spec == NO_JUDGE:
         return None
-    real = backend_factory.make_backend(spec, base_url=settings.judge_base_url, api_key=PLANNING_KEY)
+    real = factory.make_backend(spec, base_url=settings.judge_base_url, api_key=PLANNING_KEY)
     backend = NoCallBackend(real.name, real.model)
     backend.key_extra = real.key_extra
     path = settings.ledger_path

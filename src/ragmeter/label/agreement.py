@@ -3,7 +3,7 @@
 The unit is one (question, chunk) pair. Three coefficients, each undefined (``None``) when
 chance agreement is already 1 (every label in one category) or nothing was labeled twice:
 
-- Cohen's kappa (Cohen 1960), for two labelers (:func:`ragmeter.analysis.judge_agreement.cohen_kappa`):
+- Cohen's kappa (Cohen 1960), for two labelers (:func:`ragmeter.trust.judge_agreement.cohen_kappa`):
   ``kappa = (p_o - p_e) / (1 - p_e)``, ``p_o = sum_i n_ii / n``, ``p_e = sum_g n_g. n_.g / n^2``.
 - Weighted kappa (Cohen 1968), for ordered grades:
   ``kappa_w = 1 - sum_ij w_ij o_ij / sum_ij w_ij e_ij`` with ``o_ij`` the observed share of pairs
@@ -28,9 +28,9 @@ from itertools import combinations
 
 import numpy as np
 
-from ragmeter.analysis.judge_agreement import cohen_kappa
 from ragmeter.label.store import GRADES, LabelState
 from ragmeter.label.tasks import Task
+from ragmeter.trust.judge_agreement import cohen_kappa
 
 CATEGORIES = len(GRADES)
 

@@ -31,29 +31,62 @@ from ragmeter.core.measure import Measure, build_measure, resolve_measure, split
 from ragmeter.metrics.kinds import AnySpec
 from ragmeter.metrics.spec_table import NAMES, REGISTRY, register
 
-__all__ = ["FAMILIES", "REGISTRY", "get_spec", "load_all", "make_measure", "parse_measure", "register", "resolve_key"]
+__all__ = ["ENTRY_POINTS", "FAMILIES", "REGISTRY", "get_spec", "load_all", "make_measure",
+           "parse_measure", "register", "resolve_key"]
 
 #: The metric families, each a package that registers its specs when imported; the label metrics
 #: first. A family is imported when a name is looked up that the ones before it do not hold, or
 #: when the registry is read as a whole (so a label-only run loads no judged metric's code).
 FAMILIES = ("retrieval", "context", "conversation", "generation", "beyond")
+#: After them, the metrics installed packages offer (:mod:`ragmeter.metrics.custom`).
+ENTRY_POINTS = "ragmeter.metrics"
 _loaded: list[str] = []
 
 
 def _load_next() -> bool:
-    """Import the next family not imported yet (False: all are)."""
+    """Import the next family not imported yet, then the installed packages' metrics (False: all are)."""
     for family in FAMILIES:
         if family not in _loaded:
             _loaded.append(family)
             importlib.import_module(f"ragmeter.metrics.{family}")
             return True
+    if ENTRY_POINTS not in _loaded:
+        _loaded.append(ENTRY_POINTS)
+        load_entry_points()
+        return True
     return False
 
 
 def load_all() -> None:
-    """Register every family."""
+    """Register every family, then the installed packages' metrics."""
     while _load_next():
         pass
+
+
+def load_entry_points() -> list[str]:
+    """Import every entry point of the ``ragmeter.metrics`` group, each stamped with its
+    distribution's name and version; one that fails to load is skipped with a
+    :class:`~ragmeter.core.errors.RagmeterWarning` naming it and the error. Returns what each
+    loaded (``"name = value"``)."""
+    import warnings
+    from importlib.metadata import entry_points
+
+    from ragmeter.core.errors import RagmeterWarning
+    from ragmeter.metrics.custom import origin_of, register_entry
+
+    done = []
+    for ep in entry_points(group=ENTRY_POINTS):
+        dist = getattr(ep, "dist", None)
+        origin = f"{dist.name} {dist.version}" if dist is not None else ep.value
+        try:
+            with origin_of(origin):
+                register_entry(ep.load(), origin)
+        except Exception as exc:  # noqa: BLE001 -- a broken plugin must not stop a run that does not use it
+            warnings.warn(f"the metrics of {origin} (entry point {ep.name} = {ep.value} in {ENTRY_POINTS}) did not "
+                          f"load: {type(exc).__name__}: {exc}", RagmeterWarning, stacklevel=2)
+            continue
+        done.append(f"{ep.name} = {ep.value}")
+    return done
 
 
 REGISTRY.load_all = load_all  # reading the table as a whole imports every family first

@@ -18,11 +18,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ragmeter.analysis.diagnosis import QueryDiagnosis, count_labels, diagnose
-from ragmeter.analysis.judge_uncertainty import judge_agreement
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.sample import Sample
 from ragmeter.io.writer import write_output
 from ragmeter.metrics import get_spec
+from ragmeter.trust.judge_uncertainty import judge_agreement
 
 
 def escape(value: Any) -> str:
@@ -48,7 +48,7 @@ font-weight:600}.tag{display:inline-block;background:#fde7e4;color:#8c1d13;borde
 margin:2px 4px 2px 0;font-size:12px}#filter{padding:6px 10px;width:320px;margin-bottom:8px;border:1px solid #c9cfdb;
 border-radius:4px}.muted{color:#6b7385}.ver{color:#6b7385;white-space:nowrap}.agree{font-size:12px;color:#3b4256;white-space:nowrap}
 #queries th,#queries td.num{padding:6px 6px}#queries td.q{min-width:14em}.plot .n{font-size:12px;color:#6b7385}
-main{box-sizing:border-box;max-width:1600px}.lbl{white-space:nowrap}
+main{box-sizing:border-box;max-width:1600px}.lbl{white-space:nowrap}.history{white-space:pre-wrap}
 """
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -251,10 +251,41 @@ def query_row(r: dict, s: Sample | None, d: QueryDiagnosis | None, metrics: list
             + f'<td data-value="{escape(labels)}">{shown}</td></tr>')
 
 
+def _conversation(s: Sample) -> str:
+    """A conversation turn's history and the question's answerability (MTRAG tasks carry both):
+    nothing for a single-turn, answerable sample with no answerability label."""
+    out = ""
+    history = s.metadata.get("history")
+    if isinstance(history, str) and history.strip() not in ("", "(none)"):  # MTRAG's first turns say "(none)"
+        turn = s.metadata.get("turn")
+        out += (f'<h4>Conversation before this question{f" (turn {escape(turn)})" if turn is not None else ""}'
+                f'</h4><p class="history">{escape(history)}</p>')
+    label = s.metadata.get("answerability")
+    shown = ", ".join(map(str, label)) if isinstance(label, list) else label
+    if shown or not s.answerable:
+        scored = "answerable" if s.answerable else "unanswerable"
+        out += (f"<p><b>Answerability:</b> {escape(shown or scored)}"
+                + (f' <span class="muted">(scored as {scored})</span>' if shown else "") + "</p>")
+    return out
+
+
+def _request(s: Sample) -> str:
+    """For one retrieval of a request that retrieved several times (read from a trace): which, and
+    its siblings, linked."""
+    n, i, rid = s.metadata.get("retrievals"), s.metadata.get("retrieval"), s.metadata.get("request")
+    if not isinstance(n, int) or n < 2 or rid is None:
+        return ""
+    links = ", ".join(f'<a href="#q-{escape(f"{rid}#{j}")}">#{j}</a>' for j in range(1, n + 1))
+    query = f"; its query: {escape(str(s.metadata['query']))}" if s.metadata.get("query") else ""
+    return (f"<p><b>Request</b> {escape(str(rid))}: retrieval {i} of {n} ({links}){query}; the answer is scored "
+            f"once, on #{n}, against every retrieval's chunks</p>")
+
+
 def drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
     ev = r.get("evidence") or {}
     verdicts = ev.get("verdicts") or {}
-    findings = "".join(f'<li><span class="tag">{escape(f.label)}</span> {escape(f.evidence)}</li>'
+    findings = "".join(f'<li><span class="tag">{escape(f.label)}</span> {escape(f.evidence)}'
+                       + (f'<br><span class="muted">lever: {escape(f.lever)}</span>' if f.lever else "") + "</li>"
                        for f in d.findings) if d else ""
     findings += "".join(f'<li><span class="tag">{escape(f.label)}</span> unable to verify: {escape(f.evidence)}</li>'
                         for f in d.unverified) if d else ""
@@ -268,7 +299,7 @@ def drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
                             {k: v for k, v in verdicts.items() if k.startswith("reference@")})
                   + _facts(ev.get("facts")) + _actions(ev.get("actions")))
     return (f'<details id="q-{escape(s.id)}"><summary>{escape(s.id)}: {escape(s.question)}</summary>'
-            f'<h4>Ranked list</h4>{_ranked(s)}'
+            f'{_request(s)}{_conversation(s)}<h4>Ranked list</h4>{_ranked(s)}'
             f'<p><b>Reached the prompt:</b> {escape(", ".join(s.context_ids)) or "nothing"}</p>'
             f'{answer}{reference}{claims}'
             f'<h4>Diagnosis</h4><ul>{findings or "<li>no failure point found</li>"}</ul></details>')

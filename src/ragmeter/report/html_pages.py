@@ -115,7 +115,8 @@ window.onerror=function(m){document.body.dataset.errors=(document.body.dataset.e
     q.appendChild(document.createTextNode(' '+x[1]));det.appendChild(q);}});
    det.appendChild(el('h4',null,'Diagnosis'));var ul=el('ul');
    d[7].forEach(function(f){var li=el('li');li.appendChild(el('span','tag',f[0]));
-    li.appendChild(document.createTextNode(' '+f[1]));ul.appendChild(li);});
+    li.appendChild(document.createTextNode(' '+f[1]));
+    if(f[2]){li.appendChild(el('br'));li.appendChild(el('span','muted','lever: '+f[2]));}ul.appendChild(li);});
    if(!d[7].length)ul.appendChild(el('li',null,'no failure point found'));
    det.appendChild(ul);here.appendChild(det);}
   here.scrollIntoView();}
@@ -284,11 +285,12 @@ def _record(r: dict, s: Sample | None, d: QueryDiagnosis | None, metrics: list[s
 def _drill(r: dict, s: Sample | None, d: QueryDiagnosis | None) -> Any:
     """The drill-down as data: [ranked chunk ids, their marks (a digit each: 1 relevant, +2 in the
     prompt), their texts (None when no chunk has one), relevant not retrieved, what reached the
-    prompt (None: the ranked list), answer, reference, findings]; a sample with judged evidence
+    prompt (None: the ranked list), answer, reference, findings as [label, evidence, lever]]; a
+    sample with judged evidence, metadata (a conversation's history) or an answerability label
     as the one-file report's HTML."""
     if s is None:
         return [[], "", None, [], [], None, None, []]
-    if r.get("evidence"):
+    if r.get("evidence") or s.metadata or not s.answerable:  # claims, a conversation, answerability: as rendered
         return {"html": drill_down(r, s, d)}
     ids = [c.id for c in s.retrieved]
     prompt, rel = set(ids if s.context is None else s.context), s.relevance
@@ -296,8 +298,8 @@ def _drill(r: dict, s: Sample | None, d: QueryDiagnosis | None) -> Any:
     texts = [c.text for c in s.retrieved] if any(c.text is not None for c in s.retrieved) else None
     retrieved = set(ids)
     missing = [cid for cid, g in rel.items() if g >= 1 and cid not in retrieved]
-    findings = [[f.label, f.evidence] for f in d.findings] if d is not None else []
-    findings += [[f.label, "unable to verify: " + f.evidence] for f in d.unverified] if d is not None else []
+    findings = [[f.label, f.evidence, f.lever] for f in d.findings] if d is not None else []
+    findings += [[f.label, "unable to verify: " + f.evidence, ""] for f in d.unverified] if d is not None else []
     return [ids, marks, texts, missing, None if s.context is None else list(s.context), s.answer, s.reference,
             findings]
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.analysis.diagnosis import Thresholds, retrieval_keys
+from ragmeter.analysis.diagnosis import LEVERS, Thresholds, retrieval_keys
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.result_columns import ABSENT, ResultColumns
 from ragmeter.io.label_file import LabelFile, read_label_file
@@ -101,7 +101,7 @@ class LabelPages:
             yield page
 
     def _findings(self, i: int, j: int, names: list[str], grades: list[float], ranked: list[str]) -> list[list[str]]:
-        """The evidence of sample ``i``'s findings, as :func:`diagnose_sample` writes it."""
+        """Sample ``i``'s findings as [label, evidence, lever], as :func:`diagnose_sample` writes them."""
         if self._said is None:
             self._said = ({name: v.tolist() for name, v in self.roles.items()}, self.first.tolist())
         roles, first = self._said
@@ -110,17 +110,18 @@ class LabelPages:
         relevant = [c for c, g in zip(names, grades) if g >= 1]
         for label in self.labels[i]:
             if label == "missing_content":
-                out.append([label, "no relevant chunk exists for this question; refusal not judged"])
+                text = "no relevant chunk exists for this question; refusal not judged"
             elif label == "missed_top_ranked":
-                out.append([label, f"no relevant chunk in the top {k}; relevant: {', '.join(relevant)}"])
+                text = f"no relevant chunk in the top {k}; relevant: {', '.join(relevant)}"
             elif label == "missing_chunk":
                 top = set(ranked[:k] if k else ranked)
                 gone = [c for c in relevant if c not in top]
-                out.append([label, f"recall@{k} {roles['recall'][i]:.3f}: {', '.join(gone)} not retrieved"])
+                text = f"recall@{k} {roles['recall'][i]:.3f}: {', '.join(gone)} not retrieved"
             else:  # buried
                 ndcg = roles["ndcg"][i]
-                text = f"first relevant chunk at rank {first[j]}"
-                out.append([label, text + (f"; nDCG@{k} {ndcg:.3f}" if ndcg == ndcg and ndcg != 0 else "")])
+                text = f"first relevant chunk at rank {first[j]}" + (f"; nDCG@{k} {ndcg:.3f}" if ndcg == ndcg
+                                                                     and ndcg != 0 else "")
+            out.append([label, text, LEVERS[label]])
         return out
 
 

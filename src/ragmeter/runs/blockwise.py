@@ -24,7 +24,7 @@ from ragmeter.core.measure import Measure
 from ragmeter.core.score_column import ScoreColumn
 from ragmeter.core.summary import summary_from
 from ragmeter.engine.evaluate import evaluate_with
-from ragmeter.evidence.sources import Sources
+from ragmeter.evidence.sources import Sources, build_sources
 from ragmeter.io.corpus import load_corpus
 from ragmeter.io.jsonl_blocks import iter_block_datasets, scan
 from ragmeter.io.writer import write_json
@@ -99,7 +99,7 @@ def evaluate_streaming(path: str, measures: Sequence[Measure], *, block: int, ru
             with warnings.catch_warnings():  # a block's coverage is not the run's
                 warnings.simplefilter("ignore", LowCoverageWarning)
                 warnings.simplefilter("ignore", NothingRetrievedWarning)
-                result = evaluate_with(data, measures, sources or Sources())
+                result = evaluate_with(data, measures, sources or build_sources())
             acc.add_result(result)
             if result.judge_stats is not None:
                 judge_stats = {**result.judge_stats, "calls_per_sample": result.calls_per_sample}

@@ -17,20 +17,10 @@ from typing import TYPE_CHECKING, Any
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
 from ragmeter.core.progress import Progress
-from ragmeter.core.settings import AUTO_JUDGE, InvalidSettingError, Settings
+from ragmeter.core.settings import InvalidSettingError, Settings
 from ragmeter.engine.evaluate import evaluate_with
-from ragmeter.evidence.sources import Sources
-from ragmeter.runs.inputs import (
-    action_criteria,
-    described,
-    embedder,
-    load_samples,
-    record_lookup,
-    resolve_judge,
-    rubric_criteria,
-    run_judge,
-    run_measures,
-)
+from ragmeter.evidence.sources import FROM_SETTINGS, Sources, build_sources
+from ragmeter.runs.inputs import described, load_samples, run_measures, with_judge_chosen
 
 if TYPE_CHECKING:  # a label-only run loads no judge, Ray, embedding or record code (start-up time),
     # and one that writes no run directory no run-file code
@@ -97,14 +87,11 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
 
         planned, plan = plan_evaluation(settings, resumed=resume is not None, notify=notify)
         return EvaluationRun(planned, None, plan=plan)
-    measures = None
-    if resume is None and settings.judge == AUTO_JUDGE:  # auto turns on whether a measure is judged
-        measures = run_measures(settings)
-        settings = resolve_judge(settings, measures, notify)
-    # built on every engine, so that a wrong judge or a missing key fails before any work
-    # (Ray workers build their own from its description)
-    sources = Sources(judge=run_judge(settings), criteria=rubric_criteria(settings),
-                      action_criteria=action_criteria(settings))
+    settings, measures = with_judge_chosen(settings, resumed=resume is not None, notify=notify)
+    # built on every engine, so that a wrong judge, a missing key or a bad source fails before any
+    # work (Ray workers build their own from its description, the embedder included)
+    sources = build_sources(settings, records_cache=settings.ledger_path,
+                            embedder=None if settings.engine == "ray" else FROM_SETTINGS)
     measures = measures or run_measures(settings)  # a bad -m leaves no run directory
     if settings.block is not None and settings.dataset is not None:
         judge = sources.judge
@@ -115,7 +102,6 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
         from ragmeter.actions.criteria import warn_unknown_cases
 
         warn_unknown_cases(sources.action_criteria, (s.id for s in data.samples), notify)
-    sources = sources.replace(records=record_lookup(settings))
     if resume is not None:
         from ragmeter.runs.resume import check_fingerprint
 
@@ -131,7 +117,6 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
                                   sources=described(settings, sources), ledger=settings.ledger_path,
                                   address=settings.address, concurrency=settings.concurrency)
         else:
-            sources = sources.replace(embedder=embedder(settings))
             saved = _saver(run_path, setup)
             with progress(sources.judge) if progress is not None else nullcontext() as on_stage:
                 result = evaluate_with(data, measures, sources, progress=on_stage, before_judged=saved)
@@ -189,7 +174,6 @@ def _streamed(settings: Settings, path: str, block: int, measures: tuple[Measure
 
         ids = (s.id for samples in iter_blocks(path, 10_000) for s in samples)
         warn_unknown_cases(sources.action_criteria, ids, notify)
-    sources = sources.replace(embedder=embedder(settings))
     opened: dict[str, Any] = {"path": None, "setup": None}
 
     def open_run(dataset: dict[str, Any]) -> tuple[Path | None, dict | None]:
@@ -204,8 +188,7 @@ def _streamed(settings: Settings, path: str, block: int, measures: tuple[Measure
 
     try:
         summary, dataset = evaluate_streaming(path, measures, block=block, open_run=open_run,
-                                              corpus=settings.corpus,
-                                              sources=sources.replace(records=record_lookup(settings)))
+                                              corpus=settings.corpus, sources=sources)
     except BaseException as exc:
         if opened["path"] is not None and opened["setup"] is not None:
             from ragmeter.runs.store import mark_stopped

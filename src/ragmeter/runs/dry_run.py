@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ragmeter.core.settings import AUTO_JUDGE, InvalidSettingError, Settings
+from ragmeter.core.settings import InvalidSettingError, Settings
 from ragmeter.engine.call_plan import dry_run_plan
-from ragmeter.evidence.sources import Sources
+from ragmeter.evidence.sources import build_sources
 from ragmeter.judges.judge_factory import planning_judge
-from ragmeter.runs.inputs import action_criteria, load_samples, resolve_judge, run_measures, uncached_record_lookup
+from ragmeter.runs.inputs import load_samples, run_measures, with_judge_chosen
 
 
 def plan_evaluation(settings: Settings, *, resumed: bool = False,
@@ -24,18 +24,19 @@ def plan_evaluation(settings: Settings, *, resumed: bool = False,
     ``resumed``: the settings are a stored run's (its judge is already resolved)."""
     if settings.block is not None:
         raise InvalidSettingError("block", "a dry run loads the whole dataset: drop --block to plan it")
-    measures = None
-    if not resumed and settings.judge == AUTO_JUDGE:  # auto turns on whether a measure is judged
-        measures = run_measures(settings)
-        settings = resolve_judge(settings, measures, notify)
+    settings, measures = with_judge_chosen(settings, resumed=resumed, notify=notify)
     judge = planning_judge(settings.judge_spec, settings)
-    actions = action_criteria(settings)
-    measures = measures or run_measures(settings)  # a bad -m fails before the data is read
     try:
+        # the run's sources but the judge (a planning one), the embedder (no call is made) and the
+        # record lookups' cache file (nothing is written)
+        sources = build_sources(settings, judge=judge, embedder=None)
+        measures = measures or run_measures(settings)  # a bad -m fails before the data is read
         data = load_samples(settings)
-        sources = Sources(judge=judge, records=uncached_record_lookup(settings), action_criteria=actions)
-        plan = dry_run_plan(data, measures, sources=sources, price_in=settings.price_in, price_out=settings.price_out,
-                            concurrency=settings.concurrency)
+        price = settings.judge_price  # the flags, else the bundled snapshot's (core/prices.py)
+        plan = dry_run_plan(data, measures, sources=sources, price_in=price.input if price else None,
+                            price_out=price.output if price else None, concurrency=settings.concurrency)
+        if price is not None and "estimated_usd_at_most" in plan:
+            plan["prices"] = price.text()
     finally:
         if judge is not None:
             judge.ledger.close()

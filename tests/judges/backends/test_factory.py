@@ -1,0 +1,25 @@
+"""``judges/backends/factory.py``: one builder per judge-spec kind, and the spec's parts handed to it."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmeter.core.judge_specs import KINDS
+from ragmeter.judges.backends import factory
+from ragmeter.judges.transport import RetryPolicy
+
+
+def test_the_builders_are_the_kinds_the_table_lists():
+    """A kind without a builder could be typed but not built; a builder without a kind never named."""
+    assert list(factory.BUILDERS) == [kind.prefix for kind in KINDS]
+
+
+@pytest.mark.parametrize("spec, model", [("openai:gpt-x", "gpt-x"), ("anthropic:claude-x", "claude-x"),
+                                         ("local", ""), ("local:m.gguf", "m.gguf")])
+def test_the_builder_gets_the_model_and_the_settings(spec, model, monkeypatch):
+    seen = []
+    monkeypatch.setitem(factory.BUILDERS, spec.partition(":")[0], lambda *a, **kw: seen.append((a, kw)) or "built")
+    policy = RetryPolicy(timeout=3.0)
+    assert factory.make_backend(spec, base_url="http://127.0.0.1:1", api_key="k", concurrency=2,
+                                policy=policy) == "built"
+    assert seen == [((model, "http://127.0.0.1:1", "k"), {"concurrency": 2, "policy": policy, "limiter": None})]
