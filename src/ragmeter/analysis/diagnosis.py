@@ -148,8 +148,16 @@ def _is(m: Measure | None, name: str, cut: bool, params: dict[str, Any]) -> bool
 
 
 def _keys(row: dict, names: tuple[str, ...], cut: bool, **params: Any) -> list[tuple[str, Measure]]:
-    found = [(key, _measure(key)) for key in row["metrics"]]
-    return [(key, m) for key, m in found if m is not None and any(_is(m, n, cut, params) for n in names)]
+    return _matching(tuple(row["metrics"]), names, cut, tuple(sorted(params.items())) if params else ())
+
+
+@lru_cache(maxsize=1024)
+def _matching(keys: tuple[str, ...], names: tuple[str, ...], cut: bool,
+              params: tuple[tuple[str, Any], ...]) -> list[tuple[str, Measure]]:
+    """The run's keys that name one of ``names`` (see :func:`_is`), worked out once per set of
+    keys: every row of a run holds the same ones."""
+    found = [(key, _measure(key)) for key in keys]
+    return [(key, m) for key, m in found if m is not None and any(_is(m, n, cut, dict(params)) for n in names)]
 
 
 def _metric(row: dict, name: str, *, cut: bool = False, **params: Any) -> float | None | bool:
@@ -275,12 +283,24 @@ def _stale_findings(d: QueryDiagnosis, ev: dict) -> None:
         d.findings.append(Finding("stale_chunk", found.evidence))
 
 
+def retrieval_keys(keys: Sequence[str]) -> tuple[str | None, str | None, str | None, str | None, int | None]:
+    """The keys of a run whose rows hold ``keys`` (in that order) that the retrieval findings read:
+    hit rate, reciprocal rank, nDCG and recall (each the first at a cut-off with its default
+    parameters, or None), and the cut-off k they take (as :func:`diagnose_sample` finds them)."""
+    row = {"metrics": dict.fromkeys(keys)}
+    first = {name: next((key for key, _ in _keys(row, (name,), True)), None)
+             for name in ("hit_rate", "reciprocal_rank", "ndcg", "recall")}
+    k = next((m.k for _, m in _keys(row, ("hit_rate", "recall", "ndcg"), cut=True)), None)
+    return first["hit_rate"], first["reciprocal_rank"], first["ndcg"], first["recall"], k
+
+
 def _retrieval_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: Thresholds) -> None:
     hit, rr = _metric(row, "hit_rate", cut=True), _metric(row, "reciprocal_rank", cut=True)
     ndcg, recall = _metric(row, "ndcg", cut=True), _metric(row, "recall", cut=True)
     k = next((m.k for _, m in _keys(row, ("hit_rate", "recall", "ndcg"), cut=True)), None)
     relevant = [c for c, g in s.relevance.items() if g >= 1]
-    top = s.retrieved_ids[:k] if k else s.retrieved_ids
+    ranked = s.retrieved_ids
+    top = ranked[:k] if k else ranked
     if not s.answerable or (s.relevance and not relevant):
         declined = ev.get("declines")
         says: dict[object, str] = {True: "the answer declined", False: "the answer did not decline"}
@@ -294,7 +314,8 @@ def _retrieval_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: T
     if hit == 1 and recall is not False and recall is not None and recall < 1:
         missing = [c for c in relevant if c not in top]
         d.findings.append(Finding("missing_chunk", f"recall@{k} {recall:.3f}: {', '.join(missing)} not retrieved"))
-    dropped = [c for c in relevant if c in top and c not in s.context_ids]
+    in_prompt = set(s.context_ids) if relevant else set()
+    dropped = [c for c in relevant if c in top and c not in in_prompt]
     if dropped:
         d.findings.append(Finding("not_in_context", f"retrieved but not in the prompt: {', '.join(dropped)}"))
     if hit is False or (rr is False and ndcg is False):

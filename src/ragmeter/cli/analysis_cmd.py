@@ -53,8 +53,12 @@ def gate_command(
     baseline: str | None = typer.Option(None, "--baseline", help="the baseline run (a directory or a name) to "
                                                                 "compare with (without one, only --min/--max "
                                                                 "are checked)"),
-    max_drop: float = typer.Option(0.02, "--max-drop", help="the largest allowed significant drop (a rise, for a "
-                                                            "lower-is-better metric)"),
+    max_drop: float = typer.Option(0.02, "--max-drop", help="the largest allowed drop of a metric's mean (a rise, "
+                                                            "for a lower-is-better metric); each verdict shows "
+                                                            "its p-value and 95% interval"),
+    significant_only: bool = typer.Option(False, "--significant-only",
+                                          help="fail on a drop past --max-drop only when it is significant at "
+                                               "--alpha after Holm's correction"),
     metrics: list[str] | None = typer.Option(None, "--metric", "-m", help="gate only these metrics"),
     floors: list[str] | None = typer.Option(None, "--min", help="METRIC=VALUE: a floor the run's mean must reach "
                                                                    "(higher-is-better metrics)"),
@@ -65,6 +69,8 @@ def gate_command(
     allow_setup_change: bool = typer.Option(False, "--allow-setup-change",
                                             help="gate runs whose setups differ (the differences are listed)"),
     fmt: str = format_option("text", "json", "markdown"),
+    junit: str | None = typer.Option(None, "--junit", help="also write JUnit XML to this file: one test case per "
+                                                             "bar and per metric compared"),
     runs_dir: str | None = runs_dir_option(),
 ) -> None:
     """Exit 0 when the run meets its bars (--min, --max) and holds up against the baseline, 1 when it
@@ -90,7 +96,12 @@ def gate_command(
         result = gate(load_run(run, runs_dir), load_run(baseline, runs_dir) if baseline is not None else None,
                       max_drop=max_drop, metrics=split_metrics(metrics),
                       floors=bars["--min"], ceilings=bars["--max"], alpha=alpha,
-                      allow_setup_change=allow_setup_change)
+                      allow_setup_change=allow_setup_change, significant_only=significant_only)
+        if junit is not None:
+            from ragmeter.report.junit import write_junit
+
+            write_junit(result, junit, run=run, baseline=baseline, max_drop=max_drop, alpha=alpha,
+                        text=text(result, max_drop=max_drop, alpha=alpha))
     except (RagmeterError, typer.BadParameter, ValueError) as exc:
         echo_err(f"error: {exc}")
         raise typer.Exit(2) from None

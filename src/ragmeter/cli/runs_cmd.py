@@ -52,10 +52,10 @@ def report_command(run: str = typer.Argument(..., help=RUN_HELP),
                    html_path: str = typer.Option(..., "--html", help="where to write the HTML report"),
                    runs_dir: str | None = runs_dir_option()) -> None:
     """Write a self-contained HTML report of a run (no CDN, no network, works from file://)."""
-    from ragmeter.report.html import write_html
+    from ragmeter.report.html_pages import write_report
     from ragmeter.runs import load_run
 
-    write_html(load_run(run, runs_dir), html_path)
+    write_report(load_run(run, runs_dir), html_path)
     typer.echo(f"report written: {html_path}")
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from types import MappingProxyType
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
@@ -89,7 +90,7 @@ def parse(raw: bytes) -> LoggedRequest | Feedback | Rejected:
             return _span(obj)
         if "feedback" in obj and "question" not in obj:
             return feedback(obj.get("request_id"), obj["feedback"], obj.get("ts"))
-        return _request(obj)
+        return _plain_request(obj) or _request(obj)
     except InvalidInputError as exc:
         return Rejected(exc.problem if exc.field is None else f'field "{exc.field}": {exc.problem}')
 
@@ -109,6 +110,42 @@ def _request(obj: dict) -> LoggedRequest:
         raise InvalidInputError(f"must be a string, got {_kind(row['question'])}", field="question")
     sample = RowReader("log", track_ids=False).sample({k: v for k, v in row.items() if v is not None}, 0)
     return LoggedRequest(sample.id, _timestamp(obj.get("ts"), "ts"), sample)
+
+
+_CHUNK_KEYS = frozenset({"id", "text", "score"})
+
+
+def _plain_request(obj: dict) -> LoggedRequest | None:
+    """The request of a line in the log's plainest shape (a string ``request_id``, a question, an
+    answer or none, ``retrieved`` as distinct ``{"id", "text"?, "score"?}`` chunks, no context or
+    metadata), made directly; None for anything else, which :func:`_request` reads through the
+    dataset's row reader (and names what is wrong). Both give the same request for a plain line."""
+    rid, question, answer, retrieved = obj.get("request_id"), obj.get("question"), obj.get("answer"), \
+        obj.get("retrieved")
+    if type(rid) is not str or not rid.strip() or type(question) is not str \
+            or (answer is not None and type(answer) is not str) \
+            or obj.get("context") is not None or obj.get("metadata") is not None:
+        return None
+    chunks: list[Chunk] = []
+    if retrieved is not None:
+        if type(retrieved) is not list:
+            return None
+        seen: set[str] = set()
+        for item in retrieved:
+            if type(item) is not dict or not _CHUNK_KEYS.issuperset(item):
+                return None
+            cid, text, score = item.get("id"), item.get("text"), item.get("score")
+            if type(cid) is not str or not cid.strip() or cid in seen or (text is not None and type(text) is not str):
+                return None
+            if score is not None:
+                if type(score) not in (int, float) or not math.isfinite(score):
+                    return None
+                score = float(score)
+            seen.add(cid)
+            chunks.append(Chunk(cid, score, text))
+    sample = Sample(id=rid, question=question, retrieved=tuple(chunks), relevance=MappingProxyType({}), answer=answer,
+                    metadata=MappingProxyType({}))
+    return LoggedRequest(rid, _timestamp(obj.get("ts"), "ts"), sample)
 
 
 def feedback(rid: Any, value: Any, ts: Any = None) -> Feedback:

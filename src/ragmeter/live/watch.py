@@ -68,9 +68,10 @@ from ragmeter.core.errors import (
 )
 from ragmeter.core.measure import resolve_measure
 from ragmeter.core.settings import DEFAULTS, InvalidSettingError
+from ragmeter.engine.call_plan import needs_judge
 from ragmeter.engine.evaluate import evaluate_with, resolve_measures
 from ragmeter.evidence.sources import Sources, build_sources
-from ragmeter.io.dataset import from_samples
+from ragmeter.io.dataset import Dataset
 from ragmeter.live import prometheus
 from ragmeter.live.alerts import Alert
 from ragmeter.live.gauges import Gauges, request_values
@@ -79,9 +80,13 @@ from ragmeter.live.tail import Line, LogTail
 
 DEFAULT_METRICS = DEFAULTS.watch.metrics
 HOUR = 3600.0
+BATCH = 16  # requests scored per poll, through a judge
+UNJUDGED_BATCH = 4096  # requests scored per poll when no judge is called (--judge none, label metrics)
 
 
 def kept(request_id: str, rate: float) -> bool:
+    if rate >= 1:  # every request, unhashed (h / 2**64 rounds up to 1.0, and drops, for 1 id in 2**53)
+        return True
     h = int.from_bytes(hashlib.sha256(request_id.encode()).digest()[:8], "big")
     return h / 2 ** 64 < rate
 
@@ -97,7 +102,7 @@ class Watcher:
     alerts: list[Alert] = field(default_factory=list)
     alert_command: str | None = None
     registry: Any = None
-    batch: int = 16  # requests scored per poll at most: bounded work, and progress saved often
+    batch: int = BATCH  # requests scored per poll at most: bounded work, and progress saved often
     k: int | None = DEFAULTS.k  # the retrieved list's cut-off for measures without their own @k
     sources: Sources | None = None  # what the metrics are scored through; None: the judge alone
     intake: Any = None  # the OTLP receiver's spool (live.trace_intake.TraceIntake); None: the log file
@@ -108,6 +113,8 @@ class Watcher:
         # Names resolve once, through the parser: records, windows and alerts use canonical names.
         self.measures = resolve_measures(list(self.metrics), k=self.k)
         self.names = [str(m) for m in self.measures]
+        if self.batch == BATCH and (self._sources.judge is None or not needs_judge(self.measures)):
+            self.batch = UNJUDGED_BATCH  # no request waits on a judge: a larger batch costs no latency
         for a in self.alerts:
             measure = resolve_measure(a.metric, self.measures, holder="the watched metrics")
             a.metric, a.higher_is_better = str(measure), measure.spec.higher_is_better
@@ -218,7 +225,10 @@ class Watcher:
         if consumed:
             for ln in consumed:
                 self.tail.advance(ln)
-        self.tail.save()  # only after the results above are on disk
+        if isinstance(self.tail, LogTail):  # only after the results above are on disk
+            self.tail.save(caught_up=not self.pending)
+        else:
+            self.tail.save()
         cutoff = time.time() - HOUR
         while self.hour and self.hour[0]["ts"] < cutoff:
             self.hour.popleft()
@@ -258,12 +268,14 @@ class Watcher:
         with warnings.catch_warnings():  # a poll's batch is not the traffic: the windows say coverage
             warnings.simplefilter("ignore", LowCoverageWarning)
             warnings.simplefilter("ignore", NothingRetrievedWarning)
-            result = evaluate_with(from_samples([s for r in requests for s in r.all_samples]), self.measures,
-                                   self._sources)
+            # the traffic is not fingerprinted: the records keep no provenance, and a fingerprint costs a sixth
+            samples = tuple(s for r in requests for s in r.all_samples)
+            result = evaluate_with(Dataset(samples, None, fingerprint=""), self.measures, self._sources)
+        columns = [(str(m), result.outcomes[m]) for m in result.measures]
         out, i = [], 0
         for r in requests:
             n = len(r.all_samples)
-            cells = [{str(m): _cell(result.outcomes[m][j]) for m in result.measures} for j in range(i, i + n)]
+            cells = [{name: _cell(col[j]) for name, col in columns} for j in range(i, i + n)]
             i += n
             rec: dict[str, Any] = {"id": r.id, "ts": r.ts or time.time(),
                                    "metrics": cells[0] if n == 1 else request_cells(cells)}
@@ -362,11 +374,14 @@ def request_cells(cells: Sequence[dict[str, dict]]) -> dict[str, dict]:
     return out
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(r, ensure_ascii=False), one encoder made once
+
+
 def _append(path: Path, records: list[dict]) -> None:
     """Append JSON lines in one write (a kill leaves at most one torn last line, which
     :func:`_records` trims)."""
     with open(path, "a", encoding="utf-8") as f:
-        f.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+        f.write("".join(_JSON(r) + "\n" for r in records))
         f.flush()
 
 
