@@ -190,7 +190,7 @@ def parse_requests(texts: list[str]) -> list[MeasureRequest]:
     """trec_eval's ``-m`` options, in its measure order: ``P``, ``P.5,10``,
     ``iprec_at_recall..1,.5``, ``ndcg.1=3,2=9``, ``official``, ``all_trec``. As in trec_eval,
     the first parameters given for a measure are the ones used."""
-    wanted: dict[str, str | None] = {}
+    wanted: dict[str, None] = {}
     given: dict[str, str] = {}
     for text in texts:
         name, dot, raw = text.partition(".")
@@ -208,6 +208,6 @@ def parse_requests(texts: list[str]) -> list[MeasureRequest]:
             wanted.setdefault(n, None)
     requests = []
     for name in sorted(wanted, key=ORDER.index):
-        m, raw = SPECS[name], given.get(name)
-        requests.append(MeasureRequest(m, m.default if raw is None else parameters(m, raw), raw))
+        m, text_given = SPECS[name], given.get(name)
+        requests.append(MeasureRequest(m, m.default if text_given is None else parameters(m, text_given), text_given))
     return requests

@@ -112,7 +112,7 @@ def gain_table(pairs: tuple[tuple[int, float], ...], num_rel_levels: int) -> Gai
     """setup_gains for ``pairs`` (integer level, gain), in the order given, and grades
     0..num_rel_levels-1."""
     entries = [Entry(level, gain, False) for level, gain in pairs]
-    named = {}
+    named: dict[int, int] = {}
     for i, e in enumerate(entries):
         named.setdefault(e.level, i)
     for i in named.values():

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ragmeter.core.errors import InvalidParameterError
 from ragmeter.trec.errors import EXIT_NO_TOPIC, EXIT_TOPIC, TrecInputError
+
+
+def check_options(max_docs: int | None, iprec_rule: str, memory_limit_mb: float | None) -> None:
+    if iprec_rule not in ("v9", "v10"):
+        raise InvalidParameterError("iprec_rule must be 'v9' or 'v10'")
+    if max_docs is not None and max_docs < 0:
+        raise InvalidParameterError("max_docs (-M) must be >= 0 (trec_eval crashes on a negative -M)")
+    if memory_limit_mb is not None and not memory_limit_mb > 0:
+        raise InvalidParameterError("memory_limit_mb must be a number of megabytes above 0")
 
 
 def refuse_missing(missing: Sequence[str], source: str) -> None:

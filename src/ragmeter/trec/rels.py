@@ -14,7 +14,7 @@ cleared), and so does :func:`level_counts` when given the previous topic's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 NONPOOL, UNJUDGED = -1, -2
@@ -41,7 +41,7 @@ class TopicRels:
         return max(self.rel_levels, default=-1) + 1
 
 
-def level_counts(grades: Sequence[int], previous: Mapping[int, int] | None = None) -> dict[int, int]:
+def level_counts(grades: Iterable[int], previous: Mapping[int, int] | None = None) -> dict[int, int]:
     """Judged documents per grade >= 0, ascending by grade; ``previous`` when no grade is >= 0
     (trec_eval keeps its stale buffer then)."""
     counts: dict[int, int] = {}

@@ -30,7 +30,7 @@ class TrecResult:
     the log of a gm_* value, before summing them)."""
 
     topics: list[str]
-    per_topic: dict[str, Sequence]
+    per_topic: dict[str, Any]  # name -> a list or numpy array, in topic order
     kinds: dict[str, str]
     runid: str
     missing: list[str] = field(default_factory=list)
