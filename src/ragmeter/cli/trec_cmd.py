@@ -54,6 +54,9 @@ def trec_command(
     memory_limit: float | None = typer.Option(None, "--memory-limit", callback=_positive_mb,
                                                  help="MB: peak memory limit; a larger run is evaluated in topic "
                                                       "partitions (same numbers)"),
+    engine: str = typer.Option("auto", "--engine",
+                               help="python (plain Python, topic by topic), arrow (Arrow and numpy) or auto (python "
+                                    "for files up to 2 MB); the same numbers"),
 ) -> None:
     """trec_eval's numbers, exactly, for a TREC run against qrels (and its exit status when it refuses)."""
     from ragmeter.core.errors import RagmeterError
@@ -69,7 +72,8 @@ def trec_command(
                                    "(trec_eval: Illegal retrieval results format)", exit_code=EXIT_FILE)
         result = evaluate(qrels, run, wanted, level=level, complete=complete, max_docs=max_docs,
                           judged_only=judged_only, iprec_rule=iprec_rule, memory_limit_mb=memory_limit,
-                          skip_missing=skip_missing, rel_format=rel_format, zscores=zscores, num_docs=num_docs)
+                          skip_missing=skip_missing, rel_format=rel_format, zscores=zscores, num_docs=num_docs,
+                          engine=engine)
     except RagmeterError as exc:
         if not hasattr(exc, "exit_code"):
             raise

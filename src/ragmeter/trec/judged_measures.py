@@ -1,6 +1,6 @@
 """trec_eval's relstring, infAP, utility, binG, yaap and rbp_resid on blocks of topics (numpy),
 as their plain-Python ports (:mod:`ragmeter.trec.lean_judged`, :mod:`ragmeter.trec.lean_gains`)
-compute them; formulas in :mod:`ragmeter.trec.definitions`."""
+compute them (the formulas are theirs and in each function's docstring)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ PER_GROUP = {"map_avgjg": _map, "P_avgjg": _P, "Rprec_mult_avgjg": _rprec_mult}
 def read_groups(path: str) -> dict[str, dict[bytes, dict[str, int]]]:
     """{qid: {jg: {docno: grade}}}, topics and JGs in byte order."""
     path = existing(path)
-    qids, jgs, docs, rels = qrels_rows(path)
+    qids, jgs, docs, rels = qrels_rows(path, iters=True)
     if not qids:
         raise TrecInputError("the qrels file has no judgments", file=path)
     topics: dict[str, dict[bytes, dict[str, int]]] = {}

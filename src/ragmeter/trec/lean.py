@@ -20,7 +20,7 @@ from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError, TrecMeasureError
 from ragmeter.trec.lean_gains import GAIN_MEASURES
 from ragmeter.trec.lean_judged import JUDGED_MEASURES
 from ragmeter.trec.lean_measures import QRELS_MEASURES, Options
-from ragmeter.trec.lines import existing, qrels_rows, run_lines, run_rows
+from ragmeter.trec.lines import existing, qrels_rows, run_lines, run_rows, run_rows_fast
 from ragmeter.trec.refusals import (
     judged_twice,
     listed_twice,
@@ -59,12 +59,19 @@ class Run:
 def read_run_topics(path: str) -> Run:
     path = existing(path)
     topics: dict[str, list[tuple[str, float]]] = {}
-    runid = b""
-    for qid, docno, score, runid in run_rows(run_lines(path), path):  # noqa: B007 (the last row's run id is kept)
-        topics.setdefault(qid, []).append((docno, score))
+    fast = run_rows_fast(path)
+    if fast is not None:
+        for qid, docno, score in fast[0]:
+            topics.setdefault(qid, []).append((docno, score))
+        runid = fast[1]
+    else:
+        last = b""
+        for qid, docno, score, last in run_rows(run_lines(path), path):  # noqa: B007 (the last row's run id is kept)
+            topics.setdefault(qid, []).append((docno, score))
+        runid = last.decode("utf-8", "replace")
     if not topics:
         raise TrecInputError("the run file has no results", file=path)
-    return Run(topics, runid.decode("utf-8", "replace"), path)
+    return Run(topics, runid, path)
 
 
 @dataclass

@@ -1,6 +1,8 @@
-"""trec_eval's experimental gain measures for one topic, in plain Python (ports of ``m_G.c``,
-``m_ndcg_rel.c``, ``m_Rndcg.c`` and ``m_rbp.c``); see :mod:`ragmeter.trec.definitions` for the
-formulas and :mod:`ragmeter.trec.gains` for the gain table they share."""
+"""trec_eval's gain measures for one topic, in plain Python (ports of ``m_G.c``, ``m_ndcg_rel.c``,
+``m_Rndcg.c``, ``m_rbp.c`` and ``m_rbp_resid.c``; each function gives its formula), on the gain
+table of :mod:`ragmeter.trec.gains`. Notation: r_i the gain of the document at rank i (0-based),
+g_0, g_1, ... > 0 the ideal ranking's gains (L of them), d_i = log2(i + 2), rdcg_i and idcg_i
+the running DCG of the ranking and of the ideal one."""
 
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ def _walk(t: TopicRels, r: MeasureRequest) -> tuple[GainTable, IdealWalk]:
 
 
 def _G(t: TopicRels, r: MeasureRequest, o: Options) -> list:
+    """G (m_G.c): sum over r_i != 0 of r_i / log2(2 + cost_i - sum(r_j, j <= i)), cost_i = sum
+    over j <= i of g_j when g_j >= 1, else 1 (1 past the ideal ranking); over sum(g)."""
     table, ideal = _walk(t, r)
     results_g = sum_results = sum_ideal = sum_cost = 0.0
     min_cost = 1.0
@@ -73,6 +77,9 @@ def _G(t: TopicRels, r: MeasureRequest, o: Options) -> list:
 
 
 def _ndcg_rel(t: TopicRels, r: MeasureRequest, o: Options) -> list:
+    """ndcg_rel (m_ndcg_rel.c): nDCG averaged over the relevant documents: sum over r_i > 0 of
+    rdcg_i / idcg_min(i, L-1), plus, for each of the L - n (n = retrieved r_i > 0) not found,
+    rdcg / idcg at the end; over L (0 unless that sum is positive)."""
     table, ideal = _walk(t, r)
     results_dcg = ideal_dcg = total = 0.0
     num_rel_ret = num_rel = 0
@@ -108,6 +115,9 @@ def _ndcg_rel(t: TopicRels, r: MeasureRequest, o: Options) -> list:
 
 
 def _Rndcg(t: TopicRels, r: MeasureRequest, o: Options) -> list:
+    """Rndcg (m_Rndcg.c): nDCG averaged at the R-levels, the positions p where the ideal gain
+    changes (g_p != g_p-1, p <= L): rdcg_p-1 / idcg_p-1 at each (the ranking's DCG stops at its
+    end), and rdcg / idcg at the end of a ranking longer than L + 1; 0 when R = 0."""
     table, ideal = _walk(t, r)
     if t.num_rel == 0:
         return [0.0]
@@ -160,6 +170,9 @@ def rbp_persistence(r: MeasureRequest) -> float:
 
 
 def _rbp(t: TopicRels, r: MeasureRequest, o: Options) -> list:
+    """rbp (m_rbp.c, Moffat and Zobel 2008): (1 - p) sum(r_i p^i), p = 0.9 or ``p=``; gains
+    scaled by (g - min) / (max - min) when one is outside [0, 1] (min and max start unset in C:
+    at 0 here, which is what the binary prints)."""
     p = rbp_persistence(r)
     table = gain_table(r.gains, t.num_rel_levels)
     gains = [e.gain for e in table.entries]
@@ -178,6 +191,8 @@ def _rbp(t: TopicRels, r: MeasureRequest, o: Options) -> list:
 
 
 def _rbp_resid(t: TopicRels, r: MeasureRequest, o: Options) -> list:
+    """rbp_resid (m_rbp_resid.c): p^num_ret + (1 - p) sum of p^i over the unjudged ranks (-1,
+    -2): how far rbp could rise if every unjudged document had gain 1; 0 with none."""
     p = rbp_persistence(r)
     unj, total, cur_p = 0, 0.0, 1.0
     for lab in t.labels:

@@ -1,6 +1,7 @@
-"""trec_eval's remaining qrels measures for one topic, in plain Python (ports of
-``m_relstring.c``, ``m_infap.c``, ``m_utility.c``, ``m_binG.c`` and ``m_yaap.c``); see
-:mod:`ragmeter.trec.definitions` for the formulas."""
+"""trec_eval's relstring, infAP, utility, binG and yaap for one topic, in plain Python (ports of
+``m_relstring.c``, ``m_infap.c``, ``m_utility.c``, ``m_binG.c`` and ``m_yaap.c``; each function
+gives its formula). Labels as in :mod:`ragmeter.trec.rels`; rel_i = label_i >= l (-l), R =
+num_rel."""
 
 from __future__ import annotations
 
@@ -28,10 +29,16 @@ def relstring_length(r: MeasureRequest) -> int:
 
 
 def _relstring(t: TopicRels, r: MeasureRequest, o: Options) -> list:
+    """relstring (m_relstring.c): the labels of the first N (10, or the parameter) documents as
+    characters (see :func:`relstring_char`); printed per topic only."""
     return ["".join(relstring_char(lab) for lab in t.labels[:max(0, relstring_length(r))])]
 
 
 def _infAP(t: TopicRels, r: MeasureRequest, o: Options) -> list:
+    """infAP (m_infap.c, Yilmaz and Aslam 2006): over R, the sum at each judged relevant rank j + 1
+    of 1 (j = 0) or 1/(j+1) + j/(j+1) ((r - 1 + n + u) / j) ((r - 1 + e) / (r - 1 + n + 2e)),
+    r, n, u the judged relevant, judged non-relevant and pooled-unjudged documents up to it
+    (documents not in the pool are skipped), e = 0.00001."""
     nonrel = rel = unjudged = 0
     inf_ap = 0.0
     for j, lab in enumerate(t.labels):
@@ -62,6 +69,8 @@ def check_utility(r: MeasureRequest) -> None:
 
 
 def _utility(t: TopicRels, r: MeasureRequest, o: Options) -> list:
+    """utility (m_utility.c): p1 a + p2 b + p3 c + p4 d, a = relevant retrieved, b = non-relevant
+    retrieved, c = relevant not retrieved, d = N + a - retrieved - R (N = -N), p = 1,-1,0,0."""
     check_utility(r)
     a, b, c, d = r.values
     return [a * t.num_rel_ret + b * (t.num_ret - t.num_rel_ret) + c * (t.num_rel - t.num_rel_ret)
@@ -69,6 +78,7 @@ def _utility(t: TopicRels, r: MeasureRequest, o: Options) -> list:
 
 
 def _binG(t: TopicRels, r: MeasureRequest, o: Options) -> list:
+    """binG (m_binG.c): sum over relevant ranks of 1 / log2(2 + non-relevant above), over R."""
     rel_so_far, total = 0, 0.0
     for i, lab in enumerate(t.labels):
         if lab >= o.level:
@@ -78,6 +88,8 @@ def _binG(t: TopicRels, r: MeasureRequest, o: Options) -> list:
 
 
 def _yaap(t: TopicRels, r: MeasureRequest, o: Options) -> list:
+    """yaap (m_yaap.c, Robertson 2012): log((1 + s) / (1 + R - s)), s = sum of P@i over the
+    relevant ranks i (AP's numerator)."""
     rel_so_far, total = 0, 0.0
     for i, lab in enumerate(t.labels):
         if lab >= o.level:

@@ -6,8 +6,10 @@ trec_eval's arithmetic in trec_eval's order (a double is a Python float; ``log2`
 ``lround`` are the C library's), so that every printed digit agrees. These are the small-file
 path (:mod:`ragmeter.trec.lean`) and the reference the vectorised measures
 (:mod:`ragmeter.trec.measures`, :mod:`ragmeter.trec.gain_measures`,
-:mod:`ragmeter.trec.judged_measures`) are tested against. The definitions, with their source
-files, are in :mod:`ragmeter.trec.definitions`.
+:mod:`ragmeter.trec.judged_measures`) are tested against. The formulas of the measures that
+were there before are in :mod:`ragmeter.trec.measures`; dcg and ideal_dcg (``m_ndcg.c``) are
+ndcg's numerator and denominator: sum(r_i / log2(i + 2)) over the ranking and over the ideal
+ranking (:mod:`ragmeter.trec.gains`).
 """
 
 from __future__ import annotations

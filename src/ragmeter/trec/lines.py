@@ -29,6 +29,9 @@ from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError
 INTEGER = re.compile(rb"[+-]?[0-9]+")
 NUMBER = re.compile(rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)", re.IGNORECASE)
 QRELS_LAYOUT = "qid iter docno rel"
+# text the fast readers below split as C does: ASCII, no separators str.split() alone breaks on
+_NOT_PLAIN = re.compile(r"[^\x00-\x1b\x20-\x7f]")
+_SCORE = re.compile(NUMBER.pattern.decode(), re.IGNORECASE)
 
 
 def existing(path: str | Path) -> str:
@@ -116,11 +119,50 @@ def qrels_lines(path: str) -> Iterator[tuple[int, list[bytes]]]:
     return judgment_lines(path)
 
 
-def qrels_rows(path: str) -> tuple[list[str], list[bytes], list[str], list[int]]:
-    """A qrels file's columns: qid, iter (as bytes: trec_eval compares it byte by byte, where it
-    reads it at all), docno, rel (an integer grade, else an error)."""
+def _plain_lines(data: bytes) -> list[str] | None:
+    """The file's lines as text when it is plain ASCII without comment lines (what the fast
+    readers handle), else None."""
+    if data.startswith(b"#") or b"\n#" in data or not data.isascii():
+        return None
+    text = data.decode("ascii")
+    if _NOT_PLAIN.search(text):
+        return None
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines
+
+
+def _qrels_fast(data: bytes) -> tuple[list[str], list[bytes], list[str], list[int]] | None:
+    """A plain qrels file's columns in one pass, or None for the exact reader to take over (and
+    name the line of any problem)."""
+    lines = _plain_lines(data)
+    if lines is None:
+        return None
     qids: list[str] = []
-    iters: list[bytes] = []
+    docs: list[str] = []
+    rels: list[int] = []
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 4:
+            return None
+        rel = parts[3]
+        digits = rel[1:] if rel[:1] in "+-" else rel
+        if not digits.isdigit() or len(digits) > 18:
+            return None
+        qids.append(parts[0])
+        docs.append(parts[2])
+        rels.append(int(rel))
+    return qids, [], docs, rels
+
+
+def qrels_rows(path: str, iters: bool = False) -> tuple[list[str], list[bytes], list[str], list[int]]:
+    """A qrels file's columns: qid, iter (``iters=True``; as bytes: trec_eval compares it byte by
+    byte, where it reads it at all), docno, rel (an integer grade, else an error)."""
+    if not iters and (fast := _qrels_fast(Path(path).read_bytes())) is not None:
+        return fast
+    qids: list[str] = []
+    iter_column: list[bytes] = []
     docs: list[str] = []
     rels: list[int] = []
     for number, parts in qrels_lines(path):
@@ -129,10 +171,11 @@ def qrels_rows(path: str) -> tuple[list[str], list[bytes], list[str], list[int]]
                                  file=path, line=number, field="rel",
                                  fix="write whole-number grades (trec_eval would read the leading digits)")
         qids.append(text(parts[0], path, number, "qid"))
-        iters.append(parts[1])
+        if iters:
+            iter_column.append(parts[1])
         docs.append(text(parts[2], path, number, "docno"))
         rels.append(grade(parts[3], path, number))
-    return qids, iters, docs, rels
+    return qids, iter_column, docs, rels
 
 
 def grade(field: bytes, path: str, number: int) -> int:
@@ -160,6 +203,26 @@ def run_lines(path: str) -> Iterator[tuple[int, list[bytes]]]:
                 raise TrecInputError(f"expected 6 fields (qid Q0 docno rank score runid), got {len(parts)}",
                                      file=path, line=number, fix="trec_eval refuses this line too")
             yield number, parts
+
+
+def run_rows_fast(path: str) -> tuple[list[tuple[str, str, float]], str] | None:
+    """A plain run file's (qid, docno, score) rows and run id in one pass, or None for the exact
+    reader to take over."""
+    lines = _plain_lines(Path(path).read_bytes())
+    if lines is None:
+        return None
+    rows = []
+    runid = ""
+    score = _SCORE.fullmatch
+    for line in lines:
+        parts = line.split()
+        if not parts or parts[0][0] == "#":
+            continue
+        if len(parts) < 6 or not score(parts[4]):
+            return None
+        rows.append((parts[0], parts[2], float(parts[4])))
+        runid = parts[5]
+    return rows, runid
 
 
 def run_rows(lines: Iterable[tuple[int, list[bytes]]], path: str) -> Iterator[tuple[str, str, float, bytes]]:
