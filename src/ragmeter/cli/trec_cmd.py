@@ -27,9 +27,9 @@ def trec_command(
     qrels: str = typer.Argument(..., help="qrels file: qid iter docno rel (or the -R format)"),
     run: str = typer.Argument(..., help="run file: qid Q0 docno rank score runid"),
     measures: list[str] | None = typer.Option(None, "-m", "--measure",
-                                                 help="trec_eval measure (P.5,10 / ndcg_cut.10 / relstring.20 / official / "
-                                                      "all_trec / all_prefs / qrels_jg) or a ragmeter measure (mrr@10); "
-                                                      "repeatable"),
+                                                 help="trec_eval measure (P.5,10 / ndcg_cut.10 / relstring.20 / "
+                                                      "official / all_trec / all_prefs / qrels_jg) or a ragmeter "
+                                                      "measure (mrr@10); repeatable"),
     per_query: bool = typer.Option(False, "-q", help="print every topic's values before the summary"),
     complete: bool = typer.Option(False, "-c", help="evaluate every qrels topic; one the run misses is ranked as "
                                                     "trec_eval ranks it (scores 0)"),
