@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragmeter.trec.errors import EXIT_FILE, TrecMeasureError
+from ragmeter.trec.errors import EXIT_FILE, EXIT_TOPIC, TrecMeasureError
 
 STANDARD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 RECALL_LEVELS = tuple(i / 10 for i in range(11))
@@ -106,6 +106,8 @@ NICKNAMES = {
 }
 OFFICIAL = NICKNAMES["official"]
 REL_FORMATS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")  # -R (formats.c)
+# trec_eval.c resets these (exact names; and unj*) after evaluating a -c topic's stand-in ranking
+CLEARED_FOR_STAND_IN = {"num_ret": 0.0, "utility": 0.0, "rbp_resid": 0.0, "relstring": ""}
 
 
 @dataclass(frozen=True)
@@ -211,3 +213,13 @@ def parse_requests(texts: list[str]) -> list[MeasureRequest]:
         m, text_given = SPECS[name], given.get(name)
         requests.append(MeasureRequest(m, m.default if text_given is None else parameters(m, text_given), text_given))
     return requests
+
+
+def check_format(requests: list[MeasureRequest], rel_format: str) -> None:
+    """trec_eval cannot compute a measure from another rel_info format (exit 4)."""
+    have = "prefs" if rel_format == "qrels_prefs" else rel_format
+    for r in requests:
+        if r.measure.needs not in ("any", have):
+            needed = "prefs or -R qrels_prefs" if r.measure.needs == "prefs" else r.measure.needs
+            raise TrecMeasureError(f"{r.name} is computed from -R {needed} judgments, not -R {rel_format} "
+                                   "(trec_eval: Can't calculate measure)", exit_code=EXIT_TOPIC)

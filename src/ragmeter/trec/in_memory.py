@@ -8,26 +8,24 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from ragmeter.core.errors import InvalidInputError, InvalidParameterError
-from ragmeter.core.measure import Measure
-from ragmeter.metrics.batch import RankedBatch
-from ragmeter.metrics.kinds import LabelSpec, label_kernel
-from ragmeter.metrics.registry import make_measure, parse_measure
 from ragmeter.trec.arrow import to_numpy
-from ragmeter.trec.catalog import MeasureRequest, parse_requests
+from ragmeter.trec.catalog import CLEARED_FOR_STAND_IN, MeasureRequest, check_format, parse_requests
 from ragmeter.trec.gain_measures import GAIN_COMPUTE
 from ragmeter.trec.judged_measures import JUDGED_COMPUTE
-from ragmeter.trec.lean import CLEARED_FOR_STAND_IN, check_format
 from ragmeter.trec.measures import COMPUTE, Block
 from ragmeter.trec.ranking import NONPOOL, Rankings, align, output_order, positions_in
 from ragmeter.trec.reader import Qrels, TrecRun, read_qrels, read_run
 from ragmeter.trec.refusals import check_options, no_topic, refuse_missing, refuse_unscorable_topics
 from ragmeter.trec.result import TrecResult
+
+if TYPE_CHECKING:
+    from ragmeter.core.measure import Measure
 
 BLOCK_CELLS = 1 << 20  # at most ~1M ranked cells per block: 8 MB arrays stay in cache and reuse freed memory
 RAGMETER_PREFIX = "ragmeter:"
@@ -84,6 +82,9 @@ def split_measures(measures: Iterable[str]) -> tuple[list[MeasureRequest], list[
     ours: list[Measure] = []
     for text in measures:
         if "@" in text or "(" in text:
+            from ragmeter.metrics.kinds import LabelSpec
+            from ragmeter.metrics.registry import parse_measure
+
             measure = parse_measure(text)
             if not isinstance(measure.spec, LabelSpec):
                 raise InvalidParameterError(f"{text}: a TREC run has relevance labels only; {measure.name} needs "
@@ -155,6 +156,10 @@ def measure(rankings: Rankings, requests: list[MeasureRequest], ours: list[Measu
     :func:`stale_levels`)."""
     if not rankings.topics:
         raise no_topic()
+    if ours:
+        from ragmeter.metrics.batch import RankedBatch
+        from ragmeter.metrics.kinds import label_kernel
+        from ragmeter.metrics.registry import make_measure
     ours = [m if m.params.get("rel", 1.0) != 1.0 or "rel" not in m.params or level == 1
             else make_measure(m.name, m.k, **{**m.params, "rel": float(level)}) for m in ours]
     kinds: dict[str, str] = {}

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ragmeter.trec.catalog import MeasureRequest, parse_requests
+from ragmeter.trec.catalog import MeasureRequest, check_format, parse_requests
 from ragmeter.trec.errors import TrecInputError
-from ragmeter.trec.lean import BOGUS_DOCNO, check_format, kinds_of, read_run_topics
+from ragmeter.trec.lean import BOGUS_DOCNO, kinds_of, read_run_topics
 from ragmeter.trec.lean_measures import _P, Options, _map, _rprec_mult
 from ragmeter.trec.lines import existing, qrels_rows
 from ragmeter.trec.refusals import listed_twice, no_topic, refuse_missing

@@ -15,8 +15,8 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ragmeter.trec.catalog import MeasureRequest, parse_requests
-from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError, TrecMeasureError
+from ragmeter.trec.catalog import CLEARED_FOR_STAND_IN, MeasureRequest, check_format, parse_requests
+from ragmeter.trec.errors import TrecInputError
 from ragmeter.trec.lean_gains import GAIN_MEASURES
 from ragmeter.trec.lean_judged import JUDGED_MEASURES
 from ragmeter.trec.lean_measures import QRELS_MEASURES, Options
@@ -35,8 +35,6 @@ SMALL_BYTES = 2 << 20  # a run file up to this size takes this path (measured: s
 BOGUS_DOCNO = "ceci_nest_pas_un_docno"  # trec_eval.c: the ranking of a topic the run misses, under -c
 MEASURES: dict[str, Callable[[TopicRels, MeasureRequest, Options], list]] = {
     **QRELS_MEASURES, **GAIN_MEASURES, **JUDGED_MEASURES}
-# trec_eval.c resets these (exact names) after evaluating a -c topic's stand-in ranking
-CLEARED_FOR_STAND_IN = {"num_ret": 0.0, "utility": 0.0, "rbp_resid": 0.0, "relstring": ""}
 
 
 def is_small(run_path: str, qrels_path: str) -> bool:
@@ -108,16 +106,6 @@ def read_judgments(path: str) -> Judgments:
 
 def kinds_of(requests: Iterable[MeasureRequest]) -> dict[str, str]:
     return {name: r.measure.kind for r in requests for name in r.names}
-
-
-def check_format(requests: list[MeasureRequest], rel_format: str) -> None:
-    """trec_eval cannot compute a measure from another rel_info format (exit 4)."""
-    have = "prefs" if rel_format == "qrels_prefs" else rel_format
-    for r in requests:
-        if r.measure.needs not in ("any", have):
-            needed = "prefs or -R qrels_prefs" if r.measure.needs == "prefs" else r.measure.needs
-            raise TrecMeasureError(f"{r.name} is computed from -R {needed} judgments, not -R {rel_format} "
-                                   "(trec_eval: Can't calculate measure)", exit_code=EXIT_TOPIC)
 
 
 def evaluate_lean(qrels_path: str, run_path: str, measures: Iterable[str] = ("official",), *, level: int = 1,

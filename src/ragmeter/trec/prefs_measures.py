@@ -23,8 +23,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ragmeter.trec.catalog import parse_requests
-from ragmeter.trec.lean import BOGUS_DOCNO, check_format, kinds_of, read_run_topics
+from ragmeter.trec.catalog import check_format, parse_requests
+from ragmeter.trec.lean import BOGUS_DOCNO, kinds_of, read_run_topics
 from ragmeter.trec.lean_measures import _div
 from ragmeter.trec.prefs import JudgmentGroup, TopicPrefs, form_prefs_counts, ranking_for_prefs, read_prefs
 from ragmeter.trec.refusals import listed_twice, no_topic, refuse_missing
