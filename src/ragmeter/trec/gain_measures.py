@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cached_property
 
 import numpy as np
 
 from ragmeter.metrics.batch import row_sum
 from ragmeter.metrics.retrieval.kernels import log2_ranks
 from ragmeter.trec.gains import gain_table
-from ragmeter.trec.measures import Block, _divide
+from ragmeter.trec.measures import Block, _divide, sparse_row_sum, sparse_running_sums
 
 
 def integer_gains(values: tuple) -> tuple[tuple[int, float], ...]:
@@ -79,8 +80,24 @@ class Gains:
     def cumulative(self) -> tuple[np.ndarray, np.ndarray]:
         """(rdcg, idcg): running DCG of the ranking and of the ideal ranking, left to right."""
         rd = np.cumsum(self.results / log2_ranks(self.results.shape[1]), axis=1)
-        idl = np.cumsum(self.ideal / log2_ranks(self.ideal.shape[1]), axis=1)
-        return rd, idl
+        return rd, self.ideal_running
+
+    @cached_property
+    def ideal_running(self) -> np.ndarray:
+        return np.cumsum(self.ideal / log2_ranks(self.ideal.shape[1]), axis=1)
+
+    @cached_property
+    def nonzero(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rows, ranks, gains) of the documents with a gain, in rank order within each topic."""
+        rows, cols = np.nonzero(self.results)
+        return rows, cols, self.results[rows, cols]
+
+    @cached_property
+    def dcg(self) -> tuple[np.ndarray, np.ndarray]:
+        """(rdcg at each document with a gain, each topic's DCG): r_i / log2(i + 2) added up."""
+        rows, cols, gains = self.nonzero
+        width = int(cols.max(initial=0)) + 1
+        return sparse_running_sums(rows, gains / log2_ranks(width)[0, cols], len(self.length))
 
 
 def _gains(b: Block, values: tuple) -> Gains:
@@ -102,37 +119,36 @@ def _at(running: np.ndarray, index: np.ndarray) -> np.ndarray:
     return np.where(index >= 0, value, 0.0)
 
 
+def _ideal_total(g: Gains) -> np.ndarray:
+    return _last(g.ideal_running)
+
+
 def _ndcg(b: Block, values: tuple):
     g = _gains(b, values)
-    rd, idl = row_sum(g.results / log2_ranks(g.results.shape[1])), row_sum(g.ideal / log2_ranks(g.ideal.shape[1]))
+    rd, idl = g.dcg[1], _ideal_total(g)
     return [np.where(idl > 0.0, _divide(rd, idl), 0.0)]
 
 
 def _dcg(b: Block, values: tuple):
-    g = _gains(b, values)
-    return [row_sum(g.results / log2_ranks(g.results.shape[1]))]
+    return [_gains(b, values).dcg[1]]
 
 
 def _ideal_dcg(b: Block, values: tuple):
-    g = _gains(b, values)
-    return [row_sum(g.ideal / log2_ranks(g.ideal.shape[1]))]
+    return [_ideal_total(_gains(b, values))]
 
 
 def _ndcg_rel(b: Block, values: tuple):
     """sum over retrieved r_i > 0 of rdcg_i / idcg_min(i, L-1), plus (L - that count) x
     rdcg / idcg at the end; over L, when positive."""
     g = _gains(b, values)
-    rd, idl = g.cumulative()
-    width = rd.shape[1]
-    ideal_at = np.zeros(rd.shape)
-    if idl.shape[1] and width:
-        cols = np.minimum(np.arange(width)[None, :], g.length[:, None] - 1)
-        ideal_at = np.where(cols >= 0, np.take_along_axis(idl, np.maximum(cols, 0), axis=1), 0.0)
-    positive = g.results > 0
-    terms = np.where(positive, _divide(rd, ideal_at), 0.0)
-    total = row_sum(terms)
-    final_r, final_i = _last(rd), _at(idl, g.length - 1)
-    total = total + _divide((g.length - positive.sum(axis=1)) * final_r, final_i)
+    rows, cols, gains = g.nonzero
+    running, final_r = g.dcg
+    idl = g.ideal_running
+    ideal_at = _at(idl[rows], np.minimum(cols, g.length[rows] - 1)) if len(rows) else np.zeros(0)
+    positive = gains > 0
+    total = sparse_row_sum(rows[positive], _divide(running[positive], ideal_at[positive]), len(b.lengths))
+    found = np.bincount(rows[positive], minlength=len(b.lengths))
+    total = total + _divide((g.length - found) * final_r, _at(idl, g.length - 1))
     return [np.where(total > 0.0, _divide(total, g.length), 0.0)]
 
 
@@ -162,17 +178,22 @@ def _G(b: Block, values: tuple):
     """sum of r_i / log2(2 + cost_i - gained_i) over r_i != 0, over the ideal's total gain:
     cost_i = sum of max(g_j, 1) (1 past the ideal), gained_i = sum of r_j, j <= i."""
     g = _gains(b, values)
-    width = g.results.shape[1]
-    ideal = np.zeros((len(b.lengths), width))
-    take = min(width, g.ideal.shape[1])
-    ideal[:, :take] = g.ideal[:, :take]
-    cost = np.where(ideal >= 1.0, ideal, 1.0)
-    cost_sum, gained = np.cumsum(cost, axis=1), np.cumsum(g.results, axis=1)
-    nonzero = g.results != 0
-    terms = np.zeros(g.results.shape)
-    if nonzero.any():
-        terms[nonzero] = _divide(g.results[nonzero], c_log2((2 + cost_sum[nonzero]) - gained[nonzero]))
-    total, ideal_total = row_sum(terms), row_sum(g.ideal)
+    rows, cols, gains = g.nonzero
+    n, m = g.ideal.shape
+    cost = np.where(g.ideal >= 1.0, g.ideal, 1.0)  # 1 past each topic's ideal ranking (padded with 0)
+    whole = bool(np.all(np.floor(cost) == cost)) and bool(np.all(np.floor(gains) == gains))
+    if whole:  # whole numbers add up exactly in any grouping: the ones past the ideal at once
+        head = np.cumsum(cost, axis=1)
+        past = np.maximum(cols - m + 1, 0).astype(np.float64)
+        cost_sum = (head[rows, np.minimum(cols, m - 1)] if m else np.zeros(len(rows))) + past
+    else:  # left to right over every rank, as trec_eval adds
+        width = g.results.shape[1]
+        full = np.ones((n, width))
+        full[:, :min(m, width)] = cost[:, :min(m, width)]
+        cost_sum = np.cumsum(full, axis=1)[rows, cols]
+    gained = sparse_running_sums(rows, gains, n)[0]
+    terms = _divide(gains, c_log2((2 + cost_sum) - gained))
+    total, ideal_total = sparse_row_sum(rows, terms, n), row_sum(g.ideal)
     return [np.where(ideal_total > 0.0, _divide(total, ideal_total), 0.0)]
 
 
@@ -198,7 +219,10 @@ def _rbp(b: Block, values: tuple):
     pairs = integer_gains(values)
     g = _gains(b, values)
     scaled = g.results.copy()
-    for nrl in np.unique(g.num_rel_levels).tolist():
+    if not pairs:  # the grades 0..top: scaled by the top grade when it is above 1
+        top = (g.num_rel_levels - 1).astype(np.float64)
+        scaled = np.where(top[:, None] > 1, scaled / np.maximum(top, 1.0)[:, None], scaled)
+    for nrl in np.unique(g.num_rel_levels).tolist() if pairs else []:
         rows = np.flatnonzero(g.num_rel_levels == nrl)
         gains = [e.gain for e in gain_table(pairs, nrl).entries]
         low, high = min([0.0, *gains]), max([0.0, *gains])
@@ -206,9 +230,9 @@ def _rbp(b: Block, values: tuple):
             known = g.results[rows] != 0  # get_gain's 0 for a level with no entry is not scaled
             labelled = np.isfinite(b.grades[rows]) & (known | _has_entry(b.grades[rows], pairs, nrl))
             scaled[rows] = np.where(labelled, (g.results[rows] - low) / (high - low), 0.0)
-    width = scaled.shape[1]
-    weights = powers(p, width)[None, :width]
-    return [(1.0 - p) * row_sum(np.where(scaled != 0, scaled * weights, 0.0))]
+    rows, cols = np.nonzero(scaled)
+    weights = powers(p, scaled.shape[1])
+    return [(1.0 - p) * sparse_row_sum(rows, scaled[rows, cols] * weights[cols], len(b.lengths))]
 
 
 def _has_entry(labels: np.ndarray, pairs: tuple, nrl: int) -> np.ndarray:

@@ -13,7 +13,7 @@ from ragmeter.metrics.retrieval.kernels import log2_ranks
 from ragmeter.trec.errors import EXIT_TOPIC, TrecMeasureError
 from ragmeter.trec.gain_measures import powers, rbp_persistence
 from ragmeter.trec.lean_measures import INFAP_EPSILON
-from ragmeter.trec.measures import Block, _divide
+from ragmeter.trec.measures import Block, _divide, sparse_row_sum
 from ragmeter.trec.rels import NONPOOL, UNJUDGED
 
 _CHARS = np.array(list("0123456789"))
@@ -40,16 +40,15 @@ def _infAP(b: Block, _):
     non-relevant and pooled-unjudged documents up to j, e = 0.00001; over R."""
     g = b.grades
     rel = (g >= 0) & (g >= b.level)
-    nonrel = (g >= 0) & (g < b.level)
-    r = np.cumsum(rel, axis=1).astype(np.float64)
-    n = np.cumsum(nonrel, axis=1).astype(np.float64)
-    u = np.cumsum(g == UNJUDGED, axis=1).astype(np.float64)
-    j = ranks(g.shape[1]) - 1.0
+    rows, cols = np.nonzero(rel)  # the formula is taken at the relevant ranks only
+    r = np.cumsum(rel, axis=1)[rows, cols].astype(np.float64)
+    n = np.cumsum((g >= 0) & (g < b.level), axis=1)[rows, cols].astype(np.float64)
+    u = np.cumsum(g == UNJUDGED, axis=1)[rows, cols].astype(np.float64)
+    j = cols.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         later = (1.0 / (j + 1.0) + (j / (j + 1.0)) * ((r - 1 + n + u) / j)
                  * ((r - 1 + INFAP_EPSILON) / (r - 1 + n + 2 * INFAP_EPSILON)))
-    terms = np.where(rel, np.where(j == 0, 1.0, later), 0.0)
-    total = row_sum(terms)
+    total = sparse_row_sum(rows, np.where(j == 0, 1.0, later), len(b.lengths))
     return [np.where(b.R > 0, _divide(total, b.R), total)]
 
 
@@ -68,11 +67,10 @@ def _utility(b: Block, values: tuple):
 def _binG(b: Block, _):
     """sum over relevant documents of 1 / log2(2 + non-relevant documents above it), over R."""
     rel = b.rel
-    above = ranks(rel.shape[1]) - np.cumsum(rel, axis=1)  # i + 1 - rel_so_far: non-relevant at or above
-    width = int(above.max(initial=0)) + 1
-    table = log2_ranks(width + 1)[0]
-    terms = np.where(rel, 1.0 / table[np.minimum(above.astype(np.int64), width)], 0.0)
-    total = row_sum(terms)
+    rows, cols = np.nonzero(rel)
+    above = cols + 1 - np.cumsum(rel, axis=1)[rows, cols]  # i + 1 - rel_so_far: non-relevant above
+    table = log2_ranks(int(above.max(initial=0)) + 1)[0]
+    total = sparse_row_sum(rows, 1.0 / table[above], len(b.lengths))
     return [np.where(rel.any(axis=1), _divide(total, b.R), 0.0)]
 
 

@@ -48,6 +48,26 @@ def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.asarray(num, np.float64) / np.asarray(den, np.float64)
 
 
+def sparse_running_sums(rows: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For ``values`` given in row order (and in rank order within a row: ``np.nonzero``'s), the
+    running sum at each value and each of the ``n`` rows' total, added left to right as trec_eval
+    adds: the dense row sums without their zeros, for measures with a few terms per topic."""
+    if not len(rows):
+        return np.zeros(0), np.zeros(n)
+    counts = np.bincount(rows, minlength=n)
+    starts = np.r_[0, np.cumsum(counts)[:-1]]
+    packed = np.zeros((n, int(counts.max())))
+    at = np.arange(len(rows)) - starts[rows]
+    packed[rows, at] = values
+    running = np.cumsum(packed, axis=1)
+    return running[rows, at], running[:, -1]
+
+
+def sparse_row_sum(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Each row's total of :func:`sparse_running_sums`."""
+    return sparse_running_sums(rows, values, n)[1]
+
+
 def minus_nan(shape) -> np.ndarray:
     """trec_eval's 0.0 / 0.0: a NaN with the sign bit set (x86-64), printed ``-nan``."""
     return np.full(shape, -np.nan)
