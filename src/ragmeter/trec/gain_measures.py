@@ -20,7 +20,7 @@ import numpy as np
 from ragmeter.metrics.batch import row_sum
 from ragmeter.metrics.retrieval.kernels import log2_ranks
 from ragmeter.trec.gains import gain_table
-from ragmeter.trec.measures import Block, _divide, sparse_row_sum, sparse_running_sums
+from ragmeter.trec.measures import Block, c_divide, sparse_row_sum, sparse_running_sums
 
 
 def integer_gains(values: tuple) -> tuple[tuple[int, float], ...]:
@@ -126,7 +126,7 @@ def _ideal_total(g: Gains) -> np.ndarray:
 def _ndcg(b: Block, values: tuple):
     g = _gains(b, values)
     rd, idl = g.dcg[1], _ideal_total(g)
-    return [np.where(idl > 0.0, _divide(rd, idl), 0.0)]
+    return [np.where(idl > 0.0, c_divide(rd, idl), 0.0)]
 
 
 def _dcg(b: Block, values: tuple):
@@ -146,10 +146,10 @@ def _ndcg_rel(b: Block, values: tuple):
     idl = g.ideal_running
     ideal_at = _at(idl[rows], np.minimum(cols, g.length[rows] - 1)) if len(rows) else np.zeros(0)
     positive = gains > 0
-    total = sparse_row_sum(rows[positive], _divide(running[positive], ideal_at[positive]), len(b.lengths))
+    total = sparse_row_sum(rows[positive], c_divide(running[positive], ideal_at[positive]), len(b.lengths))
     found = np.bincount(rows[positive], minlength=len(b.lengths))
-    total = total + _divide((g.length - found) * final_r, _at(idl, g.length - 1))
-    return [np.where(total > 0.0, _divide(total, g.length), 0.0)]
+    total = total + c_divide((g.length - found) * final_r, _at(idl, g.length - 1))
+    return [np.where(total > 0.0, c_divide(total, g.length), 0.0)]
 
 
 def _rndcg(b: Block, values: tuple):
@@ -165,13 +165,13 @@ def _rndcg(b: Block, values: tuple):
     r_at = np.take_along_axis(rd, np.clip(before, 0, max(rd.shape[1] - 1, 0)), axis=1) if rd.shape[1] else \
         np.zeros((n, m))
     r_at = np.where(before >= 0, r_at, 0.0)
-    terms = np.where(change, _divide(r_at, idl), 0.0) if m else np.zeros((n, 0))
+    terms = np.where(change, c_divide(r_at, idl), 0.0) if m else np.zeros((n, 0))
     total = row_sum(terms)
     count = change.sum(axis=1)
     tail = (g.length > 0) & (g.length + 1 < b.lengths)
-    total = np.where(tail, total + _divide(_last(rd), _at(idl, g.length - 1)), total)
+    total = np.where(tail, total + c_divide(_last(rd), _at(idl, g.length - 1)), total)
     count = count + tail
-    return [np.where(b.R == 0, 0.0, _divide(total, count))]
+    return [np.where(b.R == 0, 0.0, c_divide(total, count))]
 
 
 def _G(b: Block, values: tuple):
@@ -192,9 +192,9 @@ def _G(b: Block, values: tuple):
         full[:, :min(m, width)] = cost[:, :min(m, width)]
         cost_sum = np.cumsum(full, axis=1)[rows, cols]
     gained = sparse_running_sums(rows, gains, n)[0]
-    terms = _divide(gains, c_log2((2 + cost_sum) - gained))
+    terms = c_divide(gains, c_log2((2 + cost_sum) - gained))
     total, ideal_total = sparse_row_sum(rows, terms, n), row_sum(g.ideal)
-    return [np.where(ideal_total > 0.0, _divide(total, ideal_total), 0.0)]
+    return [np.where(ideal_total > 0.0, c_divide(total, ideal_total), 0.0)]
 
 
 def rbp_persistence(values: tuple) -> float:

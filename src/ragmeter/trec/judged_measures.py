@@ -13,7 +13,7 @@ from ragmeter.metrics.retrieval.kernels import log2_ranks
 from ragmeter.trec.errors import EXIT_TOPIC, TrecMeasureError
 from ragmeter.trec.gain_measures import powers, rbp_persistence
 from ragmeter.trec.lean_measures import INFAP_EPSILON
-from ragmeter.trec.measures import Block, _divide, sparse_row_sum
+from ragmeter.trec.measures import Block, c_divide, sparse_row_sum
 from ragmeter.trec.rels import NONPOOL, UNJUDGED
 
 _CHARS = np.array(list("0123456789"))
@@ -49,7 +49,7 @@ def _infAP(b: Block, _):
         later = (1.0 / (j + 1.0) + (j / (j + 1.0)) * ((r - 1 + n + u) / j)
                  * ((r - 1 + INFAP_EPSILON) / (r - 1 + n + 2 * INFAP_EPSILON)))
     total = sparse_row_sum(rows, np.where(j == 0, 1.0, later), len(b.lengths))
-    return [np.where(b.R > 0, _divide(total, b.R), total)]
+    return [np.where(b.R > 0, c_divide(total, b.R), total)]
 
 
 def _utility(b: Block, values: tuple):
@@ -71,13 +71,13 @@ def _binG(b: Block, _):
     above = cols + 1 - np.cumsum(rel, axis=1)[rows, cols]  # i + 1 - rel_so_far: non-relevant above
     table = log2_ranks(int(above.max(initial=0)) + 1)[0]
     total = sparse_row_sum(rows, 1.0 / table[above], len(b.lengths))
-    return [np.where(rel.any(axis=1), _divide(total, b.R), 0.0)]
+    return [np.where(rel.any(axis=1), c_divide(total, b.R), 0.0)]
 
 
 def _yaap(b: Block, _):
     """log((1 + s) / (1 + R - s)), s = sum of P@i at the relevant ranks (Robertson 2012)."""
     s = row_sum(np.cumsum(b.rel, axis=1) / ranks(b.rel.shape[1]) * b.rel)
-    ratio = _divide(1.0 + s, (1.0 + b.R) - s)
+    ratio = c_divide(1.0 + s, (1.0 + b.R) - s)
     return [np.array([math.log(v) if v > 0 else (-math.inf if v == 0 else -math.nan) for v in ratio.tolist()])]
 
 

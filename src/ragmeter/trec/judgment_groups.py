@@ -16,13 +16,14 @@ from collections.abc import Iterable
 from ragmeter.trec.catalog import MeasureRequest, check_format, parse_requests
 from ragmeter.trec.errors import TrecInputError
 from ragmeter.trec.lean import BOGUS_DOCNO, kinds_of, read_run_topics
-from ragmeter.trec.lean_measures import _P, Options, _map, _rprec_mult
+from ragmeter.trec.lean_measures import QRELS_MEASURES, Options
 from ragmeter.trec.lines import existing, qrels_rows
 from ragmeter.trec.refusals import listed_twice, no_topic, refuse_missing
 from ragmeter.trec.rels import TopicRels, form_res_rels, level_counts, ranked, twice
 from ragmeter.trec.result import TrecResult
 
-PER_GROUP = {"map_avgjg": _map, "P_avgjg": _P, "Rprec_mult_avgjg": _rprec_mult}
+PER_GROUP = {"map_avgjg": QRELS_MEASURES["map"], "P_avgjg": QRELS_MEASURES["P"],
+             "Rprec_mult_avgjg": QRELS_MEASURES["Rprec_mult"]}
 
 
 def read_groups(path: str) -> dict[str, dict[bytes, dict[str, int]]]:

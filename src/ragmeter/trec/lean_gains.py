@@ -10,7 +10,7 @@ import math
 
 from ragmeter.trec.catalog import MeasureRequest
 from ragmeter.trec.gains import GainTable, gain_table
-from ragmeter.trec.lean_measures import Options, _div
+from ragmeter.trec.lean_measures import Options, c_div
 from ragmeter.trec.rels import TopicRels
 
 
@@ -60,14 +60,14 @@ def _G(t: TopicRels, r: MeasureRequest, o: Options) -> list:
             sum_ideal += ideal.gain
         sum_cost += ideal.gain if ideal.gain >= min_cost else min_cost
         if gain != 0:
-            results_g += _div(gain, clog2(2 + sum_cost - sum_results))
+            results_g += c_div(gain, clog2(2 + sum_cost - sum_results))
         i += 1
     while i < t.num_ret:
         gain = table.gain(t.labels[i])
         sum_results += gain
         sum_cost += min_cost
         if gain != 0:
-            results_g += _div(gain, clog2(2 + sum_cost - sum_results))
+            results_g += c_div(gain, clog2(2 + sum_cost - sum_results))
         i += 1
     while ideal.gain > 0.0:
         ideal.step()
@@ -93,7 +93,7 @@ def _ndcg_rel(t: TopicRels, r: MeasureRequest, o: Options) -> list:
             num_rel += 1
             ideal_dcg += ideal.gain / math.log2(i + 2)
         if gain > 0:
-            total += _div(results_dcg, ideal_dcg)
+            total += c_div(results_dcg, ideal_dcg)
             num_rel_ret += 1
         i += 1
     while i < t.num_ret:
@@ -101,7 +101,7 @@ def _ndcg_rel(t: TopicRels, r: MeasureRequest, o: Options) -> list:
         if gain != 0:
             results_dcg += gain / math.log2(i + 2)
         if gain > 0:
-            total += _div(results_dcg, ideal_dcg)
+            total += c_div(results_dcg, ideal_dcg)
             num_rel_ret += 1
         i += 1
     while ideal.gain > 0.0:
@@ -110,8 +110,8 @@ def _ndcg_rel(t: TopicRels, r: MeasureRequest, o: Options) -> list:
             num_rel += 1
             ideal_dcg += ideal.gain / math.log2(i + 2)
         i += 1
-    total += _div((num_rel - num_rel_ret) * results_dcg, ideal_dcg)  # C: (double) n * dcg / ideal
-    return [_div(total, num_rel) if total > 0.0 else 0.0]
+    total += c_div((num_rel - num_rel_ret) * results_dcg, ideal_dcg)  # C: (double) n * dcg / ideal
+    return [c_div(total, num_rel) if total > 0.0 else 0.0]
 
 
 def _Rndcg(t: TopicRels, r: MeasureRequest, o: Options) -> list:
@@ -157,7 +157,7 @@ def _Rndcg(t: TopicRels, r: MeasureRequest, o: Options) -> list:
         if ideal.gain > 0.0:
             ideal_dcg += ideal.gain / math.log2(i + 2)
         i += 1
-    return [_div(total, changes)]
+    return [c_div(total, changes)]
 
 
 def rbp_persistence(r: MeasureRequest) -> float:

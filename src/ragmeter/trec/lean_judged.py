@@ -9,7 +9,7 @@ import math
 
 from ragmeter.trec.catalog import MeasureRequest
 from ragmeter.trec.errors import EXIT_TOPIC, TrecMeasureError
-from ragmeter.trec.lean_measures import INFAP_EPSILON, Options, _div
+from ragmeter.trec.lean_measures import INFAP_EPSILON, Options, c_div
 from ragmeter.trec.rels import NONPOOL, UNJUDGED, TopicRels
 
 
@@ -84,7 +84,7 @@ def _binG(t: TopicRels, r: MeasureRequest, o: Options) -> list:
         if lab >= o.level:
             rel_so_far += 1
             total += 1.0 / math.log2(3 + i - rel_so_far)
-    return [_div(total, t.num_rel) if rel_so_far else 0.0]
+    return [c_div(total, t.num_rel) if rel_so_far else 0.0]
 
 
 def _yaap(t: TopicRels, r: MeasureRequest, o: Options) -> list:
@@ -95,7 +95,7 @@ def _yaap(t: TopicRels, r: MeasureRequest, o: Options) -> list:
         if lab >= o.level:
             rel_so_far += 1
             total += rel_so_far / (i + 1)
-    ratio = _div(1.0 + total, 1.0 + t.num_rel - total)
+    ratio = c_div(1.0 + total, 1.0 + t.num_rel - total)
     return [math.log(ratio) if ratio > 0 else (-math.inf if ratio == 0 else -math.nan)]
 
 

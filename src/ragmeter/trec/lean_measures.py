@@ -42,7 +42,7 @@ def lround(x: float) -> int:
     return int(math.copysign(r, x)) if r else 0
 
 
-def _div(a: float, b: float) -> float:
+def c_div(a: float, b: float) -> float:
     """C's double division: x / 0 is +-inf, 0 / 0 is NaN (printed -nan)."""
     if b == 0:
         return -math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
@@ -55,7 +55,7 @@ def _map(t: TopicRels, r: MeasureRequest, o: Options) -> list:
         if lab >= o.level:
             rel_so_far += 1
             total += rel_so_far / (i + 1)
-    return [_div(total, t.num_rel) if rel_so_far else 0.0]
+    return [c_div(total, t.num_rel) if rel_so_far else 0.0]
 
 
 def _gm_map(t: TopicRels, r: MeasureRequest, o: Options) -> list:
@@ -78,7 +78,7 @@ def _bpref(t: TopicRels, r: MeasureRequest, o: Options) -> list:
         if lab < o.level:
             nonrel_so_far += 1
         elif nonrel_so_far > 0:
-            bpref += 1.0 - _div(min(nonrel_so_far, t.num_rel), min(num_nonrel, t.num_rel))
+            bpref += 1.0 - c_div(min(nonrel_so_far, t.num_rel), min(num_nonrel, t.num_rel))
         else:
             bpref += 1.0
     return [bpref / t.num_rel if t.num_rel else bpref]
@@ -102,7 +102,7 @@ def _interpolated(t: TopicRels, fractions: tuple, o: Options) -> list[float]:
     cur = n - 1
     while cur >= 0 and cutoffs[cur] > t.num_rel_ret:
         cur -= 1
-    int_precis = _div(t.num_rel_ret, t.num_ret)
+    int_precis = c_div(t.num_rel_ret, t.num_ret)
     rel_so_far = t.num_rel_ret
     i = t.num_ret
     while i > 0 and rel_so_far > 0:
@@ -222,7 +222,7 @@ def _rprec_mult(t: TopicRels, r: MeasureRequest, o: Options) -> list:
     values = [0.0] * len(cutoffs)
     cur = len(cutoffs) - 1
     while cur >= 0 and cutoffs[cur] > t.num_ret:
-        values[cur] = _div(t.num_rel_ret, cutoffs[cur])
+        values[cur] = c_div(t.num_rel_ret, cutoffs[cur])
         cur -= 1
     rel_so_far = t.num_rel_ret
     i = t.num_ret
@@ -285,8 +285,8 @@ def _set_map(t: TopicRels, r: MeasureRequest, o: Options) -> list:
 def _set_F(t: TopicRels, r: MeasureRequest, o: Options) -> list:
     if not t.num_rel_ret:
         return [0.0]
-    p, rec, x = t.num_rel_ret / t.num_ret, _div(t.num_rel_ret, t.num_rel), r.values[0]
-    return [_div((x + 1.0) * p * rec, x * p + rec)]
+    p, rec, x = t.num_rel_ret / t.num_ret, c_div(t.num_rel_ret, t.num_rel), r.values[0]
+    return [c_div((x + 1.0) * p * rec, x * p + rec)]
 
 
 def _unj(t: TopicRels, r: MeasureRequest, o: Options) -> list:

@@ -42,7 +42,7 @@ from ragmeter.metrics.batch import ranks, row_sum, safe_divide
 from ragmeter.metrics.retrieval import kernels
 
 
-def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def c_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """C's division: x / 0 is inf, 0 / 0 is NaN (callers guard where trec_eval guards)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(num, np.float64) / np.asarray(den, np.float64)
@@ -127,7 +127,7 @@ class Block:
 
 
 def _map(b: Block, _):
-    return [np.where(b.rel.any(axis=1), _divide(kernels.precision_sum(b.rel), b.R), 0.0)]
+    return [np.where(b.rel.any(axis=1), c_divide(kernels.precision_sum(b.rel), b.R), 0.0)]
 
 
 def _rprec(b: Block, _):
@@ -165,7 +165,7 @@ def _interpolated(b: Block, fractions: tuple) -> list[np.ndarray]:
     reached at the top. Cut-offs above NRR at the end of the list are skipped (0)."""
     n = len(b.lengths)
     adjusted = b.cum - b.extra[:, None]  # rel_so_far while walking up, at each rank
-    prec = np.where(b.rel, _divide(adjusted, ranks(b.rel.shape[1])), 0.0)
+    prec = np.where(b.rel, c_divide(adjusted, ranks(b.rel.shape[1])), 0.0)
     best_after = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1] if prec.shape[1] else prec
     nrr = b.num_rel_ret
 
@@ -176,7 +176,7 @@ def _interpolated(b: Block, fractions: tuple) -> list[np.ndarray]:
         return best_after[np.arange(n), pos]
 
     with np.errstate(invalid="ignore"):
-        top = np.where(nrr > 0, at(np.ones(n, np.int64)), _divide(nrr, b.lengths))
+        top = np.where(nrr > 0, at(np.ones(n, np.int64)), c_divide(nrr, b.lengths))
     top = np.where((nrr == 0) & (b.lengths == 0), minus_nan(n), top)
     values: list[np.ndarray] = [np.zeros(n)] * len(fractions)
     skipping = np.ones(n, bool)
@@ -230,7 +230,7 @@ def _rprec_mult(b: Block, mults):
         c = np.trunc(x * b.R + 0.9).astype(np.int64)  # C: (long)(x * R + 0.9)
         beyond = c > b.lengths
         adjusted = b.cum_at(c) - b.extra
-        value = np.where(beyond, _divide(b.num_rel_ret, c), np.where(adjusted > 0, _divide(adjusted, c), 0.0))
+        value = np.where(beyond, c_divide(b.num_rel_ret, c), np.where(adjusted > 0, c_divide(adjusted, c), 0.0))
         out.append(np.where(c >= 1, value, 0.0))
     return out
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ragmeter.trec.catalog import check_format, parse_requests
 from ragmeter.trec.lean import BOGUS_DOCNO, kinds_of, read_run_topics
-from ragmeter.trec.lean_measures import _div
+from ragmeter.trec.lean_measures import c_div
 from ragmeter.trec.prefs import JudgmentGroup, TopicPrefs, form_prefs_counts, ranking_for_prefs, read_prefs
 from ragmeter.trec.refusals import listed_twice, no_topic, refuse_missing
 from ragmeter.trec.rels import twice
@@ -95,7 +95,7 @@ def avgjg_rnonrel(t: TopicPrefs, ret: bool) -> float:
             poss += g.num_rel * (big_r - n)
         else:
             ful, poss = _recalculate(t, g, ret)
-        total += _div(ful, poss)
+        total += c_div(ful, poss)
     return total / len(t.groups) if total > 0.0 else 0.0
 
 
