@@ -170,12 +170,16 @@ def measure(rankings: Rankings, requests: list[MeasureRequest], ours: list[Measu
         kinds[RAGMETER_PREFIX + str(m)] = "float"
     chunks: dict[str, list[np.ndarray]] = {n: [] for n, kind in kinds.items() if kind not in ("runid", "num_q")}
     for block in _blocks(rankings, float(level), iprec_rule, num_docs, stale or {}):
+        done: dict[tuple, list] = {}  # gm_map is map's values, gm_bpref bpref's: computed once
         for req in requests:
             compute = ALL_COMPUTE.get(req.name)
             if compute is None:
                 continue
+            key = (compute, req.values)
+            if key not in done:
+                done[key] = compute(block, req.values)
             dtype = object if req.measure.kind == "relstring" else np.float64
-            for name, values in zip(req.names, compute(block, req.values)):
+            for name, values in zip(req.names, done[key]):
                 chunks[name].append(np.asarray(values, dtype=dtype))
         if ours:
             labels = np.where(block.grades >= 0, block.grades, np.nan)

@@ -8,12 +8,12 @@ import math
 
 import numpy as np
 
-from ragmeter.metrics.batch import ranks, row_sum
+from ragmeter.metrics.batch import row_sum
 from ragmeter.metrics.retrieval.kernels import log2_ranks
 from ragmeter.trec.errors import EXIT_TOPIC, TrecMeasureError
 from ragmeter.trec.gain_measures import powers, rbp_persistence
 from ragmeter.trec.lean_measures import INFAP_EPSILON
-from ragmeter.trec.measures import Block, c_divide, sparse_row_sum
+from ragmeter.trec.measures import Block, at_cut, c_divide, precision_running, sparse_row_sum
 from ragmeter.trec.rels import NONPOOL, UNJUDGED
 
 _CHARS = np.array(list("0123456789"))
@@ -76,7 +76,7 @@ def _binG(b: Block, _):
 
 def _yaap(b: Block, _):
     """log((1 + s) / (1 + R - s)), s = sum of P@i at the relevant ranks (Robertson 2012)."""
-    s = row_sum(np.cumsum(b.rel, axis=1) / ranks(b.rel.shape[1]) * b.rel)
+    s = at_cut(precision_running(b), b.rel.shape[1])
     ratio = c_divide(1.0 + s, (1.0 + b.R) - s)
     return [np.array([math.log(v) if v > 0 else (-math.inf if v == 0 else -math.nan) for v in ratio.tolist()])]
 

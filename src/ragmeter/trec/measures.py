@@ -126,8 +126,29 @@ class Block:
         return self.cum[np.arange(len(k)), np.clip(k, 1, width) - 1]
 
 
+def running(b: Block, name: str, terms: Callable[[Block], np.ndarray]) -> np.ndarray:
+    """The running sums (left to right) of ``terms(b)`` along each row, computed once per block:
+    a cut-off k's sum is column k - 1, the same additions as summing the first k alone."""
+    cache = b.__dict__.setdefault("_running", {})
+    if name not in cache:
+        cache[name] = np.cumsum(terms(b), axis=1)
+    return cache[name]
+
+
+def at_cut(values: np.ndarray, k: int) -> np.ndarray:
+    """Column k - 1 of running sums (the last one for a k past the widest list; 0 for none)."""
+    if not values.shape[1]:
+        return np.zeros(values.shape[0])
+    return values[:, min(k, values.shape[1]) - 1]
+
+
+def precision_running(b: Block) -> np.ndarray:
+    """Running sum of P@i at the relevant ranks (AP's numerator up to each rank)."""
+    return running(b, "precision", lambda b: np.cumsum(b.rel, axis=1) / ranks(b.rel.shape[1]) * b.rel)
+
+
 def _map(b: Block, _):
-    return [np.where(b.rel.any(axis=1), c_divide(kernels.precision_sum(b.rel), b.R), 0.0)]
+    return [np.where(b.rel.any(axis=1), c_divide(at_cut(precision_running(b), b.rel.shape[1]), b.R), 0.0)]
 
 
 def _rprec(b: Block, _):
@@ -193,13 +214,21 @@ def _interpolated(b: Block, fractions: tuple) -> list[np.ndarray]:
     return values
 
 
+def _interpolated_once(b: Block, levels: tuple) -> list[np.ndarray]:
+    """:func:`_interpolated`, computed once per block for iprec_at_recall and 11pt_avg alike."""
+    cache = b.__dict__.setdefault("_interpolated", {})
+    if levels not in cache:
+        cache[levels] = _interpolated(b, levels)
+    return cache[levels]
+
+
 def _iprec(b: Block, levels: tuple):
-    return _interpolated(b, levels)
+    return _interpolated_once(b, levels)
 
 
 def _avg11(b: Block, levels: tuple):
     total = np.zeros(b.grades.shape[0])
-    for v in reversed(_interpolated(b, levels)):  # trec_eval adds from the last cut-off down
+    for v in reversed(_interpolated_once(b, levels)):  # trec_eval adds from the last cut-off down
         total = total + v
     return [total / len(levels)]
 
@@ -221,7 +250,8 @@ def _success(b: Block, cuts):
 
 
 def _map_cut(b: Block, cuts):
-    return [kernels.average_precision(b.rel[:, :k], b.R) for k in cuts]
+    sums = precision_running(b)
+    return [safe_divide(at_cut(sums, k), b.R) for k in cuts]
 
 
 def _rprec_mult(b: Block, mults):
@@ -235,13 +265,11 @@ def _rprec_mult(b: Block, mults):
     return out
 
 
-def _ndcg_values(b: Block, k: int | None) -> np.ndarray:
-    # NaN and the -1/-2 labels have no gain
-    return kernels.ndcg(kernels.gains(b.grades), kernels.ideal_gains(b.judged), k)
-
-
 def _ndcg_cut(b: Block, cuts):
-    return [_ndcg_values(b, k) for k in cuts]
+    """DCG@k / ideal DCG@k with the grades as gains (the ideal over every judged grade > 0)."""
+    dcg = running(b, "dcg", lambda b: kernels.gains(b.grades) / kernels.log2_ranks(b.grades.shape[1]))
+    ideal = running(b, "ideal_dcg", lambda b: kernels.ideal_gains(b.judged) / kernels.log2_ranks(b.judged.shape[1]))
+    return [safe_divide(at_cut(dcg, k), at_cut(ideal, k)) for k in cuts]
 
 
 def _set_P(b: Block, _):
