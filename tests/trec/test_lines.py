@@ -37,6 +37,7 @@ SETTINGS = settings(max_examples=300, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(text_files(4))
 def test_qrels_fast_path_reads_what_the_exact_reader_reads(tmp_path, text):
@@ -49,6 +50,7 @@ def test_qrels_fast_path_reads_what_the_exact_reader_reads(tmp_path, text):
     assert _outcome(lambda: qrels_rows(str(path)))[::2] == exact[::2]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(text_files(6))
 def test_run_fast_path_reads_what_the_exact_reader_reads(tmp_path, text):
