@@ -117,12 +117,18 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str] = ("official",), *, l
         raise InvalidParameterError(f"engine must be one of {', '.join(ENGINES)}, not {engine!r}")
     files = isinstance(qrels, (str, Path)) and isinstance(run, (str, Path))
     ours = any("@" in m or "(" in m for m in measures)
-    if engine == "python" and (not files or ours):
-        raise InvalidParameterError("engine='python' reads files and computes trec_eval measures only")
+    if engine == "python" and not files:
+        raise InvalidParameterError("engine='python' reads files: give the qrels and the run as paths")
+    if engine == "python" and ours:
+        raise InvalidParameterError("engine='python' computes trec_eval's measures only (ragmeter's, such as mrr@10, "
+                                    "run on the arrow engine)")
     if rel_format != "qrels":
-        if not files or ours:
-            raise InvalidParameterError(f"rel_format={rel_format!r} reads files, and trec_eval measures only: give "
-                                        "the judgments and the run as paths")
+        if ours:
+            raise InvalidParameterError(f"-R {rel_format} computes trec_eval's measures only (ragmeter's, such as "
+                                        "mrr@10, need a qrels file)")
+        if not files:
+            raise InvalidParameterError(f"rel_format={rel_format!r} reads files: give the judgments and the run as "
+                                        "paths")
         result = _by_format(str(qrels), str(run), measures, rel_format, level=level, complete=complete,
                             max_docs=max_docs, judged_only=judged_only, skip_missing=skip_missing)
     elif engine == "python" or (engine == "auto" and files and not ours and memory_limit_mb is None

@@ -77,7 +77,7 @@ class Judgments:
     """A qrels file grouped by topic: {docno: grade} in file order, byte-ordered topic ids."""
 
     topics: dict[str, dict[str, int]]
-    twice: dict[str, str]  # topic -> first document judged twice
+    twice: dict[str, str]  # topic -> a document judged twice in it (the one the Arrow path names)
     positive: int  # lines with a grade > 0 (trec_eval's -c num_rel summary)
     source: str
 
