@@ -21,9 +21,11 @@ printed digit agrees (checked against the binary in tests/acceptance/test_trec_e
   c <= 0 the value at the first relevant document, and NaN when nothing was retrieved
   (trec_eval divides 0 by 0 there: under -J or -M 0, or a -c topic). 11pt_avg: their mean,
   summed from the last cut-off down, cut-offs taken in the order given (trec_eval's).
-- ndcg: sum(g_i / log2(i + 1)) / ideal, gains = grades (remappable: ndcg.1=3,2=9), the ideal
-  over every judged document with a positive gain; ndcg_cut.k cuts both at k with the grades
-  as gains. -l does not apply to nDCG.
+- ndcg_cut.k: sum(g_i / log2(i + 1), i <= k) / the same over the ideal ranking (every judged
+  document with a grade > 0, best first), the grades as gains. -l does not apply to nDCG. ndcg
+  and the other gain measures (remappable gains: ndcg.1=3,2=9) are in
+  :mod:`ragmeter.trec.gain_measures`; relstring, infAP, utility, binG, yaap and rbp_resid in
+  :mod:`ragmeter.trec.judged_measures`.
 - set_P = NRR / num_ret, set_recall = NRR / R, set_relative_P = NRR / min(num_ret, R),
   set_map = NRR * NRR / (num_ret * R), set_F.x = (x + 1) P R / (x P + R).
 - unj.k: (documents labelled -1 or -2 in the top k) / k. Counts: num_ret, num_rel,
