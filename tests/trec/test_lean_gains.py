@@ -9,27 +9,11 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
-from ragmeter.trec.evaluate import evaluate
 from ragmeter.trec.lean_gains import IdealWalk, clog2
-from tests.trec.test_lean_judged import QRELS, RUN
 
 L2 = math.log2
 RDCG = [0.0, 2 / L2(3), 2 / L2(3), 2 / L2(3), 2 / L2(3) + 1 / L2(6)]  # running DCG of the ranking
 IDCG = [2 / L2(2), 2 / L2(2) + 1 / L2(3), 2 / L2(2) + 1 / L2(3) + 1 / L2(4)]  # of the ideal one
-
-
-@pytest.fixture(params=["python", "arrow"])
-def scored(request, tmp_path):
-    (tmp_path / "q").write_text(QRELS)
-    (tmp_path / "r").write_text(RUN)
-
-    def score(*measures: str, **options) -> dict:
-        r = evaluate(tmp_path / "q", tmp_path / "r", list(measures), engine=request.param, **options)
-        return {n: r.values(n)[0] for n in r.metric_names}
-
-    return score
 
 
 def test_dcg_ideal_dcg_and_ndcg_by_hand(scored):

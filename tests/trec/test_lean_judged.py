@@ -13,22 +13,9 @@ import pytest
 
 from ragmeter.trec.evaluate import evaluate
 from ragmeter.trec.lean_judged import relstring_char
+from tests.trec.conftest import QRELS, RUN
 
-QRELS = "q 0 a 2\nq 0 b 0\nq 0 c 1\nq 0 d -1\nq 0 e 1\n"
-RUN = "q Q0 x 1 5 r\nq Q0 a 2 4 r\nq Q0 d 3 3 r\nq Q0 b 4 2 r\nq Q0 c 5 1 r\n"
 E = 0.00001
-
-
-@pytest.fixture(params=["python", "arrow"])
-def scored(request, tmp_path):
-    (tmp_path / "q").write_text(QRELS)
-    (tmp_path / "r").write_text(RUN)
-
-    def score(*measures: str, **options) -> dict:
-        r = evaluate(tmp_path / "q", tmp_path / "r", list(measures), engine=request.param, **options)
-        return {n: r.values(n)[0] for n in r.metric_names + [n for n in r.names if r.kinds[n] == "relstring"]}
-
-    return score
 
 
 def test_relstring_shows_each_label(scored):

@@ -15,11 +15,10 @@ from collections.abc import Iterable
 
 from ragmeter.trec.catalog import MeasureRequest, check_format, parse_requests
 from ragmeter.trec.errors import TrecInputError
-from ragmeter.trec.lean import BOGUS_DOCNO, kinds_of, read_run_topics
+from ragmeter.trec.lean import kinds_of, plan, read_run_topics
 from ragmeter.trec.lean_measures import QRELS_MEASURES, Options
 from ragmeter.trec.lines import existing, qrels_rows
-from ragmeter.trec.refusals import listed_twice, no_topic, refuse_missing
-from ragmeter.trec.rels import TopicRels, form_res_rels, level_counts, ranked, twice
+from ragmeter.trec.rels import TopicRels, form_res_rels, level_counts, ranked
 from ragmeter.trec.result import TrecResult
 
 PER_GROUP = {"map_avgjg": QRELS_MEASURES["map"], "P_avgjg": QRELS_MEASURES["P"],
@@ -58,24 +57,14 @@ def evaluate_groups(qrels_path: str, run_path: str, measures: Iterable[str] = ("
     requests: list[MeasureRequest] = parse_requests(list(measures))
     check_format(requests, "qrels_jg")
     groups, run = read_groups(str(qrels_path)), read_run_topics(str(run_path))
-    order = list(groups)
-    missing = [t for t in order if t not in run.topics]
     check = any(r.measure.kind not in ("runid", "num_q") for r in requests)
-    rankings = {t: [d for d, _ in ranked(run.topics[t])][:max_docs] for t in order if t in run.topics}
-    if check:
-        for topic, docnos in rankings.items():
-            if (dup := twice(docnos)) is not None:
-                raise listed_twice(dup, topic, run.source)
-    if not complete and not skip_missing:
-        refuse_missing(missing, run.source)
-    evaluated = order if complete else [t for t in order if t in run.topics]
-    if not evaluated:
-        raise no_topic(run.source)
+    todo = plan(list(groups), run, lambda docs: [d for d, _ in ranked(docs)][:max_docs], check=check,
+                complete=complete, skip_missing=skip_missing)
     options = Options(level=level)
     kinds = kinds_of(requests)
     per_topic: dict[str, list] = {n: [] for n, k in kinds.items() if k not in ("runid", "num_q")}
-    for topic in evaluated if check else []:
-        docnos = rankings.get(topic, [BOGUS_DOCNO][:max_docs])
+    for topic in todo.evaluated if check else []:
+        docnos = todo.ranking(topic, max_docs)
         rels: list[TopicRels] = [form_res_rels(docnos, judged, level_counts(judged.values()), level=level,
                                                judged_only=judged_only) for judged in groups[topic].values()]
         for r in requests:
@@ -83,4 +72,4 @@ def evaluate_groups(qrels_path: str, run_path: str, measures: Iterable[str] = ("
                 values = averaged([PER_GROUP[r.name](rel, r, options) for rel in rels])
                 for name, value in zip(r.names, values):
                     per_topic[name].append(value)
-    return TrecResult(evaluated, per_topic, kinds, run.runid, missing=missing)
+    return TrecResult(todo.evaluated, per_topic, kinds, run.runid, missing=todo.missing)

@@ -108,6 +108,41 @@ def kinds_of(requests: Iterable[MeasureRequest]) -> dict[str, str]:
     return {name: r.measure.kind for r in requests for name in r.names}
 
 
+@dataclass
+class Plan:
+    """What trec_eval evaluates: each judged topic's ranking (docnos, best first), the topics in
+    its order (a missing one with ``-c``: ranked as the stand-in document), the missing ones."""
+
+    rankings: dict[str, list[str]]
+    evaluated: list[str]
+    missing: list[str]
+
+    def ranking(self, topic: str, max_docs: int | None) -> list[str]:
+        return self.rankings[topic] if topic in self.rankings else [BOGUS_DOCNO][:max_docs]
+
+
+def plan(order: list[str], run: Run, rank: Callable[[list[tuple[str, float]]], list[str]], *, check: bool,
+         complete: bool, skip_missing: bool, after_missing: Callable[[], None] = lambda: None) -> Plan:
+    """The rankings of the judged topics (``rank`` sorts and cuts one), refusing as trec_eval
+    does, in the vectorised path's order: a document listed twice (``check``), a topic the run
+    misses (unless ``complete`` or ``skip_missing``), then ``after_missing``'s refusals, then
+    no topic to evaluate."""
+    judged = set(order)
+    rankings = {t: rank(docs) for t, docs in run.topics.items() if t in judged}
+    if check:
+        for topic, docnos in rankings.items():
+            if (dup := twice(docnos)) is not None:
+                raise listed_twice(dup, topic, run.source)
+    missing = [t for t in order if t not in rankings]
+    if not complete and not skip_missing:
+        refuse_missing(missing, run.source)
+    after_missing()
+    evaluated = order if complete else [t for t in order if t in rankings]
+    if not evaluated:
+        raise no_topic(run.source)
+    return Plan(rankings, evaluated, missing)
+
+
 def evaluate_lean(qrels_path: str, run_path: str, measures: Iterable[str] = ("official",), *, level: int = 1,
                   complete: bool = False, max_docs: int | None = None, judged_only: bool = False,
                   iprec_rule: str = "v10", skip_missing: bool = False, num_docs: int = 0) -> TrecResult:
@@ -117,30 +152,25 @@ def evaluate_lean(qrels_path: str, run_path: str, measures: Iterable[str] = ("of
     qrels, run = read_judgments(str(qrels_path)), read_run_topics(str(run_path))
     check = any(r.measure.kind not in ("runid", "num_q") for r in requests)
     order = qrels.order
-    missing = [t for t in order if t not in run.topics]
     if check:
         for topic in order:
             if topic in qrels.twice:
                 raise judged_twice(qrels.twice[topic], topic, qrels.source)
-    rankings = {t: ranked(docs)[:max_docs] for t, docs in run.topics.items() if t in qrels.topics}
-    if check:
-        for topic, docs in rankings.items():
-            if (dup := twice([d for d, _ in docs])) is not None:
-                raise listed_twice(dup, topic, run.source)
-    if not complete and not skip_missing:
-        refuse_missing(missing, run.source)
-    evaluated = order if complete else [t for t in order if t in run.topics]
-    if check:
-        refuse_unscorable_topics(evaluated, [max(qrels.topics[t].values()) for t in evaluated], qrels.source)
-    if not evaluated:
-        raise no_topic(run.source)
+
+    def unscorable() -> None:
+        if check:
+            evaluated = order if complete else [t for t in order if t in run.topics]
+            refuse_unscorable_topics(evaluated, [max(qrels.topics[t].values()) for t in evaluated], qrels.source)
+
+    todo = plan(order, run, lambda docs: [d for d, _ in ranked(docs)][:max_docs], check=check, complete=complete,
+                skip_missing=skip_missing, after_missing=unscorable)
     options = Options(level=level, num_docs=num_docs, iprec_rule=iprec_rule)
     kinds = kinds_of(requests)
     per_topic: dict[str, list] = {n: [] for n, k in kinds.items() if k not in ("runid", "num_q")}
     previous: dict[int, int] = {}
-    for topic in evaluated:
-        stand_in = topic not in rankings
-        docnos = [d for d, _ in rankings[topic]] if not stand_in else [BOGUS_DOCNO][:max_docs]
+    for topic in todo.evaluated:
+        stand_in = topic not in todo.rankings
+        docnos = todo.ranking(topic, max_docs)
         judged = qrels.topics[topic]
         levels = level_counts(judged.values(), previous)
         fresh = any(g >= 0 for g in judged.values())
@@ -155,5 +185,5 @@ def evaluate_lean(qrels_path: str, run_path: str, measures: Iterable[str] = ("of
                 if stand_in and (name in CLEARED_FOR_STAND_IN or name.startswith("unj")):
                     value = CLEARED_FOR_STAND_IN.get(name, 0.0)
                 per_topic[name].append(value)
-    return TrecResult(evaluated, per_topic, kinds, run.runid, missing=missing,
+    return TrecResult(todo.evaluated, per_topic, kinds, run.runid, missing=todo.missing,
                       num_rel_all=qrels.positive if complete else None)

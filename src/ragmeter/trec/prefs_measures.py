@@ -24,11 +24,9 @@ from collections.abc import Iterable
 import numpy as np
 
 from ragmeter.trec.catalog import check_format, parse_requests
-from ragmeter.trec.lean import BOGUS_DOCNO, kinds_of, read_run_topics
+from ragmeter.trec.lean import kinds_of, plan, read_run_topics
 from ragmeter.trec.lean_measures import c_div
 from ragmeter.trec.prefs import JudgmentGroup, TopicPrefs, form_prefs_counts, ranking_for_prefs, read_prefs
-from ragmeter.trec.refusals import listed_twice, no_topic, refuse_missing
-from ragmeter.trec.rels import twice
 from ragmeter.trec.result import TrecResult
 
 
@@ -173,27 +171,14 @@ def evaluate_prefs(prefs_path: str, run_path: str, measures: Iterable[str] = ("p
     requests = parse_requests(list(measures))
     check_format(requests, "qrels_prefs" if qrels_layout else "prefs")
     judgments, run = read_prefs(str(prefs_path), qrels_layout=qrels_layout), read_run_topics(str(run_path))
-    order = list(judgments)
-    missing = [t for t in order if t not in run.topics]
     check = any(r.measure.kind not in ("runid", "num_q") for r in requests)
-    rankings = {t: ranking_for_prefs(run.topics[t], max_docs) for t in order if t in run.topics}
-    if check:
-        for topic, ranking in rankings.items():
-            if (dup := twice(ranking)) is not None:
-                raise listed_twice(dup, topic, run.source)
-    if not complete and not skip_missing:
-        refuse_missing(missing, run.source)
-    evaluated = order if complete else [t for t in order if t in run.topics]
-    if not evaluated:
-        raise no_topic(run.source)
+    todo = plan(list(judgments), run, lambda docs: ranking_for_prefs(docs, max_docs), check=check, complete=complete,
+                skip_missing=skip_missing)
     kinds = kinds_of(requests)
     per_topic: dict[str, list] = {n: [] for n, k in kinds.items() if k not in ("runid", "num_q")}
-    for topic in evaluated:
-        if not check:
-            break
-        ranking = rankings.get(topic, [BOGUS_DOCNO][:max_docs])
-        counts = form_prefs_counts(judgments[topic], ranking, topic, str(prefs_path))
+    for topic in todo.evaluated if check else []:
+        counts = form_prefs_counts(judgments[topic], todo.ranking(topic, max_docs), topic, str(prefs_path))
         for r in requests:
             if r.name in PREFS_MEASURES:
                 per_topic[r.name].append(PREFS_MEASURES[r.name](counts))
-    return TrecResult(evaluated, per_topic, kinds, run.runid, missing=missing)
+    return TrecResult(todo.evaluated, per_topic, kinds, run.runid, missing=todo.missing)
