@@ -43,6 +43,8 @@ def test_summaries_are_taken_over_the_zscores(tmp_path):
 def test_trec_evals_expected_output():
     r = evaluate(TREC_REF / "qrels.test", TREC_REF / "results.test", ["all_trec"], zscores=TREC_REF / "zscores_file")
     assert "".join(line + "\n" for line in lines(r, per_query=True)) == (TREC_REF / "out.test.aqZ").read_text()
+    assert r.to_dict()["zscores"] is True and "zscores" not in evaluate(TREC_REF / "qrels.test",
+                                                                        TREC_REF / "results.test").to_dict()
 
 
 def test_a_file_it_cannot_read(tmp_path):

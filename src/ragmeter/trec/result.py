@@ -96,11 +96,12 @@ class TrecResult:
         return dict(zip(self.topics, _floats(self.per_topic[name])))
 
     def to_dict(self) -> dict[str, Any]:
-        return {"topics": self.topics, "runid": self.runid,
-                "measures": {n: {"all": self.mean(n),
-                                 "per_topic": self.query(n) if n in self.per_topic and self.kinds[n] not in ("gm",)
-                                 else None}
-                             for n in self.names}}
+        out = {"topics": self.topics, "runid": self.runid,
+               "measures": {n: {"all": self.mean(n),
+                                "per_topic": self.query(n) if n in self.per_topic and self.kinds[n] not in ("gm",)
+                                else None}
+                            for n in self.names}}
+        return {**out, "zscores": True} if self.zscores else out
 
 
 def _sequential(values: Sequence) -> float:
