@@ -177,7 +177,8 @@ def measure(rankings: Rankings, requests: list[MeasureRequest], ours: list[Measu
                 continue
             key = (compute, req.values)
             if key not in done:
-                done[key] = compute(block, req.values)
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # C's inf and NaN, silently
+                    done[key] = compute(block, req.values)
             dtype = object if req.measure.kind == "relstring" else np.float64
             for name, values in zip(req.names, done[key]):
                 chunks[name].append(np.asarray(values, dtype=dtype))
