@@ -29,11 +29,37 @@ _PAD = np.uint32(2**32 - 1)  # padding of short topics; real fingerprints are cl
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
 
 
+def fingerprints(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
+    """Every row's 32-bit fingerprint (equal strings, equal fingerprints), on two threads, or
+    None for a column with 64-bit offsets (only from the Python API, small)."""
+    if pa.types.is_large_string(values.type) or len(values) == 0:
+        return None
+    words, n = _Words(values), len(values)
+    with ThreadPoolExecutor(max_workers=2) as pool:  # numpy releases the GIL in the gathers
+        halves = list(pool.map(lambda ab: words.fingerprints(*ab), [(0, n // 2), (n // 2, n)]))
+    return np.concatenate(halves)
+
+
+class _Known:
+    """Fingerprints computed beforehand (:func:`fingerprints`), handed out as copies."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+
+    def fingerprints(self, first: int, last: int) -> np.ndarray:
+        return self.values[first:last].copy()  # _colliding sorts them in place
+
+
 def refuse_duplicates(docno: pa.Array | pa.ChunkedArray, starts: np.ndarray, counts: np.ndarray,
-                      block_topic: np.ndarray, topics: list[str], run_name: str) -> None:
+                      block_topic: np.ndarray, topics: list[str], run_name: str,
+                      known: np.ndarray | None = None) -> None:
     """Raise naming the first document that appears twice within one topic's span
-    ``docno[starts[i]:starts[i] + counts[i]]`` (spans in storage order, any row order inside)."""
-    if pa.types.is_large_string(docno.type) or len(docno) == 0:
+    ``docno[starts[i]:starts[i] + counts[i]]`` (spans in storage order, any row order inside).
+    ``known``: the column's :func:`fingerprints`, when already computed."""
+    words: _Words | _Known | None
+    if known is not None:
+        words = _Known(known)
+    elif pa.types.is_large_string(docno.type) or len(docno) == 0:
         words = None  # 64-bit offsets: only from the Python API, small; check exactly
     else:
         words = _Words(docno)
@@ -113,7 +139,7 @@ class _Buffer:
         return (head >> np.uint64(32)).astype(np.uint32)
 
 
-def _colliding(words: _Words, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _colliding(words: _Words | _Known, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Indices (into ``starts``) of topics with two equal fingerprints. Spans are consecutive.
     Padding sorts last and is never compared with itself (a clamped real fingerprint can
     only make one more candidate)."""
