@@ -122,6 +122,11 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str] = ("official",), *, l
     if engine == "python" and ours:
         raise InvalidParameterError("engine='python' computes trec_eval's measures only (ragmeter's, such as mrr@10, "
                                     "run on the arrow engine)")
+    table = None
+    if zscores is not None:  # read first: a file it cannot read fails before a long evaluation
+        from ragmeter.trec.zscores import read_zscores, to_zscores
+
+        table = read_zscores(str(zscores))
     if rel_format != "qrels":
         if ours:
             raise InvalidParameterError(f"-R {rel_format} computes trec_eval's measures only (ragmeter's, such as "
@@ -142,11 +147,7 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str] = ("official",), *, l
         result = _vectorised(qrels, run, measures, level=level, complete=complete, max_docs=max_docs,
                              judged_only=judged_only, iprec_rule=iprec_rule, memory_limit_mb=memory_limit_mb,
                              skip_missing=skip_missing, num_docs=num_docs)
-    if zscores is not None:
-        from ragmeter.trec.zscores import read_zscores, to_zscores
-
-        result = to_zscores(result, read_zscores(str(zscores)))
-    return result
+    return result if table is None else to_zscores(result, table)
 
 
 def _small(run: str, qrels: str) -> bool:
