@@ -65,7 +65,7 @@ def test_rankings_equal_the_per_topic_oracle(case):
     if not {t for t, _, _ in run} & {t for t, _ in qrels}:
         return  # refused with a clear error (tested elsewhere)
     expected = oracle(qrels, run, max_docs, judged_only)
-    for long_column in (False, True):  # True: the path of a column over 1M rows (two threads, fingerprint sift)
+    for long_column in (False, True):  # True: the path of a column over 1M rows (looked up in two halves)
         with mock.patch.object(ranking, "_SPLIT", 0 if long_column else ranking._SPLIT):
             rk = align(q, r, max_docs=max_docs, judged_only=judged_only)
         labels = rk.labels
@@ -78,8 +78,7 @@ def test_rankings_equal_the_per_topic_oracle(case):
 @pytest.mark.parametrize("layout", ["ranked", "shuffled"])
 @pytest.mark.parametrize("max_docs", [None, 3])
 def test_the_long_column_path_refuses_a_document_listed_twice(layout, max_docs):
-    """The duplicate check reuses the membership sift's fingerprints, reordered and cut as the
-    documents are."""
+    """The path of a column over 1M rows (looked up in two halves) refuses duplicates too."""
     from ragmeter.trec.errors import TrecInputError
 
     rows = [("q1", f"d{i}", 10.0 - i) for i in range(5)] + [("q2", "a", 2.0), ("q2", "b", 1.5), ("q2", "a", 1.0)]

@@ -24,49 +24,16 @@ from ragmeter.trec.blocks import padded_groups
 from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError
 
 CHUNK_CELLS = 1 << 14  # fingerprints sorted at once; measured on 10M rows: 2^12 0.25 s, 2^13 0.13, 2^14 0.11, 2^15 0.18
-PRINT_ROWS = 1 << 18  # fingerprints computed at a time by fingerprints(): 2 MB of 64-bit temporaries each
 _ALL = np.uint64(2**64 - 1)
 _PAD = np.uint32(2**32 - 1)  # padding of short topics; real fingerprints are clamped below it
 _MIX = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F))
 
 
-def fingerprints(values: pa.Array | pa.ChunkedArray) -> np.ndarray | None:
-    """Every row's 32-bit fingerprint (equal strings, equal fingerprints), on two threads, or
-    None for a column with 64-bit offsets (only from the Python API, small)."""
-    if pa.types.is_large_string(values.type) or len(values) == 0:
-        return None
-    words, n = _Words(values), len(values)
-    out = np.empty(n, np.uint32)
-
-    def fill(first: int) -> None:  # a slice at a time: the 64-bit temporaries stay small
-        last = min(first + PRINT_ROWS, n)
-        out[first:last] = words.fingerprints(first, last)
-
-    with ThreadPoolExecutor(max_workers=2) as pool:  # numpy releases the GIL in the gathers
-        list(pool.map(fill, range(0, n, PRINT_ROWS)))
-    return out
-
-
-class _Known:
-    """Fingerprints computed beforehand (:func:`fingerprints`), handed out as copies."""
-
-    def __init__(self, values: np.ndarray) -> None:
-        self.values = values
-
-    def fingerprints(self, first: int, last: int) -> np.ndarray:
-        return self.values[first:last].copy()  # _colliding sorts them in place
-
-
 def refuse_duplicates(docno: pa.Array | pa.ChunkedArray, starts: np.ndarray, counts: np.ndarray,
-                      block_topic: np.ndarray, topics: list[str], run_name: str,
-                      known: np.ndarray | None = None) -> None:
+                      block_topic: np.ndarray, topics: list[str], run_name: str) -> None:
     """Raise naming the first document that appears twice within one topic's span
-    ``docno[starts[i]:starts[i] + counts[i]]`` (spans in storage order, any row order inside).
-    ``known``: the column's :func:`fingerprints`, when already computed."""
-    words: _Words | _Known | None
-    if known is not None:
-        words = _Known(known)
-    elif pa.types.is_large_string(docno.type) or len(docno) == 0:
+    ``docno[starts[i]:starts[i] + counts[i]]`` (spans in storage order, any row order inside)."""
+    if pa.types.is_large_string(docno.type) or len(docno) == 0:
         words = None  # 64-bit offsets: only from the Python API, small; check exactly
     else:
         words = _Words(docno)
@@ -146,7 +113,7 @@ class _Buffer:
         return (head >> np.uint64(32)).astype(np.uint32)
 
 
-def _colliding(words: _Words | _Known, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _colliding(words: _Words, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Indices (into ``starts``) of topics with two equal fingerprints. Spans are consecutive.
     Padding sorts last and is never compared with itself (a clamped real fingerprint can
     only make one more candidate)."""
