@@ -11,7 +11,8 @@ and nDCG@10 from the file:
 - a plain script around pytrec_eval (Python's json module, the run cut at 10, means only);
 - the same script around ranx (``Qrels``/``Run`` from dicts, ``evaluate``) and around
   ir_measures (``calc_aggregate``);
-- the trec_eval 10.0 binary on the qrels and run files (``--trec-eval``; not in the ratios).
+- the trec_eval 10.0 binary on the qrels and run files (``--trec-eval``; not in the ratios);
+- the parse floor: a script that only ``json.loads`` every line (``--tools ...,floor``).
 
 The tools are interleaved: each repeat runs every tool once, in a rotating order, one process
 per run. Prints per tool the median wall and CPU seconds (user + system, all threads), the peak
@@ -48,7 +49,8 @@ OURS = ["precision@10", "recall@10", "hit_rate@10", "reciprocal_rank@10", "ndcg@
 TREC = ["P_10", "recall_10", "success_10", "recip_rank", "ndcg_cut_10"]
 RANX = ["precision@10", "recall@10", "hit_rate@10", "mrr@10", "ndcg@10"]
 TOOLS = {"eval": "ragmeter eval", "api": "ragmeter API (means)", "pytrec_eval": "pytrec_eval script",
-         "ranx": "ranx script", "ir_measures": "ir_measures script", "trec_eval": "trec_eval 10.0"}
+         "ranx": "ranx script", "ir_measures": "ir_measures script", "trec_eval": "trec_eval 10.0",
+         "floor": "parse floor (json)"}
 
 
 def generate(n: int) -> Path:
@@ -83,7 +85,7 @@ def stages(path: str) -> dict:
     from ragmeter.engine.evaluate import evaluate
     from ragmeter.io.dataset import load_dataset
     from ragmeter.report.result_json import result_chunks
-    from ragmeter.runs import evaluation  # noqa: F401
+    from ragmeter.runs import driver  # noqa: F401
 
     out: dict = {"imports": clock() - start}
     start = clock()
@@ -120,6 +122,10 @@ def _read(path: str) -> tuple[dict, dict]:
 def worker(tool: str, path: str) -> dict:
     if tool == "stages":
         return stages(path)
+    if tool == "floor":  # what any script reading the file does before any metric: json.loads per line
+        with open(path) as f:
+            n = sum(1 for line in f if json.loads(line))
+        return {o: float(n) for o in OURS}
     if tool == "api":
         from ragmeter.engine.evaluate import evaluate
         from ragmeter.io.dataset import load_dataset
@@ -196,7 +202,7 @@ def bench(n: int, tools: list[str], repeat: int, trec_eval: str | None) -> None:
                 vs.append(f"{wall / rows[ours][0]:6.2f} /{cpu / rows[ours][1]:6.2f}")
             else:
                 vs.append(f"{'-':>15}")
-        diff = max(abs(means[o] - ref[4][o]) for o in OURS) if ref else float("nan")
+        diff = max(abs(means[o] - ref[4][o]) for o in OURS) if ref and tool != "floor" else float("nan")
         print(f"{TOOLS[tool]:22} {wall:8.2f} {cpu:8.2f} {peak:8.0f} {load:5.1f}   {vs[0]:>15} {vs[1]:>15}  "
               f"{diff:.1e}", flush=True)
     if "eval" in rows:
@@ -216,7 +222,7 @@ def main() -> None:
     ap.add_argument("--samples", default="1000,10000,50000,500000", help="comma-separated dataset sizes")
     ap.add_argument("--repeat", type=int, default=3, help="interleaved runs per tool (medians); "
                                                           "at 500,000 samples at most 2")
-    ap.add_argument("--tools", default="eval,api,pytrec_eval,ranx,ir_measures")
+    ap.add_argument("--tools", default="eval,api,pytrec_eval,ranx,ir_measures,floor")
     ap.add_argument("--trec-eval", help="the trec_eval binary, added to the tools (default: PATH, else built "
                                         "from ../shared; none: leave it out)")
     args = ap.parse_args()

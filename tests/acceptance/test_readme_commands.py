@@ -55,9 +55,13 @@ INNER_LOOP = 'pytest -q -m "not slow"'  # README's test command: the tests not m
 ELSEWHERE = {
     "ragmeter eval DATA --engine ray [--address auto|HOST:PORT]":
         "tests/engine/test_distributed.py::test_identical_to_the_local_engine_on_the_bundled_sample",
-    "ragmeter pairwise A B --judge ...": "tests/analysis/test_pairwise.py::test_pairwise_command_over_http",
+    "ragmeter pairwise A B --judge ... [--examples FILE]":
+        "tests/analysis/test_pairwise.py::test_pairwise_command_takes_an_examples_file",
     "ragmeter turns RUN [--svg F]": "tests/analysis/test_turns.py::test_turns_command_and_plot",
     "ragmeter watch LOG --judge ...": "tests/cli/test_watch_cmd.py::test_exit_on_alert_cli",
+    "ragmeter watch --otlp [HOST:]PORT [--statsd HOST:PORT] [--to-phoenix URL]":
+        "tests/live/test_trace_intake.py::test_1000_traces_at_a_steady_rate_through_two_kill_9s_each_acknowledged_"
+        "one_scored_once",
     'ragmeter watch LOG --judge ... --sample-rate 0.1 --alert "faithfulness<0.8" --baseline RUN':
         "tests/live/test_watch.py::test_drift_from_a_baseline_alerts",
     "ragmeter judge-check [--judge ...] [--split heldout|tune|all]":
@@ -81,12 +85,12 @@ ELSEWHERE = {
     "ragmeter testset generate":
         "tests/testset/test_generate.py::test_generation_kinds_labels_duplicates_rejects_and_a_free_rerun",
     "ragmeter import beir|trec|msmarco ... --out DIR":
-        "tests/io/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
-    "ragmeter import": "tests/io/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
+        "tests/io/collections/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
+    "ragmeter import": "tests/io/collections/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
     "ragmeter import beir scifact/ --split test --out scifact-eval":
-        "tests/io/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
+        "tests/io/collections/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
     "ragmeter import trec --topics topics.301-350 --qrels qrels.txt --run run.txt --docs docs.sgml --out trec-eval":
-        "tests/io/test_collection.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
+        "tests/io/collections/test_trec.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
     "ragmeter --version": "tests/cli/test_main.py::test_version_flag",
     "ragmeter runs [--runs-dir DIR]": "tests/cli/test_runs_cmd.py::test_runs_takes_runs_dir_as_the_other_commands_do",
     "ragmeter runs DIR": "tests/cli/test_runs_cmd.py::test_runs_takes_runs_dir_as_the_other_commands_do",
@@ -111,9 +115,9 @@ ELSEWHERE = {
     "ragmeter gate RUN --baseline B --max-drop 0.02 --min recall@5=0.7 --max contradiction_rate=0.1":
         "tests/test_testing.py::test_gate_cli_refuses_a_floor_on_a_lower_is_better_metric",
     "ragmeter eval trec-eval/dataset.jsonl --k 0 -m map,ndcg@10,precision@5":
-        "tests/io/test_collection.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
+        "tests/io/collections/test_trec.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
     "ragmeter import msmarco --collection collection.tsv --queries queries.dev.tsv --qrels qrels.dev.tsv "
-    "--run run.tsv --out marco-eval": "tests/io/test_collection.py::test_msmarco_tsvs",
+    "--run run.tsv --out marco-eval": "tests/io/collections/test_msmarco.py::test_msmarco_tsvs",
     "ragmeter eval examples/warranty/q1_views.jsonl --view context --metrics "
     "precision,recall,reciprocal_rank,ndcg,average_precision,rank_weighted_precision":
         "tests/acceptance/test_seed_tables.py::test_step2_three_conditions_cli",

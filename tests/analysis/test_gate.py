@@ -31,7 +31,7 @@ def _runs(tmp_path, n: int):
 
 def test_six_samples_and_five_metrics_cannot_fail_and_the_gate_says_so(tmp_path):
     run, base = _runs(tmp_path, 6)
-    result = gate(run, base, max_drop=0.0)
+    result = gate(run, base, max_drop=0.0, significant_only=True)
     assert result.passed  # the test cannot reject: that is what must be said
     (note,) = result.cannot_fail
     assert note.startswith("the comparison cannot fail at this n: with at most 2 paired sample(s) that differ, "
@@ -41,6 +41,49 @@ def test_six_samples_and_five_metrics_cannot_fail_and_the_gate_says_so(tmp_path)
     assert shown.splitlines()[:2] == ["gate passed", f"  NOTE: {note}"]
     assert f"- **note**: {note}" in markdown(result)
     assert result.as_dict()["cannot_fail"] == [note]
+
+
+def test_six_samples_fail_the_plain_gate_on_the_size_of_the_drop_and_it_says_it_is_not_significant(tmp_path):
+    """The seed's should_deploy: a drop of the mean past the threshold fails, whatever its p; the
+    verdict says the drop is not significant, the note that the test cannot reject at this n, and
+    the power line that no drop could be."""
+    run, base = _runs(tmp_path, 6)
+    result = gate(run, base, max_drop=0.0)
+    assert not result.passed and not result.significant_only
+    (failure,) = result.failures
+    assert failure.startswith("reciprocal_rank@5 dropped 0.167 (1.000 -> 0.833), more than the allowed 0.0; "
+                              "not significant at n=6 (p=1.0000 after Holm, 95% CI [")
+    (note,) = result.cannot_fail
+    assert note.startswith("the significance test cannot reject at this n: with at most 2 paired sample(s) that "
+                           "differ") and "a drop past --max-drop fails the gate all the same" in note
+    shown = text(result, max_drop=0.0)
+    assert shown.splitlines()[:2] == ["gate failed:", f"  {failure}"]
+    assert ("  power: none at n=6: no drop, however large, can be significant at alpha 0.05 over 5 metric(s) "
+            "(the smallest p, 2/2^6 = 0.0312, times 5 is not below it)") in shown.splitlines()
+    assert "1 drop(s) larger than 0.0 fail the gate without being significant at 0.05 after Holm" in shown
+    assert result.as_dict()["mode"] == "max-drop" and result.as_dict()["power"]["reciprocal_rank@5"] is None
+    assert gate(run, base, max_drop=0.17).passed  # 0.167 is within 0.17
+    assert not gate(run, base, max_drop=0.16).passed
+
+
+def test_the_plain_gate_fails_exactly_where_should_deploy_does(tmp_path):
+    """The metric reference's gate, on each metric's mean: delta = baseline - new; FAIL when
+    delta > threshold (strictly), for every threshold and change."""
+    def should_deploy(new: dict, baseline: dict, threshold: float) -> bool:  # the seed's, as written there
+        for metric_name, baseline_value in baseline.items():
+            delta = baseline_value - new[metric_name]
+            if delta > threshold:
+                return False
+        return True
+
+    a = make_run(tmp_path / "a", {"ndcg@5": [0.5, 0.75, 1.0, 0.25], "recall@5": [0.5] * 4})
+    for i, (shift, threshold) in enumerate([(-0.25, 0.02), (-0.0625, 0.0625), (-0.125, 0.0625), (0.25, 0.0),
+                                            (0.0, 0.0), (-0.015625, 0.0)]):
+        values = {"ndcg@5": [x + shift for x in (0.5, 0.75, 1.0, 0.25)], "recall@5": [0.5] * 4}
+        b = make_run(tmp_path / f"b{i}", values)
+        means = {m: sum(v) / 4 for m, v in values.items()}
+        assert gate(b, a, max_drop=threshold).passed == should_deploy(means, {"ndcg@5": 0.625, "recall@5": 0.5},
+                                                                      threshold), (shift, threshold)
 
 
 def test_at_the_needed_n_the_same_drop_fails(tmp_path):
@@ -131,7 +174,7 @@ def test_gate_text_gives_the_numbers_and_says_not_significant(cli, tmp_path):
     new = [0.498, 1.0, 0.387, 1.0, 0.0, 0.885]
     a = make_run(tmp_path / "a", {"ndcg@5": base, "mrr@5": [1.0] * 6})
     b = make_run(tmp_path / "b", {"ndcg@5": new, "hit_rate@5": [1.0] * 6})
-    out = cli("gate", b.path, "--baseline", a.path)
+    out = cli("gate", b.path, "--baseline", a.path, "--significant-only")
     assert out.exit_code == 0, out.output
     mean_a, mean_b = sum(base) / 6, sum(new) / 6
     assert f"ndcg@5: {mean_a:.3f} -> {mean_b:.3f} ({mean_b - mean_a:+.3f}, n=6), not significant" in out.stdout
@@ -139,6 +182,10 @@ def test_gate_text_gives_the_numbers_and_says_not_significant(cli, tmp_path):
     assert line.count("n=6") == 1, line  # n is said once, beside the change
     assert "fails the gate only when it is significant" in out.stdout
     assert "not gated, held by one run only: baseline mrr@5; run hit_rate@5" in out.stdout
+    plain = cli("gate", b.path, "--baseline", a.path)  # the same drop, past the default 0.02: fails
+    assert plain.exit_code == 1, plain.output
+    assert plain.stdout.splitlines()[1].startswith(f"  ndcg@5 dropped {mean_a - mean_b:.3f} ({mean_a:.3f} -> "
+                                                   f"{mean_b:.3f}), more than the allowed 0.02; not significant at n=6")
 
 
 
@@ -162,9 +209,14 @@ def test_a_small_random_wobble_on_30_queries_passes(tmp_path):
     noise += -0.02 - noise.mean()  # a mean drop of exactly 0.02, all of it noise
     a = make_run(tmp_path / "a", {"recall@5": base.tolist()})
     b = make_run(tmp_path / "b", {"recall@5": (base + noise).tolist()})
-    result = gate(b, a, max_drop=0.01)
+    result = gate(b, a, max_drop=0.01, significant_only=True)
     m = result.comparison.metrics[0]
     assert m.diff == pytest.approx(-0.02) and m.p_holm > 0.05 and result.passed
+    plain = gate(b, a, max_drop=0.01)  # past the allowance, so the plain gate fails, saying it is noise
+    assert not plain.passed and "more than the allowed 0.01; not significant at n=30 (p=" in plain.failures[0]
+    (line,) = [x for x in text(plain, max_drop=0.01).splitlines() if x.startswith("  power:")]
+    assert line.startswith("  power: the smallest drop found significant 80% of the time (alpha 0.05 over 1 "
+                           "metric(s), from the spread of the paired differences): recall@5 0.0")
 
 
 def test_floors_and_coverage(tmp_path):
@@ -192,3 +244,22 @@ def test_gate_cli_exit_codes(cli, tmp_path):
     assert "measures: none in common (A holds ndcg@5; B holds ndcg@3)" in refused.output
     doc = json.loads(cli("gate", b.path, "--baseline", a.path, "--format", "json").stdout)
     assert doc["passed"] is False
+
+
+def test_the_warranty_set_reversed_fails_the_plain_gate_and_says_why_not_significant(cli, warranty, runs_dir, tmp_path):
+    """Issue 41's target: each retrieved list reversed, ``gate --max-drop 0.02`` exits 1 naming MRR
+    and nDCG (the measures that fell), and says the drop is not significant at n=6;
+    ``--significant-only`` passes the same runs, with the note that no drop can be significant."""
+    rows = [json.loads(line) for line in (warranty / "dataset.jsonl").read_text().splitlines()]
+    reversed_data = tmp_path / "reversed.jsonl"
+    reversed_data.write_text("".join(json.dumps({**r, "retrieved": r["retrieved"][::-1]}) + "\n" for r in rows))
+    assert cli("eval", warranty / "dataset.jsonl", "--name", "base", "--judge", "none").exit_code == 0
+    assert cli("eval", reversed_data, "--name", "reversed", "--judge", "none").exit_code == 0
+    base, new = (next(runs_dir.glob(f"*-{name}")) for name in ("base", "reversed"))
+    out = cli("gate", new, "--baseline", base, "--max-drop", "0.02")
+    assert out.exit_code == 1, out.output
+    failures = [line.strip() for line in out.stdout.splitlines()[1:3]]
+    assert [f.split()[0] for f in failures] == ["reciprocal_rank@5", "ndcg@5"]
+    assert all("more than the allowed 0.02; not significant at n=6 (p=" in f for f in failures), failures
+    assert "power: none at n=6" in out.stdout
+    assert cli("gate", new, "--baseline", base, "--max-drop", "0.02", "--significant-only").exit_code == 0

@@ -286,6 +286,9 @@ NOT_PLAIN = {
     "blank retrieved id": '{"id": "a", "retrieved": ["x", " "]}\n',
     "retrieved as a string": '{"id": "a", "retrieved": "x"}\n',
     "retrieved objects": '{"id": "a", "retrieved": [{"id": "x", "score": 0.5}]}\n',
+    "retrieved objects with a text": '{"id": "a", "retrieved": [{"id": "x", "text": "t"}]}\n',
+    "retrieved objects, a score first": '{"id": "a", "retrieved": [{"score": 1, "id": "x"}]}\n',
+    "retrieved objects, duplicate ids": '{"id": "a", "retrieved": [{"id": "x"}, {"id": "x"}]}\n',
     "duplicate relevant id": '{"id": "a", "relevant": ["x", "x"]}\n',
     "blank relevant id": '{"id": "a", "relevant": [""]}\n',
     "relevant integer ids": '{"id": "a", "relevant": [1, 2]}\n',
@@ -297,6 +300,9 @@ NOT_PLAIN = {
     "empty file": "",
     "blank file": "\n \n",
     "question a number": '{"id": "a", "question": 3}\n',
+    "unanswerable": '{"id": "a", "question": "q", "answerable": false}\n',
+    "answerable null": '{"id": "a", "question": "q", "answerable": null}\n',
+    "answerable a string": '{"id": "a", "question": "q", "answerable": "yes"}\n',
     "form feed line": '{"id": "a"}\n\x0c\n{"id": "b"}\n',
     "non-breaking space line": '{"id": "a"}\n\u00a0\n{"id": "b"}\n',
 }
@@ -334,6 +340,14 @@ PLAIN_VARIANTS = {
     "grades repr writes with an exponent": '{"id": "a", "relevant": {"x": 1e16, "y": 0.00001, "z": 1.5e300}}\n',
     "keys with colons and commas": '{"id": "a", "relevant": {"x:1": 1, "y,": 2, ":": 3, ",\\"": 1}}\n',
     "ids with escapes": '{"id": "a\\\\b\\n", "retrieved": ["x\\"", "\\u0000", "\\\\u0000"], "relevant": ["\\tx"]}\n',
+    "answerable true, as a run's samples.jsonl writes it":
+        '{"id": "a", "question": "q", "retrieved": ["x"], "relevant": {"x": 1.0}, "answerable": true}\n',
+    "chunks by id alone, an id with a colon": '{"id": "a", "retrieved": [{"id": "x:1"}]}\n',
+    "chunks by id alone, an id with a brace": '{"id": "a", "retrieved": [{"id": "y}"}, {"id": "{z"}]}\n',
+    "chunks by id alone, with escapes": '{"id": "a\\"", "retrieved": [{"id": "x\\\\"}, "y"], "relevant": ["y"]}\n',
+    "chunks by id alone, as a run's samples.jsonl writes them":
+        '{"id": "a", "retrieved": [{"id": "x"}, {"id": "y"}, {"id": "z"}], "relevant": {"x": 1.0}, '
+        '"answerable": true}\n{"id": "b", "retrieved": [], "answerable": true}\n',
 }
 
 

@@ -63,3 +63,48 @@ def test_openinference_spans_are_read(tmp_path, span_json):
     w = watcher(tmp_path, log)
     assert w.poll() == 1
     assert json.loads((tmp_path / "state" / "scored.jsonl").read_text())["id"] == "s1"
+
+
+_CHUNK = st.fixed_dictionaries(
+    {"id": st.one_of(st.sampled_from(["c1", "c2", " ", "", "c\u00e91"]), st.integers(0, 3))},
+    optional={"text": st.one_of(st.none(), st.text(max_size=5), st.integers(0, 2)),
+              "score": st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True), st.integers(-2, 2),
+                                 st.booleans(), st.just(10 ** 400)),
+              "extra": st.just(1)})
+_LINE = st.fixed_dictionaries(
+    {"request_id": st.one_of(st.sampled_from(["r1", " ", "", "r\u00e9"]), st.integers(0, 9), st.booleans())},
+    optional={"question": st.one_of(st.none(), st.text(max_size=6), st.integers(0, 1)),
+              "answer": st.one_of(st.none(), st.text(max_size=6), st.integers(0, 1)),
+              "ts": st.one_of(st.none(), st.floats(allow_nan=True), st.integers(0, 10), st.just("2024-01-01T00:00:00Z"),
+                              st.just("yesterday"), st.booleans()),
+              "retrieved": st.one_of(st.none(), st.lists(_CHUNK, max_size=3), st.lists(st.sampled_from(["c1", "c2"]),
+                                                                                      max_size=2), st.text(max_size=2)),
+              "context": st.one_of(st.none(), st.just(["c1"])), "metadata": st.one_of(st.none(), st.just({"a": 1}),
+                                                                                      st.just({}))})
+
+
+@FUZZ
+@given(_LINE)
+def test_the_plain_line_fast_path_gives_what_the_row_reader_gives(obj):
+    """Every line the fast path takes gives the request (or the rejection) the dataset's row reader
+    gives it; every other line is left to the row reader."""
+    from ragmeter.core.errors import InvalidInputError
+    from ragmeter.live.source import _plain_request, _request
+
+    def outcome(read):
+        try:
+            return read(obj)
+        except InvalidInputError as exc:
+            return ("rejected", exc.problem, exc.field)
+
+    fast = outcome(_plain_request)
+    if fast is not None:
+        assert fast == outcome(_request)
+
+
+def test_a_plain_line_takes_the_fast_path():
+    from ragmeter.live.source import _plain_request
+
+    line = json.loads(live_judge.request_line(3))
+    req = _plain_request(line)
+    assert req is not None and req.id == "r3" and req.sample.retrieved[0].text == "Some evidence."

@@ -205,3 +205,89 @@ def test_a_line_over_the_bound_is_cut_and_passed_over_as_it_comes(tmp_path, monk
     assert [m for m in more if m[0] != "rest"] == [("", b"two", 3)]  # the long line counted once, as line 2
     assert all(len(raw) <= 100 for _, raw, _ in more)
     tail.close()
+
+
+def test_each_byte_is_read_once_while_lines_are_consumed_a_few_at_a_time(tmp_path, monkeypatch):
+    """A reader that takes 7 lines a poll from reads of 4 KiB: the lines a read gave and the reader
+    did not take are given again without reading the file again; only the half line at the end of a
+    read is read twice (it is completed by the next read)."""
+    from ragmeter.live import tail as tail_module
+
+    log = tmp_path / "a.log"
+    lines = [f"line {i} ".encode() + b"x" * (i % 50) for i in range(3_000)]
+    log.write_bytes(b"".join(x + b"\n" for x in lines))
+    read_bytes: list[int] = []
+    real = tail_module.read_at
+
+    def counted(f, offset, n):
+        data = real(f, offset, n)
+        if n > tail_module.FP_BYTES:  # the lines' reads, not the fingerprint's
+            read_bytes.append(len(data))
+        return data
+
+    monkeypatch.setattr(tail_module, "read_at", counted)
+    tail = LogTail(log, tmp_path / "state.json", [])
+    got: list[bytes] = []
+    for _ in range(2_000):
+        given = tail.read(max_bytes=4096)
+        for ln in given[:7]:
+            tail.advance(ln)
+            got.append(ln.raw)
+        tail.save(caught_up=not (len(given) > 7 or tail.more))
+        if len(given) <= 7 and not tail.more:
+            break
+    tail.close()
+    assert got == lines
+    longest = max(map(len, lines)) + 1
+    assert sum(read_bytes) <= log.stat().st_size + len(read_bytes) * longest, (sum(read_bytes), len(read_bytes))
+    assert len(read_bytes) <= log.stat().st_size // (4096 - longest) + 2  # a read per 4 KiB, not per poll
+    assert LogTail(log, tmp_path / "state.json", []).read() == []  # closing saved where it stopped
+
+
+def test_the_state_is_written_at_a_bounded_rate_while_lines_wait(tmp_path, monkeypatch):
+    """While the reader is not caught up, a save writes at most once per SAVE_INTERVAL_S; a save
+    when caught up always writes (here the clock stands still: only the caught-up saves write)."""
+    from ragmeter.live import tail as tail_module
+
+    log = tmp_path / "a.log"
+    log.write_bytes(b"".join(b"line %d\n" % i for i in range(200)))
+    writes: list[int] = []
+    real = os.replace
+
+    def replace(src, dst):
+        writes.append(1)
+        return real(src, dst)
+
+    monkeypatch.setattr(tail_module.os, "replace", replace)
+    monkeypatch.setattr(tail_module.time, "monotonic", lambda: 1000.0)
+    tail = LogTail(log, tmp_path / "state.json", [])
+    for _ in range(50):  # 2 lines a poll, not caught up: one write (the first), then none
+        for ln in tail.read()[:2]:
+            tail.advance(ln)
+        tail.save(caught_up=False)
+    assert len(writes) == 1
+    tail.save()  # caught up (or told to): written now
+    assert len(writes) == 2
+    state = LogTail(log, tmp_path / "state.json", [])
+    assert state.read()[0].raw == b"line 100"  # what the caught-up save wrote
+    monkeypatch.setattr(tail_module.time, "monotonic", lambda: 1000.0 + tail_module.SAVE_INTERVAL_S)
+    for ln in tail.read()[:2]:
+        tail.advance(ln)
+    tail.save(caught_up=False)  # an interval later: written
+    assert len(writes) == 3
+    assert LogTail(log, tmp_path / "state.json", []).read()[0].raw == b"line 102"
+    tail.close()
+    state.close()
+
+
+def test_lines_kept_from_a_read_are_dropped_when_the_log_is_truncated(tmp_path):
+    """Lines read but not consumed, then the log copied and truncated (copytruncate) and written
+    anew: the copy's lines come (from the copy), then the new ones, never the kept ones again."""
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\ntwo\nthree\n")
+    tail = LogTail(log, tmp_path / "state.json", [])
+    assert [ln.raw for ln in tail.read()] == [b"one", b"two", b"three"]  # kept, none consumed
+    shutil.copyfile(log, str(log) + ".1")
+    log.write_bytes(b"four\n")
+    assert _drain(tail) == [b"one", b"two", b"three", b"four"]
+    tail.close()

@@ -27,8 +27,10 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from ragmeter.judges import Judge, ScriptedBackend
+from ragmeter.live.alerts import Alert
 from ragmeter.live.loop import summary_line
-from ragmeter.live.watch import Alert, Watcher, serve
+from ragmeter.live.prometheus import serve
+from ragmeter.live.watch import Watcher
 from tests import judge_server, live_judge
 
 BAD_LINES = [
@@ -662,3 +664,19 @@ def test_an_unterminated_huge_line_is_never_held_whole_nor_copied_whole(tmp_path
     assert [q["line"] for q in quarantine] == [1, 3] and w.counts["malformed"] == 2 and w.counts["lines"] == 3
     assert "longer than 16 MB" in quarantine[0]["reason"]
     assert all(len(q["text"]) <= watch_module.QUARANTINE_TEXT for q in quarantine) and quarantine[1]["bytes"] == 18001
+
+
+def test_the_alert_command_runs_without_a_shell_and_a_shell_line_is_given_as_the_help_says(tmp_path):
+    """The help suggested $RAGMETER_ALERT without saying that nothing on the line is expanded."""
+    log = tmp_path / "req.jsonl"
+    log.write_text("".join(live_judge.request_line(i, answer="wrong") for i in range(3)))
+    literal, shell = tmp_path / "literal.txt", tmp_path / "shell.txt"
+    plain = watcher(tmp_path / "a", log, alerts=[Alert("faithfulness", below=0.8)],
+                    alert_command=f"{sys.executable} -c \"import sys; open({str(literal)!r}, 'w').write(sys.argv[1])\" "
+                                  "$RAGMETER_ALERT")
+    plain.poll()
+    assert literal.read_text() == "$RAGMETER_ALERT"  # no shell: nothing expanded
+    lined = watcher(tmp_path / "b", log, alerts=[Alert("faithfulness", below=0.8)],
+                    alert_command=f"sh -c \"printf '%s' \\\"$RAGMETER_ALERT\\\" > {shell}\"")
+    lined.poll()
+    assert shell.read_text() == "faithfulness rolling mean 0.000 is below 0.8"

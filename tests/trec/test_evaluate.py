@@ -148,11 +148,12 @@ def test_nan_score_in_a_clean_file_names_its_line(tmp_path):
         evaluate_trec(q, r, ["map"])
 
 
-def test_unknown_and_unsupported_measures():
+def test_unknown_measures_and_measures_of_another_format():
     with pytest.raises(InvalidParameterError, match="unknown trec_eval measure 'mapp'"):
         evaluate_trec({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["mapp"])
-    with pytest.raises(InvalidParameterError, match="does not compute it yet"):
-        evaluate_trec({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["infAP"])
+    with pytest.raises(InvalidParameterError, match="map_avgjg is computed from -R qrels_jg"):
+        evaluate_trec({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["map_avgjg"])
+    assert evaluate_trec({"q": {"a": 1}}, {"q": {"a": 1.0}}, ["infAP"]).mean("infAP") == 1.0
 
 
 def test_missing_topics_are_reported(cli, tmp_path):

@@ -4,6 +4,7 @@ descending, ties by docno descending, cut at -M, grade or unjudged, -J drops unj
 from __future__ import annotations
 
 import math
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ragmeter.trec import ranking
 from ragmeter.trec.ranking import align
 from ragmeter.trec.reader import Qrels, TrecRun
 
@@ -62,13 +64,31 @@ def test_rankings_equal_the_per_topic_oracle(case):
     r = TrecRun(pa.Table.from_batches(table.to_batches(max_chunksize=chunk)), "x")
     if not {t for t, _, _ in run} & {t for t, _ in qrels}:
         return  # refused with a clear error (tested elsewhere)
-    rk = align(q, r, max_docs=max_docs, judged_only=judged_only)
     expected = oracle(qrels, run, max_docs, judged_only)
-    labels = rk.labels
-    got = {t: labels[rk.offsets[i]:rk.offsets[i + 1]].tolist() for i, t in enumerate(rk.topics)}
-    assert got.keys() == expected.keys()
-    for t, values in got.items():
-        assert np.array_equal(np.array(values), np.array(expected[t]), equal_nan=True), t
+    for long_column in (False, True):  # True: the path of a column over 1M rows (looked up in two halves)
+        with mock.patch.object(ranking, "_SPLIT", 0 if long_column else ranking._SPLIT):
+            rk = align(q, r, max_docs=max_docs, judged_only=judged_only)
+        labels = rk.labels
+        got = {t: labels[rk.offsets[i]:rk.offsets[i + 1]].tolist() for i, t in enumerate(rk.topics)}
+        assert got.keys() == expected.keys()
+        for t, values in got.items():
+            assert np.array_equal(np.array(values), np.array(expected[t]), equal_nan=True), t
+
+
+@pytest.mark.parametrize("layout", ["ranked", "shuffled"])
+@pytest.mark.parametrize("max_docs", [None, 3])
+def test_the_long_column_path_refuses_a_document_listed_twice(layout, max_docs):
+    """The path of a column over 1M rows (looked up in two halves) refuses duplicates too."""
+    from ragmeter.trec.errors import TrecInputError
+
+    rows = [("q1", f"d{i}", 10.0 - i) for i in range(5)] + [("q2", "a", 2.0), ("q2", "b", 1.5), ("q2", "a", 1.0)]
+    if layout == "shuffled":
+        rows = [rows[i] for i in (5, 0, 6, 1, 7, 2, 3, 4)]
+    q = Qrels(pa.table({"qid": ["q1", "q2"], "docno": ["d1", "a"], "rel": [1, 1]}))
+    r = TrecRun(pa.table({"qid": [t for t, _, _ in rows], "docno": [d for _, d, _ in rows],
+                          "score": [s for _, _, s in rows]}), "x")
+    with mock.patch.object(ranking, "_SPLIT", 0), pytest.raises(TrecInputError, match="'a' appears twice"):
+        align(q, r, max_docs=max_docs)
 
 
 @given(st.lists(st.lists(st.sampled_from([0.5, 1.0, 2.0, -1.0, float("inf"), -float("inf")]), min_size=1,

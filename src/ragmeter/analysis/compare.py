@@ -6,7 +6,9 @@ For each metric both runs scored, over the queries scored in both:
   interval (seeded);
 - a two-sided paired randomization (sign-flip) test: p = share of random sign flips of the
   per-query differences whose mean is at least as far from 0 as the observed one (exact
-  enumeration up to 2^16 flips, else 20,000 seeded ones; Fisher 1935, Smucker et al. 2007);
+  enumeration up to 2^16 flips, else 20,000 seeded ones, past 5,000 samples with the sum of the
+  small differences taken as normal; Fisher 1935, Smucker et al. 2007;
+  :mod:`ragmeter.analysis.sign_flip`, in memory that does not grow with n);
 - Holm's step-down correction across the metrics compared (Holm 1979); with n paired samples
   that differ the test's smallest p is 2 / 2^n, so over m metrics nothing is significant unless
   m * 2 / 2^n < alpha (:func:`cannot_fail` says so: 6 samples and 5 metrics can never fail);
@@ -19,19 +21,19 @@ and parameters, k, view, judge backend/model/decoding, prompt hashes, and the te
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragmeter.core.bootstrap import SEED, paired_bootstrap_ci
+from ragmeter.analysis.sign_flip import randomization_p, samples_needed, smallest_p, spread
+from ragmeter.core.bootstrap import paired_bootstrap_ci
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.measure import MeasureNotFound
+from ragmeter.core.result_columns import ResultColumns, columns_of
 from ragmeter.metrics import get_spec, resolve_key
 
-EXACT_LIMIT = 16
-PERMUTATIONS = 20_000
+__all__ = ["randomization_p", "samples_needed", "smallest_p"]  # the test's functions, kept importable from here
 
 
 class SetupMismatch(RagmeterError):
@@ -43,54 +45,14 @@ class SetupMismatch(RagmeterError):
                          + "\n(--allow-setup-change compares anyway and prints these above the table)")
 
 
-def randomization_p(diffs: Sequence[float], *, seed: int = SEED) -> float:
-    """Two-sided paired sign-flip test of mean(diffs) == 0."""
-    d = np.asarray(diffs, dtype=np.float64)
-    n = len(d)
-    if n == 0 or np.allclose(d, 0):
-        return 1.0
-    observed = abs(d.mean())
-    if n <= EXACT_LIMIT:
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
-    else:
-        signs = np.random.default_rng(seed).choice((1.0, -1.0), size=(PERMUTATIONS, n))
-    means = np.abs((signs * d).mean(axis=1))
-    return float(np.mean(means >= observed - 1e-12))
-
-
-def smallest_p(differing: int) -> float:
-    """The smallest p :func:`randomization_p` can give on ``differing`` nonzero paired differences:
-    2 / 2^n, when every sign points one way (only those signs and their mirror image are as far
-    from 0; a tied pair flips to itself). Past ``EXACT_LIMIT`` the p is estimated from random
-    flips and can reach 0.
-
-    >>> smallest_p(6), smallest_p(0)
-    (0.03125, 1.0)
-    """
-    if differing <= 0:
-        return 1.0
-    return 2.0 ** (1 - differing) if differing <= EXACT_LIMIT else 0.0
-
-
-def samples_needed(compared: int, alpha: float) -> int:
-    """The fewest differing paired samples at which the most significant of ``compared`` metrics
-    can pass Holm's first step: ``compared * 2 / 2^n < alpha``.
-
-    >>> samples_needed(5, 0.05), samples_needed(1, 0.05)
-    (8, 6)
-    """
-    n = 1
-    while max(1, compared) * smallest_p(n) >= alpha:
-        n += 1
-    return n
-
-
-def cannot_fail(metrics: Sequence[MetricComparison], alpha: float) -> list[str]:
+def cannot_fail(metrics: Sequence[MetricComparison], alpha: float, *, significant_only: bool = True) -> list[str]:
     """What the significance test cannot detect at these sample sizes, one line each: the whole
     comparison when no metric can pass Holm's first step (``compared * smallest p >= alpha``:
     then no change, however large, is significant), else each metric whose own smallest p is not
     below ``alpha`` (it cannot be significant at any Holm step; a metric that did not move at all
-    is not named)."""
+    is not named). ``significant_only``: the gate fails only on significant drops, so such a
+    comparison cannot fail it; otherwise a drop past the allowance fails it all the same, and the
+    line says so."""
     compared = [m for m in metrics if m.diff is not None]
     if not compared:
         return []
@@ -99,9 +61,14 @@ def cannot_fail(metrics: Sequence[MetricComparison], alpha: float) -> list[str]:
     floors = {m.metric: smallest_p(m.improved + m.worsened) for m in compared}
     if all(k * p >= alpha for p in floors.values()):
         most = max(m.improved + m.worsened for m in compared)
-        return [f"the comparison cannot fail at this n: with at most {most} paired sample(s) that differ, the "
-                f"sign-flip test's smallest p is {min(floors.values()):.4f}, and Holm over {k} metric(s) makes it "
-                f"{min(1.0, k * min(floors.values())):.4f}, not below alpha {alpha}; no drop can be significant. "
+        why = (f"with at most {most} paired sample(s) that differ, the sign-flip test's smallest p is "
+               f"{min(floors.values()):.4f}, and Holm over {k} metric(s) makes it "
+               f"{min(1.0, k * min(floors.values())):.4f}, not below alpha {alpha}; no drop can be significant")
+        if not significant_only:
+            return [f"the significance test cannot reject at this n: {why} (a drop past --max-drop fails the gate "
+                    f"all the same). A significant drop needs at least {need} samples that differ (or fewer metrics "
+                    "with -m)"]
+        return [f"the comparison cannot fail at this n: {why}. "
                 f"It needs at least {need} samples that differ (or fewer metrics with -m, or bars: --min/--max)"]
     return [f"{m.metric} cannot be significant at this n: {m.improved + m.worsened} paired sample(s) differ, so its "
             f"smallest p is {floors[m.metric]:.4f}, not below alpha {alpha} (it needs at least "
@@ -136,6 +103,7 @@ class MetricComparison:
     tied: int = 0
     movers: list[tuple[str, float]] = field(default_factory=list)
     higher_is_better: bool = True
+    spread: float | None = None  # the paired differences' standard deviation (for the gate's power)
 
     def as_dict(self) -> dict:
         return {"metric": self.metric, "n": self.n, "mean_a": self.mean_a, "mean_b": self.mean_b, "diff": self.diff,
@@ -236,35 +204,49 @@ def _run_name(run) -> str:
 
 def compare_runs(a, b, *, metrics: Sequence[str] | None = None, allow_setup_change: bool = False,
                  movers: int = 5) -> Comparison:
-    """Compare run B with run A, per measure (see :func:`compared_names` for ``metrics``)."""
+    """Compare run B with run A, per measure (see :func:`compared_names` for ``metrics``). The runs
+    are read in columns (:mod:`ragmeter.core.result_columns`): the samples paired by id, in id
+    order, each measure's values as arrays."""
     differences = setup_differences(a, b)
     if differences and not allow_setup_change:
         raise SetupMismatch(differences)
-    ids_a = {r["id"] for r in a.results}
-    ids_b = {r["id"] for r in b.results}
+    cols_a, cols_b = columns_of(a), columns_of(b)
+    at_a = dict(zip(cols_a.ids, range(len(cols_a.ids))))  # id -> its row (the last, as a dict of rows keeps)
+    at_b = dict(zip(cols_b.ids, range(len(cols_b.ids))))
+    common = sorted(at_a.keys() & at_b.keys())
+    rows_a = np.fromiter(map(at_a.__getitem__, common), dtype=np.int64, count=len(common))
+    rows_b = np.fromiter(map(at_b.__getitem__, common), dtype=np.int64, count=len(common))
     names = compared_names(a, b, metrics)
-    out = []
-    for name in names:
-        va, vb = a.values(name), b.values(name)
-        paired = [(i, va[i], vb[i]) for i in sorted(ids_a & ids_b) if va.get(i) is not None and vb.get(i) is not None]
-        diffs = [y - x for _, x, y in paired]
-        prov = a.setup.get("metrics", {}).get(name, {})
-        try:
-            better = get_spec(prov.get("metric_name", name)).higher_is_better
-        except RagmeterError:
-            better = True
-        out.append(MetricComparison(
-            metric=name, n=len(paired),
-            mean_a=float(np.mean([x for _, x, _ in paired])) if paired else None,
-            mean_b=float(np.mean([y for _, _, y in paired])) if paired else None,
-            diff=float(np.mean(diffs)) if diffs else None, ci95=paired_bootstrap_ci(diffs),
-            p=randomization_p(diffs),
-            improved=sum((d > 0) == better and d != 0 for d in diffs),
-            worsened=sum((d < 0) == better and d != 0 for d in diffs), tied=sum(d == 0 for d in diffs),
-            movers=sorted(((i, y - x) for i, x, y in paired if y != x), key=lambda t: -abs(t[1]))[:movers],
-            higher_is_better=better))
+    out = [_compare_measure(name, a, cols_a, cols_b, common, rows_a, rows_b, movers) for name in names]
     for m, p in zip(out, holm([m.p for m in out])):
         m.p_holm = p
-    return Comparison(out, sorted(ids_a - ids_b), sorted(ids_b - ids_a), differences,
+    return Comparison(out, sorted(at_a.keys() - at_b.keys()), sorted(at_b.keys() - at_a.keys()), differences,
                       metrics_only_a=[] if metrics else [m for m in a.summary if m not in b.summary],
                       metrics_only_b=[] if metrics else [m for m in b.summary if m not in a.summary])
+
+
+def _compare_measure(name: str, a, cols_a: ResultColumns, cols_b: ResultColumns, common: list[str],
+                     rows_a: np.ndarray, rows_b: np.ndarray, movers: int) -> MetricComparison:
+    """One measure over the samples both runs hold, where both gave a value."""
+    ca, cb = cols_a.column(name), cols_b.column(name)
+    both = ca.valued[rows_a] & cb.valued[rows_b]
+    x, y = ca.values[rows_a[both]], cb.values[rows_b[both]]
+    diffs = y - x
+    prov = a.setup.get("metrics", {}).get(name, {})
+    try:
+        better = get_spec(prov.get("metric_name", name)).higher_is_better
+    except RagmeterError:
+        better = True
+    moved = np.flatnonzero(diffs != 0)
+    top = moved[np.argsort(-np.abs(diffs[moved]), kind="stable")[:movers]]
+    paired_ids = np.flatnonzero(both)
+    up, down = int(np.count_nonzero(diffs > 0)), int(np.count_nonzero(diffs < 0))
+    return MetricComparison(
+        metric=name, n=len(diffs),
+        mean_a=float(np.mean(x)) if len(x) else None, mean_b=float(np.mean(y)) if len(y) else None,
+        diff=float(np.mean(diffs)) if len(diffs) else None, ci95=paired_bootstrap_ci(diffs),
+        p=randomization_p(diffs),
+        improved=up if better else down, worsened=down if better else up,
+        tied=int(np.count_nonzero(diffs == 0)),
+        movers=[(common[paired_ids[i]], float(diffs[i])) for i in top.tolist()],
+        higher_is_better=better, spread=spread(diffs))

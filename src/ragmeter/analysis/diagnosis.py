@@ -1,9 +1,11 @@
 """Failure-point diagnosis: label each query with the faults its scores show, with evidence.
 
-Follows the seed's "How to measure RAG performance from the scores together", with the
-failure-point names of Barnett et al. 2024 ("Seven failure points when engineering a RAG
-system"). Each label needs certain metrics in the run; a label whose metrics are missing is
-reported as not checked, never as passed.
+Follows "How to measure RAG performance from the scores together" in the article "RAG
+Evaluation Metrics: Formulas and a Worked Example", with the failure-point names of Barnett et
+al. 2024 ("Seven failure points when engineering a RAG system"). Each label needs certain
+metrics in the run; a label whose metrics are missing is reported as not checked, never as
+passed. Each finding carries the article's lever for it (:data:`LEVERS`; where the evidence
+says which of two levers applies, the one it points to).
 
 | label | rule (defaults in ``Thresholds``) |
 |---|---|
@@ -15,11 +17,13 @@ reported as not checked, never as passed.
 | not_extracted | context recall >= 0.7 and faithfulness < 0.7 (the answer left or altered what the context said) |
 | incomplete | faithfulness >= 0.7 and factual recall < 0.7; says whether each missing claim was in the context |
 | incorrect_specificity | faithfulness >= 0.7 and answer relevancy < 0.7 |
+| false_refusal | the answer declines an answerable question; says whether the relevant chunks reached the prompt |
+| unsupported_answer | more than half of the answer's claims are not found in the context (faithfulness's verdicts) |
 | wrong_format | the answer fails the ``expected_format`` given in the sample's metadata |
 | stale_chunk | a fact the context supports fails against the system of record (``--records``); names the chunk |
 | failed_action | a criterion on the run's tool calls fails (``--action-criteria``); names it, with its evidence |
 
-``stale_chunk`` is the seed's "faithfulness high, facts wrong in the system of record: the
+``stale_chunk`` is the article's "faithfulness high, facts wrong in the system of record: the
 retrieved chunk is stale" (:func:`ragmeter.records.find_stale_chunks`): it needs the answer's
 fact checks (``record_accuracy``) and the answer-vs-context verdicts (``faithfulness``).
 """
@@ -38,13 +42,37 @@ from ragmeter.core import patterns
 from ragmeter.core.errors import InvalidInputError, InvalidParameterError
 from ragmeter.core.measure import Measure
 from ragmeter.core.sample import Sample
-from ragmeter.evidence.matrix import Claim, Evidence, Verdict
+from ragmeter.evidence.matrix import Evidence
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.records.facts import FactCheck
 from ragmeter.records.stale import find_stale_chunks
 
 LABELS = ("missed_top_ranked", "missing_content", "missing_chunk", "not_in_context", "buried", "not_extracted",
-          "incomplete", "incorrect_specificity", "wrong_format", "stale_chunk", "failed_action")
+          "incomplete", "incorrect_specificity", "false_refusal", "unsupported_answer", "wrong_format", "stale_chunk",
+          "failed_action")
+
+RAISE_K = "raise k, then revisit chunking and the embedding model (no prompt change repairs it)"
+PROMPT = "work on the prompt, the generator and the noise around the chunk"
+#: The article's lever for each failure point ("How to measure RAG performance from the scores
+#: together"); a finding whose evidence points to another lever carries that one instead.
+LEVERS = {
+    "missed_top_ranked": RAISE_K,
+    "missing_content": "score whether the assistant declines, and add the content",
+    "missing_chunk": RAISE_K,
+    "not_in_context": "keep the retrieved chunk when the context is assembled: the consolidation step dropped it",
+    "buried": "rerank; nothing else has to change",
+    "not_extracted": PROMPT,
+    "incomplete": "where the missing claim was in the context, " + PROMPT + "; where it was not, fix retrieval",
+    "incorrect_specificity": "work on the prompt and the generator: the answer is grounded but not as specific as "
+                             "the question needs",
+    "false_refusal": "where the answer was in the context, work on the prompt and the generator; where it was not, "
+                     "fix retrieval",
+    "unsupported_answer": "work on the prompt and the generator: require answers from the context (or a refusal); "
+                          "where the context lacked the answer, fix retrieval first",
+    "wrong_format": "assert the format in code: no text metric measures it",
+    "stale_chunk": "update or remove the stale chunk: a corpus fault that only a check outside the context catches",
+    "failed_action": "fix the agent's tool use the criterion names: no context metric shows it",
+}
 
 
 @dataclass(frozen=True)
@@ -53,12 +81,14 @@ class Thresholds:
     buried_ndcg: float = 0.6
     high: float = 0.7  # "high" context recall / faithfulness
     low: float = 0.7  # "low" faithfulness / factual recall / answer relevancy
+    mostly_not_found: float = 0.5  # unsupported_answer: more than this share of the claims not found
 
 
 @dataclass
 class Finding:
     label: str
     evidence: str
+    lever: str = ""  # what to change; filled from LEVERS where the finding does not say
 
 
 @dataclass
@@ -68,6 +98,9 @@ class QueryDiagnosis:
     not_checked: dict[str, str] = field(default_factory=dict)
     #: checks this case's evidence could not settle (an agent criterion Unable to Verify), with why
     unverified: list[Finding] = field(default_factory=list)
+    #: a request that retrieved several times (read from a trace): its id and this retrieval's number
+    request: str | None = None
+    retrieval: int | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -89,9 +122,14 @@ class QueryDiagnosis:
         return "no failure point found"
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
-                "not_checked": self.not_checked,
-                "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
+        out: dict[str, Any] = {
+            "id": self.id, "findings": [{"label": f.label, "evidence": f.evidence, "lever": f.lever}
+                                        for f in self.findings],
+            "not_checked": self.not_checked,
+            "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
+        if self.request is not None:
+            out.update(request=self.request, retrieval=self.retrieval)
+        return out
 
 
 @lru_cache(maxsize=1024)
@@ -110,8 +148,16 @@ def _is(m: Measure | None, name: str, cut: bool, params: dict[str, Any]) -> bool
 
 
 def _keys(row: dict, names: tuple[str, ...], cut: bool, **params: Any) -> list[tuple[str, Measure]]:
-    found = [(key, _measure(key)) for key in row["metrics"]]
-    return [(key, m) for key, m in found if m is not None and any(_is(m, n, cut, params) for n in names)]
+    return _matching(tuple(row["metrics"]), names, cut, tuple(sorted(params.items())) if params else ())
+
+
+@lru_cache(maxsize=1024)
+def _matching(keys: tuple[str, ...], names: tuple[str, ...], cut: bool,
+              params: tuple[tuple[str, Any], ...]) -> list[tuple[str, Measure]]:
+    """The run's keys that name one of ``names`` (see :func:`_is`), worked out once per set of
+    keys: every row of a run holds the same ones."""
+    found = [(key, _measure(key)) for key in keys]
+    return [(key, m) for key, m in found if m is not None and any(_is(m, n, cut, dict(params)) for n in names)]
 
 
 def _metric(row: dict, name: str, *, cut: bool = False, **params: Any) -> float | None | bool:
@@ -130,7 +176,8 @@ def diagnose(samples: Sequence[Sample], rows: Sequence[dict], th: Thresholds = T
 
 
 RETRIEVAL_LABELS = ("missed_top_ranked", "buried")
-CONTEXT_LABELS = ("not_extracted", "incomplete", "incorrect_specificity")  # each needs faithfulness
+# each needs faithfulness
+CONTEXT_LABELS = ("not_extracted", "incomplete", "incorrect_specificity", "unsupported_answer")
 
 
 def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> QueryDiagnosis:
@@ -139,12 +186,15 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
     retrieved list in a run without retrieval metrics (an agent's run) lists no retrieval label,
     and one with no context at all in a run without faithfulness lists no answer-vs-context label."""
     d = QueryDiagnosis(s.id)
+    if isinstance(s.metadata.get("retrievals"), int) and s.metadata["retrievals"] > 1:
+        d.request, d.retrieval = str(s.metadata.get("request")), s.metadata.get("retrieval")
     ev = row.get("evidence") or {}
     _retrieval_findings(d, s, row, ev, th)
     if not s.retrieved and not _keys(row, ("hit_rate", "reciprocal_rank", "ndcg", "recall"), cut=True):
         for label in RETRIEVAL_LABELS:
             d.not_checked.pop(label, None)
     _answer_findings(d, row, ev, th)
+    _refusal_findings(d, s, row, ev, th)
     if not s.context_ids and _metric(row, "faithfulness") is False:
         for label in CONTEXT_LABELS:
             d.not_checked.pop(label, None)
@@ -155,7 +205,43 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
             d.findings.append(Finding("wrong_format", problem))
     _stale_findings(d, ev)
     _action_findings(d, ev)
+    for f in d.findings:
+        f.lever = f.lever or LEVERS[f.label]
     return d
+
+
+def _refusal_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: Thresholds) -> None:
+    """``false_refusal``: the answer declines though the question is answerable (the refusal is
+    judged with the answer's claims); the lever follows where the answer was. Not checked where
+    the sample has an answer and a context but the run judged no refusal."""
+    if not s.answer or not s.answerable or (s.relevance and not any(g >= 1 for g in s.relevance.values())):
+        return
+    declined = ev.get("declines")
+    if not isinstance(declined, bool):
+        if s.context_ids or s.retrieved:
+            d.not_checked["false_refusal"] = "needs false_refusal or another claim metric (the refusal is judged " \
+                                             "with the answer's claims)"
+        return
+    if not declined:
+        return
+    relevant = [c for c, g in s.relevance.items() if g >= 1]
+    shown = [c for c in relevant if c in s.context_ids]
+    ctx_recall = _metric(row, "context_recall")
+    if shown or (not relevant and isinstance(ctx_recall, float) and ctx_recall >= th.high):
+        why = (f"relevant chunks in the prompt: {', '.join(shown)}" if shown
+               else f"context recall {ctx_recall:.2f}")
+        d.findings.append(Finding("false_refusal", f"the answer declined an answerable question; {why}",
+                                  "work on the prompt and the generator: the answer was in the context"))
+    elif relevant or isinstance(ctx_recall, float):
+        why = ("no relevant chunk reached the prompt (relevant: " + ", ".join(relevant) + ")" if relevant
+               else f"context recall {ctx_recall:.2f}")
+        dropped = any(c in s.retrieved_ids for c in relevant)
+        d.findings.append(Finding("false_refusal", f"the answer declined an answerable question; {why}",
+                                  LEVERS["not_in_context"] if dropped else "fix retrieval first: " + RAISE_K))
+    else:
+        d.findings.append(Finding("false_refusal", "the answer declined an answerable question; whether the context "
+                                                   "held the answer is not known (no relevance labels, no "
+                                                   "context_recall)"))
 
 
 def _action_findings(d: QueryDiagnosis, ev: dict) -> None:
@@ -187,11 +273,9 @@ def _stale_findings(d: QueryDiagnosis, ev: dict) -> None:
         d.not_checked["stale_chunk"] = f"no fact checks: {facts.get('unavailable', 'not available')}"
         return
     verdicts = ev.get("verdicts", {}).get("answer@context")
-    matrix = Evidence(
-        answer_claims=tuple(Claim(c["id"], c["text"]) for c in ev.get("answer_claims") or [] if isinstance(c, dict)),
-        verdicts={"answer@context": tuple(Verdict(v["claim"], v["verdict"], tuple(v["sources"]), v["combined"],
-                                                  v["quote"]) for v in verdicts)}
-        if isinstance(verdicts, list) else {})
+    matrix = Evidence.from_dict({
+        "answer_claims": [c for c in ev.get("answer_claims") or [] if isinstance(c, dict)],
+        "verdicts": {"answer@context": verdicts} if isinstance(verdicts, list) else {}})
     stale, why = find_stale_chunks(matrix, [FactCheck.from_dict(f) for f in facts])
     if why is not None and facts:
         d.not_checked["stale_chunk"] = "needs faithfulness (the answer-vs-context verdicts) with record_accuracy"
@@ -199,12 +283,24 @@ def _stale_findings(d: QueryDiagnosis, ev: dict) -> None:
         d.findings.append(Finding("stale_chunk", found.evidence))
 
 
+def retrieval_keys(keys: Sequence[str]) -> tuple[str | None, str | None, str | None, str | None, int | None]:
+    """The keys of a run whose rows hold ``keys`` (in that order) that the retrieval findings read:
+    hit rate, reciprocal rank, nDCG and recall (each the first at a cut-off with its default
+    parameters, or None), and the cut-off k they take (as :func:`diagnose_sample` finds them)."""
+    row = {"metrics": dict.fromkeys(keys)}
+    first = {name: next((key for key, _ in _keys(row, (name,), True)), None)
+             for name in ("hit_rate", "reciprocal_rank", "ndcg", "recall")}
+    k = next((m.k for _, m in _keys(row, ("hit_rate", "recall", "ndcg"), cut=True)), None)
+    return first["hit_rate"], first["reciprocal_rank"], first["ndcg"], first["recall"], k
+
+
 def _retrieval_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: Thresholds) -> None:
     hit, rr = _metric(row, "hit_rate", cut=True), _metric(row, "reciprocal_rank", cut=True)
     ndcg, recall = _metric(row, "ndcg", cut=True), _metric(row, "recall", cut=True)
     k = next((m.k for _, m in _keys(row, ("hit_rate", "recall", "ndcg"), cut=True)), None)
     relevant = [c for c, g in s.relevance.items() if g >= 1]
-    top = s.retrieved_ids[:k] if k else s.retrieved_ids
+    ranked = s.retrieved_ids
+    top = ranked[:k] if k else ranked
     if not s.answerable or (s.relevance and not relevant):
         declined = ev.get("declines")
         says: dict[object, str] = {True: "the answer declined", False: "the answer did not decline"}
@@ -218,7 +314,8 @@ def _retrieval_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: T
     if hit == 1 and recall is not False and recall is not None and recall < 1:
         missing = [c for c in relevant if c not in top]
         d.findings.append(Finding("missing_chunk", f"recall@{k} {recall:.3f}: {', '.join(missing)} not retrieved"))
-    dropped = [c for c in relevant if c in top and c not in s.context_ids]
+    in_prompt = set(s.context_ids) if relevant else set()
+    dropped = [c for c in relevant if c in top and c not in in_prompt]
     if dropped:
         d.findings.append(Finding("not_in_context", f"retrieved but not in the prompt: {', '.join(dropped)}"))
     if hit is False or (rr is False and ndcg is False):
@@ -245,11 +342,34 @@ def _answer_findings(d: QueryDiagnosis, row: dict, ev: dict, th: Thresholds) -> 
     elif faith is not None and fact_recall is not None and faith >= th.high and fact_recall < th.low:
         d.findings.append(Finding("incomplete", f"faithfulness {faith:.2f}, factual recall {fact_recall:.2f}: "
                                                 + _missing_claims(ev)))
+    _unsupported(d, row, ev, th, faith, ctx_recall)
     if faith is False or relevancy is False:
         d.not_checked["incorrect_specificity"] = "needs faithfulness and answer_relevancy"
     elif faith is not None and relevancy is not None and faith >= th.high and relevancy < th.low:
         d.findings.append(Finding("incorrect_specificity", f"faithful ({faith:.2f}) but answer relevancy "
                                                            f"{relevancy:.2f}"))
+
+
+def _unsupported(d: QueryDiagnosis, row: dict, ev: dict, th: Thresholds, faith: Any, ctx_recall: Any) -> None:
+    """``unsupported_answer``: more than ``th.mostly_not_found`` of the answer's claims are not
+    found in the context (the generator answered from elsewhere), from faithfulness's verdicts."""
+    verdicts = ev.get("verdicts", {}).get("answer@context")
+    if faith is False:
+        d.not_checked["unsupported_answer"] = "needs faithfulness (the answer-vs-context verdicts)"
+        return
+    if not isinstance(verdicts, list) or not verdicts:
+        return
+    texts = {c["id"]: c["text"] for c in ev.get("answer_claims") or [] if isinstance(c, dict)}
+    missing = [v["claim"] for v in verdicts if v["verdict"] == "not_found"]
+    if len(missing) / len(verdicts) <= th.mostly_not_found:
+        return
+    lever = None
+    if isinstance(ctx_recall, float) and ctx_recall < th.high:
+        lever = f"fix retrieval first (context recall {ctx_recall:.2f}: the context lacked the answer); then " \
+                "require answers from the context in the prompt"
+    d.findings.append(Finding("unsupported_answer", f"{len(missing)} of {len(verdicts)} claims not found in the "
+                                                    "context: " + "; ".join(f'"{texts.get(c, c)}"' for c in missing),
+                              lever or ""))
 
 
 def _failed_claims(ev: dict) -> str:

@@ -49,6 +49,11 @@ def run() -> None:
 
         sys.stdout.write(f"ragmeter {__version__}\n")
         return
+    if sys.argv[1:2] == ["trec"]:  # the one command registered alone: its start-up is the run's (see docs/trec.md)
+        from ragmeter.cli import trec_cmd
+
+        trec_cmd.app()
+        return
     _registered()()
 
 

@@ -30,12 +30,20 @@ def runs_command(folder: str | None = typer.Argument(None, metavar="[RUNS_DIR]",
 
 @app.command("show")
 @friendly
-def show_command(run: str = typer.Argument(..., help=RUN_HELP), runs_dir: str | None = runs_dir_option()) -> None:
+def show_command(run: str = typer.Argument(..., help=RUN_HELP), runs_dir: str | None = runs_dir_option(),
+                 fmt: str = format_option("table", "otlp", what="otlp: the scores as OpenTelemetry evaluation "
+                                                                "events (OTLP/JSON)")) -> None:
     """Print a run's setup and summary: means, 95% intervals and coverage."""
     from ragmeter.report.terminal import show_run
     from ragmeter.runs import load_run
 
-    typer.echo(show_run(load_run(run, runs_dir)))
+    loaded = load_run(run, runs_dir)
+    if fmt == "otlp":
+        from ragmeter.report.otlp_events import evaluation_events
+
+        typer.echo(json.dumps(evaluation_events(loaded.samples(), loaded.results)))
+        return
+    typer.echo(show_run(loaded))
 
 
 @app.command("report")
@@ -44,10 +52,10 @@ def report_command(run: str = typer.Argument(..., help=RUN_HELP),
                    html_path: str = typer.Option(..., "--html", help="where to write the HTML report"),
                    runs_dir: str | None = runs_dir_option()) -> None:
     """Write a self-contained HTML report of a run (no CDN, no network, works from file://)."""
-    from ragmeter.report.html import write_html
+    from ragmeter.report.html_pages import write_report
     from ragmeter.runs import load_run
 
-    write_html(load_run(run, runs_dir), html_path)
+    write_report(load_run(run, runs_dir), html_path)
     typer.echo(f"report written: {html_path}")
 
 

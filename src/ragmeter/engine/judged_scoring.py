@@ -67,13 +67,12 @@ async def ascore_judged(measures: Sequence[Measure], samples: Sequence[Sample], 
     judge, records = sources.judge, sources.records
     context = checked_context(measures, sources)
     if judge is None and not any(judge_optional(m) for m in measures):
-        return {m: tuple(NotComputed(NO_JUDGE, _provenance(m, fingerprint, None)) for _ in samples)
-                for m in measures}, None
+        return {m: _not_computed(NO_JUDGE, _provenance(m, fingerprint, None), len(samples)) for m in measures}, None
     from ragmeter.evidence.planner import agather_evidence  # start-up: a label-only run loads no judge code
 
     out: dict[Measure, tuple[Outcome, ...]] = {}
     if judge is None:
-        out.update({m: tuple(NotComputed(NO_JUDGE, _provenance(m, fingerprint, None)) for _ in samples)
+        out.update({m: _not_computed(NO_JUDGE, _provenance(m, fingerprint, None), len(samples))
                     for m in measures if not judge_optional(m)})
         kept = [m for m in measures if judge_optional(m)]
         needs = frozenset().union(*(_spec(m).needs(m) for m in kept))
@@ -138,6 +137,11 @@ def refusal(judge: Judge, m: Measure) -> str | None:
     if refuses is None:
         return None
     return next((why for why in map(refuses, _spec(m).prompts(m)) if why), None)
+
+
+def _not_computed(reason: str, prov: Provenance, n: int) -> tuple[Outcome, ...]:
+    """``n`` samples not computed for one reason (one provenance, built once)."""
+    return tuple(NotComputed(reason, prov) for _ in range(n))
 
 
 def _provenance(m: Measure, fingerprint: str, judge_info: dict[str, Any] | None) -> Provenance:

@@ -6,7 +6,7 @@ Built-in criteria, and criteria files (JSON, or YAML with PyYAML installed)::
     {"criteria": [{"name": "tone", "description": "Is the answer polite and calm?",
                    "scale": [1, 5], "examples": [{"answer": "...", "score": 2}]}]}
 
->>> Criterion("tone", "Polite?", 1, 5).prompt_inputs()["high"]
+>>> RubricCriterion("tone", "Polite?", 1, 5).prompt_inputs()["high"]
 5
 """
 
@@ -17,13 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.core.yaml_file import check_size, has_yaml, load_yaml
-from ragmeter.io.json_text import decode_json
-from ragmeter.io.text import read_text
+from ragmeter.io.documents import read_document
 
 
 @dataclass(frozen=True)
-class Criterion:
+class RubricCriterion:
     name: str
     description: str
     low: int = 1
@@ -41,35 +39,29 @@ class Criterion:
 
 
 BUILTIN = {c.name: c for c in [
-    Criterion("relevance", "Does the answer address the question that was asked, without drifting to other topics?"),
-    Criterion("completeness", "Does the answer cover every aspect of the question that the context can answer?"),
-    Criterion("accuracy", "Is every statement of the answer correct according to the context (not outside knowledge)?"),
-    Criterion("citation_quality", "Are the answer's claims attributed to the passages that support them, with no "
-                                  "citation to a passage that does not?"),
+    RubricCriterion("relevance",
+                    "Does the answer address the question that was asked, without drifting to other topics?"),
+    RubricCriterion("completeness", "Does the answer cover every aspect of the question that the context can answer?"),
+    RubricCriterion("accuracy",
+                    "Is every statement of the answer correct according to the context (not outside knowledge)?"),
+    RubricCriterion("citation_quality", "Are the answer's claims attributed to the passages that support them, with no "
+                                        "citation to a passage that does not?"),
 ]}
 
 
-def with_builtin(criteria: Mapping[str, Criterion] | None) -> dict[str, Criterion]:
+def with_builtin(criteria: Mapping[str, RubricCriterion] | None) -> dict[str, RubricCriterion]:
     """The built-in criteria, then the given ones (a given name replaces a built-in one)."""
     return {**BUILTIN, **(criteria or {})}
 
 
-def load_criteria(path: str | Path) -> dict[str, Criterion]:
+def load_rubric_criteria(path: str | Path) -> dict[str, RubricCriterion]:
     """Read criteria from JSON or YAML; every problem names the file and the criterion."""
     path = Path(path)
-    check_size(path, "criteria file")
-    text = read_text(path)
-    if path.suffix.lower() in (".yaml", ".yml"):
-        if not has_yaml():
-            raise InvalidInputError("reading YAML criteria needs PyYAML", file=str(path),
-                                    fix="pip install pyyaml, or write the criteria as JSON")
-        doc = load_yaml(text, file=str(path), what="criteria file")  # bounded: size, aliases, expansion
-    else:
-        doc = decode_json(text, file=str(path))
+    doc = read_document(path, "criteria")  # bounded: size, YAML aliases and their expansion
     items = doc.get("criteria") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         raise InvalidInputError('expected {"criteria": [...]}', file=str(path))
-    out: dict[str, Criterion] = {}
+    out: dict[str, RubricCriterion] = {}
     for i, item in enumerate(items, start=1):
         file, record = str(path), str(item.get("name", f"criterion {i}")) if isinstance(item, dict) else None
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) \
@@ -90,5 +82,5 @@ def load_criteria(path: str | Path) -> dict[str, Criterion]:
             if not isinstance(ex, dict) or "answer" not in ex or not isinstance(ex.get("score"), int):
                 raise InvalidInputError('each example needs "answer" and an integer "score"', field="examples",
                                         file=file, record=record)
-        out[item["name"]] = Criterion(item["name"], item["description"], scale[0], scale[1], tuple(examples))
+        out[item["name"]] = RubricCriterion(item["name"], item["description"], scale[0], scale[1], tuple(examples))
     return out

@@ -9,10 +9,12 @@ ids are coded from their bytes (:class:`ragmeter.core.codes.IdCodes`), once per 
 
 A record qualifies when it is a JSON object with at most these fields: ``id`` (a non-blank
 string), ``question``, ``answer``, ``reference`` (strings or null), ``retrieved`` (a list of
-distinct non-blank string ids, or null) and ``relevant`` (a list of distinct non-blank string
-ids, an object of id -> finite number, or null), each line one object, the ids unique in the
-file. That is the shape ``RowReader._plain_sample`` accepts; the samples built from the columns
-equal that reader's, and the fingerprints equal :class:`ragmeter.io.dataset.Fingerprints`'s.
+distinct non-blank string ids, or null), ``relevant`` (a list of distinct non-blank string
+ids, an object of id -> finite number, or null) and ``answerable`` (``true``, as a run's
+``samples.jsonl`` writes it), each line one object, the ids unique in the file; a ranked id may
+also be given as ``{"id": "x"}``, as ``samples.jsonl`` writes them. Such records the general
+reader reads as ``RowReader._plain_sample`` does; the samples built from the columns equal that
+reader's, and the fingerprints equal :class:`ragmeter.io.dataset.Fingerprints`'s.
 
 :func:`read_label_file` returns None for a file with any other record (an alias, a bad value,
 a duplicate id, two objects on one line, a line that is not JSON, invalid UTF-8, ...), or when
@@ -52,15 +54,21 @@ _AFTER_BREAK = (b"\n\n", b"\n ", b"\n\t", b"\n\r")  # where a blank line past th
 
 
 if msgspec is not None:
+    class _IdOnly(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+        """A ranked chunk given by its id alone, ``{"id": "x"}`` (as a run's samples.jsonl writes it)."""
+
+        id: str
+
     class _Row(msgspec.Struct, forbid_unknown_fields=True, gc=False):
         """One plain label record as msgspec decodes it (types checked in C)."""
 
         id: str
         question: str | None = None
-        retrieved: list[str] | None = None
+        retrieved: list[str | _IdOnly] | None = None
         relevant: list[str] | dict[str, float] | None = None
         answer: str | None = None
         reference: str | None = None
+        answerable: bool = True  # (false: the general reader reads the file)
 
     class _RawRow(msgspec.Struct, forbid_unknown_fields=True, gc=False):
         """The same record with the ranked ids left as the file's bytes, read by array
@@ -72,6 +80,7 @@ if msgspec is not None:
         relevant: list[str] | dict[str, float] | None = None
         answer: str | None = None
         reference: str | None = None
+        answerable: bool = True
 
     _DECODER: Any = msgspec.json.Decoder(_Row)
     _RAW_DECODER: Any = msgspec.json.Decoder(_RawRow)
@@ -128,14 +137,15 @@ class LabelFile:
                          clean=all(p.clean for p in parts))
 
 
-def read_label_file(path: str | os.PathLike[str]) -> LabelFile | None:
-    """The file's columns and fingerprints, or None unless every record is a plain label record
-    (and msgspec is installed)."""
+def read_label_file(path: str | os.PathLike[str], *, fingerprints: bool = True) -> LabelFile | None:
+    """The file's columns and fingerprints (without them, empty strings: a reader that shows the
+    samples, not one that scores them), or None unless every record is a plain label record (and
+    msgspec is installed)."""
     if msgspec is None:
         return None
     try:
         with open(path, "rb") as f:
-            return _read(_whole_lines(f, CHUNK_BYTES))
+            return _read(_whole_lines(f, CHUNK_BYTES), fingerprints=fingerprints)
     except OSError:
         return None
 
@@ -155,7 +165,7 @@ def decode_part(raw: bytes) -> LabelFile | None:
     return _decode(raw, IdCodes(), None)
 
 
-def _read(chunks: Iterator[bytes]) -> LabelFile | None:
+def _read(chunks: Iterator[bytes], *, fingerprints: bool = True) -> LabelFile | None:
     """The whole file, a chunk of whole lines at a time: one vocabulary of chunk ids, both
     fingerprints fed as each chunk is read."""
     vocabulary = IdCodes()
@@ -164,13 +174,15 @@ def _read(chunks: Iterator[bytes]) -> LabelFile | None:
     for i, raw in enumerate(chunks):
         if i == 0 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]  # as read_text does
-        part = _decode(raw, vocabulary, (full, test))
+        part = _decode(raw, vocabulary, (full, test) if fingerprints else None)
         if part is None:
             return None
         parts.append(part)
     file = LabelFile.joined(parts) if parts else None
     if file is None or not file.columns.ids or (len(parts) > 1 and not _unique(list(file.columns.ids))):
         return None  # empty, or an id in two chunks
+    if not fingerprints:
+        return file
     return replace(file, fingerprint=full.hexdigest()[:16], testset_fingerprint=test.hexdigest()[:16])
 
 
@@ -204,6 +216,8 @@ def _decode(raw: bytes, table: IdCodes, digests: tuple[Any, Any] | None) -> Labe
         return None
     if len(rows) != _json_lines(raw) or not _no_value_spans_lines(raw):
         return None  # as json.loads line by line: one object on each line that is not blank
+    if not all(r.answerable for r in rows):
+        return None  # an unanswerable question: the general reader's
     ids = [r.id for r in rows]
     if not _unique(ids) or _any_blank(ids):
         return None
@@ -256,6 +270,8 @@ _Ranked = tuple[np.ndarray, "np.ndarray | list[int]", list[str]]
 def _ranked_from_strings(rows: list[Any], table: IdCodes, clean: bool, texts: bool) -> _Ranked | None:
     """The ranked ids of typed rows (a string per id), coded, and their canonical JSON."""
     retrieved = [[] if r.retrieved is None else r.retrieved for r in rows]
+    if any(type(x) is not str for ranked in retrieved for x in ranked):  # {"id": "x"} is "x"
+        retrieved = [[x if type(x) is str else x.id for x in ranked] for ranked in retrieved]
     codes = table.code_strings(list(chain.from_iterable(retrieved)))
     if codes is None:
         return None
@@ -284,6 +300,11 @@ def _ranked_from_bytes(rows: list[Any], table: IdCodes, texts: bool) -> _Ranked 
     parts = [r.retrieved for r in rows]
     parts = [p if len(p) != 4 or bytes(p) != b"null" else b"[]" for p in parts]  # null: no ranked list
     joined = b"\n".join(parts)
+    if b'{"id": "' in joined:  # chunks by id alone, as a run's samples.jsonl writes them: {"id": "x"} is "x"
+        parts = [bytes(p).replace(b'{"id": "', b'"').replace(b'"}', b'"') for p in parts]
+        joined = b"\n".join(parts)
+        if b"}" in joined or b":" in joined:  # another key, or an id these bytes cannot tell
+            return _TYPED
     n = len(parts)
     if b"{" in joined or joined.count(b"[") != n or joined.count(b"]") != n:
         return _TYPED

@@ -146,9 +146,8 @@ def export_dataset(data_path: str | Path, out_path: str | Path, final: FinalLabe
     each sample had (the input is not touched). Returns the counts (``samples``, ``labeled``,
     ``marked_unanswerable``) and ``changes``: a :class:`LabelChange` per labeled sample whose
     labels the export changed, added to or kept."""
-    from ragmeter.io.collection import writing
     from ragmeter.io.dataset import load_dataset
-    from ragmeter.io.writer import sample_to_row, write_jsonl
+    from ragmeter.io.writer import sample_to_row, write_jsonl, writing
 
     if Path(out_path).resolve() == Path(data_path).resolve():
         raise InvalidInputError("the export would overwrite the dataset it reads", file=str(out_path),

@@ -22,19 +22,27 @@ and of the last (up to) 256 bytes before the offset. Each :meth:`LogTail.read`:
   with no bytes), so an unterminated 500 MB line costs at most ``MAX_LINE`` in memory. (A
   watcher restarted in the middle of such a line gives the rest as one more malformed line.)
 
+Each byte is read once: the complete lines of a read (up to ``READ_BYTES``) not consumed yet are
+kept and given again by the next :meth:`read`, which reads on only when they are used up.
+
 Nothing moves until the reader says what it consumed (:meth:`advance`) and :meth:`save`\\ s: the
 state is written atomically (a temporary file, fsync'd, renamed) and keyed by inode, so a
 restarted watcher finds a file renamed while it was down (by inode among the log's siblings, or
-a copy by its fingerprint) and resumes exactly where it stopped. What is seen (a truncation, a
-replacement, a rotated file that cannot be found) is said in ``notes``, once.
+a copy by its fingerprint) and resumes exactly where it stopped. While lines wait (the reader is
+not caught up), a save writes at most once per ``SAVE_INTERVAL_S``: a restart then reads a few
+lines again, which the watcher recorded as done (scored requests are skipped, a line quarantined
+once), and skips none. What is seen (a truncation, a replacement, a rotated file that cannot be
+found) is said in ``notes``, once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -47,6 +55,8 @@ MAX_LINE = 16 << 20
 FP_BYTES = 256
 #: Seconds a renamed file stays open after its last change (its writer may not have reopened yet).
 LINGER_S = 30.0
+#: Seconds between two writes of the state while lines wait to be read (every save writes when caught up).
+SAVE_INTERVAL_S = 1.0
 #: Rotated names that are compressed: never read (their unread tail, if any, is said lost).
 _PACKED = (".gz", ".bz2", ".xz", ".zst", ".zip", ".lz4", ".br")
 _SIBLINGS = 500  # directory entries looked at, at most, to find a rotated file
@@ -86,6 +96,8 @@ class _File:
     done: bool = False  # its torn tail was given: retire it once consumed
     skipping: bool = False  # inside a line over MAX_LINE: pass over bytes up to its newline
     since: int = field(default_factory=time.time_ns)  # when this file (this generation) was first looked at
+    kept: deque[Line] = field(default_factory=deque, repr=False)  # complete lines read, not consumed yet
+    capped: bool = False  # the read that gave ``kept`` stopped at its byte bound
 
     @property
     def key(self) -> str:
@@ -147,6 +159,7 @@ class LogTail:
         self.more = False  # the last read stopped at its byte bound: more complete lines wait
         self.retired: list[list[int]] = []  # (dev, ino) of rotated files read to their end, the last few
         self._saved: dict | None = None
+        self._saved_at = -math.inf  # time.monotonic() of the last write
         self._restore()
 
     # ---- reading ----
@@ -164,15 +177,20 @@ class LogTail:
         for f in self.files:
             if f.key == line.file:
                 start, data = f.window
-                f.tail = (f.tail + data[f.offset - start:line.end - start])[-FP_BYTES:]
+                f.tail = (f.tail + data[max(f.offset, line.end - FP_BYTES) - start:line.end - start])[-FP_BYTES:]
                 f.offset, f.line = line.end, line.number
                 f.done = f.done or line.torn
                 if line.kind:  # a long line's first bytes start the skip, its newline ends it
                     f.skipping = line.kind == "long" or line.raw != b"\n"
+                if f.kept and f.kept[0].start < f.offset:
+                    f.kept.popleft()
                 return
 
-    def save(self) -> None:
-        """Write the state atomically (when it changed), after retiring rotated files read to their end."""
+    def save(self, *, caught_up: bool = True) -> None:
+        """Write the state atomically (when it changed), after retiring rotated files read to their end.
+        While lines wait (``caught_up`` False), at most once per ``SAVE_INTERVAL_S``."""
+        if not caught_up and time.monotonic() - self._saved_at < SAVE_INTERVAL_S:
+            return
         now = time.time()
         keep = []
         for f in self.files:
@@ -197,8 +215,12 @@ class LogTail:
             os.fsync(out.fileno())
         os.replace(tmp, self.state_file)
         self._saved = doc
+        self._saved_at = time.monotonic()
 
     def close(self) -> None:
+        """Save what was consumed, and close the files."""
+        if self.files:
+            self.save()
         for f in self.files:
             if f.handle is not None:
                 f.handle.close()
@@ -207,6 +229,13 @@ class LogTail:
     def _lines(self, f: _File, max_bytes: int) -> list[Line]:
         if f.handle is None:
             return []
+        key = f.key
+        while f.kept and f.kept[0].start < f.offset:  # consumed through another path (a restored offset)
+            f.kept.popleft()
+        if f.kept and f.kept[0].start == f.offset and f.kept[0].file == key:  # the lines a read left: no new read
+            self.more = self.more or f.capped
+            return list(f.kept)
+        f.kept.clear()
         data = read_at(f.handle, f.offset, max_bytes)
         while data and b"\n" not in data and len(data) < MAX_LINE:
             more = read_at(f.handle, f.offset + len(data), min(max(max_bytes, len(data)), MAX_LINE - len(data)))
@@ -222,17 +251,20 @@ class LogTail:
             self.more = self.more or len(data) >= MAX_LINE or lines[0].raw == b"\n"  # more to read at once
             return lines
         end = data.rfind(b"\n")
-        out, pos, number = [], f.offset, f.line
+        out, pos, number, name = [], f.offset, f.line, f.name
+        f.capped = False
         if end >= 0:
             for raw in data[:end + 1].split(b"\n")[:-1]:
                 number = None if number is None else number + 1
-                out.append(Line(f.key, f.name, pos, pos + len(raw) + 1, number, raw))
+                out.append(Line(key, name, pos, pos + len(raw) + 1, number, raw))
                 pos += len(raw) + 1
-            self.more = self.more or len(data) >= max_bytes
+            f.capped = len(data) >= max_bytes
+            self.more = self.more or f.capped
+            f.kept.extend(out)
         rest = data[end + 1:]
         if rest and f is not self.current and not self.more and self._given_up(f):
             number = None if number is None else number + 1
-            out.append(Line(f.key, f.name, pos, pos + len(rest), number, rest, torn=True))
+            out.append(Line(key, name, pos, pos + len(rest), number, rest, torn=True))
         return out
 
     def _long(self, f: _File, data: bytes) -> list[Line]:
@@ -286,6 +318,7 @@ class LogTail:
                           f"{where} {self.path.name} from its start")
         if copy is not None:
             self.files.insert(self.files.index(cur), copy)
+        cur.kept.clear()
         cur.offset, cur.line, cur.seen, cur.gen, cur.done = 0, 0, 0, cur.gen + 1, False
         cur.head = cur.tail = b""
         cur.since = time.time_ns()

@@ -15,7 +15,7 @@ is a judgment that never validated.
 
 >>> from ragmeter.metrics import REGISTRY
 >>> sorted({type(spec).__name__ for spec in REGISTRY.values()})
-['AnswerRelevancySpec', 'EmbeddingSpec', 'JudgedSpec', 'LabelSpec', 'RubricSpec']
+['AnswerRelevancySpec', 'EmbeddingSpec', 'JudgedSpec', 'LabelSpec', 'RubricJointSpec', 'RubricSpec']
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the embedders load only where an embedding metric runs (``r
     # claim matrix and the criteria where a judged one does (a label metric's spec needs neither)
     from ragmeter.embeddings.base import Embedder
     from ragmeter.evidence.matrix import Evidence, Unavailable
-    from ragmeter.evidence.rubric_criteria import Criterion
+    from ragmeter.evidence.rubric_criteria import RubricCriterion
 
 
 class Unscorable(Exception):
@@ -54,7 +54,7 @@ class LabelKernel(Protocol):
 class JudgedContext:
     """What a judged metric may use besides the evidence."""
 
-    criteria: Mapping[str, Criterion] = field(default_factory=dict)  # rubric criteria by name
+    criteria: Mapping[str, RubricCriterion] = field(default_factory=dict)  # rubric criteria by name
     embedder: Embedder | str | None = None  # an embedder, or why none could be loaded
     logprobs: bool = False  # the judge's backend gives token log-probabilities
 
@@ -109,12 +109,18 @@ class JudgedSpec(MetricSpec):
 
 @dataclass(frozen=True, kw_only=True)
 class EmbeddingSpec(MetricSpec):
-    """A metric of the answer's and the reference's texts through an embedding model."""
+    """A metric of the answer's and the reference's texts through an embedding model.
+    ``embedder_free``: (parameter, value) pairs whose measures read no embedding (computed even
+    where no embedder loads, with one that refuses to encode)."""
 
     compute: EmbeddingScore = field(compare=False, repr=False)
     family: str = "embedding"
     accepts_k: bool = False
     rank_aware: bool = False
+    embedder_free: frozenset[tuple[str, object]] = frozenset()
+
+    def needs_embedder(self, measure: Measure) -> bool:
+        return not any(measure.params.get(name) == value for name, value in self.embedder_free)
 
 
 AnySpec = LabelSpec | JudgedSpec | EmbeddingSpec

@@ -7,7 +7,8 @@ marks, what reached the prompt, the answer's claims with their verdicts and the 
 cited, the reference claims and which are missing, and the diagnosis findings.
 
 Every string that comes from the data is escaped with ``html.escape``; the script only
-reads the DOM (no data is embedded as code).
+reads the DOM (no data is embedded as code). A run of more than a thousand samples is written as a
+page and its table's pages beside it (:mod:`ragmeter.report.html_pages`), with the same drill-down.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ font-weight:600}.tag{display:inline-block;background:#fde7e4;color:#8c1d13;borde
 margin:2px 4px 2px 0;font-size:12px}#filter{padding:6px 10px;width:320px;margin-bottom:8px;border:1px solid #c9cfdb;
 border-radius:4px}.muted{color:#6b7385}.ver{color:#6b7385;white-space:nowrap}.agree{font-size:12px;color:#3b4256;white-space:nowrap}
 #queries th,#queries td.num{padding:6px 6px}#queries td.q{min-width:14em}.plot .n{font-size:12px;color:#6b7385}
-main{box-sizing:border-box;max-width:1600px}.lbl{white-space:nowrap}
+main{box-sizing:border-box;max-width:1600px}.lbl{white-space:nowrap}.history{white-space:pre-wrap}
 """
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -82,11 +83,20 @@ def _histogram(values: list[float], bins: int = 10, width: int = 220, height: in
     """Counts of values in ten bins over [0, 1], each count written above its bar; one value or
     none is said in words (a histogram of one value shows nothing)."""
     if len(values) < 2:
-        said = "no value scored" if not values else f"n = 1 (value {values[0]:.3f}): no distribution"
-        return f'<p class="n">{said}</p>'
+        return histogram_svg([], len(values), values[0] if values else None)
     counts = [0] * bins
     for v in values:
         counts[min(bins - 1, max(0, int(v * bins)))] += 1
+    return histogram_svg(counts, len(values), None, width=width, height=height)
+
+
+def histogram_svg(counts: list[int], n: int, single: float | None, width: int = 220, height: int = 92) -> str:
+    """The histogram of ``n`` values counted in ``counts`` (bins over [0, 1]); ``single``: the value
+    when there is one."""
+    if n < 2:
+        said = "no value scored" if not n else f"n = 1 (value {single:.3f}): no distribution"
+        return f'<p class="n">{said}</p>'
+    bins = len(counts)
     top = max(counts) or 1
     bar = width / bins
     rects = "".join(
@@ -99,7 +109,7 @@ def _histogram(values: list[float], bins: int = 10, width: int = 220, height: in
     axis = (f'<text x="0" y="{height - 2}" font-size="10" fill="#6b7385">0</text>'
             f'<text x="{width - 8}" y="{height - 2}" font-size="10" fill="#6b7385">1</text>')
     return (f'<svg width="{width}" height="{height}" role="img" aria-label="distribution">{rects}{axis}</svg>'
-            f'<p class="n">n = {len(values)}</p>')
+            f'<p class="n">n = {n}</p>')
 
 
 def _interval(m: dict) -> str:
@@ -123,7 +133,7 @@ def shorten(text: str, limit: int = 90) -> str:
     return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "\u2026"
 
 
-def _header(name: str) -> str:
+def column_header(name: str) -> str:
     """A column header that may wrap after ``_`` and before ``@`` or ``(`` (metric names are long)."""
     text = escape(name)
     for mark in ("_", ","):
@@ -210,7 +220,7 @@ def _actions(grade) -> str:
             f'<th>verdict</th><th>evidence</th></tr></thead><tbody>{rows}</tbody></table>')
 
 
-def _headline_rows(run, metrics: list[str]) -> str:
+def headline_rows(run, metrics: list[str]) -> str:
     rows = []
     for name in metrics:
         m = run.summary[name]
@@ -231,7 +241,7 @@ def _headline_rows(run, metrics: list[str]) -> str:
     return "".join(rows)
 
 
-def _query_row(r: dict, s: Sample | None, d: QueryDiagnosis | None, metrics: list[str]) -> str:
+def query_row(r: dict, s: Sample | None, d: QueryDiagnosis | None, metrics: list[str]) -> str:
     labels = " ".join(d.labels) if d is not None else ""
     shown = " ".join(f'<span class="lbl">{escape(x)}</span>' for x in (d.labels if d is not None else []))
     return (f'<tr><td data-value="{escape(r["id"])}"><a href="#q-{escape(r["id"])}">{escape(r["id"])}</a></td>'
@@ -241,10 +251,41 @@ def _query_row(r: dict, s: Sample | None, d: QueryDiagnosis | None, metrics: lis
             + f'<td data-value="{escape(labels)}">{shown}</td></tr>')
 
 
-def _drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
+def _conversation(s: Sample) -> str:
+    """A conversation turn's history and the question's answerability (MTRAG tasks carry both):
+    nothing for a single-turn, answerable sample with no answerability label."""
+    out = ""
+    history = s.metadata.get("history")
+    if isinstance(history, str) and history.strip() not in ("", "(none)"):  # MTRAG's first turns say "(none)"
+        turn = s.metadata.get("turn")
+        out += (f'<h4>Conversation before this question{f" (turn {escape(turn)})" if turn is not None else ""}'
+                f'</h4><p class="history">{escape(history)}</p>')
+    label = s.metadata.get("answerability")
+    shown = ", ".join(map(str, label)) if isinstance(label, list) else label
+    if shown or not s.answerable:
+        scored = "answerable" if s.answerable else "unanswerable"
+        out += (f"<p><b>Answerability:</b> {escape(shown or scored)}"
+                + (f' <span class="muted">(scored as {scored})</span>' if shown else "") + "</p>")
+    return out
+
+
+def _request(s: Sample) -> str:
+    """For one retrieval of a request that retrieved several times (read from a trace): which, and
+    its siblings, linked."""
+    n, i, rid = s.metadata.get("retrievals"), s.metadata.get("retrieval"), s.metadata.get("request")
+    if not isinstance(n, int) or n < 2 or rid is None:
+        return ""
+    links = ", ".join(f'<a href="#q-{escape(f"{rid}#{j}")}">#{j}</a>' for j in range(1, n + 1))
+    query = f"; its query: {escape(str(s.metadata['query']))}" if s.metadata.get("query") else ""
+    return (f"<p><b>Request</b> {escape(str(rid))}: retrieval {i} of {n} ({links}){query}; the answer is scored "
+            f"once, on #{n}, against every retrieval's chunks</p>")
+
+
+def drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
     ev = r.get("evidence") or {}
     verdicts = ev.get("verdicts") or {}
-    findings = "".join(f'<li><span class="tag">{escape(f.label)}</span> {escape(f.evidence)}</li>'
+    findings = "".join(f'<li><span class="tag">{escape(f.label)}</span> {escape(f.evidence)}'
+                       + (f'<br><span class="muted">lever: {escape(f.lever)}</span>' if f.lever else "") + "</li>"
                        for f in d.findings) if d else ""
     findings += "".join(f'<li><span class="tag">{escape(f.label)}</span> unable to verify: {escape(f.evidence)}</li>'
                         for f in d.unverified) if d else ""
@@ -258,7 +299,7 @@ def _drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
                             {k: v for k, v in verdicts.items() if k.startswith("reference@")})
                   + _facts(ev.get("facts")) + _actions(ev.get("actions")))
     return (f'<details id="q-{escape(s.id)}"><summary>{escape(s.id)}: {escape(s.question)}</summary>'
-            f'<h4>Ranked list</h4>{_ranked(s)}'
+            f'{_request(s)}{_conversation(s)}<h4>Ranked list</h4>{_ranked(s)}'
             f'<p><b>Reached the prompt:</b> {escape(", ".join(s.context_ids)) or "nothing"}</p>'
             f'{answer}{reference}{claims}'
             f'<h4>Diagnosis</h4><ul>{findings or "<li>no failure point found</li>"}</ul></details>')
@@ -273,15 +314,15 @@ def render_html(run) -> str:
     setup = run.setup
     started = datetime.fromtimestamp(setup.get("started", 0), timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     judge = setup.get("options", {}).get("judge") or "none"
-    head_rows = [_headline_rows(run, metrics)]
+    head_rows = [headline_rows(run, metrics)]
     plots = "".join(f'<div class="plot"><h3>{escape(name)}</h3>'
                     f'{_histogram([v for v in run.values(name).values() if v is not None])}</div>' for name in metrics)
     counts = count_labels(found)
     diag = ("".join(f'<span class="tag">{escape(k)}: {v}</span>' for k, v in counts.items() if v)
             or "no failure point found")
-    q_rows = [_query_row(r, samples.get(r["id"]), by_id.get(r["id"]), metrics) for r in run.results]
-    q_head = "".join(f"<th>{_header(name)}</th>" for name in ["query", "question", *metrics, "failure points"])
-    drill = [_drill_down(r, samples[r["id"]], by_id.get(r["id"])) for r in run.results if r["id"] in samples]
+    q_rows = [query_row(r, samples.get(r["id"]), by_id.get(r["id"]), metrics) for r in run.results]
+    q_head = "".join(f"<th>{column_header(name)}</th>" for name in ["query", "question", *metrics, "failure points"])
+    drill = [drill_down(r, samples[r["id"]], by_id.get(r["id"])) for r in run.results if r["id"] in samples]
 
     dataset, version = setup.get("dataset", {}), setup.get("ragmeter_version")
     return f"""<!DOCTYPE html>
@@ -305,6 +346,7 @@ def render_html(run) -> str:
 
 
 def write_html(run, path: str) -> None:
-    """Write the report atomically; a missing or read-only folder is a ``StorageError``."""
+    """Write the report as one file, atomically; a missing or read-only folder is a ``StorageError``
+    (:func:`ragmeter.report.html_pages.write_report` writes a large run as a page and its pages)."""
     write_output(path, render_html(run), what="report", option="--html")
 

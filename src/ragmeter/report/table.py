@@ -1,4 +1,5 @@
-"""The plain per-query table and summary, laid out as the seed article prints them.
+"""The plain per-query table and summary, laid out as the article "RAG Evaluation Metrics: Formulas
+and a Worked Example" prints them.
 
     query  ranks 1-5  relevant  P@5    R@5    hit  RR     nDCG@5
     q1     .R.R.      3         0.400  0.667  1    0.500  0.498
@@ -25,13 +26,17 @@ PATTERN_PAD = 20
 
 def pattern_width(k: int | None, longest: int) -> int:
     """The ranks the pattern shows: k, unless k runs past both the longest list and
-    :data:`PATTERN_PAD` ranks (``--k 1000000000``): then the longest list.
+    :data:`PATTERN_PAD` ranks (``--k 1000000000``), or there is no cut-off (``--k 0``): then the
+    longest list, up to :data:`PATTERN_PAD` ranks (the header then says how many ranks the lists
+    hold: a 540-long list is not drawn 540 characters wide).
 
-    >>> pattern_width(5, 3), pattern_width(10**9, 7), pattern_width(None, 7)
-    (5, 7, 7)
+    >>> pattern_width(5, 3), pattern_width(10**9, 7), pattern_width(None, 7), pattern_width(None, 540)
+    (5, 7, 7, 20)
+    >>> pattern_width(10**9, 540), pattern_width(100, 540)
+    (20, 100)
     """
     if k is None or k > max(longest, PATTERN_PAD):
-        return longest
+        return min(longest, PATTERN_PAD)
     return k
 
 
@@ -83,16 +88,24 @@ def render_table(result: EvaluationResult) -> str:
     width = pattern_width(k, longest)
     # no ranked list anywhere (agent runs scored on their tool calls): no rank columns
     ranked = longest > 0 or any(labels)
-    headers = ["query"] + ([f"ranks 1-{width}" if view == "retrieved" else f"context 1-{width}", "relevant"]
+    cut = f" of {longest}" if (k is None or k > longest) and width < longest else ""  # the first ranks
+    headers = ["query"] + ([f"ranks 1-{width}{cut}" if view == "retrieved" else f"context 1-{width}{cut}", "relevant"]
                            if ranked else [])
     mixed = len({m.view for m in result.measures}) > 1
     headers += [f"{label} [{m.view}]" if mixed else label
                 for m, label in zip(result.measures, with_cutoffs(result.measures, "label"))]
     rows = []
     columns = [_cells(m, result.outcomes[m]) for m in result.measures]  # a column at a time
+    groups = request_groups(result.samples) if result.columns is None else {}
+    grouped = {j for _, members in groups.values() for j in members}
     for i, (sid, ranking, relevance) in enumerate(zip(ids, lists, labels)):
+        if i in groups:  # a request that retrieved several times: a line for it, its retrievals under it
+            rid, members = groups[i]
+            rows.append([terminal_safe(f"{rid} ({len(members)} retrievals)")] + (["", ""] if ranked else [])
+                        + [_request_cell(m, [result.outcomes[m][j] for j in members]) for m in result.measures])
         relevant = sum(1 for g in relevance.values() if g >= 1)
-        row = [terminal_safe(sid)] + ([_pattern(ranking, relevance, width), str(relevant)] if ranked else [])
+        pad = "  " if i in grouped else ""
+        row = [pad + terminal_safe(sid)] + ([_pattern(ranking, relevance, width), str(relevant)] if ranked else [])
         row += [cells[i] for cells in columns]
         rows.append(row)
     widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
@@ -102,6 +115,27 @@ def render_table(result: EvaluationResult) -> str:
     lines.append("")
     lines.extend(coverage_lines(result))
     return "\n".join(lines)
+
+
+def request_groups(samples: Sequence[Any]) -> dict[int, tuple[str, list[int]]]:
+    """The requests read from traces that retrieved several times: the position of each one's
+    first retrieval -> (request id, the positions of its retrievals)."""
+    found: dict[str, list[int]] = {}
+    for i, s in enumerate(samples):
+        n = s.metadata.get("retrievals")
+        if isinstance(n, int) and n > 1 and s.metadata.get("request") is not None:
+            found.setdefault(str(s.metadata["request"]), []).append(i)
+    return {members[0]: (rid, members) for rid, members in found.items()}
+
+
+def _request_cell(measure: Measure, outcomes: Sequence[Outcome]) -> str:
+    """A request's value: the mean over its retrievals' scored values (an answer metric is scored
+    on one of them: its value)."""
+    values = [o.value for o in outcomes if o.status == "scored" and o.value is not None]
+    if not values:
+        return "n/c"
+    mean = sum(values) / len(values)
+    return str(int(mean)) if measure.binary and mean in (0, 1) else f"{mean:.3f}"
 
 
 def with_cutoffs(measures: Sequence[Measure], attr: str) -> list[str]:
@@ -123,10 +157,23 @@ def mean_line(result: EvaluationResult, pad: int = 5) -> str:
     parts = []
     mixed = len({m.view for m in result.measures}) > 1
     for m, mean_label in zip(result.measures, with_cutoffs(result.measures, "mean_label")):
-        mean = result.summary(m).mean
+        s = result.summary(m)
         label = f"{mean_label} [{m.view}]" if mixed else mean_label
-        parts.append(f"{label} {'n/c' if mean is None else f'{mean:.3f}'}")
+        parts.append(f"{label} {'n/c' if s.mean is None else f'{s.mean:.3f}'}" + coverage_note(m.name, s.scored,
+                                                                                             s.reasons))
     return "mean".ljust(pad) + "  " + " | ".join(parts)
+
+
+def coverage_note(name: str, scored: int, reasons: Mapping[str, int]) -> str:
+    """Beside the action pass rate, Agent Assurance's verification coverage: cases that reached
+    a verdict / cases where a criterion applies; empty for any other metric."""
+    if name != "action_pass_rate":
+        return ""
+    from ragmeter.metrics.beyond.actions import verification_coverage  # an action run only
+
+    verified, applicable = verification_coverage(scored, reasons)
+    share = f"{verified / applicable:.3f}" if applicable else "n/c"
+    return f" (verification coverage {share}: {verified} of {applicable} cases reached a verdict)"
 
 
 def coverage_lines(result: EvaluationResult) -> list[str]:
@@ -179,9 +226,19 @@ def streamed_lines(measures: Sequence[Measure], summary: Mapping[str, Mapping[st
                    block: int) -> list[str]:
     """A streamed run's summary: the sample count, the mean line and each measure's coverage."""
     parts = [f"{label} {'n/c' if summary[str(m)]['mean'] is None else format(summary[str(m)]['mean'], '.3f')}"
+             + coverage_note(m.name, summary[str(m)]["scored"], summary[str(m)].get("reasons") or {})
              for m, label in zip(measures, with_cutoffs(measures, "mean_label"))]
     lines = [f"{samples} samples, streamed in blocks of {block}", "mean   " + " | ".join(parts)]
     for m in measures:
         s = summary[str(m)]
         lines.append(f"{m}: {s['scored']} scored, {s['not_computed']} not computed, {s['failed']} failed")
     return lines
+
+
+def nothing_retrieved_note(result: Any) -> str | None:
+    """The library's :class:`NothingRetrievedWarning` text, printed once under the table (the
+    warning itself is left out, as the coverage one is)."""
+    from ragmeter.engine.coverage import nothing_retrieved_message
+
+    message = nothing_retrieved_message(result)
+    return f"note: {message}" if message else None

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def check_row(path: Path, line: int, row: dict) -> None:
             raise damaged(path, f"a {status} cell has no value, got {repr(value)[:40]}", **where)
 
 
-def check_whole(path: Path, results: list[dict], summary: dict, *, complete: bool) -> None:
+def check_whole(path: Path, results: Sequence[dict], summary: dict, *, complete: bool) -> None:
     """A complete run's files agree: both present, no id twice, per metric the counts of
     summary.json equal the cells of results.jsonl."""
     results_file, summary_file = path / "results.jsonl", path / "summary.json"

@@ -45,6 +45,7 @@ from ragmeter.core.errors import (
     os_error_fix,
 )
 from ragmeter.core.evaluation import EvaluationResult
+from ragmeter.core.result_columns import ResultColumns, columns_of
 from ragmeter.core.sample import Sample
 from ragmeter.core.secrets import redact, redact_value
 from ragmeter.core.settings import DEFAULTS, default_runs_dir
@@ -53,6 +54,7 @@ from ragmeter.io.writer import write_json, write_lines, writing
 from ragmeter.metrics import resolve_key
 from ragmeter.runs.lock import LOCK_NAME
 from ragmeter.runs.result_lines import result_lines, sample_lines
+from ragmeter.runs.result_reader import agrees, read_columns
 from ragmeter.runs.run_check import check_row, check_whole, finite
 
 #: The most characters of a run name kept in its directory's name (a file name holds 255 bytes)
@@ -262,10 +264,19 @@ def _discard(path: Path) -> bool:
 
 @dataclass
 class Run:
+    """A run as read: its setup, its rows of ``results.jsonl`` (read from the file when iterated,
+    see :class:`ragmeter.runs.result_reader.RunRows`, or a list), its summary, and the rows in
+    columns (built from the rows when not given)."""
+
     path: Path
     setup: dict
-    results: list[dict]
+    results: Sequence[dict]
     summary: dict
+    columns: ResultColumns | None = None
+
+    def __post_init__(self) -> None:
+        if self.columns is None:
+            self.columns = columns_of(self)
 
     @property
     def name(self) -> str:
@@ -292,8 +303,7 @@ class Run:
 
     def values(self, metric: str) -> dict[str, float | None]:
         """sample id -> value (None when not scored)."""
-        key = self.key(metric)
-        return {r["id"]: r["metrics"][key]["value"] for r in self.results if key in r["metrics"]}
+        return columns_of(self).values(self.key(metric))
 
     def outcomes(self, metric: str) -> dict[str, dict]:
         """sample id -> the stored cell: status, value, reason or error."""
@@ -443,13 +453,21 @@ def load_run(path: str | Path, runs_dir: str | Path | None = None) -> Run:
     setup = _read_json(setup_file, "setup.json")
     _check_setup(setup_file, setup)
     complete = setup.get("status") == "complete"
-    results: list[dict] = []
+    results: Sequence[dict] = []
     summary: dict = {}
+    read = None
     if (path / "results.jsonl").is_file():
-        results = _read_results(path / "results.jsonl", complete)
+        read = read_columns(path / "results.jsonl", complete=complete)  # None: the rows name what is wrong
+        if read is None:
+            results = _read_results(path / "results.jsonl", complete)
     if (path / "summary.json").is_file():
         summary = _read_json(path / "summary.json", "summary.json")
         _check_summary(path / "summary.json", summary)
+    if read is not None:
+        columns, rows = read
+        if not complete or (path / "summary.json").is_file() and agrees(columns, summary):
+            return Run(path, setup, rows, summary, columns)
+        results = list(rows)  # for check_whole to say what disagrees
     check_whole(path, results, summary, complete=complete)  # a complete run's files agree with each other
     return Run(path, setup, results, summary)
 

@@ -8,26 +8,28 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
 from ragmeter.core.errors import InvalidInputError, InvalidParameterError
-from ragmeter.core.measure import Measure
-from ragmeter.metrics.batch import RankedBatch
-from ragmeter.metrics.kinds import LabelSpec, label_kernel
-from ragmeter.metrics.registry import make_measure, parse_measure
 from ragmeter.trec.arrow import to_numpy
-from ragmeter.trec.errors import EXIT_NO_TOPIC, EXIT_TOPIC, TrecInputError
-from ragmeter.trec.measures import UNSUPPORTED, Block, MeasureRequest, parse_requests
+from ragmeter.trec.catalog import CLEARED_FOR_STAND_IN, MeasureRequest, check_format, parse_requests
+from ragmeter.trec.gain_measures import GAIN_COMPUTE
+from ragmeter.trec.judged_measures import JUDGED_COMPUTE
+from ragmeter.trec.measures import COMPUTE, Block
 from ragmeter.trec.ranking import NONPOOL, Rankings, align, output_order, positions_in
 from ragmeter.trec.reader import Qrels, TrecRun, read_qrels, read_run
+from ragmeter.trec.refusals import check_options, no_topic, refuse_missing, refuse_unscorable_topics
 from ragmeter.trec.result import TrecResult
+
+if TYPE_CHECKING:
+    from ragmeter.core.measure import Measure
 
 BLOCK_CELLS = 1 << 20  # at most ~1M ranked cells per block: 8 MB arrays stay in cache and reuse freed memory
 RAGMETER_PREFIX = "ragmeter:"
-ZEROED_FOR_STAND_IN = ("num_ret", "unj_")  # trec_eval.c sets these to 0 for a -c topic's stand-in ranking
+ALL_COMPUTE = {**COMPUTE, **GAIN_COMPUTE, **JUDGED_COMPUTE}
 
 
 def _as_qrels(qrels: Any) -> Qrels:
@@ -80,27 +82,19 @@ def split_measures(measures: Iterable[str]) -> tuple[list[MeasureRequest], list[
     ours: list[Measure] = []
     for text in measures:
         if "@" in text or "(" in text:
+            from ragmeter.metrics.kinds import LabelSpec
+            from ragmeter.metrics.registry import parse_measure
+
             measure = parse_measure(text)
             if not isinstance(measure.spec, LabelSpec):
                 raise InvalidParameterError(f"{text}: a TREC run has relevance labels only; {measure.name} needs "
                                             f"answers and a judge or an embedder (use ragmeter eval)")
             ours.append(measure)
             continue
-        name = text.partition(".")[0]
-        if name in UNSUPPORTED:
-            raise InvalidParameterError(f"trec_eval measure {name!r}: trec_eval has it; ragmeter does not compute "
-                                        "it yet")
         trec.append(text)
-    return parse_requests(trec), ours
-
-
-def check_options(max_docs: int | None, iprec_rule: str, memory_limit_mb: float | None) -> None:
-    if iprec_rule not in ("v9", "v10"):
-        raise InvalidParameterError("iprec_rule must be 'v9' or 'v10'")
-    if max_docs is not None and max_docs < 0:
-        raise InvalidParameterError("max_docs (-M) must be >= 0 (trec_eval crashes on a negative -M)")
-    if memory_limit_mb is not None and not memory_limit_mb > 0:
-        raise InvalidParameterError("memory_limit_mb must be a number of megabytes above 0")
+    requests = parse_requests(trec)
+    check_format(requests, "qrels")
+    return requests, ours
 
 
 def refuse_unscorable(qrels: Qrels, evaluated: np.ndarray | None = None) -> None:
@@ -118,39 +112,17 @@ def refuse_unscorable(qrels: Qrels, evaluated: np.ndarray | None = None) -> None
         names = [t for t, e in zip(universe.to_pylist(), evaluated.tolist()) if e]
     else:
         names = universe.to_pylist()
-    negative = np.flatnonzero(best < 0)
-    if not len(negative):
-        return
-    first_judged = int(np.argmax(best >= 0)) if (best >= 0).any() else len(best)
-    crash = negative[(negative > first_judged) & (best[negative] <= -2)]
-    bad = negative[negative < first_judged].tolist() + crash.tolist()
-    if bad:
-        i = min(bad)
-        why = ("no topic before it (in trec_eval's byte order) has a grade >= 0" if i < first_judged
-               else "its grades are all below -1")
-        raise TrecInputError(f"topic {names[i]!r} has no judgment >= 0 and {why}: trec_eval 10.0 cannot "
-                             f"evaluate it ({'exit 4' if i < first_judged else 'it crashes'})",
-                             file=qrels.source, exit_code=EXIT_TOPIC,
-                             fix="judge one of its documents (0 or more) or remove the topic from the qrels")
-
-
-def refuse_missing(missing: list[str], source: str) -> None:
-    if missing:
-        shown = ", ".join(repr(t) for t in missing[:10]) + (" ..." if len(missing) > 10 else "")
-        raise TrecInputError(f"{len(missing)} qrels topic(s) have no results in the run: {shown}; trec_eval 10.0 "
-                             "stops here (exit 4)", file=source, exit_code=EXIT_TOPIC,
-                             fix="-c (complete) to score them as trec_eval does, or --skip-missing "
-                                 "(skip_missing=True) to leave them out of the averages as trec_eval 9 did")
+    refuse_unscorable_topics(names, best.tolist(), qrels.source)
 
 
 def needs_rankings(requests: list[MeasureRequest], ours: list[Measure]) -> bool:
     """Whether anything but runid and num_q is asked for (trec_eval's checks run only then)."""
-    return bool(ours) or any(r.measure.compute is not None for r in requests)
+    return bool(ours) or any(r.measure.kind not in ("runid", "num_q") for r in requests)
 
 
 def evaluate_in_memory(qrels: Any, run: Any, measures: Iterable[str] = ("official",), *, level: int = 1,
                        complete: bool = False, max_docs: int | None = None, judged_only: bool = False,
-                       iprec_rule: str = "v10", skip_missing: bool = False) -> TrecResult:
+                       iprec_rule: str = "v10", skip_missing: bool = False, num_docs: int = 0) -> TrecResult:
     """:func:`ragmeter.trec.evaluate_trec` with the whole run in memory."""
     check_options(max_docs, iprec_rule, None)
     requests, ours = split_measures(measures)
@@ -164,16 +136,30 @@ def evaluate_in_memory(qrels: Any, run: Any, measures: Iterable[str] = ("officia
         evaluated = None if complete or not rankings.missing else ~np.isin(q.topic_array.to_pylist(),
                                                                            rankings.missing)
         refuse_unscorable(q, evaluated)
+    stale = stale_levels(q, evaluated_topics(q, rankings.missing, complete)) if check else {}
     return measure(rankings, requests, ours, level=level, iprec_rule=iprec_rule, runid=r.runid,
-                   num_rel_all=int((to_numpy(q.table["rel"]) > 0).sum()) if complete else None)
+                   num_rel_all=int((to_numpy(q.table["rel"]) > 0).sum()) if complete else None, num_docs=num_docs,
+                   stale=stale)
+
+
+def evaluated_topics(qrels: Qrels, missing: list[str], complete: bool) -> list[str]:
+    """The qrels topics trec_eval evaluates, in its (byte) order."""
+    skipped = set() if complete else set(missing)
+    return [t for t in qrels.topics if t not in skipped]
 
 
 def measure(rankings: Rankings, requests: list[MeasureRequest], ours: list[Measure], *, level: int, iprec_rule: str,
-            runid: str, num_rel_all: int | None) -> TrecResult:
-    """The requested measures on aligned rankings, per topic in trec_eval's order."""
+            runid: str, num_rel_all: int | None, num_docs: int = 0,
+            stale: dict[str, np.ndarray] | None = None) -> TrecResult:
+    """The requested measures on aligned rankings, per topic in trec_eval's order. ``stale``:
+    the judged grades a topic without any grade >= 0 takes its gain levels from (see
+    :func:`stale_levels`)."""
     if not rankings.topics:
-        raise TrecInputError("no topic has both results and judgments (trec_eval: exit 7)", exit_code=EXIT_NO_TOPIC,
-                             fix="check that both files use the same topic ids")
+        raise no_topic()
+    if ours:
+        from ragmeter.metrics.batch import RankedBatch
+        from ragmeter.metrics.kinds import label_kernel
+        from ragmeter.metrics.registry import make_measure
     ours = [m if m.params.get("rel", 1.0) != 1.0 or "rel" not in m.params or level == 1
             else make_measure(m.name, m.k, **{**m.params, "rel": float(level)}) for m in ours]
     kinds: dict[str, str] = {}
@@ -183,13 +169,19 @@ def measure(rankings: Rankings, requests: list[MeasureRequest], ours: list[Measu
     for m in ours:
         kinds[RAGMETER_PREFIX + str(m)] = "float"
     chunks: dict[str, list[np.ndarray]] = {n: [] for n, kind in kinds.items() if kind not in ("runid", "num_q")}
-    for block in _blocks(rankings, float(level), iprec_rule):
+    for block in _blocks(rankings, float(level), iprec_rule, num_docs, stale or {}):
+        done: dict[tuple, list] = {}  # gm_map is map's values, gm_bpref bpref's: computed once
         for req in requests:
-            compute = req.measure.compute
+            compute = ALL_COMPUTE.get(req.name)
             if compute is None:
                 continue
-            for name, values in zip(req.names, compute(block, req.values)):
-                chunks[name].append(np.asarray(values, dtype=np.float64))
+            key = (compute, req.values)
+            if key not in done:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # C's inf and NaN, silently
+                    done[key] = compute(block, req.values)
+            dtype = object if req.measure.kind == "relstring" else np.float64
+            for name, values in zip(req.names, done[key]):
+                chunks[name].append(np.asarray(values, dtype=dtype))
         if ours:
             labels = np.where(block.grades >= 0, block.grades, np.nan)
             batch = RankedBatch(labels, block.lengths, block.judged, np.ones(len(block.lengths), bool))
@@ -197,16 +189,38 @@ def measure(rankings: Rankings, requests: list[MeasureRequest], ours: list[Measu
                 chunks[RAGMETER_PREFIX + str(m)].append(label_kernel(m)(batch, m).values)
     order = output_order(rankings.topics)
     per_topic = {n: (np.concatenate(v) if v else np.zeros(0)) for n, v in chunks.items()}
-    if rankings.bogus.any():
-        per_topic = {name: np.where(rankings.bogus, 0.0, values)
-                     if name == ZEROED_FOR_STAND_IN[0] or name.startswith(ZEROED_FOR_STAND_IN[1]) else values
+    if rankings.bogus.any():  # trec_eval.c resets these after evaluating a -c topic's stand-in ranking
+        per_topic = {name: np.where(rankings.bogus, CLEARED_FOR_STAND_IN.get(name, 0.0), values)  # type: ignore[call-overload]
+                     if name in CLEARED_FOR_STAND_IN or name.startswith("unj") else values
                      for name, values in per_topic.items()}
     per_topic = {n: v[order] for n, v in per_topic.items()}
     topics = [rankings.topics[i] for i in order.tolist()]
     return TrecResult(topics, per_topic, kinds, runid, missing=rankings.missing, num_rel_all=num_rel_all)
 
 
-def _blocks(rk: Rankings, level: float, iprec_rule: str):
+def stale_levels(qrels: Qrels, evaluated: list[str]) -> dict[str, np.ndarray]:
+    """For each evaluated topic without any grade >= 0, the judged grades (descending) of the
+    last evaluated topic before it (byte order) that has one: trec_eval's gain measures count
+    their levels from that topic's buffer (form_res_rels.c clears none for such a topic)."""
+    universe = qrels.topic_array
+    topic = positions_in(qrels.table["qid"], universe).astype(np.int64)
+    rel = to_numpy(qrels.table["rel"]).astype(np.float64)
+    best = np.full(len(universe), -np.inf)
+    np.maximum.at(best, topic, rel)
+    index = {t: i for i, t in enumerate(universe.to_pylist())}
+    out: dict[str, np.ndarray] = {}
+    source = -1
+    for name in evaluated:
+        i = index[name]
+        if best[i] >= 0:
+            source = i
+        elif source >= 0:
+            grades = rel[(topic == source) & (rel >= 0)]
+            out[name] = -np.sort(-grades)
+    return out
+
+
+def _blocks(rk: Rankings, level: float, iprec_rule: str, num_docs: int = 0, stale: dict | None = None):
     lengths = rk.lengths
     jlengths = np.diff(rk.judged_offsets)
     n = len(rk.topics)
@@ -218,8 +232,9 @@ def _blocks(rk: Rankings, level: float, iprec_rule: str):
             if stop > start and widest_next * (stop - start + 1) > BLOCK_CELLS:
                 break
             widest, stop = widest_next, stop + 1
+        rows = {i - start: stale[rk.topics[i]] for i in range(start, stop) if rk.topics[i] in stale} if stale else {}
         yield Block(_labelled(rk, start, stop), lengths[start:stop],
-                    _padded(rk.judged, rk.judged_offsets, start, stop, -np.inf), level, iprec_rule)
+                    _padded(rk.judged, rk.judged_offsets, start, stop, -np.inf), level, iprec_rule, rows, num_docs)
         start = stop
 
 

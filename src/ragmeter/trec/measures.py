@@ -21,9 +21,11 @@ printed digit agrees (checked against the binary in tests/acceptance/test_trec_e
   c <= 0 the value at the first relevant document, and NaN when nothing was retrieved
   (trec_eval divides 0 by 0 there: under -J or -M 0, or a -c topic). 11pt_avg: their mean,
   summed from the last cut-off down, cut-offs taken in the order given (trec_eval's).
-- ndcg: sum(g_i / log2(i + 1)) / ideal, gains = grades (remappable: ndcg.1=3,2=9), the ideal
-  over every judged document with a positive gain; ndcg_cut.k cuts both at k with the grades
-  as gains. -l does not apply to nDCG.
+- ndcg_cut.k: sum(g_i / log2(i + 1), i <= k) / the same over the ideal ranking (every judged
+  document with a grade > 0, best first), the grades as gains. -l does not apply to nDCG. ndcg
+  and the other gain measures (remappable gains: ndcg.1=3,2=9) are in
+  :mod:`ragmeter.trec.gain_measures`; relstring, infAP, utility, binG, yaap and rbp_resid in
+  :mod:`ragmeter.trec.judged_measures`.
 - set_P = NRR / num_ret, set_recall = NRR / R, set_relative_P = NRR / min(num_ret, R),
   set_map = NRR * NRR / (num_ret * R), set_F.x = (x + 1) P R / (x P + R).
 - unj.k: (documents labelled -1 or -2 in the top k) / k. Counts: num_ret, num_rel,
@@ -32,7 +34,6 @@ printed digit agrees (checked against the binary in tests/acceptance/test_trec_e
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -41,14 +42,32 @@ import numpy as np
 
 from ragmeter.metrics.batch import ranks, row_sum, safe_divide
 from ragmeter.metrics.retrieval import kernels
-from ragmeter.trec.errors import EXIT_FILE, TrecMeasureError
 
-STANDARD_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-RECALL_LEVELS = tuple(i / 10 for i in range(11))
-def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+
+def c_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     """C's division: x / 0 is inf, 0 / 0 is NaN (callers guard where trec_eval guards)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(num, np.float64) / np.asarray(den, np.float64)
+
+
+def sparse_running_sums(rows: np.ndarray, values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """For ``values`` given in row order (and in rank order within a row: ``np.nonzero``'s), the
+    running sum at each value and each of the ``n`` rows' total, added left to right as trec_eval
+    adds: the dense row sums without their zeros, for measures with a few terms per topic."""
+    if not len(rows):
+        return np.zeros(0), np.zeros(n)
+    counts = np.bincount(rows, minlength=n)
+    starts = np.r_[0, np.cumsum(counts)[:-1]]
+    packed = np.zeros((n, int(counts.max())))
+    at = np.arange(len(rows)) - starts[rows]
+    packed[rows, at] = values
+    running = np.cumsum(packed, axis=1)
+    return running[rows, at], running[:, -1]
+
+
+def sparse_row_sum(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Each row's total of :func:`sparse_running_sums`."""
+    return sparse_running_sums(rows, values, n)[1]
 
 
 def minus_nan(shape) -> np.ndarray:
@@ -65,6 +84,8 @@ class Block:
     judged: np.ndarray  # (n, M) grades >= 0, descending, -inf padded
     level: float
     iprec_rule: str = "v10"
+    stale: dict[int, np.ndarray] = field(default_factory=dict)  # row -> an earlier topic's judged grades
+    num_docs: int = 0  # -N
     rel: np.ndarray = field(init=False)
 
     def __post_init__(self) -> None:
@@ -73,6 +94,19 @@ class Block:
         self.R = (self.judged >= floor).sum(axis=1)
         self.judged_rel = self.rel if self.level >= 0 else self.grades >= floor
         self.num_rel_ret = self.judged_rel.sum(axis=1)
+
+    @cached_property
+    def level_grades(self) -> np.ndarray:
+        """The judged grades the gain measures count (``rel_levels``): each topic's, or for one
+        without any grade >= 0, the last such topic's before it (trec_eval keeps its buffer)."""
+        if not self.stale:
+            return self.judged
+        width = max([self.judged.shape[1], *(len(g) for g in self.stale.values())])
+        out = np.full((len(self.lengths), width), -np.inf)
+        out[:, :self.judged.shape[1]] = self.judged
+        for row, grades in self.stale.items():
+            out[row, :len(grades)] = grades
+        return out
 
     @cached_property
     def cum(self) -> np.ndarray:
@@ -94,17 +128,29 @@ class Block:
         return self.cum[np.arange(len(k)), np.clip(k, 1, width) - 1]
 
 
-@dataclass(frozen=True)
-class TrecMeasure:
-    name: str
-    kind: str  # float | count | gm | runid | num_q
-    params: str  # none | int_cuts | float_cuts | float_list | gains
-    default: tuple = ()
-    compute: Callable[[Block, tuple], list[np.ndarray]] | None = None
+def running(b: Block, name: str, terms: Callable[[Block], np.ndarray]) -> np.ndarray:
+    """The running sums (left to right) of ``terms(b)`` along each row, computed once per block:
+    a cut-off k's sum is column k - 1, the same additions as summing the first k alone."""
+    cache = b.__dict__.setdefault("_running", {})
+    if name not in cache:
+        cache[name] = np.cumsum(terms(b), axis=1)
+    return cache[name]
+
+
+def at_cut(values: np.ndarray, k: int) -> np.ndarray:
+    """Column k - 1 of running sums (the last one for a k past the widest list; 0 for none)."""
+    if not values.shape[1]:
+        return np.zeros(values.shape[0])
+    return values[:, min(k, values.shape[1]) - 1]
+
+
+def precision_running(b: Block) -> np.ndarray:
+    """Running sum of P@i at the relevant ranks (AP's numerator up to each rank)."""
+    return running(b, "precision", lambda b: np.cumsum(b.rel, axis=1) / ranks(b.rel.shape[1]) * b.rel)
 
 
 def _map(b: Block, _):
-    return [np.where(b.rel.any(axis=1), _divide(kernels.precision_sum(b.rel), b.R), 0.0)]
+    return [np.where(b.rel.any(axis=1), c_divide(at_cut(precision_running(b), b.rel.shape[1]), b.R), 0.0)]
 
 
 def _rprec(b: Block, _):
@@ -127,8 +173,10 @@ def _recip_rank(b: Block, _):
 
 
 def _lround(x: np.ndarray) -> np.ndarray:
-    """C's lround: halves away from zero."""
-    return (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(np.int64)
+    """C's lround: halves away from zero (|x| - floor(|x|) is exact: no rounding up of 0.49999...)."""
+    a = np.abs(x)
+    whole = np.floor(a)
+    return (np.sign(x) * (whole + (a - whole >= 0.5))).astype(np.int64)
 
 
 def _interpolated(b: Block, fractions: tuple) -> list[np.ndarray]:
@@ -140,7 +188,7 @@ def _interpolated(b: Block, fractions: tuple) -> list[np.ndarray]:
     reached at the top. Cut-offs above NRR at the end of the list are skipped (0)."""
     n = len(b.lengths)
     adjusted = b.cum - b.extra[:, None]  # rel_so_far while walking up, at each rank
-    prec = np.where(b.rel, _divide(adjusted, ranks(b.rel.shape[1])), 0.0)
+    prec = np.where(b.rel, c_divide(adjusted, ranks(b.rel.shape[1])), 0.0)
     best_after = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1] if prec.shape[1] else prec
     nrr = b.num_rel_ret
 
@@ -151,7 +199,7 @@ def _interpolated(b: Block, fractions: tuple) -> list[np.ndarray]:
         return best_after[np.arange(n), pos]
 
     with np.errstate(invalid="ignore"):
-        top = np.where(nrr > 0, at(np.ones(n, np.int64)), _divide(nrr, b.lengths))
+        top = np.where(nrr > 0, at(np.ones(n, np.int64)), c_divide(nrr, b.lengths))
     top = np.where((nrr == 0) & (b.lengths == 0), minus_nan(n), top)
     values: list[np.ndarray] = [np.zeros(n)] * len(fractions)
     skipping = np.ones(n, bool)
@@ -168,13 +216,21 @@ def _interpolated(b: Block, fractions: tuple) -> list[np.ndarray]:
     return values
 
 
+def _interpolated_once(b: Block, levels: tuple) -> list[np.ndarray]:
+    """:func:`_interpolated`, computed once per block for iprec_at_recall and 11pt_avg alike."""
+    cache = b.__dict__.setdefault("_interpolated", {})
+    if levels not in cache:
+        cache[levels] = _interpolated(b, levels)
+    return cache[levels]
+
+
 def _iprec(b: Block, levels: tuple):
-    return _interpolated(b, levels)
+    return _interpolated_once(b, levels)
 
 
 def _avg11(b: Block, levels: tuple):
     total = np.zeros(b.grades.shape[0])
-    for v in reversed(_interpolated(b, levels)):  # trec_eval adds from the last cut-off down
+    for v in reversed(_interpolated_once(b, levels)):  # trec_eval adds from the last cut-off down
         total = total + v
     return [total / len(levels)]
 
@@ -196,7 +252,8 @@ def _success(b: Block, cuts):
 
 
 def _map_cut(b: Block, cuts):
-    return [kernels.average_precision(b.rel[:, :k], b.R) for k in cuts]
+    sums = precision_running(b)
+    return [safe_divide(at_cut(sums, k), b.R) for k in cuts]
 
 
 def _rprec_mult(b: Block, mults):
@@ -205,22 +262,16 @@ def _rprec_mult(b: Block, mults):
         c = np.trunc(x * b.R + 0.9).astype(np.int64)  # C: (long)(x * R + 0.9)
         beyond = c > b.lengths
         adjusted = b.cum_at(c) - b.extra
-        value = np.where(beyond, _divide(b.num_rel_ret, c), np.where(adjusted > 0, _divide(adjusted, c), 0.0))
+        value = np.where(beyond, c_divide(b.num_rel_ret, c), np.where(adjusted > 0, c_divide(adjusted, c), 0.0))
         out.append(np.where(c >= 1, value, 0.0))
     return out
 
 
-def _ndcg_values(b: Block, k: int | None, gain_map: dict | None = None) -> np.ndarray:
-    # NaN and the -1/-2 labels have no gain
-    return kernels.ndcg(kernels.gains(b.grades, gain_map=gain_map), kernels.ideal_gains(b.judged, gain_map=gain_map), k)
-
-
-def _ndcg(b: Block, gains):
-    return [_ndcg_values(b, None, dict(gains) if gains else None)]
-
-
 def _ndcg_cut(b: Block, cuts):
-    return [_ndcg_values(b, k) for k in cuts]
+    """DCG@k / ideal DCG@k with the grades as gains (the ideal over every judged grade > 0)."""
+    dcg = running(b, "dcg", lambda b: kernels.gains(b.grades) / kernels.log2_ranks(b.grades.shape[1]))
+    ideal = running(b, "ideal_dcg", lambda b: kernels.ideal_gains(b.judged) / kernels.log2_ranks(b.judged.shape[1]))
+    return [safe_divide(at_cut(dcg, k), at_cut(ideal, k)) for k in cuts]
 
 
 def _set_P(b: Block, _):
@@ -262,155 +313,11 @@ def _count(attr: str):
     return compute
 
 
-MEASURES: dict[str, TrecMeasure] = {m.name: m for m in [
-    TrecMeasure("runid", "runid", "none"),
-    TrecMeasure("num_q", "num_q", "none"),
-    TrecMeasure("num_ret", "count", "none", compute=_count("lengths")),
-    TrecMeasure("num_rel", "count", "none", compute=_count("R")),
-    TrecMeasure("num_rel_ret", "count", "none", compute=_count("num_rel_ret")),
-    TrecMeasure("map", "float", "none", compute=_map),
-    TrecMeasure("gm_map", "gm", "none", compute=_map),
-    TrecMeasure("Rprec", "float", "none", compute=_rprec),
-    TrecMeasure("bpref", "float", "none", compute=_bpref),
-    TrecMeasure("recip_rank", "float", "none", compute=_recip_rank),
-    TrecMeasure("iprec_at_recall", "float", "float_cuts", RECALL_LEVELS, compute=_iprec),
-    TrecMeasure("P", "float", "int_cuts", STANDARD_CUTS, compute=_P),
-    TrecMeasure("recall", "float", "int_cuts", STANDARD_CUTS, compute=_recall),
-    TrecMeasure("gm_bpref", "gm", "none", compute=_bpref),
-    TrecMeasure("Rprec_mult", "float", "float_cuts", tuple(i / 5 for i in range(1, 11)), compute=_rprec_mult),
-    TrecMeasure("11pt_avg", "float", "float_list", RECALL_LEVELS, compute=_avg11),
-    TrecMeasure("ndcg", "float", "gains", (), compute=_ndcg),
-    TrecMeasure("ndcg_cut", "float", "int_cuts", STANDARD_CUTS, compute=_ndcg_cut),
-    TrecMeasure("map_cut", "float", "int_cuts", STANDARD_CUTS, compute=_map_cut),
-    TrecMeasure("relative_P", "float", "int_cuts", STANDARD_CUTS, compute=_relative_P),
-    TrecMeasure("success", "float", "int_cuts", (1, 5, 10), compute=_success),
-    TrecMeasure("set_P", "float", "none", compute=_set_P),
-    TrecMeasure("set_relative_P", "float", "none", compute=_set_relative_P),
-    TrecMeasure("set_recall", "float", "none", compute=_set_recall),
-    TrecMeasure("set_map", "float", "none", compute=_set_map),
-    TrecMeasure("set_F", "float", "float_list", (1.0,), compute=_set_F),
-    TrecMeasure("num_nonrel_judged_ret", "count", "none", compute=_count("num_nonrel_judged_ret")),
-    TrecMeasure("unj", "float", "int_cuts", (5, 10, 20), compute=_unj),
-]}
-
-# trec_eval 10.0's measure table (measures.c), the order it prints in, with the measures it has
-# that ragmeter does not compute (reported, never silently dropped), and its nicknames.
-ORDER = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-         "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
-         "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P",
-         "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp",
-         "rbp_resid", "unj"]
-UNSUPPORTED = {"relstring", "infAP", "utility", "binG", "G", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "rbp",
-               "rbp_resid"}
-NICKNAMES = {
-    "official": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P"],
-    "all_trec": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid", "infAP",
-                 "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success", "map_cut",
-                 "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall", "set_relative_P", "set_map",
-                 "set_F", "num_nonrel_judged_ret"],
-    "set": ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
-            "set_relative_P", "set_map", "set_F"],
+COMPUTE: dict[str, Callable[[Block, tuple], list[np.ndarray]]] = {
+    "num_ret": _count("lengths"), "num_rel": _count("R"), "num_rel_ret": _count("num_rel_ret"), "map": _map,
+    "gm_map": _map, "Rprec": _rprec, "bpref": _bpref, "recip_rank": _recip_rank, "iprec_at_recall": _iprec, "P": _P,
+    "recall": _recall, "gm_bpref": _bpref, "Rprec_mult": _rprec_mult, "11pt_avg": _avg11, "ndcg_cut": _ndcg_cut,
+    "map_cut": _map_cut, "relative_P": _relative_P, "success": _success, "set_P": _set_P,
+    "set_relative_P": _set_relative_P, "set_recall": _set_recall, "set_map": _set_map, "set_F": _set_F,
+    "num_nonrel_judged_ret": _count("num_nonrel_judged_ret"), "unj": _unj,
 }
-OFFICIAL = NICKNAMES["official"]
-
-
-@dataclass(frozen=True)
-class MeasureRequest:
-    """One requested trec_eval measure with its parameters and printed names."""
-
-    measure: TrecMeasure
-    values: tuple  # cut-offs, levels or gain pairs
-    raw: str | None  # the parameter text as given, for names that echo it
-
-    @property
-    def names(self) -> list[str]:
-        m = self.measure
-        if m.params == "int_cuts":
-            return [f"{m.name}_{k}" for k in self.values]
-        if m.params == "float_cuts":
-            return [f"{m.name}_{x:3.2f}" for x in self.values]
-        if m.params in ("float_list", "gains") and self.raw is not None:
-            return [f"{m.name}_{self.raw}"]
-        return [m.name]
-
-    @property
-    def order_key(self) -> int:
-        return ORDER.index(self.measure.name)
-
-
-def _atol(text: str) -> int:
-    """C's atol: the leading integer, 0 when there is none."""
-    head = re.match(r"\s*([+-]?\d+)", text)
-    return int(head.group(1)) if head else 0
-
-
-def _atof(text: str) -> float:
-    """C's atof on the number forms trec_eval's parameters use (0.0 when there is none)."""
-    head = re.match(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)", text)
-    return float(head.group(1)) if head else 0.0
-
-
-def parameters(m: TrecMeasure, raw: str) -> tuple:
-    """``raw`` read as trec_eval's meas_init.c reads it for ``m``; its refusals exit 2."""
-    pieces = raw.split(",")
-    values: list[float]
-    if m.params == "int_cuts":
-        values = sorted(_atol(p) for p in pieces)
-        if values[0] <= 0:
-            raise TrecMeasureError(f"{m.name}.{raw}: cut-offs must be positive (trec_eval: negative cutoff)",
-                                   exit_code=EXIT_FILE)
-    elif m.params == "float_cuts":
-        values = sorted(_atof(p) for p in pieces)
-    elif m.params == "float_list":
-        return tuple(_atof(p) for p in pieces)  # in the order given, duplicates kept
-    elif m.params == "gains":
-        if not re.fullmatch(r"[^,=]+=[^,=]*(,[^,=]+=[^,=]*)*", raw):
-            raise TrecMeasureError(f"{m.name}.{raw}: expected level=gain pairs (trec_eval: malformed pair "
-                                   "parameters)", exit_code=EXIT_FILE)
-        pairs = [p.split("=") for p in pieces]
-        return tuple((float(_atol(a)), _atof(b)) for a, b in pairs if re.fullmatch(r"[+-]?\d+", a))
-    else:
-        return m.default  # trec_eval accepts and ignores parameters of a measure that takes none
-    if len(set(values)) < len(values):
-        raise TrecMeasureError(f"{m.name}.{raw}: a cut-off is given twice (trec_eval: duplicate cutoffs)",
-                               exit_code=EXIT_FILE)
-    return tuple(values)
-
-
-def parse_requests(texts: list[str]) -> list[MeasureRequest]:
-    """trec_eval's ``-m`` options, in its measure order: ``P``, ``P.5,10``,
-    ``iprec_at_recall..1,.5``, ``ndcg.1=3,2=9``, ``official``, ``all_trec``, ``set``. As in
-    trec_eval, the first parameters given for a measure are the ones used."""
-    wanted: dict[str, str | None] = {}
-    for text in texts:
-        name, dot, raw = text.partition(".")
-        if dot and not raw:
-            raise TrecMeasureError(f"measure {text!r} has an empty parameter list (trec_eval: improper measure)")
-        if name in NICKNAMES:
-            names = NICKNAMES[name]
-        elif name in MEASURES or name in UNSUPPORTED:
-            names = [name]
-        else:
-            raise TrecMeasureError(f"unknown trec_eval measure {name!r} (trec_eval: illegal measure)")
-        for n in names:
-            wanted.setdefault(n, None)
-        if dot and wanted.get(name) is None and name not in NICKNAMES:
-            wanted[name] = raw
-    requests = []
-    for name, given in wanted.items():
-        if name in UNSUPPORTED:
-            continue
-        m = MEASURES[name]
-        requests.append(MeasureRequest(m, m.default if given is None else parameters(m, given), given))
-    return sorted(requests, key=lambda r: r.order_key)
-
-
-def unsupported(texts: list[str]) -> list[str]:
-    """The trec_eval measures requested that ragmeter does not compute."""
-    out: list[str] = []
-    for text in texts:
-        name = text.partition(".")[0]
-        out += [n for n in NICKNAMES.get(name, [name]) if n in UNSUPPORTED and n not in out]
-    return out

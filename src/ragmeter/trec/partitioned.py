@@ -38,11 +38,12 @@ from ragmeter.trec.arrow import from_numpy, to_numpy
 from ragmeter.trec.errors import EXIT_NO_TOPIC, TrecInputError
 from ragmeter.trec.in_memory import (
     check_options,
+    evaluated_topics,
     measure,
     needs_rankings,
-    refuse_missing,
     refuse_unscorable,
     split_measures,
+    stale_levels,
 )
 from ragmeter.trec.ranking import align, positions_in
 from ragmeter.trec.reader import (
@@ -59,6 +60,7 @@ from ragmeter.trec.reader import (
     run_lines,
     run_rows,
 )
+from ragmeter.trec.refusals import refuse_missing
 from ragmeter.trec.result import TrecResult
 
 GUESS = 3.0  # peak bytes of the in-memory path per run-file byte, until a part is measured: measured 1.4 for a
@@ -219,7 +221,7 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
                             chunk_bytes: int | None = None, tmpdir: str | None = None, level: int = 1,
                             complete: bool = False,
                             max_docs: int | None = None, judged_only: bool = False, iprec_rule: str = "v10",
-                            skip_missing: bool = False) -> TrecResult:
+                            skip_missing: bool = False, num_docs: int = 0) -> TrecResult:
     """``evaluate_trec`` with the process's peak memory at or under ``memory_limit_mb``.
     ``max_part_rows`` (at most that many run rows per part) and ``chunk_bytes`` (the size of
     the pieces the file is read in) are for tests and tuning."""
@@ -252,6 +254,7 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
             refuse_missing(missing, run_path)
         if check:
             refuse_unscorable(q, None if complete or not missing else present)
+        stale = stale_levels(q, evaluated_topics(q, missing, complete)) if check else {}
         pa.default_memory_pool().release_unused()  # hand the reader's freed blocks back before the parts
         q_index = positions_in(q.table["qid"], universe).astype(np.int64)
         total_rows = max(1, sum(b.rows for b in buckets))
@@ -283,7 +286,7 @@ def evaluate_trec_streaming(qrels, run_path: str | Path, measures=("official",),
             del table
             if rankings.topics:
                 results.append(measure(rankings, requests, ours, level=level, iprec_rule=iprec_rule, runid=runid,
-                                       num_rel_all=None))
+                                       num_rel_all=None, num_docs=num_docs, stale=stale))
             del rankings
             pa.default_memory_pool().release_unused()
             if rows:

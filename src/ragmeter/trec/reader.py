@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import re
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,13 +27,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from ragmeter.io.numbers import INT64_MIN, whole_number
-from ragmeter.io.text import read_text
-from ragmeter.trec.errors import EXIT_TOPIC, TrecInputError
+from ragmeter.trec.errors import TrecInputError
+from ragmeter.trec.lines import existing, last_runid, qrels_rows, run_lines, run_rows
+
+__all__ = ["Qrels", "TrecRun", "last_runid", "read_qrels", "read_run", "run_lines", "run_rows"]
 
 _BLOCK = 1 << 22  # 4 MB: measured faster than 1, 2, 8 and 16 MB on a 350 MB run (less fresh memory in flight)
-_INTEGER = re.compile(rb"[+-]?[0-9]+")
-_NUMBER = re.compile(rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf|infinity)", re.IGNORECASE)
 # bytes the fast path must not see: comment lines, and whitespace trec_eval splits on but a
 # one-separator CSV reader does not (CR alone is a line break to Arrow, a blank to trec_eval)
 _AWKWARD = (b"\t", b"\n#", b"\r", b"\x0b", b"\x0c")
@@ -67,14 +64,6 @@ class TrecRun:
     table: pa.Table
     runid: str
     source: str = "run"
-
-
-def _existing(path: str | Path) -> str:
-    if not Path(path).is_file():
-        read_text(path)  # raises the clear "file not found" / "is a directory" error
-    if os.path.getsize(path) == 0:
-        raise TrecInputError("the file is empty", file=str(path))
-    return str(path)
 
 
 def file_contains(path: str, needles: tuple[bytes, ...]) -> dict[bytes, bool]:
@@ -170,84 +159,14 @@ def _fast(path: str, names: list[str], keep: list[str], types: dict, *, blank_li
     return parse_clean(path, delim, names, keep, types, blank_lines_ok=blank_lines_ok)
 
 
-def _text(field: bytes, path: str, number: int, name: str) -> str:
-    try:
-        return field.decode("utf-8")
-    except UnicodeDecodeError:
-        raise TrecInputError(f"{name} {field!r} is not valid UTF-8", file=path, line=number, field=name,
-                             fix="save the file as UTF-8") from None
-
-
-def parse_score(field: bytes, path: str, number: int) -> float:
-    """A run score: a decimal number or inf (what C's ``atof`` reads whole); never NaN."""
-    if not _NUMBER.fullmatch(field):
-        text = field.decode("utf-8", "replace")
-        what = "score is NaN" if text.lower().lstrip("+-").startswith("nan") else f"score {text!r} is not a number"
-        raise TrecInputError(what, file=path, line=number, field="score",
-                             fix="give every document a real score (trec_eval would read it as "
-                                 f"{_atof_reading(field)})")
-    return float(field)
-
-
-def _atof_reading(field: bytes) -> str:
-    head = re.match(rb"[+-]?[0-9]*\.?[0-9]*", field)
-    try:
-        return repr(float(head.group(0))) if head and head.group(0).strip(b"+-.") else "0.0"
-    except ValueError:
-        return "0.0"
-
-
-def qrels_lines(path: str) -> Iterator[tuple[int, list[bytes]]]:
-    """(line number, four fields) for every judgment, with trec_eval 10's comment rule."""
-    data = Path(path).read_bytes()
-    lines = data.split(b"\n")
-    if data.endswith(b"\n"):
-        lines.pop()
-    after_comment = False
-    for number, line in enumerate(lines, start=1):
-        if line.startswith(b"#") and not after_comment:
-            after_comment = True
-            continue
-        parts = line.split()
-        if len(parts) != 4:
-            if not parts:
-                problem = "a blank line (trec_eval stops at it: Malformed line)"
-            else:
-                problem = f"expected 4 fields (qid iter docno rel), got {len(parts)}"
-                if len(parts) >= 6:
-                    problem += " (is this a run file?)"
-            if after_comment and line.startswith(b"#"):
-                problem += "; trec_eval 10 reads the line after a comment as a judgment, so two comment " \
-                           "lines in a row are malformed"
-            fix = "one judgment per line, 'qid iter docno rel' (trec_eval refuses it too)"
-            if len(parts) == 3:  # BEIR's qrels/<split>.tsv: query-id corpus-id score, after a header line
-                header = [p.lower() for p in parts] == [b"query-id", b"corpus-id", b"score"]
-                problem += (" (a BEIR qrels file: query-id, corpus-id, score, after a header line)" if header
-                            else " (qid docno rel without the iter column, as BEIR's qrels .tsv files write it?)")
-                fix = (f"add the iter column trec_eval reads (and drop BEIR's header): "
-                       f"awk 'NR > 1 {{print $1, 0, $2, $3}}' {path} > qrels.txt (or `ragmeter import beir` "
-                       "for the whole collection)")
-            raise TrecInputError(problem, file=path, line=number, fix=fix)
-        after_comment = False
-        yield number, parts
-
-
 def read_qrels(path: str | Path) -> Qrels:
     """Read a qrels file (``qid iter docno rel``)."""
-    path = _existing(path)
+    path = existing(path)
     table = _fast(path, ["qid", "iter", "docno", "rel"], ["qid", "docno", "rel"],
                   {"qid": pa.string(), "iter": pa.string(), "docno": pa.string(), "rel": pa.int64()},
                   blank_lines_ok=False)
     if table is None:
-        qids, docs, rels = [], [], []
-        for number, parts in qrels_lines(path):
-            if not _INTEGER.fullmatch(parts[3]):
-                raise TrecInputError(f"relevance {parts[3].decode('utf-8', 'replace')!r} is not an integer",
-                                     file=path, line=number, field="rel",
-                                     fix="write whole-number grades (trec_eval would read the leading digits)")
-            qids.append(_text(parts[0], path, number, "qid"))
-            docs.append(_text(parts[2], path, number, "docno"))
-            rels.append(_grade(parts[3], path, number))
+        qids, _, docs, rels = qrels_rows(path)
         table = pa.table({"qid": pa.array(qids, pa.string()), "docno": pa.array(docs, pa.string()),
                           "rel": pa.array(rels, pa.int64())})
     if table.num_rows == 0:
@@ -255,62 +174,9 @@ def read_qrels(path: str | Path) -> Qrels:
     return Qrels(table, path)
 
 
-def _grade(field: bytes, path: str, number: int) -> int:
-    """A qrels grade as trec_eval's ``atol`` keeps it in a ``long``: one below the 64-bit range
-    saturates (still a judged non-relevant document); one above it trec_eval cannot evaluate
-    (``Can't calculate measure``, exit 4), and neither can ragmeter."""
-    value = whole_number(field)
-    if value is not None:
-        return value
-    if field.startswith(b"-"):
-        return INT64_MIN
-    raise TrecInputError(f"relevance grade of {len(field.lstrip(b'+0'))} digits does not fit 64 bits",
-                         exit_code=EXIT_TOPIC, file=path, line=number, field="rel",
-                         fix="write grades as small whole numbers (0, 1, 2, 3)")
-
-
-def run_lines(path: str) -> Iterator[tuple[int, list[bytes]]]:
-    """(line number, fields) for every result line, streamed (no whole-file copy)."""
-    with open(path, "rb") as f:
-        for number, line in enumerate(f, start=1):
-            parts = line.split()
-            if not parts or parts[0].startswith(b"#"):
-                continue
-            if len(parts) < 6:
-                raise TrecInputError(f"expected 6 fields (qid Q0 docno rank score runid), got {len(parts)}",
-                                     file=path, line=number, fix="trec_eval refuses this line too")
-            yield number, parts
-
-
-def run_rows(lines: Iterable[tuple[int, list[bytes]]], path: str) -> Iterator[tuple[str, str, float, bytes]]:
-    for number, parts in lines:
-        yield (_text(parts[0], path, number, "qid"), _text(parts[2], path, number, "docno"),
-               parse_score(parts[4], path, number), parts[5])
-
-
-def last_runid(path: str) -> str:
-    """The sixth field of the file's last result line (trec_eval's run id)."""
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        tail = 1 << 16
-        while True:
-            f.seek(max(0, size - tail))
-            chunk = f.read()
-            lines = chunk.split(b"\n")
-            if size > tail:
-                lines = lines[1:]  # the first piece may be a partial line
-            for line in reversed(lines):
-                parts = line.split()
-                if len(parts) >= 6 and not parts[0].startswith(b"#"):
-                    return parts[5].decode("utf-8", "replace")
-            if tail >= size:
-                return ""
-            tail *= 4
-
-
 def read_run(path: str | Path) -> TrecRun:
     """Read a run file (``qid Q0 docno rank score runid``)."""
-    path = _existing(path)
+    path = existing(path)
     table = _fast(path, RUN_NAMES, RUN_KEEP, RUN_TYPES, blank_lines_ok=True)
     if table is not None and not pc.any(pc.is_nan(table["score"])).as_py():
         runid = last_runid(path)

@@ -1,0 +1,67 @@
+"""The gate's verdict as JUnit XML, the test report every CI system renders (Jenkins, GitLab,
+GitHub Actions reporters, Azure Pipelines): one ``<testsuite name="ragmeter gate">`` with one
+``<testcase>`` per bar (``classname`` ``ragmeter.gate.floor`` or ``ragmeter.gate.ceiling``, named
+``recall@5 >= 0.7``) and per metric compared with the baseline (``ragmeter.gate.baseline``, named
+after the metric), a ``<failure>`` in each that failed (its message the gate's failure line),
+``<skipped>`` for a metric no sample was scored on in both runs, and the gate's text output as
+``<system-out>``. The layout is the one Apache Ant's JUnit task writes, as its schema gives it
+(Windy Road's ``JUnit.xsd``, which the tests validate against).
+
+Built with :mod:`xml.etree.ElementTree`, which escapes every text and attribute; characters XML
+1.0 cannot hold at all (control characters other than tab, newline and return) are written as
+``\\xNN``.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+
+from ragmeter.analysis.gate import GateResult
+from ragmeter.io.writer import write_output
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _clean(text: object) -> str:
+    """``text`` with the characters XML 1.0 cannot hold written as ``\\xNN`` (``\\uNNNN``)."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m[0]):02x}" if ord(m[0]) < 256 else f"\\u{ord(m[0]):04x}", str(text))
+
+
+def junit_xml(result: GateResult, *, run: str, baseline: str | None, max_drop: float, alpha: float,
+              text: str = "") -> str:
+    """The JUnit XML document (see the module)."""
+    cases = result.cases
+    failed = sum(1 for c in cases if c.failures)
+    skipped = sum(1 for c in cases if c.skipped and not c.failures)
+    suite = ET.Element("testsuite", {
+        "name": "ragmeter gate", "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"),
+        "hostname": _clean(socket.gethostname() or "localhost"), "tests": str(len(cases)),
+        "failures": str(failed), "errors": "0", "skipped": str(skipped), "time": "0"})
+    props = ET.SubElement(suite, "properties")
+    for name, value in (("run", run), ("baseline", baseline or ""),
+                        ("mode", "significant-only" if result.significant_only else "max-drop"),
+                        ("max_drop", max_drop), ("alpha", alpha), ("passed", str(result.passed).lower())):
+        ET.SubElement(props, "property", {"name": name, "value": _clean(value)})
+    for case in cases:
+        element = ET.SubElement(suite, "testcase", {"classname": f"ragmeter.gate.{case.kind}",
+                                                    "name": _clean(case.name), "time": "0"})
+        if case.failures:
+            failure = ET.SubElement(element, "failure", {"message": _clean("; ".join(case.failures)),
+                                                         "type": "regression" if case.kind == "baseline" else
+                                                         f"{case.kind} missed"})
+            failure.text = _clean("\n".join([case.line, *case.failures]))
+        elif case.skipped:
+            ET.SubElement(element, "skipped", {"message": _clean(case.skipped)})
+    ET.SubElement(suite, "system-out").text = _clean(text)
+    ET.SubElement(suite, "system-err").text = ""
+    ET.indent(suite)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+
+
+def write_junit(result: GateResult, path: str, **kw) -> None:
+    """Write :func:`junit_xml` atomically to ``path``; a folder that cannot be written is a
+    ``StorageError`` naming the file and ``--junit``."""
+    write_output(path, junit_xml(result, **kw), what="JUnit report", option="--junit")
