@@ -317,9 +317,10 @@ class LogTail:
         self.notes.append(f"{self.path} was truncated ({size} bytes, below the {cur.seen} seen, or rewritten): "
                           f"{where} {self.path.name} from its start")
         if copy is not None:
+            copy.skipping = cur.skipping  # the rest of a line too long to hold is passed over there
             self.files.insert(self.files.index(cur), copy)
         cur.kept.clear()
-        cur.offset, cur.line, cur.seen, cur.gen, cur.done = 0, 0, 0, cur.gen + 1, False
+        cur.offset, cur.line, cur.seen, cur.gen, cur.done, cur.skipping = 0, 0, 0, cur.gen + 1, False, False
         cur.head = cur.tail = b""
         cur.since = time.time_ns()
 
