@@ -5,10 +5,20 @@ from __future__ import annotations
 
 import pytest
 
+from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk
 from ragmeter.io.formats.base import content_id
 from ragmeter.io.otlp import json_spans
-from ragmeter.io.traces import NotRequest, TraceRequest, group_traces, read_trace, request_samples
+from ragmeter.io.traces import (
+    NotRequest,
+    SpanRequest,
+    TraceRequest,
+    group_traces,
+    is_span_request,
+    read_trace,
+    request_samples,
+    span_request,
+)
 from tests.installed import need
 from tests.otel_traces import otlp_json, rag_trace, recorded
 
@@ -88,6 +98,41 @@ def test_the_llm_span_gives_question_and_answer_when_the_root_has_none():
     req = _read(exporter)[format(root.get_span_context().trace_id, "032x")]
     assert (req.question, req.answer) == ("Refunds?", "Five days.")
     assert req.metadata["history"] == "User: Hi\nAssistant: Hello"  # the conversation so far
+
+
+def test_a_retriever_listing_a_chunk_twice_counts_it_at_its_first_rank():
+    tracer, exporter = recorded()
+    tid = rag_trace(tracer, "q?", [[("a", "first", 0.9), ("b", "b", 0.5), ("a", "again", 0.1)]], "x")
+    assert _read(exporter)[tid].retrievals[0].chunks == (Chunk("a", 0.9, "first"), Chunk("b", 0.5, "b"))
+
+
+@pytest.mark.parametrize("record,expected", [
+    ({"attributes": {"input.value": "q"}}, True),
+    ({"attributes": {"input": {"value": "q"}}}, True),
+    ({"attributes": [{"key": "input.value", "value": {"stringValue": 7}}]}, True),  # its value checked later
+    ({"attributes.input.value": "q", "context.span_id": "s"}, True),
+    ({"attributes": {"output.value": "a"}}, False),
+    ({"attributes": "nonsense"}, False),
+    ({"question": "q"}, False),
+    ([1], False),
+])
+def test_a_span_that_holds_a_request_by_itself(record, expected):
+    assert is_span_request(record) is expected
+
+
+def test_span_request_reads_the_id_time_question_answer_and_documents():
+    span = {"context": {"trace_id": "t1", "span_id": "s1"}, "start_time": "2023-11-14T22:13:20Z",
+            "attributes": {"input.value": "q?", "output.value": "a.", "retrieval.documents.0.document.id": "d",
+                           "retrieval.documents.0.document.score": 0.5}}
+    assert span_request(span) == SpanRequest("s1", 1.7e9, "q?", "a.", (Chunk("d", 0.5, None),))
+    assert span_request({**span, "start_time": None, "startTimeUnixNano": 1_700_000_000_000_000_000}).ts == 1.7e9
+    for bad, field, words in (({**span, "start_time": "yesterday"}, "start_time", "ISO 8601"),
+                              ({**span, "attributes": [{"key": "input.value", "value": {"stringValue": 7}}]},
+                               "attributes", "attribute 'input.value': stringValue must be a string"),
+                              ({**span, "context": {}}, "span_id", "a span needs a span_id")):
+        with pytest.raises(InvalidInputError, match=words) as exc:
+            span_request(bad)
+        assert exc.value.field == field
 
 
 @pytest.mark.slow
