@@ -55,7 +55,8 @@ INNER_LOOP = 'pytest -q -m "not slow"'  # README's test command: the tests not m
 ELSEWHERE = {
     "ragmeter eval DATA --engine ray [--address auto|HOST:PORT]":
         "tests/engine/test_distributed.py::test_identical_to_the_local_engine_on_the_bundled_sample",
-    "ragmeter pairwise A B --judge ...": "tests/analysis/test_pairwise.py::test_pairwise_command_over_http",
+    "ragmeter pairwise A B --judge ... [--examples FILE]":
+        "tests/analysis/test_pairwise.py::test_pairwise_command_takes_an_examples_file",
     "ragmeter turns RUN [--svg F]": "tests/analysis/test_turns.py::test_turns_command_and_plot",
     "ragmeter watch LOG --judge ...": "tests/cli/test_watch_cmd.py::test_exit_on_alert_cli",
     "ragmeter watch --otlp [HOST:]PORT [--statsd HOST:PORT] [--to-phoenix URL]":
