@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragmeter.actions import read_spans_file, read_tool_calls
 from ragmeter.core.errors import InvalidInputError
+from tests.hostile import FUZZ, VALUE
 
 
 def _tool_span(i: int, name: str, **extra: object) -> dict:
@@ -64,3 +67,21 @@ def test_a_spans_file_names_the_line_that_cannot_be_read(tmp_path):
     with pytest.raises(InvalidInputError, match="startTimeUnixNano must be nanoseconds") as exc:
         read_spans_file(path)
     assert (exc.value.file, exc.value.line) == (str(path), 2)
+
+
+@FUZZ
+@given(st.lists(st.dictionaries(st.sampled_from(["name", "context", "start_time", "startTimeUnixNano", "attributes"]),
+                                VALUE, max_size=4), max_size=3),
+       st.dictionaries(st.sampled_from(["openinference.span.kind", "tool.name", "input.value", "output.value",
+                                        "llm.output_messages.0.message.tool_calls.0.tool_call.function.name",
+                                        "llm.output_messages.0.message.tool_calls.x.tool_call.id",
+                                        "llm.input_messages.0.message.tool_call_id", "llm.tools.0.tool.json_schema"]),
+                       VALUE, max_size=5))
+def test_hostile_spans_give_calls_or_a_typed_error(spans, attrs):
+    spans = [*spans, {"name": "s", "attributes": {"openinference.span.kind": "LLM", **attrs}}]
+    try:
+        calls, _ = read_tool_calls({"spans": spans})
+    except InvalidInputError as exc:
+        assert exc.field == "tool_calls"
+    else:
+        assert all(isinstance(c.name, str) for c in calls)

@@ -3,7 +3,11 @@ conventions, and by a real OpenInference instrumentation (LangChain, with a fake
 
 from __future__ import annotations
 
+import math
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk
@@ -19,6 +23,7 @@ from ragmeter.io.traces import (
     request_samples,
     span_request,
 )
+from tests.hostile import FUZZ, VALUE
 from tests.installed import need
 from tests.otel_traces import otlp_json, rag_trace, recorded
 
@@ -173,3 +178,30 @@ def test_a_real_langchain_instrumentation_trace():
     assert [(c.id, c.text) for c in req.retrievals[0].chunks] == [
         (content_id("Refunds take 5 days."), "Refunds take 5 days."),
         (content_id("Shipping is free."), "Shipping is free.")]
+
+
+SPAN_KEYS = ["span_id", "trace_id", "spanId", "traceId", "context", "parent_id", "name", "start_time",
+             "startTimeUnixNano", "end_time", "span_kind", "attributes", "attributes.input.value"]
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(SPAN_KEYS), VALUE, max_size=6),
+       st.dictionaries(st.sampled_from(["input.value", "output.value", "retrieval.documents.0.document.id",
+                                        "retrieval.documents.0.document.content", "retrieval.documents.x.document.id",
+                                        "retrieval.documents.0.document.score"]), VALUE, max_size=4),
+       st.booleans())
+def test_a_hostile_span_is_a_request_or_a_typed_error(record, attrs, as_list):
+    """Whatever a span line holds, the one-span reader returns a request or names what is wrong."""
+    from ragmeter.io.otlp import Rejected, Span, span_from_json
+
+    record = {**record, "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()] if as_list
+              else {**attrs, "input.value": attrs.get("input.value", "q")}}
+    for hex_ids in (True, False):
+        assert isinstance(span_from_json(record, hex_ids=hex_ids), (Span, Rejected))
+    assert isinstance(is_span_request(record), bool)
+    try:
+        got = span_request(record)
+    except InvalidInputError as exc:
+        assert exc.problem
+    else:
+        assert isinstance(got.question, str) and math.isfinite(got.ts) and got.ts >= 0

@@ -6,9 +6,8 @@ OpenTelemetry/OpenInference span exported as JSON, whose attributes (flattened, 
 list) carry ``input.value`` (the question), ``output.value`` (the answer) and
 ``retrieval.documents.<i>.document.id`` / ``.content`` / ``.score``, its time ``start_time`` or
 ``startTimeUnixNano`` (read by :func:`ragmeter.io.traces.span_request`, as ``eval`` reads a file of
-such spans). A line
-``{"request_id", "feedback"}`` (``ragmeter.log_feedback``) is user feedback on an earlier request
-(:class:`Feedback`).
+such spans). A line ``{"request_id", "feedback"}`` (``ragmeter.log_feedback``) is user feedback on an
+earlier request (:class:`Feedback`).
 
 A line is validated whole before it becomes a sample: anything else (invalid JSON, a torn
 line, ``"ts": "yesterday"``, an answer that is a number, a context of numbers) is a
