@@ -1,10 +1,16 @@
-"""Every command README.md (and examples/warranty/README.md) shows, run as written in a temporary
-folder, its output checked against what README says it prints.
+"""Every command the manual shows (README.md, examples/warranty/README.md and every page of the
+documentation site, docs/**/*.md), run as written in a temporary folder, its output checked against
+what the page says it prints.
 
-The commands are read from the READMEs themselves: each line of a code block that runs
-ragmeter, and each inline `ragmeter ...` span. Every one must be classified below, either run
-here (with concrete files in place of DATA, RUN, ...) or covered by a named test elsewhere
-(checked to exist): a command added to README and not classified fails
+The commands are read from the pages themselves: each line of a code block that runs ragmeter, and
+each inline `ragmeter ...` span. A ``console`` block is run as it stands, line by line
+(``test_console_blocks_print_what_the_pages_say``): each ``$ ragmeter ...`` line in a fresh folder
+per page holding the bundled sample, and the lines shown under it must be printed, in that order,
+each as the start of a printed line (``...`` skips lines; a run directory's timestamp matches any
+other; a trailing ``# exit N`` says the exit status, 0 otherwise; a run directory named
+``runs/<timestamp>-NAME`` is the page's latest run of that name). Every other command must be
+classified below, either run here (with concrete files in place of DATA, RUN, ...) or covered by a
+named test elsewhere (checked to exist): a command added to a page and not classified fails
 ``test_every_command_readme_shows_is_run_or_covered``, so nothing is skipped silently.
 The judge, where one is needed, is the test HTTP judge answering as the seed article does
 (``tests/seed_judge.py``); the bundled local judge's run of README's first command is
@@ -15,24 +21,53 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
+from pathlib import Path
 
 import pytest
 
 from ragmeter.runs import list_runs, load_run
-from tests import judge_server, seed_judge
+from tests import judge_server, manual, seed_judge
 from tests.conftest import ROOT
 
-READMES = (ROOT / "README.md", ROOT / "examples" / "warranty" / "README.md")
 FIRST = ("examples/warranty/dataset.jsonl --corpus examples/warranty/corpus.jsonl -m precision,recall,hit_rate,"
          "mrr,ndcg,faithfulness,context_recall,factual_correctness,answer_relevancy,semantic_similarity")
+CONSOLE = "test_console_blocks_print_what_the_pages_say"
+STAMP = re.compile(r"\d{8}T\d{6}Z")
+
+
+def fenced_blocks(text: str) -> list[tuple[str, list[str]]]:
+    """Each fenced code block of a page: its language and its lines."""
+    blocks, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        opening = re.match(r"\s*```(\w*)", lines[i])
+        if opening:
+            end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "```"), len(lines))
+            blocks.append((opening.group(1), lines[i + 1:end]))
+            i = end
+        i += 1
+    return blocks
+
+
+def console_commands(lines: list[str]) -> list[tuple[str, int, list[str]]]:
+    """A console block's commands: (command, exit status said, the lines shown under it)."""
+    out: list[tuple[str, int, list[str]]] = []
+    for line in lines:
+        if line.startswith("$ "):
+            said = re.search(r"\s+#\s*exit (\d+)\s*$", line)
+            command = line[2:said.start()] if said else line[2:]
+            out.append((" ".join(command.split()), int(said.group(1)) if said else 0, []))
+        elif out:
+            out[-1][2].append(line)
+    return out
 
 
 def shown_commands() -> list[str]:
-    """Each ragmeter command the READMEs show, whitespace-normalised, in order, once."""
+    """Each ragmeter command the manual shows, whitespace-normalised, in order, once."""
     found: list[str] = []
-    for readme in READMES:
-        text = readme.read_text()
+    for page in manual.pages():
+        text = page.read_text()
         lines = text.splitlines()
         for i, line in enumerate(lines):
             if not line.startswith("    "):
@@ -43,9 +78,25 @@ def shown_commands() -> list[str]:
                 command = command[:-1].rstrip() + " " + lines[i].strip()
             if re.match(r"(ragmeter |python3 -m venv )", command) and not lines[i - 1].rstrip().endswith("\\"):
                 found.append(command)
+        for language, block in fenced_blocks(text):
+            if language == "console":
+                found += [c for c, _, _ in console_commands(block)]
+            elif language != "python":
+                found += [b.strip() for b in block if re.match(r"(ragmeter |python3 -m venv )", b.strip())]
         found += [m.group(1) for m in re.finditer(r"`(ragmeter(?: [^`]*)?)`", text)]
     normalised = [" ".join(c.replace("\\|", "|").split()) for c in found]
     return list(dict.fromkeys(normalised))
+
+
+def console_pages() -> dict[str, list[tuple[str, int, list[str]]]]:
+    """page -> the commands of its console blocks, in order."""
+    out = {}
+    for page in manual.pages():
+        commands = [c for language, block in fenced_blocks(page.read_text()) if language == "console"
+                    for c in console_commands(block)]
+        if commands:
+            out[manual.name(page)] = commands
+    return out
 
 
 INNER_LOOP = 'pytest -q -m "not slow"'  # README's test command: the tests not marked slow
@@ -155,6 +206,8 @@ RUN_HERE = {
 
 
 def _classified(command: str) -> str | None:
+    if any(command == c for commands in console_pages().values() for c, _, _ in commands):
+        return f"tests/acceptance/test_readme_commands.py::{CONSOLE}"
     if command in ELSEWHERE:
         return ELSEWHERE[command]
     if command.startswith("python3 -m venv .venv && .venv/bin/pip install"):
@@ -171,7 +224,7 @@ def test_every_command_readme_shows_is_run_or_covered():
     commands = shown_commands()
     assert len(commands) >= 40, commands  # the reader found them
     unclassified = [c for c in commands if _classified(c) is None]
-    assert unclassified == [], "classify these README commands in tests/acceptance/test_readme_commands.py"
+    assert unclassified == [], "classify these commands of the manual in tests/acceptance/test_readme_commands.py"
     for command in commands:
         path, name = _classified(command).split("::")  # type: ignore[union-attr]
         assert f"def {name}(" in (ROOT / path).read_text(), (command, path, name)
@@ -199,8 +252,8 @@ def run_cli(here):
 
 
 def _readme_block_after(marker: str) -> list[str]:
-    """The indented block that follows the paragraph containing ``marker`` in README.md."""
-    lines = (ROOT / "README.md").read_text().splitlines()
+    """The indented block that follows the paragraph containing ``marker`` in the manual."""
+    lines = manual.text().splitlines()
     start = next(i for i, line in enumerate(lines) if marker in line)
     block, i = [], start + 1
     while i < len(lines) and not lines[i].startswith("    "):
@@ -209,6 +262,55 @@ def _readme_block_after(marker: str) -> list[str]:
         block.append(lines[i][4:])
         i += 1
     return block
+
+
+def _latest_runs(command: str, here: Path) -> str:
+    """``runs/<timestamp>-NAME`` in a command: the page's latest run of that name."""
+    def latest(match: re.Match) -> str:
+        found = sorted((here / "runs").glob(f"*-{match.group(1)}"))
+        assert found, f"no run named {match.group(1)!r} before `{command}`"
+        return found[-1].relative_to(here).as_posix()
+
+    return re.sub(r"runs/\d{8}T\d{6}Z-([\w.-]+)", latest, command)
+
+
+def _first_not_printed(shown: list[str], printed: list[str]) -> str | None:
+    """The first line shown that is not printed (in order, each the start of a printed line)."""
+    printed = [STAMP.sub("T", line) for line in printed]
+    at = 0
+    for line in shown:
+        want = STAMP.sub("T", line.rstrip())
+        if not want.strip() or want.strip() == "...":
+            continue
+        if want.endswith(" ..."):  # the rest of the line left out
+            want = want[:-4]
+        hit = next((i for i in range(at, len(printed)) if printed[i].startswith(want)), None)
+        if hit is None:
+            return line
+        at = hit + 1
+    return None
+
+
+def test_the_console_check_can_fail():
+    printed = ["a 1", "b 2", "run saved: runs/20261202T094838Z-eval"]
+    assert _first_not_printed(["a", "...", "run saved: runs/20250101T000000Z-eval"], printed) is None
+    assert _first_not_printed(["b 2", "a 1"], printed) == "a 1"  # out of order
+    assert _first_not_printed(["c"], printed) == "c"
+    assert _first_not_printed(["run saved: ...", "b 2 ..."], printed) == "b 2 ..."  # a cut line, in order
+    assert console_commands(["$ ragmeter gate R --min x=1   # exit 1", "gate failed:"]) == [
+        ("ragmeter gate R --min x=1", 1, ["gate failed:"])]
+
+
+@pytest.mark.parametrize("page", sorted(console_pages()))
+def test_console_blocks_print_what_the_pages_say(page, run_cli, here):
+    """Each ``$ ragmeter ...`` line of the page's console blocks, in order, in one folder."""
+    for command, status, shown in console_pages()[page]:
+        args = shlex.split(_latest_runs(command, here))
+        assert args[0] == "ragmeter", f"{page}: a console block shows ragmeter commands only, not `{command}`"
+        out = run_cli(*args[1:])
+        assert out.exit_code == status, f"{page}: `{command}` exited {out.exit_code}:\n{out.output}"
+        missing = _first_not_printed(shown, out.output.splitlines())
+        assert missing is None, f"{page}: `{command}` did not print {missing!r}; it printed:\n{out.output}"
 
 
 @pytest.mark.slow
