@@ -77,6 +77,10 @@ def _type(param: Any) -> str:
     return param.type.name.lower()
 
 
+def first_line(command: Any) -> str:
+    return plain(command.short_help or command.help or "").strip().split("\n")[0]
+
+
 def page(name: str, command: Any) -> str:
     """The Markdown page of one command."""
     ctx = command.context_class(command, info_name=f"{PROG} {name}")
@@ -85,7 +89,7 @@ def page(name: str, command: Any) -> str:
     if hasattr(command, "commands"):
         lines += ["| command | what it does |", "|---|---|"]
         for sub, c in command.commands.items():
-            lines.append(f"| [`{PROG} {name} {sub}`]({slug(f'{name} {sub}')}.md) | {_cell(plain(c.short_help or c.help or '').split(chr(10))[0])} |")
+            lines.append(f"| [`{PROG} {name} {sub}`]({slug(f'{name} {sub}')}.md) | {_cell(first_line(c))} |")
         lines.append("")
     arguments = [p for p in command.params if p.param_type_name == "argument"]
     options = [p for p in command.params if p.param_type_name == "option" and p.name != "help"]
@@ -93,7 +97,8 @@ def page(name: str, command: Any) -> str:
         lines += ["## Arguments", "", "| argument | required | help |", "|---|---|---|"]
         for p in arguments:
             metavar = p.human_readable_name.upper() if not getattr(p, "metavar", None) else p.metavar
-            lines.append(f"| `{metavar}` | {'yes' if p.required else 'no'} | {_cell(plain(getattr(p, 'help', '') or ''))} |")
+            required = "yes" if p.required else "no"
+            lines.append(f"| `{metavar}` | {required} | {_cell(plain(getattr(p, 'help', '') or ''))} |")
         lines.append("")
     if options:
         lines += ["## Options", "", "| option | type | default | help |", "|---|---|---|---|"]
@@ -115,8 +120,7 @@ def index(found: dict[str, Any]) -> str:
              f"the installed `{PROG}` has, with its default. `{PROG} --version` prints the version.", "",
              "| command | what it does |", "|---|---|"]
     for name, command in found.items():
-        first = plain(command.short_help or command.help or "").strip().split("\n")[0]
-        lines.append(f"| [`{PROG} {name}`]({slug(name)}.md) | {_cell(first)} |")
+        lines.append(f"| [`{PROG} {name}`]({slug(name)}.md) | {_cell(first_line(command))} |")
     return "\n".join(lines) + "\n"
 
 

@@ -57,9 +57,10 @@ def evidence(spec: Any) -> list[str]:
         return ["the ranked chunk ids (`retrieved`, or `context` in the context view)",
                 "relevance labels (`relevant`)"]
     if kind == "EmbeddingSpec":
-        return ["the answer and the reference answer as texts", "an embedder (`--embedder`, the bundled MiniLM by default)"]
+        return ["the answer and the reference answer as texts",
+                "an embedder (`--embedder`, the bundled MiniLM by default)"]
     measure = _default_measure(spec)
-    needs = sorted(spec.needs(measure)) if measure is not None else sorted(spec.evidence)
+    needs = sorted(spec.needs(measure) if measure is not None else spec.evidence, key=lambda n: ("@" in n, n))
     words = [need_words(n) for n in needs] or ["the sample's own fields"]
     try:
         prompts = spec.prompts(measure) if measure is not None else ()
