@@ -165,6 +165,15 @@ ELSEWHERE = {
         "tests/io/test_collection.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
     "ragmeter import msmarco --collection collection.tsv --queries queries.dev.tsv --qrels qrels.dev.tsv "
     "--run run.tsv --out marco-eval": "tests/io/test_collection.py::test_msmarco_tsvs",
+    # docs/architecture.md's path of one evaluation with a judge (the first command runs it over HTTP)
+    "ragmeter eval DATA -m ndcg@5,faithfulness --judge openai:m":
+        "tests/acceptance/test_readme_commands.py::test_first_command_prints_the_table_readme_shows",
+    "ragmeter COMMAND --help": "tests/cli/test_app.py::test_every_help_shows_the_extras_in_brackets",
+    "ragmeter eval -m demo_recall":
+        "tests/metrics/test_custom.py::test_an_installed_package_metric_is_listed_scored_compared_and_reported",
+    "ragmeter judge-check":
+        "tests/judges/local/test_model.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
+    "ragmeter watch": "tests/cli/test_watch_cmd.py::test_exit_on_alert_cli",
     "ragmeter eval examples/warranty/q1_views.jsonl --view context --metrics "
     "precision,recall,reciprocal_rank,ndcg,average_precision,rank_weighted_precision":
         "tests/acceptance/test_seed_tables.py::test_step2_three_conditions_cli",
@@ -189,9 +198,12 @@ RUN_HERE = {
     "ragmeter show": "test_resume_block_and_the_run_commands",
     "ragmeter report RUN --html out.html": "test_resume_block_and_the_run_commands",
     "ragmeter report RUN --html F": "test_resume_block_and_the_run_commands",
+    "ragmeter report": "test_resume_block_and_the_run_commands",
     "ragmeter diagnose RUN": "test_resume_block_and_the_run_commands",
     "ragmeter correlate RUN": "test_resume_block_and_the_run_commands",
     "ragmeter compare A B": "test_compare_gate_and_agreement",
+    "ragmeter compare": "test_compare_gate_and_agreement",
+    "ragmeter gate": "test_compare_gate_and_agreement",
     "ragmeter gate RUN --baseline B": "test_compare_gate_and_agreement",
     "ragmeter gate RUN --baseline B --max-drop 0.02 --min recall@5=0.7": "test_compare_gate_and_agreement",
     "ragmeter agreement RUN --labels F": "test_compare_gate_and_agreement",
@@ -439,9 +451,8 @@ def test_readme_says_where_the_second_copy_of_the_model_is_and_how_to_remove_it(
     """The model is installed as parts and assembled into the cache: README names the file the
     loader writes and the command that removes it."""
     from ragmeter.judges.local.model import BUNDLED_NAME, BUNDLED_SIZE, PART_PACKAGE
-    from tests.conftest import ROOT
 
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join(manual.text().split())
     assert f"~/.cache/ragmeter/models/{BUNDLED_NAME}" in readme
     assert "rm -r ~/.cache/ragmeter/models" in readme and PART_PACKAGE.split("{")[0] in readme
     assert f"{BUNDLED_SIZE / 1e9:.1f} GB assembled" in readme and "2.2 GB in all" in readme
