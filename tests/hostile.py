@@ -1,7 +1,8 @@
 """Hostile input for the readers' fuzz tests (hypothesis strategies): records with one field
 replaced by any JSON value, deep nesting, huge numbers, bad escapes, binary files, tables and
 TREC qrels/run lines.
-Each reader's test lives beside the reader (tests/io/test_corpus.py, ...); the strategies are shared."""
+Each reader's test lives beside the reader (tests/io/test_corpus.py, ...); the strategies are shared,
+with those of a judge's replies and envelopes (tests/judges/)."""
 
 from __future__ import annotations
 
@@ -119,3 +120,14 @@ def trec_file(draw, fields: int) -> bytes:
                  for _ in range(draw(st.sampled_from([fields, fields, fields - 1, fields + 1])))]
         lines.append(draw(st.sampled_from([" ", "\t", "  "])).join(parts))
     return "\n".join(lines).encode() + draw(st.sampled_from([b"", b"\n"]))
+
+
+# A judge's reply and its envelope: any JSON value, the good verdicts, text, and brackets nested
+# deep enough to break a recursive parser (tests/judges/: the judge, its replies, the envelopes).
+JSON_SCALARS = st.none() | st.booleans() | st.integers(min_value=-2 ** 70, max_value=2 ** 70) | \
+    st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20)
+JSON_VALUES = st.recursive(JSON_SCALARS, lambda inner: st.lists(inner, max_size=4)
+                           | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20)
+GOOD_VERDICTS = {"verdicts": [{"id": i, "verdict": "supported"} for i in (1, 2, 3)]}
+REPLY_CONTENT = st.one_of(JSON_VALUES, st.just(json.dumps(GOOD_VERDICTS)), st.text(max_size=60),
+                          st.builds(lambda d: "[" * d + "]" * d, st.integers(0, 50_000)))

@@ -17,8 +17,9 @@ from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.results import Provenance, Score
 from ragmeter.core.settings import InvalidSettingError
+from ragmeter.live.alerts import Alert
 from ragmeter.live.loop import parse_alert
-from ragmeter.live.watch import Alert, Watcher
+from ragmeter.live.watch import Watcher
 from ragmeter.metrics import REGISTRY, make_measure
 from ragmeter.report.terminal import comparison_text
 from ragmeter.testing import assert_metrics

@@ -39,6 +39,6 @@ if TYPE_CHECKING:  # the public names, each imported from its home on first use 
     from ragmeter.engine.evaluate import aevaluate, evaluate
     from ragmeter.engine.retriever import evaluate_retriever
     from ragmeter.io import Dataset, load_corpus, load_dataset
-    from ragmeter.live.logger import log_request
+    from ragmeter.live.logger import log_feedback, log_request
     from ragmeter.metrics import REGISTRY, make_measure, parse_measure
     from ragmeter.metrics.custom import embedding_metric, judged_metric, label_metric, register_metric

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragmeter.actions import criteria_from_dict, load_criteria
+from ragmeter.actions import criteria_from_dict, load_action_criteria
 from ragmeter.actions.criteria import CriteriaSet, UnknownCaseWarning, unknown_cases
 from ragmeter.core.errors import InvalidInputError, RagmeterError
 from ragmeter.core.settings import Settings
@@ -29,7 +29,7 @@ from ..installed import need
 def test_a_folder_is_a_located_error(tmp_path):
     (tmp_path / "criteria").mkdir()
     with pytest.raises(InvalidInputError, match=r"criteria: is a folder, not a criteria file"):
-        load_criteria(tmp_path / "criteria")
+        load_action_criteria(tmp_path / "criteria")
 
 
 @pytest.mark.parametrize("name", ["c.yaml", "c.json"])
@@ -38,7 +38,7 @@ def test_bytes_that_are_not_utf8_are_a_located_error(tmp_path, name):
     p = tmp_path / name
     p.write_bytes(b'{"version": 1,\n "suite": [{"must_call": "x",\n "description": "caf\xe9"}]}\n')
     with pytest.raises(InvalidInputError, match=rf"{name}, line 3: not UTF-8 text \(byte 0xe9\)"):
-        load_criteria(p)
+        load_action_criteria(p)
 
 
 @pytest.mark.slow
@@ -48,7 +48,7 @@ def test_deep_nesting_is_a_located_error(tmp_path, name):
     p = tmp_path / name
     p.write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(InvalidInputError, match=rf"{name}: .*nested too deep"):
-        load_criteria(p)
+        load_action_criteria(p)
 
 
 @pytest.mark.parametrize("pointer", ["order_id", "/order~id", "/a~2", 5, ["/x"], None])
@@ -94,7 +94,7 @@ def test_eval_warns_about_a_case_id_no_sample_has(tmp_path):
 def test_block_streaming_and_evaluate_warn_about_a_case_id_no_sample_has(tmp_path):
     """``--block`` (the file streamed) and the library's ``evaluate()`` warn as ``eval`` does."""
     import ragmeter
-    from ragmeter.actions.criteria import load_criteria
+    from ragmeter.actions.criteria import load_action_criteria
 
     data = tmp_path / "runs.jsonl"
     data.write_text("".join(json.dumps({"id": i, "question": "q", "tool_calls": []}) + "\n"
@@ -107,7 +107,8 @@ def test_block_streaming_and_evaluate_warn_about_a_case_id_no_sample_has(tmp_pat
     assert told == ["warning: action criteria: cases names 'run-l', and no sample has that id (the nearest id is "
                     "'run-1'); its criteria never apply"]
     with pytest.warns(UnknownCaseWarning, match="cases names 'run-l'"):
-        ragmeter.evaluate(ragmeter.load_dataset(str(data)), ["action_pass_rate"], action_criteria=load_criteria(crit))
+        ragmeter.evaluate(ragmeter.load_dataset(str(data)), ["action_pass_rate"],
+                          action_criteria=load_action_criteria(crit))
 
 
 FUZZ = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), database=None)
@@ -156,6 +157,18 @@ def test_fuzz_criteria_files(data, name):
         p = Path(d) / name
         p.write_bytes(data)
         try:
-            load_criteria(os.fspath(p))
+            load_action_criteria(os.fspath(p))
         except RagmeterError:
             pass
+
+
+def test_the_former_names_still_read_and_are_not_listed():
+    """``Criterion`` and ``load_criteria`` named both the action and the rubric criteria; each has
+    one clear public name now, and code that imported the former ones still runs."""
+    import ragmeter.actions as actions
+    from ragmeter.metrics.generation import rubric
+
+    assert actions.Criterion is actions.ActionCriterion and actions.load_criteria is actions.load_action_criteria
+    assert rubric.Criterion is rubric.RubricCriterion and rubric.load_criteria is rubric.load_rubric_criteria
+    assert {"Criterion", "load_criteria"}.isdisjoint({*actions.__all__, *rubric.__all__})
+    assert {"ActionCriterion", "load_action_criteria"} <= set(actions.__all__)

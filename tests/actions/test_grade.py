@@ -21,7 +21,7 @@ from ragmeter.actions import (
     criteria_from_dict,
     grade_case,
     grade_cases,
-    load_criteria,
+    load_action_criteria,
     load_runs,
     parse_criteria,
     read_run,
@@ -243,7 +243,7 @@ def scripted_verify(made: dict[str, str]):
 
 def test_example_runs_known_verdicts():
     runs = load_runs(WARRANTY / "agent_runs.jsonl")
-    criteria = load_criteria(WARRANTY / "criteria.yaml")
+    criteria = load_action_criteria(WARRANTY / "criteria.yaml")
     claims = {
         "a1": (Claim(1, "A replacement order ORD-1043 has been placed for the R2."),
                Claim(2, "The replacement ships within 5 business days.")),
@@ -270,7 +270,7 @@ def test_example_runs_known_verdicts():
 
 def test_no_calls_leave_the_pass_rate_unchanged():
     runs = load_runs(WARRANTY / "agent_runs.jsonl")
-    criteria = load_criteria(WARRANTY / "criteria.yaml")
+    criteria = load_action_criteria(WARRANTY / "criteria.yaml")
     claims = {"a1": (Claim(1, "Order ORD-1043 was placed."),), "a2": (Claim(1, "Surges are not covered."),),
               "a3": (Claim(1, "Order ORD-1042 was placed."),), "a4": (Claim(1, "Order ORD-1042 was placed."),)}
     kw = {"claims": claims, "verify": scripted_verify({})}
@@ -362,13 +362,13 @@ def test_criteria_errors_are_typed(tmp_path):
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"version": 2, "suite": []}))
     with pytest.raises(InvalidInputError, match="unknown criteria version 2"):
-        load_criteria(path)
+        load_action_criteria(path)
     path.write_text(json.dumps([{"must_call": "a"}]))
-    assert [c.id for c in load_criteria(path).suite] == ["must_call:a"]
+    assert [c.id for c in load_action_criteria(path).suite] == ["must_call:a"]
     broken = tmp_path / "c.yaml"
     broken.write_text("suite: [\n")
     with pytest.raises(InvalidInputError) as info:
-        load_criteria(broken)
+        load_action_criteria(broken)
     # one line, with the line number, not PyYAML's multi-line text (shown as \x0a on a terminal)
     assert str(info.value) == f"{broken}, line 2: not valid YAML (expected the node content, but found '<stream end>')"
 

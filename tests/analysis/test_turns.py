@@ -6,7 +6,7 @@ import pytest
 
 import ragmeter
 from ragmeter.analysis.turns import by_turn
-from tests.io.test_conversations import NATIVE, write
+from tests.io.formats.test_turns import NATIVE, write
 
 
 def test_scores_by_turn_and_standalone(tmp_path):

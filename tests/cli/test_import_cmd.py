@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import one_error_line
-from tests.io.test_collection import beir_dir  # noqa: F401  (a fixture)
+from tests.io.collections.test_collection import beir_dir  # noqa: F401  (a fixture)
 
 
 def test_import_into_a_folder_that_cannot_be_created_isone_error_line(beir_dir, blocked, tmp_path, cli):  # noqa: F811

@@ -63,3 +63,35 @@ def test_exit_on_alert_cli(tmp_path, monkeypatch):
         assert out.returncode == 3 and "ALERT: faithfulness rolling mean 0.000 is below 0.5" in out.stderr
     finally:
         srv.shutdown()
+
+
+def test_watch_takes_a_log_or_otlp_and_says_what_is_wrong(request_log, tmp_path, cli):
+    neither = cli("watch", "--judge", "none", "--once", "--port", "0", "--state", tmp_path / "a")
+    assert neither.exit_code == 2 and "--otlp [HOST:]PORT" in neither.output and "Traceback" not in neither.output
+    both = cli("watch", request_log, "--otlp", "0", "--judge", "none", "--once", "--port", "0", "--state",
+               tmp_path / "b")
+    assert both.exit_code == 2 and "(not both)" in both.output
+    bad = cli("watch", "--otlp", "localhost:http", "--judge", "none", "--once", "--port", "0", "--state",
+              tmp_path / "c")
+    assert bad.exit_code == 2 and "[HOST:]PORT" in bad.output
+    statsd = cli("watch", request_log, "--statsd", "nohost", "--judge", "none", "--once", "--port", "0", "--state",
+                 tmp_path / "d")
+    assert statsd.exit_code == 2 and "HOST:PORT" in statsd.output
+
+
+def test_watch_otlp_once_reads_the_spool_and_exits(tmp_path, cli):
+    from ragmeter.io.otlp import protobuf_spans
+    from ragmeter.live.spool import Spool
+    from tests.otel_traces import protobuf_request, rag_trace, recorded
+
+    tracer, exporter = recorded()
+    trace = rag_trace(tracer, "q?", [[("a", "text", 0.5)]], "an answer")
+    (tmp_path / "state").mkdir()
+    spool = Spool(tmp_path / "state" / "spool.sqlite")
+    spool.add(list(protobuf_spans(protobuf_request(exporter.get_finished_spans()))), now=0.0)
+    spool.close()
+    r = cli("watch", "--otlp", "127.0.0.1:0", "--judge", "none", "--once", "--port", "0", "--state",
+            tmp_path / "state", "--settle", "0")
+    assert r.exit_code == 0, r.output
+    assert "OTLP/HTTP traces on http://127.0.0.1:" in r.output
+    assert json.loads((tmp_path / "state" / "scored.jsonl").read_text())["id"] == trace

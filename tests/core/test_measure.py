@@ -14,7 +14,8 @@ from ragmeter.analysis.compare import compare_runs
 from ragmeter.analysis.gate import gate
 from ragmeter.core.measure import MeasureNotFound, split_measure_text
 from ragmeter.judges import Judge, ScriptedBackend
-from ragmeter.live.watch import Alert, Watcher
+from ragmeter.live.alerts import Alert
+from ragmeter.live.watch import Watcher
 from ragmeter.metrics import REGISTRY
 from ragmeter.runs import finish_run, load_run, start_run
 from tests import live_judge

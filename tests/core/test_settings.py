@@ -52,7 +52,9 @@ from ragmeter.engine.retriever import evaluate_retriever
 from ragmeter.judges import Judge, make_backend
 from ragmeter.judges.backends import OpenAIBackend
 from ragmeter.judges.transport import RetryPolicy
-from ragmeter.live.watch import Alert, Watcher, serve
+from ragmeter.live.alerts import Alert
+from ragmeter.live.prometheus import serve
+from ragmeter.live.watch import Watcher
 from ragmeter.testing import assert_metrics
 
 def default(fn, name):

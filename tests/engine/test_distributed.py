@@ -87,14 +87,14 @@ def test_embedder_and_criteria_reach_the_workers(cluster, warranty, tmp_path):
     """An embedder spec is built in each worker (its base URL sent, its key not: workers have
     their own) and custom rubric criteria travel with the shard: same scores as locally."""
     from ragmeter.embeddings import make_embedder
-    from ragmeter.metrics.generation.rubric import load_criteria
+    from ragmeter.metrics.generation.rubric import load_rubric_criteria
 
     srv, state = judge_server.start(lambda text, payload: {"score": 9 if "CRITERION: tone" in text else 2,
                                                           "reason": "scripted"})
     try:
         crit_file = tmp_path / "criteria.json"
         crit_file.write_text(json.dumps({"criteria": [{"name": "tone", "description": "Polite?", "scale": [0, 10]}]}))
-        criteria = load_criteria(crit_file)
+        criteria = load_rubric_criteria(crit_file)
         data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
         metrics = ["semantic_similarity", "rubric(criterion='tone')"]
         url = state.url + "/v1"
@@ -196,14 +196,14 @@ def test_records_and_action_criteria_reach_the_workers(cluster, warranty, tmp_pa
     file (no per-shard lookup table to merge); the action criteria travel with the shard."""
     import sqlite3
 
-    from ragmeter.actions import load_criteria
+    from ragmeter.actions import load_action_criteria
     from ragmeter.records import RecordLookup, parse_source
 
     runs = ragmeter.load_dataset(warranty / "agent_runs.jsonl").samples
     stale = ragmeter.load_dataset(warranty / "stale_fact.jsonl").samples
     data = from_samples(list(runs) + list(stale))
     metrics = ["action_pass_rate", "record_accuracy", "record_coverage"]
-    criteria = load_criteria(warranty / "criteria.yaml")
+    criteria = load_action_criteria(warranty / "criteria.yaml")
     table = str(warranty / "records.jsonl")
     local = ragmeter.evaluate(data, metrics, records=RecordLookup(parse_source(table)), action_criteria=criteria)
     ledger = tmp_path / "ledger.sqlite"

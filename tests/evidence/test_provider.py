@@ -71,3 +71,19 @@ def test_every_judged_metric_reads_needs_that_have_a_provider():
             measure = make_measure(spec.name)
             assert {need_kind(n) for n in spec.needs(measure)} <= set(provider.PROVIDERS), spec.name
             assert spec.prompts(measure), spec.name
+
+
+def test_the_answer_reads_every_retrievals_chunks_a_retrieval_its_own():
+    from ragmeter.core.sample import Chunk, Sample
+    from ragmeter.evidence.claims import passages_for
+    from ragmeter.evidence.provider import context_passages
+
+    own = (Chunk("c", None, "Returns need a receipt."),)
+    both = (Chunk("a", None, "Refunds take 5 days."), *own)
+    s = Sample("t#2", question="q", retrieved=own, answer="x", answer_context=both)
+    assert context_passages(s) == [("c", "Returns need a receipt.")]  # context metrics: this retrieval
+    assert context_passages(s, answer=True) == [(c.id, c.text) for c in both]  # the answer: what it read
+    assert passages_for(s, "context", answer=True) == [(c.id, c.text) for c in both]
+    assert passages_for(s, "context") == [("c", "Returns need a receipt.")]  # reference claims: this retrieval
+    plain = Sample("p", retrieved=own, answer="x")
+    assert context_passages(plain, answer=True) == context_passages(plain)

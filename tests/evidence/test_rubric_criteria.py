@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragmeter import InvalidInputError
-from ragmeter.evidence.rubric_criteria import load_criteria
+from ragmeter.evidence.rubric_criteria import load_rubric_criteria
 from tests.hostile import FUZZ, VALUE, dump_or_null, hostile_file, hostile_line, only_typed_errors
 from tests.io.test_dataset import write
 
@@ -27,10 +27,10 @@ def criteria_file(draw) -> bytes:
 @FUZZ
 @given(st.one_of(criteria_file(), hostile_file()))
 def test_criteria(data):
-    from ragmeter.evidence.rubric_criteria import load_criteria
+    from ragmeter.evidence.rubric_criteria import load_rubric_criteria
 
-    only_typed_errors(data, "c.json", load_criteria)
-    only_typed_errors(data, "c.yaml", load_criteria)
+    only_typed_errors(data, "c.json", load_rubric_criteria)
+    only_typed_errors(data, "c.yaml", load_rubric_criteria)
 
 
 @pytest.mark.parametrize("name,text,words", [
@@ -47,6 +47,6 @@ def test_criteria(data):
 def test_criteria_file_errors_are_located(tmp_path, name, text, words):
     p = write(tmp_path, name, text)
     with pytest.raises(InvalidInputError, match=words):
-        load_criteria(p)
+        load_rubric_criteria(p)
     with pytest.raises(InvalidInputError):
-        load_criteria(tmp_path / "missing.json")
+        load_rubric_criteria(tmp_path / "missing.json")

@@ -42,9 +42,9 @@ def test_opened_prepares_the_record_lookup_and_closes_it_even_on_error():
 def test_a_description_travels_and_builds_the_same_sources(warranty, tmp_path):
     """What a Ray worker receives pickles (no client, no key, no open file) and builds a judge,
     a record lookup cached in the given ledger file, and keeps the criteria."""
-    from ragmeter.actions import load_criteria
+    from ragmeter.actions import load_action_criteria
 
-    criteria = load_criteria(warranty / "criteria.yaml")
+    criteria = load_action_criteria(warranty / "criteria.yaml")
     description = SourcesDescription(judge={"scripted": "tests.live_judge:scripted"},
                                      records=str(warranty / "records.jsonl"), records_timeout=3.0,
                                      action_criteria=criteria)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from ragmeter import InvalidInputError, UnsupportedInputError, evaluate, load_dataset
-from ragmeter.io.foreign import content_id
+from ragmeter.io.formats.base import content_id
 from tests.conftest import WARRANTY
 from tests.installed import need
 

@@ -19,3 +19,13 @@ def test_written_outputs_get_the_umask_mode_not_0600(tmp_path):
     finally:
         os.umask(old)
     assert {p.name: p.stat().st_mode & 0o777 for p in tmp_path.iterdir()} == {"d.jsonl": 0o644, "r.html": 0o644}
+
+
+def test_answer_context_round_trips():
+    from ragmeter.core.sample import Chunk, Sample
+    from ragmeter.io.dataset import load_dataset
+    from ragmeter.io.writer import sample_to_row
+
+    s = Sample("t#2", question="q", retrieved=(Chunk("c", 0.5, "u"),), answer="x",
+               answer_context=(Chunk("a", None, "t"), Chunk("c", 0.5, "u")), metadata={"request": "t"})
+    assert load_dataset([sample_to_row(s)]).samples[0] == s

@@ -42,3 +42,14 @@ def test_sampling_is_deterministic():
     ids = [f"r{i}" for i in range(2000)]
     first = [i for i in ids if kept(i, 0.3)]
     assert first == [i for i in ids if kept(i, 0.3)] and 500 < len(first) < 700
+
+
+def test_log_feedback_appends_a_line_the_watcher_reads_as_feedback(tmp_path):
+    from ragmeter.live.logger import RequestLogger
+    from ragmeter.live.source import Feedback, parse
+
+    logger = RequestLogger(str(tmp_path / "log.jsonl"))
+    assert logger.feedback("r1", -1) and logger.flush()
+    (line,) = (tmp_path / "log.jsonl").read_bytes().splitlines()
+    fb = parse(line)
+    assert isinstance(fb, Feedback) and (fb.id, fb.value) == ("r1", -1.0)

@@ -27,8 +27,10 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 
 from ragmeter.judges import Judge, ScriptedBackend
+from ragmeter.live.alerts import Alert
 from ragmeter.live.loop import summary_line
-from ragmeter.live.watch import Alert, Watcher, serve
+from ragmeter.live.prometheus import serve
+from ragmeter.live.watch import Watcher
 from tests import judge_server, live_judge
 
 BAD_LINES = [

@@ -42,18 +42,6 @@ def test_dry_run_as_a_table_is_a_summary_for_a_person(cli, warranty, seed_server
     assert none.stdout == "dry run: no judge call needed (no judged metric requested)\n"
 
 
-def test_dry_run_text_gives_the_local_judges_time():
-    from ragmeter.cli.eval_cmd import dry_run_text
-
-    text = dry_run_text({"calls": 3, "estimated_input_tokens": 900, "max_output_tokens": 6144,
-                         "calls_by_prompt": {"claims.extract": 1, "claims.verify": 2}, "note": "n",
-                         "estimated_seconds": 22.2, "time_note": "rough", "not_timed": ["rubric.grade"]})
-    # the line names no judge now (a served judge's past latencies give one too) and each figure
-    # it rests on is listed (tests/engine/test_call_plan.py)
-    assert "estimated time: about 22.2 s (rough)" in text
-    assert "not timed (left out of the estimate): rubric.grade" in text
-
-
 def test_a_dry_run_plans_a_rubric_on_a_custom_criterion(cli, warranty, tmp_path, monkeypatch):
     """The dry run built its sources by hand without the rubric criteria: a criterion from
     ``--criteria`` was unknown to it (exit 1, ``KeyError: 'tone'``), while the real run knew it."""

@@ -1,8 +1,8 @@
 """Actions: criteria over the tool calls a run made, graded Pass / Fail / Unable to verify.
 
->>> from ragmeter.actions import grade_cases, load_criteria, load_runs, summarise
+>>> from ragmeter.actions import grade_cases, load_action_criteria, load_runs, summarise
 >>> runs = load_runs("examples/warranty/agent_runs.jsonl")                    # doctest: +SKIP
->>> grades = grade_cases(runs, load_criteria("examples/warranty/criteria.yaml"))  # doctest: +SKIP
+>>> grades = grade_cases(runs, load_action_criteria("examples/warranty/criteria.yaml"))  # doctest: +SKIP
 >>> summarise(grades).pass_rate                                                # doctest: +SKIP
 
 Importing this package loads no judge, HTTP client or YAML parser.
@@ -14,15 +14,22 @@ from typing import TYPE_CHECKING
 
 from ragmeter._lazy import lazy_facade
 
-__getattr__, __dir__, __all__ = lazy_facade(__name__)
+_named, __dir__, __all__ = lazy_facade(__name__)
+#: The former names (the rubric criteria had the same ones), still read for code that uses them.
+FORMER = {"Criterion": "ActionCriterion", "load_criteria": "load_action_criteria"}
+
+
+def __getattr__(name: str) -> object:
+    return _named(FORMER.get(name, name))
+
 
 if TYPE_CHECKING:  # the public names, each imported from its home on first use
     from ragmeter.actions.calls import AgentRun, ToolCall, ToolSpec
     from ragmeter.actions.criteria import (
+        ActionCriterion,
         CriteriaSet,
-        Criterion,
         criteria_from_dict,
-        load_criteria,
+        load_action_criteria,
         parse_criteria,
         parse_criterion,
     )

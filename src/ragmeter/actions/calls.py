@@ -58,7 +58,7 @@ class AgentRun:
     answer: str | None = None
     calls: tuple[ToolCall, ...] | None = None  # None: no calls recorded
     tools: tuple[ToolSpec, ...] | None = None  # None: the agent's tools were not given
-    criteria: tuple[Any, ...] = ()  # per-case criteria (ragmeter.actions.criteria.Criterion)
+    criteria: tuple[Any, ...] = ()  # per-case criteria (ragmeter.actions.criteria.ActionCriterion)
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     calls_complete: bool = False  # the trace is known to hold every call (an empty list then means "none made")
 

@@ -122,7 +122,7 @@ class ValueRef:
 
 
 @dataclass(frozen=True)
-class Criterion:
+class ActionCriterion:
     id: str
     kind: str
     tool: str | None = None
@@ -157,10 +157,10 @@ class Criterion:
 class CriteriaSet:
     """Criteria for every case (``suite``) and for named cases (``cases``)."""
 
-    suite: tuple[Criterion, ...] = ()
-    cases: Mapping[str, tuple[Criterion, ...]] = field(default_factory=dict)
+    suite: tuple[ActionCriterion, ...] = ()
+    cases: Mapping[str, tuple[ActionCriterion, ...]] = field(default_factory=dict)
 
-    def for_case(self, case_id: str, own: Sequence[Criterion] = ()) -> tuple[Criterion, ...]:
+    def for_case(self, case_id: str, own: Sequence[ActionCriterion] = ()) -> tuple[ActionCriterion, ...]:
         """The suite's criteria, then the file's for this case, then the case's own."""
         return (*self.suite, *self.cases.get(case_id, ()), *own)
 
@@ -221,7 +221,7 @@ def _condition(value: Any, where: str, index: int) -> Condition:
     return Condition(**{k: str(v) for k, v in value.items()})
 
 
-def parse_criterion(item: Any, *, where: str = "criteria", index: int = 1) -> Criterion:
+def parse_criterion(item: Any, *, where: str = "criteria", index: int = 1) -> ActionCriterion:
     """One criterion object (see the module docstring)."""
     if not isinstance(item, Mapping):
         raise _problem(where, index, "a criterion must be an object")
@@ -276,10 +276,10 @@ def parse_criterion(item: Any, *, where: str = "criteria", index: int = 1) -> Cr
     cid = item.get("id", default_id)
     if not isinstance(cid, str) or not cid:
         raise _problem(where, index, "id must be a non-empty string")
-    return Criterion(id=cid, **fields)
+    return ActionCriterion(id=cid, **fields)
 
 
-def parse_criteria(items: Any, *, where: str = "criteria") -> list[Criterion]:
+def parse_criteria(items: Any, *, where: str = "criteria") -> list[ActionCriterion]:
     if not isinstance(items, list):
         raise InvalidInputError("criteria must be a list of criterion objects", file=where)
     out = [parse_criterion(item, where=where, index=i) for i, item in enumerate(items, start=1)]
@@ -327,7 +327,7 @@ def _read_text(path: str | Path) -> str:
                                 fix="save the file as UTF-8") from None
 
 
-def load_criteria(path: str | Path) -> CriteriaSet:
+def load_action_criteria(path: str | Path) -> CriteriaSet:
     """A criteria file: ``.json``, or ``.yaml`` / ``.yml`` (needs pyyaml)."""
     p = Path(path)
     text = _read_text(path)

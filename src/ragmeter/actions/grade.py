@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ragmeter.actions.calls import AgentRun, ToolCall
-from ragmeter.actions.criteria import Condition, Criterion, ValueRef
+from ragmeter.actions.criteria import ActionCriterion, Condition, ValueRef
 from ragmeter.core import patterns
 from ragmeter.core.finite import NOT_FINITE, non_finite
 from ragmeter.records.lookup import RecordLookup
@@ -40,7 +40,7 @@ from ragmeter.records.verdicts import (
     count,
 )
 
-DECLARED_TOOLS = Criterion(id="declared_tools", kind="declared_tools",
+DECLARED_TOOLS = ActionCriterion(id="declared_tools", kind="declared_tools",
                            description="every call is to a tool the agent declares")
 
 
@@ -71,7 +71,7 @@ VerifyFn = Callable[[Sequence[str], Sequence[Any]], Awaitable[Sequence[Statement
 
 @dataclass(frozen=True)
 class CriterionResult:
-    criterion: Criterion
+    criterion: ActionCriterion
     verdict: str
     evidence: str
     calls: tuple[int, ...] = ()  # indices of the calls the verdict rests on
@@ -110,7 +110,7 @@ class _Unable(Exception):
     """Raised inside a check when it has nothing to check against."""
 
 
-def _result(c: Criterion, verdict: str, evidence: str, calls: Sequence[ToolCall] = ()) -> CriterionResult:
+def _result(c: ActionCriterion, verdict: str, evidence: str, calls: Sequence[ToolCall] = ()) -> CriterionResult:
     return CriterionResult(c, verdict, evidence, tuple(x.index for x in calls))
 
 
@@ -126,7 +126,7 @@ def _listing(calls: Sequence[ToolCall]) -> str:
     return "; ".join(c.describe() for c in calls[:5]) + (f"; and {len(calls) - 5} more" if len(calls) > 5 else "")
 
 
-def _meets(call: ToolCall, c: Criterion) -> bool | None:
+def _meets(call: ToolCall, c: ActionCriterion) -> bool | None:
     """Whether a call's arguments meet the criterion's constraints (None: not readable)."""
     if not c.constraints:
         return True
@@ -135,7 +135,7 @@ def _meets(call: ToolCall, c: Criterion) -> bool | None:
     return all(k.holds(call.arguments) for k in c.constraints)
 
 
-async def _applies(c: Criterion, when: Condition, run: AgentRun, claims: Sequence[Any] | None,
+async def _applies(c: ActionCriterion, when: Condition, run: AgentRun, claims: Sequence[Any] | None,
                    verify: VerifyFn | None) -> bool:
     for name, text in (("question", run.question), ("answer", run.answer)):
         pattern = getattr(when, f"{name}_matches")
@@ -200,7 +200,7 @@ def _value(ref: ValueRef, run: AgentRun, what: str) -> Any:
     return found
 
 
-async def _check(c: Criterion, run: AgentRun, claims: Sequence[Any] | None, records: RecordLookup | None,
+async def _check(c: ActionCriterion, run: AgentRun, claims: Sequence[Any] | None, records: RecordLookup | None,
                  verify: VerifyFn | None) -> CriterionResult:
     if c.when is not None and not await _applies(c, c.when, run, claims, verify):
         return _result(c, NOT_APPLICABLE, f"does not apply: {c.when.describe()} does not hold")
@@ -280,7 +280,7 @@ async def _check(c: Criterion, run: AgentRun, claims: Sequence[Any] | None, reco
     raise _Unable(f"unknown criterion kind {c.kind!r}")
 
 
-async def _record(c: Criterion, run: AgentRun, records: RecordLookup | None) -> CriterionResult:
+async def _record(c: ActionCriterion, run: AgentRun, records: RecordLookup | None) -> CriterionResult:
     if records is None:
         raise _Unable("no record source was given")
     if c.entity is None or c.attribute is None:
@@ -304,7 +304,7 @@ async def _record(c: Criterion, run: AgentRun, records: RecordLookup | None) -> 
                   f"{result.note}")
 
 
-async def grade_case(run: AgentRun, criteria: Sequence[Criterion], *, claims: Sequence[Any] | None = None,
+async def grade_case(run: AgentRun, criteria: Sequence[ActionCriterion], *, claims: Sequence[Any] | None = None,
                      records: RecordLookup | None = None, verify: VerifyFn | None = None) -> CaseGrade:
     """Every criterion's verdict for one case (never raises for what the case lacks).
 

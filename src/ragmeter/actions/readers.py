@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from ragmeter.actions.criteria import parse_criteria
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.finite import find_non_finite
 from ragmeter.core.sample import Sample
+from ragmeter.io.formats import openinference
 
 
 class _Where:
@@ -132,32 +132,6 @@ def read_plain_calls(items: Sequence[Any], *, where: _Where | None = None) -> tu
     return tuple(out)
 
 
-def _attributes(span: Mapping[str, Any]) -> dict[str, Any]:
-    attrs = span.get("attributes") or {}
-    if isinstance(attrs, Mapping):
-        return dict(attrs)
-    out: dict[str, Any] = {}
-    for kv in attrs if isinstance(attrs, list) else []:  # OTLP JSON: [{"key": k, "value": {"stringValue": v}}]
-        if isinstance(kv, Mapping) and "key" in kv:
-            value = kv.get("value") or {}
-            out[kv["key"]] = next(iter(value.values()), None) if isinstance(value, Mapping) else value
-    return out
-
-
-def _start(span: Mapping[str, Any]) -> float:
-    ts = span.get("start_time", span.get("startTimeUnixNano", span.get("start_time_unix_nano")))
-    if isinstance(ts, (int, float)):
-        return float(ts) / (1e9 if ts > 1e14 else 1.0)
-    if isinstance(ts, str):
-        if ts.isdigit():
-            return int(ts) / 1e9
-        try:
-            return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            return 0.0
-    return 0.0
-
-
 def _tool_spec(schema: Any, name: Any = None) -> ToolSpec | None:
     schema = _decode(schema)
     if isinstance(schema, Mapping):
@@ -178,7 +152,7 @@ def read_openinference_spans(spans: Iterable[Any], *, where: _Where | None = Non
     for i, span in enumerate(spans):
         if not isinstance(span, Mapping):
             raise w.error(f"span {i + 1} is not an object", "tool_calls")
-        rows.append((_start(span), i, span, _attributes(span)))
+        rows.append((openinference.start_time(span), i, span, openinference.attributes(span)))
     rows.sort(key=lambda r: (r[0], r[1]))
     tools: dict[str, ToolSpec] = {}
     tool_spans: list[tuple[Mapping[str, Any], dict[str, Any]]] = []

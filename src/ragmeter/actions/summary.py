@@ -1,5 +1,6 @@
 """Per run: a verdict per criterion, the pass rate over the cases that reached a verdict, and
-verification coverage (the seed's Agent Assurance report).
+verification coverage (Agent Assurance's report in the article "RAG Evaluation Metrics: Formulas
+and a Worked Example").
 
 - per criterion id: Pass / Fail / Unable to verify / Not applicable counts, its pass rate
   ``Pass / (Pass + Fail)`` and coverage ``(Pass + Fail) / (cases where it applies)``;

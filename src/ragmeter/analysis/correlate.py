@@ -1,10 +1,11 @@
-"""Correlation between metrics across queries (Spearman), with the pairs the seed expects to
-move together flagged where they diverge.
+"""Correlation between metrics across queries (Spearman), with the pairs a metric reference expects
+to move together flagged where they diverge.
 
 Spearman's rho = Pearson correlation of average ranks (Spearman 1904), over the queries
 both metrics scored.
 
-Expected pairs (seed 004's table): faithfulness + answer relevancy > 0.7 (diverging: the
+Expected pairs (the table of "You cannot improve what you cannot measure: the complete metric
+reference for RAG systems"): faithfulness + answer relevancy > 0.7 (diverging: the
 model understands but hallucinates); context recall + faithfulness > 0.7 (the context is
 there but the answer is wrong); precision + nDCG > 0.8 (top-1 good, the rest noise);
 context precision + hit rate > 0.5 (found something relevant, mostly noise).

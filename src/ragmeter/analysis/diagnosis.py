@@ -1,9 +1,10 @@
 """Failure-point diagnosis: label each query with the faults its scores show, with evidence.
 
-Follows the seed's "How to measure RAG performance from the scores together", with the
-failure-point names of Barnett et al. 2024 ("Seven failure points when engineering a RAG
-system"). Each label needs certain metrics in the run; a label whose metrics are missing is
-reported as not checked, never as passed.
+Follows "How to measure RAG performance from the scores together" in the article "RAG
+Evaluation Metrics: Formulas and a Worked Example", with the failure-point names of Barnett et
+al. 2024 ("Seven failure points when engineering a RAG system"). Each label needs certain
+metrics in the run; a label whose metrics are missing is reported as not checked, never as
+passed.
 
 | label | rule (defaults in ``Thresholds``) |
 |---|---|
@@ -19,7 +20,7 @@ reported as not checked, never as passed.
 | stale_chunk | a fact the context supports fails against the system of record (``--records``); names the chunk |
 | failed_action | a criterion on the run's tool calls fails (``--action-criteria``); names it, with its evidence |
 
-``stale_chunk`` is the seed's "faithfulness high, facts wrong in the system of record: the
+``stale_chunk`` is the article's "faithfulness high, facts wrong in the system of record: the
 retrieved chunk is stale" (:func:`ragmeter.records.find_stale_chunks`): it needs the answer's
 fact checks (``record_accuracy``) and the answer-vs-context verdicts (``faithfulness``).
 """
@@ -38,7 +39,7 @@ from ragmeter.core import patterns
 from ragmeter.core.errors import InvalidInputError, InvalidParameterError
 from ragmeter.core.measure import Measure
 from ragmeter.core.sample import Sample
-from ragmeter.evidence.matrix import Claim, Evidence, Verdict
+from ragmeter.evidence.matrix import Evidence
 from ragmeter.metrics import make_measure, parse_measure
 from ragmeter.records.facts import FactCheck
 from ragmeter.records.stale import find_stale_chunks
@@ -68,6 +69,9 @@ class QueryDiagnosis:
     not_checked: dict[str, str] = field(default_factory=dict)
     #: checks this case's evidence could not settle (an agent criterion Unable to Verify), with why
     unverified: list[Finding] = field(default_factory=list)
+    #: a request that retrieved several times (read from a trace): its id and this retrieval's number
+    request: str | None = None
+    retrieval: int | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -89,9 +93,13 @@ class QueryDiagnosis:
         return "no failure point found"
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
-                "not_checked": self.not_checked,
-                "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
+        out: dict[str, Any] = {
+            "id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
+            "not_checked": self.not_checked,
+            "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
+        if self.request is not None:
+            out.update(request=self.request, retrieval=self.retrieval)
+        return out
 
 
 @lru_cache(maxsize=1024)
@@ -139,6 +147,8 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
     retrieved list in a run without retrieval metrics (an agent's run) lists no retrieval label,
     and one with no context at all in a run without faithfulness lists no answer-vs-context label."""
     d = QueryDiagnosis(s.id)
+    if isinstance(s.metadata.get("retrievals"), int) and s.metadata["retrievals"] > 1:
+        d.request, d.retrieval = str(s.metadata.get("request")), s.metadata.get("retrieval")
     ev = row.get("evidence") or {}
     _retrieval_findings(d, s, row, ev, th)
     if not s.retrieved and not _keys(row, ("hit_rate", "reciprocal_rank", "ndcg", "recall"), cut=True):
@@ -187,11 +197,9 @@ def _stale_findings(d: QueryDiagnosis, ev: dict) -> None:
         d.not_checked["stale_chunk"] = f"no fact checks: {facts.get('unavailable', 'not available')}"
         return
     verdicts = ev.get("verdicts", {}).get("answer@context")
-    matrix = Evidence(
-        answer_claims=tuple(Claim(c["id"], c["text"]) for c in ev.get("answer_claims") or [] if isinstance(c, dict)),
-        verdicts={"answer@context": tuple(Verdict(v["claim"], v["verdict"], tuple(v["sources"]), v["combined"],
-                                                  v["quote"]) for v in verdicts)}
-        if isinstance(verdicts, list) else {})
+    matrix = Evidence.from_dict({
+        "answer_claims": [c for c in ev.get("answer_claims") or [] if isinstance(c, dict)],
+        "verdicts": {"answer@context": verdicts} if isinstance(verdicts, list) else {}})
     stale, why = find_stale_chunks(matrix, [FactCheck.from_dict(f) for f in facts])
     if why is not None and facts:
         d.not_checked["stale_chunk"] = "needs faithfulness (the answer-vs-context verdicts) with record_accuracy"

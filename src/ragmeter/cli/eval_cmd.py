@@ -1,5 +1,5 @@
 """``ragmeter eval``: parse the options into :class:`~ragmeter.core.settings.Settings`, call
-:func:`~ragmeter.runs.driver.run_evaluation`, render what it returns."""
+:func:`~ragmeter.runs.driver.run_evaluation`, print what it returns as ``report`` renders it."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from ragmeter.runs import Run
     from ragmeter.runs.driver import EvaluationRun, ProgressFactory
 
-FORMATS = ("table", "json", "csv")
+FORMATS = ("table", "json", "csv", "otlp")
 #: Options that are rendering or actions, not settings.
 NOT_SETTINGS = ("fmt", "resume")
 
@@ -67,59 +67,17 @@ def _progress(settings: Settings) -> ProgressFactory | None:
     return progress_factory(settings.progress, interval=settings.progress_interval)
 
 
-def nothing_retrieved_note(result: Any) -> str | None:
-    """The library's :class:`NothingRetrievedWarning` text, printed once under the table (the
-    warning itself is left out, as the coverage one is)."""
-    from ragmeter.engine.coverage import nothing_retrieved_message
-
-    message = nothing_retrieved_message(result)
-    return f"note: {message}" if message else None
-
-
-def dry_run_text(plan: dict[str, Any]) -> str:
-    """A dry run's plan for a person (``--format json`` prints the plan itself).
-
-    >>> print(dry_run_text({"calls": 0, "note": "no judged metric requested"}))
-    dry run: no judge call needed (no judged metric requested)
-    """
-    calls = plan.get("calls", 0)
-    if not calls:
-        return f"dry run: no judge call needed ({plan.get('note', 'nothing to judge')})"
-    lines = [f"dry run: {calls} judge call{'s' if calls != 1 else ''} needed (none made)"]
-    by_prompt = plan.get("calls_by_prompt") or {}
-    width = max((len(p) for p in by_prompt), default=0)
-    lines += [f"  {p:<{width}}  {n}" for p, n in by_prompt.items()]
-    if "estimated_input_tokens" in plan:
-        lines.append(f"estimated input tokens: {plan['estimated_input_tokens']}")
-    if "max_output_tokens" in plan:
-        lines.append(f"output tokens at most: {plan['max_output_tokens']}")
-    if "estimated_usd_at_most" in plan:
-        lines.append(f"cost at most about ${plan['estimated_usd_at_most']:.4f} (estimated input, output at its cap)")
-        if plan.get("prices"):
-            lines.append(f"  at {plan['prices']}")
-    elif plan.get("judge_backend") != "local":  # a served judge: its price is the user's to give
-        lines.append("cost: give --price-in and --price-out (USD per million tokens) to estimate it")
-    if "estimated_seconds" in plan:
-        lines.append(f"estimated time: about {plan['estimated_seconds']} s"
-                     + (f" ({plan['time_note']})" if plan.get("time_note") else ""))
-        for prompt, figure in (plan.get("seconds_per_call") or {}).items():
-            lines.append(f"  assumes {figure['seconds']} s per {prompt} call ({figure['from']})")
-    if plan.get("not_timed"):
-        lines.append(f"not timed (left out of the estimate): {', '.join(plan['not_timed'])}")
-    if plan.get("note"):
-        lines.append(f"note: {plan['note']}")
-    return "\n".join(lines)
-
-
 def render(done: EvaluationRun, fmt: str) -> None:
     """Print a dry run's plan, a streamed run's means, or the table (json, csv) of a result."""
     if done.plan is not None:
         if fmt == "table":
+            from ragmeter.report.plan import dry_run_text
+
             echo_text(dry_run_text(done.plan))
         else:
             typer.echo(json.dumps(done.plan, indent=2))
         return
-    from ragmeter.report.table import judge_line, render_table, streamed_lines
+    from ragmeter.report.table import judge_line, nothing_retrieved_note, render_table, streamed_lines
 
     s = done.settings
     if done.streamed is not None:
@@ -136,6 +94,11 @@ def render(done: EvaluationRun, fmt: str) -> None:
             for chunk in result_chunks(result):  # json.dumps(result.to_dict(), indent=2, ensure_ascii=False)
                 typer.echo(chunk, nl=False)
             typer.echo("")
+            return
+        if fmt == "otlp":  # the scores as OpenTelemetry evaluation events (OTLP/JSON logs)
+            from ragmeter.report.otlp_events import evaluation_events
+
+            typer.echo(json.dumps(evaluation_events(result.samples, result.to_dict()["samples"])))
             return
         if fmt == "csv":
             from ragmeter.report.results_csv import results_csv
@@ -166,7 +129,8 @@ def eval_command(
     view: str | None = typer.Option(None, "--view",
                                        help="retrieved (default), context (what reached the prompt), or both"),
     only: str | None = typer.Option(None, "--only", help="comma-separated sample ids to score"),
-    fmt: str = typer.Option("table", "--format", "-f", help="table, json or csv"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table, json, csv or otlp (the scores as "
+                                                            "OpenTelemetry evaluation events, OTLP/JSON)"),
     judge: str | None = typer.Option(None, "--judge", help=judge_specs(notes={
         "local": "bundled offline model; the default when ragmeter\\[local] is installed"}, last=",") + ", or none"),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url",
@@ -224,7 +188,7 @@ def eval_command(
     from ragmeter.runs.driver import run_evaluation
 
     if fmt not in FORMATS:
-        raise typer.BadParameter("use table, json or csv", param_hint="--format")
+        raise typer.BadParameter("use table, json, csv or otlp", param_hint="--format")
     settings, resumed = eval_settings(ctx)
     with warnings.catch_warnings():  # the coverage is printed under the table: no warning on top
         warnings.simplefilter("ignore", LowCoverageWarning)

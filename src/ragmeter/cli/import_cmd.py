@@ -33,8 +33,8 @@ def import_beir(folder: str = typer.Argument(..., help="a folder in BEIR's layou
                 run: str | None = typer.Option(None, "--run", help="a TREC run file to score"),
                 out: str = OUT, complete: bool = COMPLETE, force: bool = FORCE) -> None:
     """BEIR's layout (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)."""
-    from ragmeter.io.beir import load_beir
-    from ragmeter.io.collection import write_collection
+    from ragmeter.io.collections.beir import load_beir
+    from ragmeter.io.collections.collection import write_collection
 
     _report(write_collection(load_beir(folder, split, run=run), out, complete=complete, force=force))
 
@@ -49,8 +49,8 @@ def import_trec(topics: str = typer.Option(..., "--topics", help="topics: SGML <
                 field: str = typer.Option("title", "--field", help="topic text: title, desc or narr"),
                 out: str = OUT, complete: bool = COMPLETE, force: bool = FORCE) -> None:
     """TREC topics + qrels (+ a run, + documents)."""
-    from ragmeter.io.collection import write_collection
-    from ragmeter.io.trec_collection import load_trec
+    from ragmeter.io.collections.collection import write_collection
+    from ragmeter.io.collections.trec import load_trec
 
     _report(write_collection(load_trec(topics, qrels, run=run, docs=docs, field=field), out, complete=complete,
                              force=force))
@@ -64,8 +64,8 @@ def import_msmarco(collection: str = typer.Option(..., "--collection", help="col
                    run: str | None = typer.Option(None, "--run", help="qid<TAB>pid<TAB>rank, or a TREC run"),
                    out: str = OUT, complete: bool = COMPLETE, force: bool = FORCE) -> None:
     """MS MARCO's TSV files (passage or document ranking)."""
-    from ragmeter.io.collection import write_collection
-    from ragmeter.io.msmarco import load_msmarco
+    from ragmeter.io.collections.collection import write_collection
+    from ragmeter.io.collections.msmarco import load_msmarco
 
     _report(write_collection(load_msmarco(collection, queries, qrels, run=run), out, complete=complete,
                              force=force))

@@ -30,12 +30,20 @@ def runs_command(folder: str | None = typer.Argument(None, metavar="[RUNS_DIR]",
 
 @app.command("show")
 @friendly
-def show_command(run: str = typer.Argument(..., help=RUN_HELP), runs_dir: str | None = runs_dir_option()) -> None:
+def show_command(run: str = typer.Argument(..., help=RUN_HELP), runs_dir: str | None = runs_dir_option(),
+                 fmt: str = format_option("table", "otlp", what="otlp: the scores as OpenTelemetry evaluation "
+                                                                "events (OTLP/JSON)")) -> None:
     """Print a run's setup and summary: means, 95% intervals and coverage."""
     from ragmeter.report.terminal import show_run
     from ragmeter.runs import load_run
 
-    typer.echo(show_run(load_run(run, runs_dir)))
+    loaded = load_run(run, runs_dir)
+    if fmt == "otlp":
+        from ragmeter.report.otlp_events import evaluation_events
+
+        typer.echo(json.dumps(evaluation_events(loaded.samples(), loaded.results)))
+        return
+    typer.echo(show_run(loaded))
 
 
 @app.command("report")

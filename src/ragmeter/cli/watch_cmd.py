@@ -15,7 +15,22 @@ DEFAULT_METRICS = ",".join(W.metrics)
 @app.command("watch")
 @friendly
 def watch_command(
-    log: str = typer.Argument(..., help="the JSONL request log your app appends to (or exported OTel spans)"),
+    log: str | None = typer.Argument(None, help="the JSONL request log your app appends to (or exported OTel "
+                                                "spans); or none, with --otlp"),
+    otlp: str | None = typer.Option(None, "--otlp", help="[HOST:]PORT: receive traces over OTLP/HTTP (/v1/traces, "
+                                                        "protobuf or JSON) instead of reading a log; loopback "
+                                                        "unless a host is given"),
+    statsd: str | None = typer.Option(None, "--statsd", help="HOST:PORT: send the gauges (rag.retrieved_count, "
+                                                            "rag.avg_relevance, rag.answer_length, "
+                                                            "rag.user_feedback) to statsd"),
+    to_phoenix: str | None = typer.Option(None, "--to-phoenix", help="a Phoenix server's URL: each scored "
+                                                                    "request's metrics as annotations on its root "
+                                                                    "span"),
+    settle: float = typer.Option(W.settle, "--settle", help="seconds after a trace's root span before it is read"),
+    quiet: float = typer.Option(W.quiet, "--quiet", help="seconds without a span before a trace with no root "
+                                                         "is read as it is"),
+    max_open: int = typer.Option(W.max_open, "--max-open", help="unfinished traces kept at most (the oldest "
+                                                                "past it are read as they are)"),
     judge: str | None = typer.Option(None, "--judge", help=judge_specs(notes={"local": "offline"}, last=",")
                                      + ", or none (nothing judged is scored); default: the bundled local judge when "
                                        "ragmeter\\[local] is installed and a watched metric needs one"),
@@ -53,7 +68,8 @@ def watch_command(
     watch = WatchSettings(log=log, state=state, metrics=tuple(wanted) if wanted else W.metrics,
                           sample_rate=sample_rate, window=window, host=host, port=port, interval=interval,
                           alerts=tuple(alert or ()), baseline=baseline, max_drop=max_drop, alert_command=alert_command,
-                          exit_on_alert=exit_on_alert, once=once, max_seconds=max_seconds)
+                          exit_on_alert=exit_on_alert, once=once, max_seconds=max_seconds, otlp=otlp,
+                          statsd=statsd, to_phoenix=to_phoenix, settle=settle, quiet=quiet, max_open=max_open)
     settings = Settings(judge=AUTO_JUDGE if judge is None else judge, judge_base_url=judge_base_url, watch=watch,
                         progress_interval=progress_interval)
     status = run_watch(resolve_watch_judge(settings, notify=echo_err), say=echo_err)

@@ -33,6 +33,10 @@ class Sample:
     - ``answerable``: ``False`` marks a question the corpus cannot answer.
     - ``reference_claims`` / ``answer_claims``: claims written by hand, used instead of
       asking a judge to split the text.
+    - ``answer_context``: the chunks the answer was written from when they are not this
+      sample's own context: a request that retrieved several times becomes one sample per
+      retrieval, and the one that carries the answer holds every retrieval's chunks here, so
+      the answer is judged against all it read. ``None``: the context.
     """
 
     id: str
@@ -46,6 +50,7 @@ class Sample:
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     reference_claims: tuple[str, ...] | None = None  # given claims are used as given (no extraction call)
     answer_claims: tuple[str, ...] | None = None
+    answer_context: tuple[Chunk, ...] | None = None  # several retrievals: every one's chunks (see above)
 
     __reduce__ = reduce_frozen  # the read-only mappings pickle as dicts
 
@@ -57,6 +62,11 @@ class Sample:
     def context_ids(self) -> tuple[str, ...]:
         """What reached the prompt: the explicit context, or else the retrieved list."""
         return self.context if self.context is not None else self.retrieved_ids
+
+    @property
+    def answer_context_ids(self) -> tuple[str, ...]:
+        """What the answer was written from: :attr:`answer_context`'s ids, else the context."""
+        return tuple([c.id for c in self.answer_context]) if self.answer_context is not None else self.context_ids
 
     @property
     def has_labels(self) -> bool:

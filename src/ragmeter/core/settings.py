@@ -79,8 +79,18 @@ class WatchSettings:
     exit_on_alert: bool = False  # stop (status 3) on the first alert
     once: bool = False  # score what the log holds now, then stop
     max_seconds: float | None = None  # stop after this long
+    otlp: str | None = None  # [HOST:]PORT of the OTLP/HTTP receiver for traces (loopback by default)
+    settle: float = 2.0  # seconds after a trace's root span before it is read (children from elsewhere)
+    quiet: float = 30.0  # seconds without a span after which a trace with no root is read as it is
+    max_open: int = 10_000  # open traces kept at most: past it the oldest are read as they are
+    statsd: str | None = None  # HOST:PORT of a statsd daemon for the operational gauges
+    to_phoenix: str | None = None  # a Phoenix server's URL: scores written as annotations on root spans
 
     def __post_init__(self) -> None:
+        if self.max_open < 1:
+            raise InvalidSettingError("max_open", f"must be at least 1, got {self.max_open!r}")
+        if self.settle < 0 or self.quiet < 0:
+            raise InvalidSettingError("quiet", "settle and quiet must not be negative")
         if not 0.0 <= self.sample_rate <= 1.0:
             raise InvalidSettingError("sample_rate", f"must be between 0 and 1, got {self.sample_rate!r}")
         if self.window < 1:

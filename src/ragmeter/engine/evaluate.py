@@ -30,7 +30,7 @@ from ragmeter.metrics.kinds import EmbeddingSpec, JudgedSpec, LabelSpec
 if TYPE_CHECKING:  # a label-only run loads no judge, embedding, action or record code
     from ragmeter.actions.criteria import CriteriaSet
     from ragmeter.embeddings.base import EmbedderLike
-    from ragmeter.evidence.rubric_criteria import Criterion
+    from ragmeter.evidence.rubric_criteria import RubricCriterion
     from ragmeter.judges.judge import Judge
     from ragmeter.records.lookup import RecordLookup
 
@@ -121,7 +121,7 @@ async def aevaluate(
     view: str | None = None,
     judge: Judge | str | None = None,
     embedder: EmbedderLike | None = None,
-    criteria: Mapping[str, Criterion] | None = None,
+    criteria: Mapping[str, RubricCriterion] | None = None,
     progress: Progress | None = None,
     before_judged: Callable[[EvaluationResult], None] | None = None,
     records: RecordLookup | None = None,
@@ -217,7 +217,7 @@ def evaluate(
     view: str | None = None,
     judge: Judge | str | None = None,
     embedder: EmbedderLike | None = None,
-    criteria: Mapping[str, Criterion] | None = None,
+    criteria: Mapping[str, RubricCriterion] | None = None,
     progress: Progress | None = None,
     before_judged: Callable[[EvaluationResult], None] | None = None,
     records: RecordLookup | None = None,
@@ -255,7 +255,7 @@ def evaluate(
     embedder : Embedder or callable, optional
         An :class:`ragmeter.embeddings.base.Embedder`, or a function ``list[str] -> vectors``;
         default: the bundled MiniLM, loaded only when an embedding metric runs.
-    criteria : mapping of str to Criterion, optional
+    criteria : mapping of str to RubricCriterion, optional
         Rubric criteria besides the built-in ones, by name.
     progress : Progress, optional
         Told how each stage advances (:class:`ragmeter.core.progress.Progress`): label
@@ -268,7 +268,7 @@ def evaluate(
         answers' stated facts are looked up (``record_accuracy``, ``record_coverage``).
     action_criteria : CriteriaSet, optional
         Criteria on the samples' tool calls, for every case and by case id
-        (``action_pass_rate``; :func:`ragmeter.actions.load_criteria`).
+        (``action_pass_rate``; :func:`ragmeter.actions.load_rubric_criteria`).
 
     Returns
     -------
@@ -303,7 +303,8 @@ def evaluate(
 
     Examples
     --------
-    The bundled sample (the seed article's six questions), label metrics only:
+    The bundled sample (the six questions of the article "RAG Evaluation Metrics: Formulas and a
+    Worked Example"), label metrics only:
 
     >>> from ragmeter import evaluate, load_dataset
     >>> data = load_dataset("examples/warranty/dataset.jsonl")

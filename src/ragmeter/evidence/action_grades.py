@@ -1,5 +1,5 @@
-"""The provider of ``actions``: the run's tool calls graded against its criteria (the seed's
-Agent Assurance check).
+"""The provider of ``actions``: the run's tool calls graded against its criteria (Agent Assurance's
+check in the article "RAG Evaluation Metrics: Formulas and a Worked Example").
 
 The sample's ``tool_calls``, ``tools`` and ``criteria`` (kept in its metadata by the dataset
 reader) with the suite's criteria (``Sources.action_criteria``) are graded by
@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Sequence
 
 from ragmeter.actions.calls import AgentRun
-from ragmeter.actions.criteria import CriteriaSet, Criterion
+from ragmeter.actions.criteria import ActionCriterion, CriteriaSet
 from ragmeter.actions.grade import CaseGrade, VerifyFn, grade_case
 from ragmeter.actions.judged import verifier
 from ragmeter.actions.readers import run_from_sample
@@ -35,7 +35,7 @@ def _found(pattern: str, text: str) -> bool:
         return True
 
 
-def _needs_claims(criteria: Sequence[Criterion], run: AgentRun) -> bool:
+def _needs_claims(criteria: Sequence[ActionCriterion], run: AgentRun) -> bool:
     """Some criterion reads the answer's claims, and its question/answer condition (read
     without claims) does not already rule it out: only then is the answer split."""
     for c in criteria:

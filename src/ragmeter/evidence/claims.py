@@ -40,11 +40,12 @@ from ragmeter.judges.sentences import split_sentences
 EXTRACT = "extract"  # the name of the extraction request (the pairs are named as their needs)
 
 
-def passages_for(sample: Sample, source: str) -> list[tuple[str, str]] | Unavailable:
-    """What claims are verified against: the context's passages, or the reference answer or the
-    answer as one passage named ``reference`` / ``answer``."""
+def passages_for(sample: Sample, source: str, *, answer: bool = False) -> list[tuple[str, str]] | Unavailable:
+    """What claims are verified against: the context's passages (with ``answer``, for the
+    answer's claims: what the answer was written from, ``Sample.answer_context``), or the
+    reference answer or the answer as one passage named ``reference`` / ``answer``."""
     if source == "context":
-        passages = [(cid, text or "") for cid, text in context_passages(sample)]
+        passages = [(cid, text or "") for cid, text in context_passages(sample, answer=answer)]
         return passages if passages else Unavailable("the context is empty")
     text = sample.reference if source == "reference" else sample.answer
     if text is None or not text.strip():
@@ -120,7 +121,7 @@ class Claims(ProviderBase):
             if not claims:
                 ev.verdicts[pair] = ()
                 continue
-            passages = passages_for(s, source)
+            passages = passages_for(s, source, answer=listed == "answer")
             if isinstance(passages, Unavailable):
                 ev.verdicts[pair] = passages
                 continue

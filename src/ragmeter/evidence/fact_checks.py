@@ -1,5 +1,5 @@
 """The provider of ``facts``: the facts the answer states, checked against the user's records
-(the seed's Data Validation check).
+(Data Validation's check in the article "RAG Evaluation Metrics: Formulas and a Worked Example").
 
 The answer's claims become checkable facts through one ``facts.extract`` call per answered
 sample in the verification stage (or are read from ``metadata.facts`` as given, with no

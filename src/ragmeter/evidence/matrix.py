@@ -7,6 +7,7 @@ the metric is NotComputed) or a judgment that never validated (``failed=True``: 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -106,3 +107,46 @@ class Evidence:
                 **({"facts": plain(self.facts)} if self.facts is not None else {}),
                 **({"actions": plain(self.actions)} if self.actions is not None else {}),
                 "calls": self.calls}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Evidence:
+        """The evidence :meth:`as_dict` wrote (a run's ``results.jsonl``): its inverse for every part
+        but a graded case's ``actions``, which ``as_dict`` writes without its criteria: it is read
+        back only when unavailable (else None; ``analysis/diagnosis.py`` reads the grade's
+        verdicts from the dict).
+
+        >>> ev = Evidence(answer_claims=(Claim(1, "a"),), verdicts={"answer@context": Unavailable("no context")})
+        >>> Evidence.from_dict(ev.as_dict()) == ev
+        True
+        """
+        def claims(x: Any) -> tuple[Claim, ...] | Unavailable | None:
+            return _unavailable(x) if isinstance(x, Mapping) else None if x is None else tuple(
+                Claim(c["id"], c["text"], c.get("addresses_question"), tuple(c.get("cites") or ())) for c in x)
+
+        def verdicts(x: Any) -> tuple[Verdict, ...] | Unavailable:
+            return _unavailable(x) if isinstance(x, Mapping) else tuple(
+                Verdict(v["claim"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"]) for v in x)
+
+        def part(x: Any, read: Any = lambda x: x) -> Any:
+            return _unavailable(x) if isinstance(x, Mapping) and "unavailable" in x else None if x is None \
+                else read(x)
+
+        facts = d.get("facts")
+        if isinstance(facts, list):
+            from ragmeter.records.facts import FactCheck
+
+            facts = tuple(FactCheck.from_dict(f) for f in facts)
+        actions = d.get("actions")
+        return cls(answer_claims=claims(d.get("answer_claims")), declines=part(d.get("declines")),
+                   reference_claims=claims(d.get("reference_claims")),
+                   verdicts={k: verdicts(v) for k, v in (d.get("verdicts") or {}).items()},
+                   sentences=tuple(d.get("sentences") or ()), needed_sentences=part(d.get("needed_sentences"), tuple),
+                   questions=part(d.get("questions"), tuple), noncommittal=d.get("noncommittal"),
+                   rubric={k: part(v) for k, v in (d.get("rubric") or {}).items()},
+                   standalone=part(d.get("standalone")), facts=part(facts),
+                   actions=_unavailable(actions) if isinstance(actions, Mapping) and "unavailable" in actions
+                   else None, calls=int(d.get("calls") or 0))
+
+
+def _unavailable(x: Mapping[str, Any]) -> Unavailable:
+    return Unavailable(x["unavailable"], bool(x.get("failed", False)))

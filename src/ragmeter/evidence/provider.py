@@ -166,8 +166,12 @@ def has_text(text: str | None) -> bool:
     return text is not None and bool(text.strip())
 
 
-def context_passages(sample: Sample) -> list[tuple[str, str | None]]:
-    """(chunk id, text) for each chunk that reached the prompt, in prompt order."""
+def context_passages(sample: Sample, *, answer: bool = False) -> list[tuple[str, str | None]]:
+    """(chunk id, text) for each chunk that reached the prompt, in prompt order; with ``answer``,
+    each chunk the answer was written from (``Sample.answer_context``, where a request retrieved
+    several times; else the same)."""
+    if answer and sample.answer_context is not None:
+        return [(c.id, c.text) for c in sample.answer_context]
     texts = {c.id: c.text for c in sample.retrieved}
     return [(cid, texts.get(cid)) for cid in sample.context_ids]
 
@@ -177,7 +181,7 @@ def check_context_texts(samples: Sequence[Sample]) -> None:
     from ragmeter.core.errors import InvalidInputError
 
     for s in samples:
-        for cid, text in context_passages(s):
+        for cid, text in context_passages(s) + (context_passages(s, answer=True) if s.answer_context else []):
             if text is None:
                 raise InvalidInputError(f'context chunk "{cid}" has no text for the judge to read', record=s.id,
                                         field="retrieved", fix="give chunk texts in the data or with --corpus")

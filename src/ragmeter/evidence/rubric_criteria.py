@@ -6,7 +6,7 @@ Built-in criteria, and criteria files (JSON, or YAML with PyYAML installed)::
     {"criteria": [{"name": "tone", "description": "Is the answer polite and calm?",
                    "scale": [1, 5], "examples": [{"answer": "...", "score": 2}]}]}
 
->>> Criterion("tone", "Polite?", 1, 5).prompt_inputs()["high"]
+>>> RubricCriterion("tone", "Polite?", 1, 5).prompt_inputs()["high"]
 5
 """
 
@@ -22,7 +22,7 @@ from ragmeter.io.text import read_text
 
 
 @dataclass(frozen=True)
-class Criterion:
+class RubricCriterion:
     name: str
     description: str
     low: int = 1
@@ -40,20 +40,22 @@ class Criterion:
 
 
 BUILTIN = {c.name: c for c in [
-    Criterion("relevance", "Does the answer address the question that was asked, without drifting to other topics?"),
-    Criterion("completeness", "Does the answer cover every aspect of the question that the context can answer?"),
-    Criterion("accuracy", "Is every statement of the answer correct according to the context (not outside knowledge)?"),
-    Criterion("citation_quality", "Are the answer's claims attributed to the passages that support them, with no "
-                                  "citation to a passage that does not?"),
+    RubricCriterion("relevance",
+                    "Does the answer address the question that was asked, without drifting to other topics?"),
+    RubricCriterion("completeness", "Does the answer cover every aspect of the question that the context can answer?"),
+    RubricCriterion("accuracy",
+                    "Is every statement of the answer correct according to the context (not outside knowledge)?"),
+    RubricCriterion("citation_quality", "Are the answer's claims attributed to the passages that support them, with no "
+                                        "citation to a passage that does not?"),
 ]}
 
 
-def with_builtin(criteria: Mapping[str, Criterion] | None) -> dict[str, Criterion]:
+def with_builtin(criteria: Mapping[str, RubricCriterion] | None) -> dict[str, RubricCriterion]:
     """The built-in criteria, then the given ones (a given name replaces a built-in one)."""
     return {**BUILTIN, **(criteria or {})}
 
 
-def load_criteria(path: str | Path) -> dict[str, Criterion]:
+def load_rubric_criteria(path: str | Path) -> dict[str, RubricCriterion]:
     """Read criteria from JSON or YAML; every problem names the file and the criterion."""
     path = Path(path)
     text = read_text(path)
@@ -77,7 +79,7 @@ def load_criteria(path: str | Path) -> dict[str, Criterion]:
     items = doc.get("criteria") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         raise InvalidInputError('expected {"criteria": [...]}', file=str(path))
-    out: dict[str, Criterion] = {}
+    out: dict[str, RubricCriterion] = {}
     for i, item in enumerate(items, start=1):
         file, record = str(path), str(item.get("name", f"criterion {i}")) if isinstance(item, dict) else None
         if not isinstance(item, dict) or not isinstance(item.get("name"), str) \
@@ -98,5 +100,5 @@ def load_criteria(path: str | Path) -> dict[str, Criterion]:
             if not isinstance(ex, dict) or "answer" not in ex or not isinstance(ex.get("score"), int):
                 raise InvalidInputError('each example needs "answer" and an integer "score"', field="examples",
                                         file=file, record=record)
-        out[item["name"]] = Criterion(item["name"], item["description"], scale[0], scale[1], tuple(examples))
+        out[item["name"]] = RubricCriterion(item["name"], item["description"], scale[0], scale[1], tuple(examples))
     return out

@@ -61,7 +61,8 @@ class RubricScores(ProviderBase):
                 ev.rubric[name] = Unavailable("the sample has no answer")
                 continue
             c = self.criteria[name]
-            context = "\n".join(f"[{cid}] {text or ''}" for cid, text in context_passages(sample)) or "(none)"
+            passages = context_passages(sample, answer=True)
+            context = "\n".join(f"[{cid}] {text or ''}" for cid, text in passages) or "(none)"
             out[need] = JudgeRequest(self.rubric, {**c.prompt_inputs(), "question": sample.question or "",
                                                    "context": context, "answer": sample.answer},
                                      schemas.RUBRIC, "rubric_score", logprobs=True)

@@ -27,7 +27,7 @@ from ragmeter.core.settings import DEFAULTS, Settings
 if TYPE_CHECKING:  # named only: building sources loads what each one needs, when it is given
     from ragmeter.actions.criteria import CriteriaSet
     from ragmeter.embeddings.base import EmbedderLike
-    from ragmeter.evidence.rubric_criteria import Criterion
+    from ragmeter.evidence.rubric_criteria import RubricCriterion
     from ragmeter.judges.judge import Judge
     from ragmeter.judges.transport import Limiter
     from ragmeter.ledger.sqlite import Ledger
@@ -58,7 +58,7 @@ class Sources:
     embedder: EmbedderLike | None = None
     records: RecordLookup | None = None
     action_criteria: CriteriaSet | None = None
-    criteria: Mapping[str, Criterion] | None = None
+    criteria: Mapping[str, RubricCriterion] | None = None
 
     @property
     def refuses(self) -> Refuses | None:
@@ -91,7 +91,7 @@ class SourcesDescription:
     embedder_base_url: str | None = None
     records: str | None = None
     records_timeout: float = DEFAULTS.records_timeout
-    criteria: Mapping[str, Criterion] | None = None
+    criteria: Mapping[str, RubricCriterion] | None = None
     action_criteria: CriteriaSet | None = None
 
     def build(self, *, ledger: Ledger, limiter: Limiter | None = None, lookup_cache: str | None = None) -> Sources:
@@ -116,7 +116,7 @@ class SourcesDescription:
 
 def build_sources(settings: Settings = DEFAULTS, *, judge: Part[Judge] = FROM_SETTINGS,
                   embedder: Part[EmbedderLike] = FROM_SETTINGS, records: Part[RecordLookup] = FROM_SETTINGS,
-                  criteria: Part[Mapping[str, Criterion]] = FROM_SETTINGS,
+                  criteria: Part[Mapping[str, RubricCriterion]] = FROM_SETTINGS,
                   action_criteria: Part[CriteriaSet] = FROM_SETTINGS, records_cache: str | None = None) -> Sources:
     """A run's sources: each part given as it is (None: none), each part not given built from
     ``settings``, and only when the settings name it (a label-only run imports no judge, record,
@@ -170,17 +170,17 @@ def _records(settings: Settings, cache: str | None) -> RecordLookup | None:
                         concurrency=settings.concurrency)
 
 
-def _criteria(settings: Settings) -> dict[str, Criterion] | None:
+def _criteria(settings: Settings) -> dict[str, RubricCriterion] | None:
     if not settings.criteria:
         return None
-    from ragmeter.evidence.rubric_criteria import load_criteria
+    from ragmeter.evidence.rubric_criteria import load_rubric_criteria
 
-    return load_criteria(settings.criteria)
+    return load_rubric_criteria(settings.criteria)
 
 
 def _action_criteria(settings: Settings) -> CriteriaSet | None:
     if not settings.action_criteria:
         return None
-    from ragmeter.actions.criteria import load_criteria as load_action_criteria
+    from ragmeter.actions.criteria import load_action_criteria
 
     return load_action_criteria(settings.action_criteria)

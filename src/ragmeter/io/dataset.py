@@ -70,7 +70,7 @@ def load_dataset(data: Any, *, corpus: str | Path | None = None) -> Dataset:
         list of :class:`Sample`, or a :class:`Dataset` (returned as is unless a corpus is
         given). Ragas and DeepEval field names are read as ragmeter's; contexts given as texts
         get content-hash chunk ids, and reference contexts given as texts become labels by
-        exact text match (:mod:`ragmeter.io.foreign`).
+        exact text match (:mod:`ragmeter.io.formats`).
     corpus : str or Path, optional
         A chunk id -> text file (``.jsonl`` or ``.csv``) for chunks given by id only.
 
@@ -118,15 +118,20 @@ def _load(data: Any, corpus: str | Path | None) -> Dataset:
             if plain is not None:
                 return Dataset(samples=plain.samples(), path=str(os.fspath(data)), fingerprint=plain.fingerprint,
                                testset_fingerprint=plain.testset_fingerprint, columns=plain.columns)
-        from ragmeter.io.conversations import flatten, is_conversational  # the general reader, for any other data
+        from ragmeter.io.formats.conversations import flatten  # the general reader, for any other data
+        from ragmeter.io.formats.registry import FILE_FORMATS, is_conversational
         from ragmeter.io.rows import make_samples
         from ragmeter.io.shapes import read_records
 
         source = read_records(data)
         records = source.rows
-        if any(is_conversational(r) for _, r in records):
-            records = flatten(records, source.label, source.unit)
-        samples = make_samples(records, source.label, unit=source.unit)
+        whole = next((f for f in FILE_FORMATS if f.recognises(records)), None)  # a trace export: grouped by trace
+        if whole is not None:
+            samples = whole.samples(records, source.label)
+        else:
+            if any(is_conversational(r) for _, r in records):
+                records = flatten(records, source.label, source.unit)
+            samples = make_samples(records, source.label, unit=source.unit)
         path = source.path
         if not samples:
             raise InvalidInputError("no samples", file=source.label, fix="give at least one record")
@@ -205,8 +210,10 @@ def canonical_texts(s: Sample) -> tuple[str, str]:
     rel_full, rel_test = _relevance_texts(s.relevance)
     sid, question, reference, answerable = _text(s.id), _text(s.question), _text(s.reference), _flag(s.answerable)
     ref_claims = None if s.reference_claims is None else list(s.reference_claims)
+    answer_context = "" if s.answer_context is None else \
+        f',"answer_context":{FULL_JSON.encode([[c.id, c.score, c.text] for c in s.answer_context])}'
     full = (f'{{"answer":{_text(s.answer)},"answer_claims":'
-            f'{_json(None if s.answer_claims is None else list(s.answer_claims), FULL_JSON)},'
+            f'{_json(None if s.answer_claims is None else list(s.answer_claims), FULL_JSON)}{answer_context},'
             f'"answerable":{answerable},"context":{_json(None if s.context is None else list(s.context), FULL_JSON)},'
             f'"id":{sid},"metadata":{_json(dict(s.metadata), FULL_JSON) if s.metadata else "{}"},'
             f'"question":{question},"reference":{reference},"reference_claims":{_json(ref_claims, FULL_JSON)},'
@@ -259,4 +266,6 @@ def _canonical(s: Sample) -> dict:
         "metadata": dict(s.metadata),
         "reference_claims": list(s.reference_claims) if s.reference_claims is not None else None,
         "answer_claims": list(s.answer_claims) if s.answer_claims is not None else None,
+        **({"answer_context": [[c.id, c.score, c.text] for c in s.answer_context]}
+           if s.answer_context is not None else {}),  # only when set: every other fingerprint stays
     }

@@ -16,20 +16,11 @@ from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
-from ragmeter.io.foreign import ALIASES, native_fields
-
-FIELDS = ("id", "question", "retrieved", "relevant", "context", "answer", "reference", "answerable", "metadata",
-          "reference_claims", "answer_claims")
+from ragmeter.io.formats.base import FIELDS
+from ragmeter.io.formats.registry import ALIASES, FORMATS_TRIED, is_conversational, native_fields
 
 #: A dataset record gives at least one of these; a record with only an id and a text is a corpus's.
 CONTENT_FIELDS = frozenset({"question", "retrieved", "relevant", "context", "answer", "reference"})
-#: What a record without any of them was tried as, for the error that names its fields.
-FORMATS_TRIED = ("ragmeter's (question, retrieved, relevant, answer, reference)",
-                 "Ragas' (user_input, retrieved_contexts, response, reference)",
-                 "DeepEval's (input, actual_output, retrieval_context, expected_output)",
-                 "RAGChecker's (query, response, gt_answer, retrieved_context; a .json file {\"results\": [...]})",
-                 "a conversation (turns; Ragas user_input messages; DeepEval turns with roles)",
-                 "MTRAG's tasks (input, contexts, targets, predictions) and conversations (messages)")
 
 def _type_name(value: Any) -> str:
     if value is None:
@@ -73,7 +64,7 @@ class RowReader:
         if not isinstance(row, Mapping):
             raise err(f"each record must be a JSON object, got {_type_name(row)}",
                       fix='write one object per line, e.g. {"id": "q1", ...}')
-        if _conversational(row):  # never here from load_dataset, which reads them turn by turn first
+        if is_conversational(row):  # never here from load_dataset, which reads them turn by turn first
             raise err("a conversation (turns, Ragas user_input messages, or an MTRAG task or conversation) "
                       "becomes one sample per turn only when the file is read whole",
                       fix="drop --block (a streamed file holds one sample per line)")
@@ -127,6 +118,8 @@ class RowReader:
             metadata=MappingProxyType({**metadata, **extra}),
             reference_claims=_claims(row.get("reference_claims"), err.field("reference_claims")),
             answer_claims=_claims(row.get("answer_claims"), err.field("answer_claims")),
+            answer_context=None if row.get("answer_context") is None else
+            _retrieved(row["answer_context"], err.field("answer_context"), self.chunks),
         )
 
     def _plain_sample(self, row: Any, line: int) -> Sample | None:
@@ -176,12 +169,6 @@ class RowReader:
 
 
 _PLAIN_FIELDS = frozenset({"id", "question", "retrieved", "relevant", "answer", "reference"})
-
-
-def _conversational(row: Mapping[str, Any]) -> bool:
-    from ragmeter.io.conversations import is_conversational  # it reads rows' fields: a late import
-
-    return is_conversational(row)
 
 
 def _has_content(row: Mapping[str, Any]) -> bool:

@@ -21,26 +21,15 @@ from typing import Any
 
 from ragmeter.core.errors import InvalidInputError, UnsupportedInputError
 from ragmeter.io.csv_table import iter_csv
-from ragmeter.io.foreign import ALIASES
-from ragmeter.io.foreign import NAMES as FOREIGN_NAMES
+from ragmeter.io.formats.base import FIELDS
+from ragmeter.io.formats.registry import ACCEPTED, ALIASES, CONTEXTS, HOLDERS
 from ragmeter.io.jsonl import iter_jsonl
-from ragmeter.io.rows import FIELDS
 from ragmeter.io.text import read_text
 
-ACCEPTED = (
-    "a path to a .jsonl, .json (array or lines), .csv or .parquet file",
-    "a list of dicts",
-    "a pandas DataFrame",
-    "a Hugging Face datasets.Dataset",
-    "Ragas samples or an EvaluationDataset",
-    "DeepEval test cases (objects with input, actual_output, retrieval_context, ...)",
-    "a list of ragmeter Samples",
-    "a ragmeter Dataset",
-)
 FILE_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".parquet")
 #: Attribute names read from a sample object (Ragas ``SingleTurnSample``, DeepEval ``LLMTestCase``, ...).
-OBJECT_FIELDS = tuple(dict.fromkeys((*FIELDS, *ALIASES, *FOREIGN_NAMES, "user_input")))
-_QUESTION_NAMES = ("question", "user_input", "input", "query")
+OBJECT_FIELDS = tuple(dict.fromkeys((*FIELDS, *ALIASES, *CONTEXTS)))
+_QUESTION_NAMES = ("question", *(name for name, field in ALIASES.items() if field == "question"))
 
 
 @dataclass(frozen=True)
@@ -76,7 +65,7 @@ def read_records(data: Any, *, argument: str = "data") -> Records:
     if isinstance(data, Mapping):
         raise InvalidInputError(f"{argument}: got one dict", fix="pass a list of dicts (one per sample), "
                                 "or a DataFrame for a table of columns")
-    for attr, label in (("samples", "EvaluationDataset"), ("test_cases", "EvaluationDataset")):
+    for attr, label in HOLDERS.items():
         inner = getattr(data, attr, None)
         if isinstance(inner, (list, tuple)) and not isinstance(data, (list, tuple)):
             return Records(_numbered(_record(x, argument) for x in inner), label, "row", None)

@@ -33,6 +33,9 @@ def sample_to_row(s: Sample) -> dict:
     for name in ("reference_claims", "answer_claims"):
         if getattr(s, name) is not None:
             row[name] = list(getattr(s, name))
+    if s.answer_context is not None:
+        row["answer_context"] = [{k: v for k, v in (("id", c.id), ("score", c.score), ("text", c.text))
+                                  if v is not None} for c in s.answer_context]
     return row
 
 

@@ -96,9 +96,8 @@ def _rule(grades: list[int], rule: str) -> int:
 def export_dataset(data_path: str | Path, out_path: str | Path, final: FinalLabels, *, labeled_only: bool = False,
                    mark_unanswerable: bool = False) -> dict[str, int]:
     """Write a new dataset whose ``relevant`` fields are the final labels (the input is not touched)."""
-    from ragmeter.io.collection import writing
     from ragmeter.io.dataset import load_dataset
-    from ragmeter.io.writer import sample_to_row, write_jsonl
+    from ragmeter.io.writer import sample_to_row, write_jsonl, writing
 
     if Path(out_path).resolve() == Path(data_path).resolve():
         raise InvalidInputError("the export would overwrite the dataset it reads", file=str(out_path),

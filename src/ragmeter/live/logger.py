@@ -15,6 +15,7 @@ import queue
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 DEFAULT_PATH_ENV = "RAGMETER_LOG"
@@ -34,15 +35,25 @@ class RequestLogger:
     def log(self, question: Any, retrieved: Any = None, answer: Any = None, *, request_id: str | None = None,
             context: Any = None, **metadata: Any) -> bool:
         """Queue one request; False (never an exception) when it had to be dropped."""
-        try:
-            record = {"request_id": request_id or uuid.uuid4().hex, "ts": time.time(), "question": question,
-                      "retrieved": _chunks(retrieved), "answer": answer}
+        def record() -> dict[str, Any]:
+            out = {"request_id": request_id or uuid.uuid4().hex, "ts": time.time(), "question": question,
+                   "retrieved": _chunks(retrieved), "answer": answer}
             if context is not None:
-                record["context"] = list(context)
+                out["context"] = list(context)
             if metadata:
-                record["metadata"] = metadata
-            line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
-            self._queue.put_nowait(line)
+                out["metadata"] = metadata
+            return out
+
+        return self._put(record)
+
+    def feedback(self, request_id: str, value: Any) -> bool:
+        """Queue user feedback on an earlier request (1 good, -1 bad, or a score); False when dropped."""
+        return self._put(lambda: {"request_id": request_id, "ts": time.time(), "feedback": value})
+
+    def _put(self, record: Callable[[], dict[str, Any]]) -> bool:
+        """Queue ``record()`` as one line; a full queue or a record that cannot be written is counted."""
+        try:
+            self._queue.put_nowait(json.dumps(record(), ensure_ascii=False, default=str) + "\n")
             return True
         except queue.Full:
             with self._lock:
@@ -113,5 +124,14 @@ def log_request(question: Any, retrieved: Any = None, answer: Any = None, **kwar
     """Append one production request for ``ragmeter watch``. Never raises."""
     try:
         return default_logger().log(question, retrieved, answer, **kwargs)
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def log_feedback(request_id: str, value: Any) -> bool:
+    """Append user feedback on the request ``request_id`` (1 good, -1 bad, or a score; the
+    watcher joins it to the request). Never raises."""
+    try:
+        return default_logger().feedback(request_id, value)
     except Exception:  # noqa: BLE001
         return False

@@ -19,7 +19,14 @@ from ragmeter.engine.call_plan import needs_judge
 from ragmeter.engine.evaluate import resolve_measures
 from ragmeter.evidence.sources import build_sources
 from ragmeter.judges.judge_factory import default_judge, make_judge
-from ragmeter.live.watch import Alert, Watcher, serve
+from ragmeter.live.alerts import Alert
+from ragmeter.live.gauges import statsd_client
+from ragmeter.live.phoenix import PhoenixOutbox
+from ragmeter.live.prometheus import serve
+from ragmeter.live.receiver import Receiver, parse_listen
+from ragmeter.live.spool import Spool
+from ragmeter.live.trace_intake import TraceIntake
+from ragmeter.live.watch import Watcher
 from ragmeter.report.heartbeat import judge_heartbeat
 from ragmeter.runs.store import load_run
 
@@ -94,16 +101,24 @@ def resolve_watch_judge(settings: Settings, notify: Callable[[str], None] | None
 
 def make_watcher(settings: Settings) -> Watcher:
     """The watcher ``settings.watch`` describes, judging through ``settings``' judge (its
-    ledger defaults to ``<state>/ledger.sqlite``)."""
+    ledger defaults to ``<state>/ledger.sqlite``): over the log file, or with ``otlp`` over the
+    OTLP receiver's spool (``<state>/spool.sqlite``; the receiver is started by :func:`run_watch`)."""
     w = settings.watch
-    if w.log is None:
-        raise InvalidSettingError("log", "give the request log to watch")
+    if (w.log is None) == (w.otlp is None):
+        raise InvalidSettingError("log", "give the request log to watch, or --otlp [HOST:]PORT to receive traces"
+                                  + (" (not both)" if w.log is not None else ""))
     alerts = alerts_for(settings)
     registry = _registry(0 if w.once else w.port)  # one pass, then exit: nothing to scrape
     judge = make_judge(settings.judge_spec, settings, ledger=settings.ledger or str(Path(w.state) / "ledger.sqlite"))
-    return Watcher(w.log, judge, Path(w.state), metrics=w.metrics, sample_rate=w.sample_rate, window=w.window,
+    intake = None
+    if w.otlp is not None:
+        Path(w.state).mkdir(parents=True, exist_ok=True)
+        intake = TraceIntake(Spool(Path(w.state) / "spool.sqlite", settle=w.settle, quiet=w.quiet,
+                                   max_open=w.max_open))
+    return Watcher(w.log or "", judge, Path(w.state), metrics=w.metrics, sample_rate=w.sample_rate, window=w.window,
                    alerts=alerts, alert_command=w.alert_command, registry=registry, k=settings.k,
-                   sources=build_sources(settings, judge=judge))
+                   sources=build_sources(settings, judge=judge), intake=intake,
+                   statsd=statsd_client(w.statsd) if w.statsd else None)
 
 
 def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
@@ -111,21 +126,40 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
     alert with ``exit_on_alert``)."""
     w = settings.watch
     watcher = make_watcher(settings)
+    receiver = None
+    if watcher.intake is not None and w.otlp is not None:
+        try:
+            host, port = parse_listen(w.otlp)
+        except ValueError as exc:
+            raise InvalidSettingError("otlp", str(exc)) from None
+        try:
+            receiver = Receiver(watcher.intake.spool, host, port, max_backlog=2 * w.max_open)
+        except OSError as exc:
+            watcher.close()
+            raise InvalidSettingError("otlp", f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+        say(f"OTLP/HTTP traces on {receiver.url} (protobuf or JSON)")
     if watcher.registry is not None:
         serve(watcher.registry, w.host, w.port)
         say(f"metrics on http://{w.host}:{w.port}/metrics")
+    outbox = PhoenixOutbox(w.to_phoenix, watcher.scored_file, Path(w.state) / "phoenix.json", watcher.notes) \
+        if w.to_phoenix else None
     say_notes(watcher, say)
     try:
-        return _poll_until_done(watcher, w, say, settings.progress_interval)
+        return _poll_until_done(watcher, w, say, settings.progress_interval, outbox)
     finally:
+        if receiver is not None:
+            receiver.close()
         watcher.close()
 
 
-def _poll_until_done(watcher: Watcher, w: Any, say: Callable[[str], None], interval: float) -> int:
+def _poll_until_done(watcher: Watcher, w: Any, say: Callable[[str], None], interval: float,
+                     outbox: PhoenixOutbox | None = None) -> int:
     start = time.monotonic()
     while True:
         with judge_heartbeat(watcher.judge, "scoring new requests", interval=interval):
             scored = watcher.poll()  # a line every --progress-interval seconds while judge calls are in flight
+        if outbox is not None:
+            outbox.pump()
         if watcher.quarantined:
             say(f"quarantined {len(watcher.quarantined)} malformed line(s) to {watcher.quarantine_file} "
                 f"(last: {watcher.quarantined[-1]}); {watcher.counts['malformed']} so far")
@@ -144,7 +178,7 @@ def _poll_until_done(watcher: Watcher, w: Any, say: Callable[[str], None], inter
             continue  # more complete lines wait: no sleep
         if w.once or (w.max_seconds is not None and time.monotonic() - start > w.max_seconds):
             say_summary(watcher, say)
-            if w.once and not watcher.counts["lines"]:  # a silent exit read as 'did it run?'
+            if w.once and not watcher.counts["lines"] and w.log:  # a silent exit read as 'did it run?'
                 say(f"no new line in {w.log} since the last pass (its offset is kept in {w.state})")
             return 0
         time.sleep(w.interval)
@@ -198,7 +232,10 @@ def say_summary(watcher: Watcher, say: Callable[[str], None]) -> None:
 def summary_line(watcher: Watcher) -> str:
     """What this process read: lines, scored, quarantined (and where), sampled out, duplicates."""
     c = watcher.counts
-    line = (f"read {c['lines']} line(s): {c['scored']} scored, {c['malformed']} malformed (quarantined"
+    unit = "item(s) from the OTLP receiver" if watcher.intake is not None else "line(s)"
+    line = (f"read {c['lines']} {unit}: {c['scored']} scored, {c['malformed']} malformed (quarantined"
             f"{' in ' + str(watcher.quarantine_file) if c['malformed'] else ''}), {c['sampled_out']} sampled out, "
-            f"{c['duplicates']} already scored")
+            f"{c['duplicates']} already scored"
+            + (f", {c['not_rag']} not RAG requests" if c["not_rag"] else "")
+            + (f", {c['feedback']} feedback" if c["feedback"] else ""))
     return line

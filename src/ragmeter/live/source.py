@@ -1,10 +1,13 @@
 """Parsing a request log's lines into samples (the lines come from :mod:`ragmeter.live.tail`).
 
-Two shapes per line: ragmeter's own (``log_request``): ``{"request_id", "ts", "question",
+Two shapes of request per line: ragmeter's own (``log_request``): ``{"request_id", "ts", "question",
 "retrieved": [{"id", "text", "score"?}], "answer", "context"?, "metadata"?}``; or an
-OpenTelemetry/OpenInference span exported as JSON, whose flattened attributes carry
-``input.value`` (the question), ``output.value`` (the answer) and
-``retrieval.documents.<i>.document.id`` / ``.content``.
+OpenTelemetry/OpenInference span exported as JSON, whose attributes (flattened, or OTLP's list)
+carry ``input.value`` (the question), ``output.value`` (the answer) and
+``retrieval.documents.<i>.document.id`` / ``.content`` (read by
+:mod:`ragmeter.io.formats.openinference`, as ``eval`` and the action grader read them). A line
+``{"request_id", "feedback"}`` (``ragmeter.log_feedback``) is user feedback on an earlier request
+(:class:`Feedback`).
 
 A line is validated whole before it becomes a sample: anything else (invalid JSON, a torn
 line, ``"ts": "yesterday"``, an answer that is a number, a context of numbers) is a
@@ -15,26 +18,51 @@ here raises on what a line holds.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
+from ragmeter.io.formats import openinference
 from ragmeter.io.json_text import decode_json
 from ragmeter.io.rows import RowReader
-
-_DOC = re.compile(r"retrieval\.documents\.(\d+)\.document\.(id|content)$")
+from ragmeter.live.gauges import feedback_value
 
 
 @dataclass(frozen=True)
 class LoggedRequest:
-    """One request read from the log: its id, its time, and the sample it becomes."""
+    """One request read from the log: its id, its time, and the sample it becomes (a request that
+    retrieved several times, read from a trace: one sample per retrieval, in ``samples``, and its
+    root span's id)."""
 
     id: str
     ts: float
     sample: Sample
+    samples: tuple[Sample, ...] = ()
+    root_span_id: str | None = None
+
+    @property
+    def all_samples(self) -> tuple[Sample, ...]:
+        return self.samples or (self.sample,)
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """User feedback on an earlier request, joined to it by id: ``{"request_id", "feedback"}``
+    (``ragmeter.log_feedback``), or sent to the OTLP receiver's ``/v1/feedback``."""
+
+    id: str
+    value: float
+    ts: float
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something read that is not a request to score, and is not malformed (a trace without a
+    retriever): counted, never quarantined."""
+
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -44,8 +72,8 @@ class Rejected:
     reason: str
 
 
-def parse(raw: bytes) -> LoggedRequest | Rejected:
-    """A request, or :class:`Rejected` with the reason for a line that is not one."""
+def parse(raw: bytes) -> LoggedRequest | Feedback | Rejected:
+    """A request, feedback on one, or :class:`Rejected` with the reason for a line that is neither."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -56,10 +84,11 @@ def parse(raw: bytes) -> LoggedRequest | Rejected:
         return Rejected(exc.problem)
     if not isinstance(obj, dict):
         return Rejected(f"a line must be a JSON object, got {type(obj).__name__}")
-    attrs = obj.get("attributes")
     try:
-        if isinstance(attrs, dict) and "input.value" in attrs:
-            return _span(obj, attrs)
+        if openinference.is_request(obj):
+            return _span(obj)
+        if "feedback" in obj and "question" not in obj:
+            return feedback(obj.get("request_id"), obj["feedback"], obj.get("ts"))
         return _request(obj)
     except InvalidInputError as exc:
         return Rejected(exc.problem if exc.field is None else f'field "{exc.field}": {exc.problem}')
@@ -82,34 +111,24 @@ def _request(obj: dict) -> LoggedRequest:
     return LoggedRequest(sample.id, _timestamp(obj.get("ts"), "ts"), sample)
 
 
-def _span(obj: dict, attrs: dict) -> LoggedRequest:
-    docs: dict[int, dict] = {}
-    for key, value in attrs.items():
-        m = _DOC.match(key)
-        if m:
-            docs.setdefault(int(m.group(1)[:9]), {})[m.group(2)] = value
-    chunks = []
-    for i, d in sorted(docs.items()):
-        cid, content = d.get("id", f"doc-{i}"), d.get("content")
-        if isinstance(cid, bool) or not isinstance(cid, (str, int)):
-            raise InvalidInputError(f"document {i} id must be a string, got {_kind(cid)}", field="attributes")
-        if content is not None and not isinstance(content, str):
-            raise InvalidInputError(f"document {i} content must be a string, got {_kind(content)}",
-                                    field="attributes")
-        chunks.append(Chunk(str(cid), None, content))
-    context = obj.get("context")
-    span_id = obj.get("span_id") or (context.get("span_id") if isinstance(context, dict) else None)
-    if isinstance(span_id, bool) or not isinstance(span_id, (str, int)) or not str(span_id).strip():
-        raise InvalidInputError("a span needs a span_id", field="span_id")
-    question, answer = attrs["input.value"], attrs.get("output.value")
-    if not isinstance(question, str):
-        raise InvalidInputError(f"input.value must be a string, got {_kind(question)}", field="attributes")
-    if answer is not None and not isinstance(answer, str):
-        raise InvalidInputError(f"output.value must be a string, got {_kind(answer)}", field="attributes")
+def feedback(rid: Any, value: Any, ts: Any = None) -> Feedback:
+    """A feedback record, or ``InvalidInputError`` naming the field."""
+    if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
+        raise InvalidInputError("feedback needs the request_id of the request it is about", field="request_id")
+    number = feedback_value(value)
+    if number is None:
+        raise InvalidInputError(f"must be a number (1 good, -1 bad, or a score), true/false or up/down, got "
+                                f"{str(value)[:40]!r}", field="feedback")
+    return Feedback(str(rid), number, _timestamp(ts, "ts"))
+
+
+def _span(obj: dict) -> LoggedRequest:
+    got = openinference.request(obj)
     ts = obj.get("start_time") if obj.get("start_time") is not None else obj.get("startTimeUnixNano")
     ts_value = 0.0 if isinstance(ts, str) else _timestamp(ts, "start_time")
-    return LoggedRequest(str(span_id), ts_value, Sample(id=str(span_id), question=question, retrieved=tuple(chunks),
-                                                        answer=answer))
+    chunks = tuple(Chunk(cid, None, text) for cid, text in got.documents)
+    return LoggedRequest(got.id, ts_value,
+                         Sample(id=got.id, question=got.question, retrieved=chunks, answer=got.answer))
 
 
 def _timestamp(value: Any, field: str) -> float:

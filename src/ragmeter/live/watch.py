@@ -24,6 +24,13 @@ files are read the same way: a torn last line of ``scored.jsonl`` (a kill mid-wr
 off, a damaged ``offset.json`` restarts from the top of the log (every request already in
 ``scored.jsonl`` is skipped).
 
+With ``intake`` (``watch --otlp``) the watcher reads the OTLP receiver's spool instead of a log
+(:mod:`ragmeter.live.trace_intake`): items come parsed, one request per trace, and leave the spool
+only when the results are written (the same contract). A request that retrieved several times is
+scored as one sample per retrieval; its record holds the request's cells (:func:`request_cells`)
+and each retrieval's. Every request read feeds the operational gauges (:mod:`ragmeter.live.gauges`),
+and feedback lines are joined to their requests in ``feedback.jsonl``.
+
 Metric names (``--metrics``, ``--alert``) resolve through the parser as everywhere
 (``groundedness`` is ``faithfulness``); the records, windows and gauges use canonical names.
 
@@ -64,7 +71,10 @@ from ragmeter.core.settings import DEFAULTS, InvalidSettingError
 from ragmeter.engine.evaluate import evaluate_with, resolve_measures
 from ragmeter.evidence.sources import Sources, build_sources
 from ragmeter.io.dataset import from_samples
-from ragmeter.live.source import LoggedRequest, Rejected, parse
+from ragmeter.live import prometheus
+from ragmeter.live.alerts import Alert
+from ragmeter.live.gauges import Gauges, request_values
+from ragmeter.live.source import Feedback, LoggedRequest, Rejected, Skipped, parse
 from ragmeter.live.tail import Line, LogTail
 
 DEFAULT_METRICS = DEFAULTS.watch.metrics
@@ -74,33 +84,6 @@ HOUR = 3600.0
 def kept(request_id: str, rate: float) -> bool:
     h = int.from_bytes(hashlib.sha256(request_id.encode()).digest()[:8], "big")
     return h / 2 ** 64 < rate
-
-
-@dataclass
-class Alert:
-    metric: str
-    below: float | None = None  # a floor on the last-N mean (higher-is-better metrics)
-    baseline: list[float] | None = None  # a baseline run's values: drift check
-    max_drop: float = DEFAULTS.watch.max_drop  # a fall (a rise, for lower-is-better metrics) larger than this
-    firing: bool = False
-    above: float | None = None  # a ceiling on the last-N mean (lower-is-better metrics)
-    higher_is_better: bool = True  # the metric's direction, set by the watcher from its spec
-
-    def message(self, mean: float, values: Sequence[float]) -> str | None:
-        """Why this alert fires for a rolling ``mean`` over ``values``, or None."""
-        message = None
-        if self.below is not None and mean < self.below:
-            message = f"{self.metric} rolling mean {mean:.3f} is below {self.below}"
-        if self.above is not None and mean > self.above:
-            message = f"{self.metric} rolling mean {mean:.3f} is above {self.above} (lower is better)"
-        if self.baseline:
-            base = float(np.mean(self.baseline))
-            drop = base - mean if self.higher_is_better else mean - base
-            if drop > self.max_drop and _two_sample_p(self.baseline, values) < 0.05:
-                moved = "dropped" if self.higher_is_better else "rose (lower is better)"
-                message = (f"{self.metric} rolling mean {mean:.3f} {moved} {drop:.3f} from the baseline "
-                           f"{base:.3f} (significant)")
-        return message
 
 
 @dataclass
@@ -117,6 +100,8 @@ class Watcher:
     batch: int = 16  # requests scored per poll at most: bounded work, and progress saved often
     k: int | None = DEFAULTS.k  # the retrieved list's cut-off for measures without their own @k
     sources: Sources | None = None  # what the metrics are scored through; None: the judge alone
+    intake: Any = None  # the OTLP receiver's spool (live.trace_intake.TraceIntake); None: the log file
+    statsd: Any = None  # a statsd client for the operational gauges (live.gauges)
 
     def __post_init__(self) -> None:
         self._sources = self.sources if self.sources is not None else build_sources(judge=self.judge)
@@ -139,11 +124,13 @@ class Watcher:
         self.scored_file = self.state_dir / "scored.jsonl"
         self.quarantine_file = self.state_dir / "quarantine.jsonl"
         self.notes: list[str] = []  # what the state files needed on start, rotations seen, alert-command failures
-        self.tail = LogTail(self.log, self.offset_file, self.notes)
+        self.feedback_file = self.state_dir / "feedback.jsonl"
+        self.tail: Any = self.intake if self.intake is not None else LogTail(self.log, self.offset_file, self.notes)
         self.seen: set[str] = set()
         self.recent: deque = deque(maxlen=self.window)
         self.hour: deque = deque()
-        self.counts = {"lines": 0, "malformed": 0, "sampled_out": 0, "scored": 0, "duplicates": 0}
+        self.counts = {"lines": 0, "malformed": 0, "sampled_out": 0, "scored": 0, "duplicates": 0, "feedback": 0,
+                       "not_rag": 0}
         self.fired: list[str] = []  # messages of this poll's new alerts
         self.quarantined: list[str] = []  # reasons of this poll's quarantined lines
         self.alerts_total = 0
@@ -155,7 +142,12 @@ class Watcher:
         self.in_quarantine = {(str(rec.get("file", here)), rec["offset"])
                               for rec in _records(self.quarantine_file, self.notes,
                                                   lambda r: isinstance(r.get("offset"), int))}
-        self.gauges = _Prometheus(self.registry) if self.registry is not None else None
+        self.gauges = prometheus.Gauges(self.registry) if self.registry is not None else None
+        self.ops = Gauges(self.window, registry=self.registry, statsd=self.statsd)
+        self.feedback_keys: set[tuple[str, int]] = set()
+        for rec in _records(self.feedback_file, self.notes, lambda r: isinstance(r.get("id"), str)):
+            self.feedback_keys.add((str(rec.get("file")), rec.get("offset", -1)))
+            self._join_feedback(rec)
 
     def _remember(self, rec: dict) -> None:
         self.recent.append(rec)
@@ -182,23 +174,32 @@ class Watcher:
         consumed: list[Line] = []
         requests: list[tuple[Line, LoggedRequest]] = []
         bad: list[dict] = []
+        said: list[dict] = []  # feedback joined to its request
         for ln in lines:
             if len(requests) >= self.batch:
                 self.pending = True  # the rest waits for the next poll
                 break
             consumed.append(ln)
             self.counts["lines"] += 1
-            raw = ln.raw.lstrip(b"\x00")  # a copytruncate under a writer without O_APPEND leaves NULs
-            if not raw.strip():
-                continue
-            req = parse(raw)
+            req = getattr(ln, "parsed", None)  # the spool's items come parsed
+            if req is None:
+                raw = ln.raw.lstrip(b"\x00")  # a copytruncate under a writer without O_APPEND leaves NULs
+                if not raw.strip():
+                    continue
+                req = parse(raw)
             if isinstance(req, Rejected):
                 self._quarantine(bad, ln, ("unfinished last line of a rotated log: " if ln.torn else "") + req.reason)
+            elif isinstance(req, Skipped):
+                self.counts["not_rag"] += 1
+            elif isinstance(req, Feedback):
+                self._feedback(said, ln, req)
             elif req.id in self.seen:
                 self.counts["duplicates"] += 1
             elif not kept(req.id, self.sample_rate):
+                self.ops.observe(request_values(req.all_samples))  # every request read, scored or not
                 self.counts["sampled_out"] += 1
             else:
+                self.ops.observe(request_values(req.all_samples))
                 self.seen.add(req.id)
                 requests.append((ln, req))
         self.pending = self.pending or self.tail.more
@@ -210,6 +211,10 @@ class Watcher:
             for rec in records:
                 self._remember(rec)
             self.counts["scored"] += len(records)
+        if said:
+            _append(self.feedback_file, said)
+            for rec in said:
+                self._join_feedback(rec)
         if consumed:
             for ln in consumed:
                 self.tail.advance(ln)
@@ -253,10 +258,40 @@ class Watcher:
         with warnings.catch_warnings():  # a poll's batch is not the traffic: the windows say coverage
             warnings.simplefilter("ignore", LowCoverageWarning)
             warnings.simplefilter("ignore", NothingRetrievedWarning)
-            result = evaluate_with(from_samples([r.sample for r in requests]), self.measures, self._sources)
-        return [{"id": r.id, "ts": r.ts or time.time(),
-                 "metrics": {str(m): _cell(result.outcomes[m][i]) for m in result.measures}}
-                for i, r in enumerate(requests)]
+            result = evaluate_with(from_samples([s for r in requests for s in r.all_samples]), self.measures,
+                                   self._sources)
+        out, i = [], 0
+        for r in requests:
+            n = len(r.all_samples)
+            cells = [{str(m): _cell(result.outcomes[m][j]) for m in result.measures} for j in range(i, i + n)]
+            i += n
+            rec: dict[str, Any] = {"id": r.id, "ts": r.ts or time.time(),
+                                   "metrics": cells[0] if n == 1 else request_cells(cells)}
+            if n > 1:  # several retrievals: each one's cells, and the request's above
+                rec["retrievals"] = [{"id": s.id, "metrics": c} for s, c in zip(r.all_samples, cells)]
+            if r.root_span_id is not None:
+                rec["root_span_id"] = r.root_span_id
+            out.append(rec)
+        return out
+
+    def _feedback(self, said: list[dict], ln: Line, fb: Feedback) -> None:
+        """Feedback on request ``fb.id``: sent to the gauges and kept in ``feedback.jsonl`` (once:
+        a line read again after a restart is known by where it was)."""
+        self.counts["feedback"] += 1
+        key = (ln.file, ln.start)
+        if key in self.feedback_keys:
+            return
+        self.feedback_keys.add(key)
+        self.ops.observe({"user_feedback": fb.value})
+        said.append({"id": fb.id, "ts": fb.ts or time.time(), "value": fb.value, "joined": fb.id in self.seen,
+                     "file": ln.file, "offset": ln.start})
+
+    def _join_feedback(self, rec: dict) -> None:
+        """The feedback on the scored request it names, in the rolling window."""
+        for scored in reversed(self.recent):
+            if scored["id"] == rec["id"]:
+                scored["feedback"] = rec.get("value")
+                break
 
     def window_summary(self, which: str = "last_n") -> dict[str, dict]:
         """Per metric: the mean of the scored values, the counts by status, and ``reasons``
@@ -304,6 +339,26 @@ class Watcher:
                     self._run_alert_command(message)
             elif not message:
                 a.firing = False
+
+
+def request_cells(cells: Sequence[dict[str, dict]]) -> dict[str, dict]:
+    """A request's cell per metric from its retrievals' cells: the mean of the scored values (an
+    answer metric is scored on one retrieval only: its value); else the first failure; else why
+    none was computed.
+
+    >>> request_cells([{"m": {"status": "scored", "value": 0.5}, "f": {"status": "not_computed", "value": None}},
+    ...                {"m": {"status": "scored", "value": 1.0}, "f": {"status": "scored", "value": 0.8}}])
+    {'m': {'status': 'scored', 'value': 0.75}, 'f': {'status': 'scored', 'value': 0.8}}
+    """
+    out: dict[str, dict] = {}
+    for m in cells[0]:
+        column = [c[m] for c in cells if m in c]
+        values = [c["value"] for c in column if c["status"] == "scored"]
+        if values:
+            out[m] = {"status": "scored", "value": sum(values) / len(values)}
+        else:
+            out[m] = next((c for c in column if c["status"] == "failed"), column[0])
+    return out
 
 
 def _append(path: Path, records: list[dict]) -> None:
@@ -356,54 +411,3 @@ def _records(path: Path, notes: list[str], valid: Callable[[dict], bool]) -> lis
     if damaged:
         notes.append(f"{path}: skipped {damaged} damaged line(s)")
     return out
-
-
-def _two_sample_p(a: Sequence[float], b: Sequence[float]) -> float:
-    """Permutation test of equal means for two independent samples (seeded)."""
-    x, y = np.asarray(a, float), np.asarray(b, float)
-    if len(x) < 2 or len(y) < 2:
-        return 1.0
-    pooled = np.concatenate([x, y])
-    observed = abs(x.mean() - y.mean())
-    rng = np.random.default_rng(0)
-    hits = 0
-    for _ in range(2000):
-        rng.shuffle(pooled)
-        hits += abs(pooled[:len(x)].mean() - pooled[len(x):].mean()) >= observed - 1e-12
-    return hits / 2000
-
-
-class _Prometheus:
-    def __init__(self, registry) -> None:
-        from prometheus_client import Gauge
-
-        self.mean = Gauge("ragmeter_rolling_mean", "Rolling mean of a metric", ["metric", "window"], registry=registry)
-        self.coverage = Gauge("ragmeter_rolling_samples", "Samples in the rolling window by status",
-                              ["metric", "window", "status"], registry=registry)
-        self.counts = Gauge("ragmeter_log_lines", "Log lines read, by outcome", ["outcome"], registry=registry)
-        self.calls = Gauge("ragmeter_judge_calls", "Judge calls made by this watcher", registry=registry)
-        self.latency = Gauge("ragmeter_judge_latency_seconds_avg", "Mean judge call latency", registry=registry)
-        self.alerts = Gauge("ragmeter_alerts_fired", "Alerts fired since start", registry=registry)
-
-    def update(self, w: Watcher) -> None:
-        for which in ("last_n", "last_hour"):
-            for m, s in w.window_summary(which).items():
-                if s["mean"] is not None:
-                    self.mean.labels(m, which).set(s["mean"])
-                for status in ("scored", "not_computed", "failed"):
-                    self.coverage.labels(m, which, status).set(s[status])
-        for k, v in w.counts.items():
-            self.counts.labels(k).set(v)
-        stats = getattr(w.judge, "stats", None)
-        if stats is not None:
-            self.calls.set(stats.calls)
-            self.latency.set(stats.latency_s / stats.calls if stats.calls else 0.0)
-        self.alerts.set(w.alerts_total)
-
-
-def serve(registry, host: str = DEFAULTS.watch.host, port: int = DEFAULTS.watch.port):
-    """Start the /metrics endpoint (loopback by default); returns the server."""
-    from prometheus_client import start_http_server
-
-    server, _thread = start_http_server(port, addr=host, registry=registry)
-    return server

@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the embedders load only where an embedding metric runs (``r
     # claim matrix and the criteria where a judged one does (a label metric's spec needs neither)
     from ragmeter.embeddings.base import Embedder
     from ragmeter.evidence.matrix import Evidence, Unavailable
-    from ragmeter.evidence.rubric_criteria import Criterion
+    from ragmeter.evidence.rubric_criteria import RubricCriterion
 
 
 class Unscorable(Exception):
@@ -54,7 +54,7 @@ class LabelKernel(Protocol):
 class JudgedContext:
     """What a judged metric may use besides the evidence."""
 
-    criteria: Mapping[str, Criterion] = field(default_factory=dict)  # rubric criteria by name
+    criteria: Mapping[str, RubricCriterion] = field(default_factory=dict)  # rubric criteria by name
     embedder: Embedder | str | None = None  # an embedder, or why none could be loaded
     logprobs: bool = False  # the judge's backend gives token log-probabilities
 

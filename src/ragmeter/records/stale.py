@@ -1,6 +1,7 @@
 """The ``stale_chunk`` failure point: the context supports a fact that the record contradicts.
 
-The seed's diagnosis row "faithfulness high, facts wrong in the system of record: the
+The diagnosis row of the article "RAG Evaluation Metrics: Formulas and a Worked Example"
+"faithfulness high, facts wrong in the system of record: the
 retrieved chunk is stale". Per failing fact: if its claim is *supported* in the claim
 matrix's answer-vs-context verdicts, the chunks behind that verdict hold the stale text,
 and they are named. A failing fact whose claim the context does not support is a

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 PASS, FAIL = "pass", "fail"
-CANNOT_VERIFY = "cannot_verify"  # a fact (the seed's Data Validation wording)
-UNABLE_TO_VERIFY = "unable_to_verify"  # a criterion (the seed's Agent Assurance wording)
+# The wording of the article "RAG Evaluation Metrics: Formulas and a Worked Example":
+CANNOT_VERIFY = "cannot_verify"  # a fact (its Data Validation's)
+UNABLE_TO_VERIFY = "unable_to_verify"  # a criterion (its Agent Assurance's)
 NOT_APPLICABLE = "not_applicable"  # a criterion whose condition does not hold for the case
 Verdict = Literal["pass", "fail", "cannot_verify", "unable_to_verify", "not_applicable"]
 UNVERIFIED = (CANNOT_VERIFY, UNABLE_TO_VERIFY)

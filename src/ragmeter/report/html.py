@@ -241,6 +241,18 @@ def _query_row(r: dict, s: Sample | None, d: QueryDiagnosis | None, metrics: lis
             + f'<td data-value="{escape(labels)}">{shown}</td></tr>')
 
 
+def _request(s: Sample) -> str:
+    """For one retrieval of a request that retrieved several times (read from a trace): which, and
+    its siblings, linked."""
+    n, i, rid = s.metadata.get("retrievals"), s.metadata.get("retrieval"), s.metadata.get("request")
+    if not isinstance(n, int) or n < 2 or rid is None:
+        return ""
+    links = ", ".join(f'<a href="#q-{escape(f"{rid}#{j}")}">#{j}</a>' for j in range(1, n + 1))
+    query = f"; its query: {escape(str(s.metadata['query']))}" if s.metadata.get("query") else ""
+    return (f"<p><b>Request</b> {escape(str(rid))}: retrieval {i} of {n} ({links}){query}; the answer is scored "
+            f"once, on #{n}, against every retrieval's chunks</p>")
+
+
 def _drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
     ev = r.get("evidence") or {}
     verdicts = ev.get("verdicts") or {}
@@ -258,7 +270,7 @@ def _drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
                             {k: v for k, v in verdicts.items() if k.startswith("reference@")})
                   + _facts(ev.get("facts")) + _actions(ev.get("actions")))
     return (f'<details id="q-{escape(s.id)}"><summary>{escape(s.id)}: {escape(s.question)}</summary>'
-            f'<h4>Ranked list</h4>{_ranked(s)}'
+            f'{_request(s)}<h4>Ranked list</h4>{_ranked(s)}'
             f'<p><b>Reached the prompt:</b> {escape(", ".join(s.context_ids)) or "nothing"}</p>'
             f'{answer}{reference}{claims}'
             f'<h4>Diagnosis</h4><ul>{findings or "<li>no failure point found</li>"}</ul></details>')

@@ -1,4 +1,5 @@
-"""The plain per-query table and summary, laid out as the seed article prints them.
+"""The plain per-query table and summary, laid out as the article "RAG Evaluation Metrics: Formulas
+and a Worked Example" prints them.
 
     query  ranks 1-5  relevant  P@5    R@5    hit  RR     nDCG@5
     q1     .R.R.      3         0.400  0.667  1    0.500  0.498
@@ -90,9 +91,16 @@ def render_table(result: EvaluationResult) -> str:
                 for m, label in zip(result.measures, with_cutoffs(result.measures, "label"))]
     rows = []
     columns = [_cells(m, result.outcomes[m]) for m in result.measures]  # a column at a time
+    groups = request_groups(result.samples) if result.columns is None else {}
+    grouped = {j for _, members in groups.values() for j in members}
     for i, (sid, ranking, relevance) in enumerate(zip(ids, lists, labels)):
+        if i in groups:  # a request that retrieved several times: a line for it, its retrievals under it
+            rid, members = groups[i]
+            rows.append([terminal_safe(f"{rid} ({len(members)} retrievals)")] + (["", ""] if ranked else [])
+                        + [_request_cell(m, [result.outcomes[m][j] for j in members]) for m in result.measures])
         relevant = sum(1 for g in relevance.values() if g >= 1)
-        row = [terminal_safe(sid)] + ([_pattern(ranking, relevance, width), str(relevant)] if ranked else [])
+        pad = "  " if i in grouped else ""
+        row = [pad + terminal_safe(sid)] + ([_pattern(ranking, relevance, width), str(relevant)] if ranked else [])
         row += [cells[i] for cells in columns]
         rows.append(row)
     widths = [max(len(r[c]) for r in [headers, *rows]) for c in range(len(headers))]
@@ -102,6 +110,27 @@ def render_table(result: EvaluationResult) -> str:
     lines.append("")
     lines.extend(coverage_lines(result))
     return "\n".join(lines)
+
+
+def request_groups(samples: Sequence[Any]) -> dict[int, tuple[str, list[int]]]:
+    """The requests read from traces that retrieved several times: the position of each one's
+    first retrieval -> (request id, the positions of its retrievals)."""
+    found: dict[str, list[int]] = {}
+    for i, s in enumerate(samples):
+        n = s.metadata.get("retrievals")
+        if isinstance(n, int) and n > 1 and s.metadata.get("request") is not None:
+            found.setdefault(str(s.metadata["request"]), []).append(i)
+    return {members[0]: (rid, members) for rid, members in found.items()}
+
+
+def _request_cell(measure: Measure, outcomes: Sequence[Outcome]) -> str:
+    """A request's value: the mean over its retrievals' scored values (an answer metric is scored
+    on one of them: its value)."""
+    values = [o.value for o in outcomes if o.status == "scored" and o.value is not None]
+    if not values:
+        return "n/c"
+    mean = sum(values) / len(values)
+    return str(int(mean)) if measure.binary and mean in (0, 1) else f"{mean:.3f}"
 
 
 def with_cutoffs(measures: Sequence[Measure], attr: str) -> list[str]:
@@ -184,3 +213,12 @@ def streamed_lines(measures: Sequence[Measure], summary: Mapping[str, Mapping[st
         s = summary[str(m)]
         lines.append(f"{m}: {s['scored']} scored, {s['not_computed']} not computed, {s['failed']} failed")
     return lines
+
+
+def nothing_retrieved_note(result: Any) -> str | None:
+    """The library's :class:`NothingRetrievedWarning` text, printed once under the table (the
+    warning itself is left out, as the coverage one is)."""
+    from ragmeter.engine.coverage import nothing_retrieved_message
+
+    message = nothing_retrieved_message(result)
+    return f"note: {message}" if message else None

@@ -91,11 +91,21 @@ def show_run(run) -> str:
 
 
 def diagnosis_text(found) -> str:
+    """Each query's failure points; the retrievals of one request (read from a trace) together,
+    under a line for the request."""
     lines = []
+    request = None
     for d in found:
-        lines.append(safe(f"{d.id}: {d.headline}"))
-        lines.extend(safe(f"    {f.label}: {f.evidence}") for f in d.findings)
-        lines.extend(safe(f"    unable to verify ({f.label}): {f.evidence}") for f in d.unverified)
+        if d.request is not None and d.request != request:
+            together = [x for x in found if x.request == d.request]
+            labels = sorted({label for x in together for label in x.labels})
+            lines.append(safe(f"request {d.request} ({len(together)} retrievals): "
+                              + (", ".join(labels) or "no failure point found")))
+        request = d.request
+        pad = "    " if d.request is not None else ""
+        lines.append(safe(f"{pad}{d.id}: {d.headline}"))
+        lines.extend(safe(f"{pad}    {f.label}: {f.evidence}") for f in d.findings)
+        lines.extend(safe(f"{pad}    unable to verify ({f.label}): {f.evidence}") for f in d.unverified)
     counts = count_labels(found)
     lines.append("")
     lines.append("queries per failure point: " + (", ".join(f"{k} {v}" for k, v in counts.items() if v) or "none"))

@@ -8,7 +8,7 @@ import json
 
 import ragmeter
 from ragmeter.judges import Judge, ScriptedBackend
-from tests.io.test_conversations import NATIVE, write
+from tests.io.formats.test_turns import NATIVE, write
 
 
 def test_extraction_sees_the_history_and_standalone_costs_calls_only_when_needed(tmp_path):

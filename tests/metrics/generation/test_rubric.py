@@ -9,7 +9,7 @@ import pytest
 import ragmeter
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.judges import Judge, OpenAIBackend, RetryPolicy, ScriptedBackend
-from ragmeter.metrics.generation.rubric import load_criteria
+from ragmeter.metrics.generation.rubric import load_rubric_criteria
 from tests import judge_server
 
 
@@ -56,7 +56,7 @@ def test_custom_criteria_from_yaml_and_json(tmp_path):
     y = tmp_path / "c.yaml"
     y.write_text("criteria:\n  - name: tone\n    description: Is it polite?\n    scale: [0, 10]\n"
                  "    examples:\n      - answer: Go away.\n        score: 1\n")
-    crit = load_criteria(y)
+    crit = load_rubric_criteria(y)
     assert crit["tone"].high == 10 and crit["tone"].examples[0]["score"] == 1
     seen = []
 
@@ -69,6 +69,6 @@ def test_custom_criteria_from_yaml_and_json(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"criteria": [{"name": "x", "description": "y", "scale": [5, 1]}]}))
     with pytest.raises(ragmeter.InvalidInputError, match=r'bad.json \(id "x"\), field "scale"'):
-        load_criteria(bad)
+        load_rubric_criteria(bad)
     with pytest.raises(ragmeter.InvalidParameterError, match="no criterion named 'nope'"):
         ragmeter.evaluate([sample()], ["rubric(criterion='nope')"], judge=rubric_judge())

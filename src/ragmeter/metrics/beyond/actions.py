@@ -8,17 +8,18 @@ declare fails. The case fails if any criterion fails, passes if every verified o
 
 - ``action_pass_rate`` = 1 for a passing case, 0 for a failing one; a case that is unable to
   verify (no calls recorded, no record source, no claims or judge for a never-claim check)
-  or where no criterion applies is NotComputed with the reason, so the mean is the seed's
+  or where no criterion applies is NotComputed with the reason, so the mean is the article's
   *pass rate over the cases that reached a verdict* and its coverage the verification coverage.
 - ``action_pass_rate(criterion='ID')``: the same for one criterion id.
 
-The seed's reference system is Agent Assurance (a verdict per criterion, a pass rate over
+The reference system of the article "RAG Evaluation Metrics: Formulas and a Worked Example" is
+Agent Assurance (a verdict per criterion, a pass rate over
 verified cases, verification coverage).
 
 >>> from ragmeter.actions.grade import CaseGrade, CriterionResult
->>> from ragmeter.actions.criteria import Criterion
+>>> from ragmeter.actions.criteria import ActionCriterion
 >>> from ragmeter.metrics import JudgedContext, make_measure
->>> c = Criterion(id="no-order", kind="must_not_call", tool="create_order")
+>>> c = ActionCriterion(id="no-order", kind="must_not_call", tool="create_order")
 >>> ev = Evidence(actions=CaseGrade("a1", (CriterionResult(c, "fail", "called: create_order"),)))
 >>> action_pass_rate(ev, Sample("a1"), make_measure("action_pass_rate"), JudgedContext())
 0.0

@@ -10,7 +10,8 @@
 - context_relevance = context sentences needed to answer / all context sentences (Es et al.
   2023, the Ragas paper), one extra call.
 
-Seed q1: 4 of 5 reference claims supported: recall 0.80; relevant chunks at ranks 2 and 4:
+The article's q1 ("RAG Evaluation Metrics: Formulas and a Worked Example", examples/warranty/): 4
+of 5 reference claims supported: recall 0.80; relevant chunks at ranks 2 and 4:
 rank-weighted (1/2 + 2/4) / 2 = 0.5, average precision (1/2 + 2/4) / (2 + 1); three of the
 six context sentences are needed: relevance 3/6.
 

@@ -13,7 +13,8 @@ refusal behaviour (negative rejection, false refusals).
   (RGB, Chen et al. 2023: the rejection rate is the mean); NotComputed on answerable ones.
 - false_refusal: on answerable questions, 1 when the answer declines anyway.
 
-Seed q1: statements 5/5 = 1.00; factual precision 3/5, recall 3/5, F1 0.60.
+The article's q1 ("RAG Evaluation Metrics: Formulas and a Worked Example", examples/warranty/):
+statements 5/5 = 1.00; factual precision 3/5, recall 3/5, F1 0.60.
 
 >>> 2 * (3/5) * (3/5) / (3/5 + 3/5)
 0.6

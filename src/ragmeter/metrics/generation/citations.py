@@ -40,7 +40,7 @@ def _matches(ev: Evidence, sample: Sample) -> list[list[tuple[str, bool]]]:
     if not any(c.cites for c in claims):
         raise Unscorable("the answer cites nothing")
     verdicts = by_claim(require(ev.verdicts.get("answer@context"), "no verdicts"))
-    ctx = sample.context_ids
+    ctx = sample.answer_context_ids  # the answer's markers number what it was written from
     out: list[list[tuple[str, bool]]] = []
     for c in claims:
         v = verdicts.get(c.id)

@@ -12,7 +12,8 @@ answer claims against the context (one judge call; variants cost no call):
 contradiction_rate = contradicted answer claims / answer claims.
 An answer with no claims (a refusal) is NotComputed, never 0, 1 or NaN.
 
-Seed q1: claims 1-3 supported, 4 ("2 business days") contradicted, 5 ("free shipping") not
+The article's q1 ("RAG Evaluation Metrics: Formulas and a Worked Example", examples/warranty/):
+claims 1-3 supported, 4 ("2 business days") contradicted, 5 ("free shipping") not
 found: 3/5 with ``'fail'``, 4/5 with ``'pass'``, contradiction rate 1/5.
 
 >>> from ragmeter.evidence.matrix import Evidence, Claim, Verdict

@@ -13,7 +13,8 @@ supports at least one reference claim. Over all answer claims:
 context_utilization = reference claims the context supports that the answer also states /
 reference claims the context supports.
 
-Seed q1: claims 4 and 5 are incorrect; 4 is supported by no chunk (contradicted), 5 by
+The article's q1 ("RAG Evaluation Metrics: Formulas and a Worked Example", examples/warranty/):
+claims 4 and 5 are incorrect; 4 is supported by no chunk (contradicted), 5 by
 none: hallucination 2/5; every correct claim is in the context: self-knowledge 0/5.
 
 >>> 2 / 5

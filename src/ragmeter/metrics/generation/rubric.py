@@ -9,7 +9,7 @@ keeps the criterion's scale.
 
 Criteria: the built-in ones and those of a criteria file (``ragmeter.evidence.rubric_criteria``).
 
->>> c = Criterion("tone", "Polite?", 1, 5)
+>>> c = RubricCriterion("tone", "Polite?", 1, 5)
 >>> (4 - c.low) / (c.high - c.low)
 0.75
 """
@@ -23,12 +23,14 @@ from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import RUBRIC, Evidence, with_argument
-from ragmeter.evidence.rubric_criteria import BUILTIN, Criterion, load_criteria
+from ragmeter.evidence.rubric_criteria import BUILTIN, RubricCriterion, load_rubric_criteria
 from ragmeter.metrics.claim_reading import require
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
 from ragmeter.metrics.spec_table import register
 
-__all__ = ["BUILTIN", "Criterion", "RubricSpec", "load_criteria", "rubric"]
+__all__ = ["BUILTIN", "RubricCriterion", "RubricSpec", "load_rubric_criteria", "rubric"]
+# The former names (the action criteria had the same ones), kept for code that imported them from here.
+Criterion, load_criteria = RubricCriterion, load_rubric_criteria
 
 
 def rubric(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:

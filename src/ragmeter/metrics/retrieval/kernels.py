@@ -20,8 +20,10 @@ against pytrec_eval, which is trec_eval's code):
   divides by it), or for ``'jk2002'`` d_i = max(1, log_base(i)) (Jarvelin & Kekalainen 2002);
   nDCG = DCG / DCG of the ideal ranking (every judged gain, sorted descending), both cut at k.
 
+The example is q1 of the article "RAG Evaluation Metrics: Formulas and a Worked Example":
+
 >>> import numpy as np
->>> rel = np.array([[False, True, False, True, False]])  # seed q1: relevant at 2 and 4, R = 3
+>>> rel = np.array([[False, True, False, True, False]])  # q1: relevant at 2 and 4, R = 3
 >>> R = np.array([3])
 >>> float(average_precision(rel, R)[0]) == (1/2 + 2/4) / 3, float(reciprocal_rank(rel)[0])
 (True, 0.5)

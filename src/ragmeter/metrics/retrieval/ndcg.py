@@ -9,7 +9,8 @@ as trec_eval ``ndcg``).
 - discount: ``'log2'`` 1 / log2(i + 1) (textbook, trec_eval), ``'jk2002'`` 1 for i < base,
   1 / log_base(i) from rank base on (Jarvelin & Kekalainen 2002, ACM TOIS 20(4)).
 
-Seed q1 (binary, relevant at 2 and 4, R = 3, k = 5):
+The q1 of the article "RAG Evaluation Metrics: Formulas and a Worked Example" (binary, relevant at
+2 and 4, R = 3, k = 5):
 
 >>> import math
 >>> log2_value = (1/math.log2(3) + 1/math.log2(5)) / (1 + 1/math.log2(3) + 1/math.log2(4))

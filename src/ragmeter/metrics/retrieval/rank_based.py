@@ -14,7 +14,8 @@ R the labeled relevant chunks, and F = sum(rel_i, i <= k) the relevant chunks fo
   missing chunk leaves it unchanged, and finding it late *lowers* the score (top 3 holding
   one relevant chunk at rank 1 scores 1.0; pulling a second one into rank 3 gives 0.833).
 
-Seed q1 (relevant at ranks 2 and 4, R = 3): RR = 1/2, granular RR = (1/2 + 1/4) / 2,
+The q1 of the article "RAG Evaluation Metrics: Formulas and a Worked Example" (relevant at ranks 2
+and 4, R = 3): RR = 1/2, granular RR = (1/2 + 1/4) / 2,
 AP = (1/2 + 2/4) / 3, rank-weighted = (1/2 + 2/4) / 2.
 
 >>> from ragmeter.metrics.batch import RankedBatch

@@ -9,7 +9,8 @@ Let rel_i = 1 when the chunk at rank i has grade >= rel, R = labeled chunks with
   ``granular=True``: sum(rel_i, i <= k) / R (LlamaIndex ``use_granular_hit_rate``).
 - r_precision = sum(rel_i, i <= R) / R (trec_eval Rprec); @k first cuts the list at k.
 
-Worked example (seed q1: relevant at ranks 2 and 4 of 5, R = 3):
+Worked example (q1 of the article "RAG Evaluation Metrics: Formulas and a Worked Example": relevant
+at ranks 2 and 4 of 5, R = 3):
 
 >>> from ragmeter.metrics.batch import RankedBatch
 >>> b = RankedBatch.from_lists([["a", "r1", "b", "r2", "c"]], [{"r1": 1, "r2": 1, "r3": 1}])

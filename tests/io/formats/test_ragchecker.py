@@ -13,7 +13,7 @@ import pytest
 import ragmeter
 from ragmeter.judges import Judge, ScriptedBackend
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "ragchecker"
+DATA = Path(__file__).resolve().parents[2] / "data" / "ragchecker"
 INPUTS = DATA / "checking_inputs.json"
 OUTPUTS = json.loads((DATA / "checking_outputs.json").read_text())
 PUBLISHED = {r["query_id"]: r for r in OUTPUTS["results"]}

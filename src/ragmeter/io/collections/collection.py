@@ -1,7 +1,7 @@
 """Standard test collections turned into a ragmeter dataset and corpus.
 
 A collection is queries, a corpus, relevance judgments and, optionally, a run. The readers
-(``io/beir.py``, ``io/trec_collection.py``, ``io/msmarco.py``) each build a
+(``beir.py``, ``trec.py``, ``msmarco.py`` beside this module) each build a
 :class:`Collection`; :func:`write_collection` writes ``dataset.jsonl`` (one sample per
 query: ``question``, ``relevant`` as chunk id -> grade, ``retrieved`` from the run in
 trec_eval's order) and ``corpus.jsonl`` (``{"id", "text"}``), each atomically.

@@ -46,7 +46,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.io.foreign import ALIASES
+from ragmeter.io.formats.base import FIELDS, Conversation, Format, Tasks
 
 USER, AGENT = ("user", "human"), ("agent", "assistant", "ai")
 #: MTRAG's answerability labels -> ragmeter's ``answerable``.
@@ -54,8 +54,7 @@ ANSWERABILITY = {"ANSWERABLE": True, "PARTIAL": True, "UNANSWERABLE": False, "UN
 #: Task fields read into the sample's own fields (all others go to its metadata).
 TASK_FIELDS = frozenset({"conversation_id", "task_id", "turn", "input", "contexts", "targets", "predictions"})
 #: ragmeter's own fields, which a row may give beside MTRAG's.
-NATIVE = ("id", "question", "retrieved", "relevant", "context", "answer", "reference", "answerable", "metadata",
-          "reference_claims", "answer_claims")
+NATIVE = FIELDS
 _REPLACES = frozenset({"id", "relevant"})  # given on the row, these win over what MTRAG's fields give
 MODEL_KEYS = ("model", "model_id", "model_name")
 
@@ -176,16 +175,16 @@ def _speaker(message: Mapping[str, Any], file: str, line: int, field: str) -> st
     raise _error(file, line, field, f"unknown speaker {message.get('speaker')!r}", fix='use "user" or "agent"')
 
 
-def _metadata(record: Mapping[str, Any], skip: frozenset[str]) -> dict[str, Any]:
+def _metadata(record: Mapping[str, Any], skip: frozenset[str], aliases: Mapping[str, str]) -> dict[str, Any]:
     """The fields no reader takes: into the sample's metadata (a bare NaN left out)."""
     return {k: v for k, v in record.items()
-            if k not in skip and k not in NATIVE and k not in ALIASES and _present(v)}
+            if k not in skip and k not in NATIVE and k not in aliases and _present(v)}
 
 
-def _aliases(record: Mapping[str, Any], skip: frozenset[str]) -> dict[str, Any]:
+def _aliases(record: Mapping[str, Any], skip: frozenset[str], aliases: Mapping[str, str]) -> dict[str, Any]:
     """Other tools' names for ragmeter's fields (``response``, ``ground_truth``, ...), passed on
     to the row reader, which reads them or names the clash with what MTRAG's fields give."""
-    return {k: v for k, v in record.items() if k in ALIASES and k not in skip and v is not None}
+    return {k: v for k, v in record.items() if k in aliases and k not in skip and v is not None}
 
 
 def _merge(derived: dict[str, Any], record: Mapping[str, Any], file: str, line: int) -> dict[str, Any]:
@@ -210,7 +209,7 @@ def _merge(derived: dict[str, Any], record: Mapping[str, Any], file: str, line: 
     return out
 
 
-def _task_core(rec: Mapping[str, Any], file: str, line: int) -> dict[str, Any]:
+def _task_core(rec: Mapping[str, Any], file: str, line: int, aliases: Mapping[str, str]) -> dict[str, Any]:
     """One task's question, history, passages, reference and answerability (no answer yet)."""
     spoken: list[tuple[str, str]] = []
     for k, m in enumerate(rec["input"], start=1):
@@ -226,7 +225,7 @@ def _task_core(rec: Mapping[str, Any], file: str, line: int) -> dict[str, Any]:
             "history": _history(spoken[:-1])}
     if _present(rec.get("task_id")):
         meta["task_id"] = str(rec["task_id"])
-    meta.update(_metadata(rec, TASK_FIELDS))
+    meta.update(_metadata(rec, TASK_FIELDS, aliases))
     out: dict[str, Any] = {"question": spoken[-1][1], "retrieved": chunks,
                            "metadata": {k: v for k, v in meta.items() if v is not None}}
     if labels:
@@ -270,7 +269,8 @@ def _predictions(rec: Mapping[str, Any], file: str, line: int) -> list[tuple[str
     return out or [(None, None)]
 
 
-def task_rows(records: list[tuple[int, Mapping[str, Any]]], file: str) -> list[tuple[int, dict]]:
+def task_rows(records: list[tuple[int, Mapping[str, Any]]], file: str,
+              aliases: Mapping[str, str]) -> list[tuple[int, dict]]:
     """One ragmeter record per (task, prediction), in file order."""
     cores = []
     per_task: Counter = Counter()
@@ -282,7 +282,7 @@ def task_rows(records: list[tuple[int, Mapping[str, Any]]], file: str) -> list[t
     out: list[tuple[int, dict]] = []
     position: Counter = Counter()
     for line, rec, tid, preds in cores:
-        core = _task_core(rec, file, line)
+        core = _task_core(rec, file, line, aliases)
         models = [m for m, _ in preds]
         for model, text in preds:
             position[tid] += 1
@@ -296,16 +296,17 @@ def task_rows(records: list[tuple[int, Mapping[str, Any]]], file: str) -> list[t
                 row["metadata"]["model"] = model
             if text is not None:
                 row["answer"] = text
-            out.append((line, {**_merge(row, rec, file, line), **_aliases(rec, TASK_FIELDS)}))
+            out.append((line, {**_merge(row, rec, file, line), **_aliases(rec, TASK_FIELDS, aliases)}))
     return out
 
 
 CONVERSATION_SKIP = frozenset({"messages", "conversation_id", "id", "retriever", "generator", "status_history"})
 
 
-def conversation_turns(rec: Mapping[str, Any], cid: str, file: str, line: int) -> list[dict]:
+def conversation_turns(rec: Mapping[str, Any], cid: str, file: str, line: int,
+                       aliases: Mapping[str, str]) -> list[dict]:
     """One ragmeter record per turn of an MTRAG conversation (ids ``<conversation>#<turn>``)."""
-    shared = _metadata(rec, CONVERSATION_SKIP)
+    shared = _metadata(rec, CONVERSATION_SKIP, aliases)
     generator = rec.get("generator")
     if isinstance(generator, Mapping) and _present(generator.get("name")):
         shared["generator"] = generator["name"]
@@ -349,3 +350,12 @@ def conversation_turns(rec: Mapping[str, Any], cid: str, file: str, line: int) -
                 row["answer"] = agent["original_text"]
         out.append(row)
     return out
+
+
+FORMAT = Format(
+    name="mtrag",
+    tried="MTRAG's tasks (input, contexts, targets, predictions) and conversations (messages)",
+    conversations=(Conversation("messages", is_conversation, conversation_turns, conversation_id=conversation_id,
+                                numbered=False, specificity=3),),
+    tasks=Tasks(is_task, task_rows),
+)

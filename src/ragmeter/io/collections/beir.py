@@ -10,7 +10,7 @@ only queries with judgments in the split are kept. A document's text is its titl
 joined by one space, what BEIR's dense and lexical retrievers index
 (``(doc["title"] + " " + doc["text"]).strip()``). A run, when given, is a TREC run file. A
 line nested too deep to read is a located error; a document id that appears twice is refused
-at import, naming both lines (:func:`ragmeter.io.collection.write_collection`).
+at import, naming both lines (:func:`ragmeter.io.collections.collection.write_collection`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.io.collection import Collection, iter_lines
+from ragmeter.io.collections.collection import Collection, iter_lines
+from ragmeter.io.collections.trec import read_trec_run
 from ragmeter.io.numbers import whole_number
-from ragmeter.io.trec_collection import read_trec_run
 
 
 def _records(path: Path) -> Iterator[tuple[int, dict]]:

@@ -19,9 +19,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.io.collection import Collection, iter_lines
+from ragmeter.io.collections.collection import Collection, iter_lines
+from ragmeter.io.collections.trec import read_qrels, read_trec_run
 from ragmeter.io.numbers import whole_number
-from ragmeter.io.trec_collection import read_qrels, read_trec_run
 
 
 def is_documents(path: str | Path) -> bool:

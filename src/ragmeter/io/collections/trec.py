@@ -27,10 +27,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.io.collection import Collection, iter_lines, trec_order
+from ragmeter.io.collections.collection import Collection, iter_lines, trec_order
+from ragmeter.io.collections.trec_docs import iter_sgml_docs
 from ragmeter.io.numbers import whole_number
 from ragmeter.io.text import read_text
-from ragmeter.io.trec_docs import iter_sgml_docs
 
 FIELDS = ("title", "desc", "narr")
 _SGML_FIELD = re.compile(r"<(num|title|desc|narr)>", re.IGNORECASE)

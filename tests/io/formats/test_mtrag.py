@@ -11,9 +11,9 @@ import pytest
 
 import ragmeter
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.io.mtrag import ANSWERABILITY
+from ragmeter.io.formats.mtrag import ANSWERABILITY
 
-DATA = Path(__file__).resolve().parent.parent / "data" / "mtrag"
+DATA = Path(__file__).resolve().parents[2] / "data" / "mtrag"
 TASKS = DATA / "responses-3.jsonl"
 LINES = [json.loads(line) for line in TASKS.read_text().splitlines()]  # as published: bare NaN included
 

@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 
 from ragmeter.core.errors import InvalidInputError, RagmeterError
 from ragmeter.io import load_dataset
-from ragmeter.io.beir import load_beir
-from ragmeter.io.collection import write_collection
-from ragmeter.io.msmarco import load_msmarco
-from ragmeter.io.trec_collection import load_trec, read_topics, read_trec_run
-from ragmeter.io.trec_docs import iter_sgml_docs
+from ragmeter.io.collections.beir import load_beir
+from ragmeter.io.collections.collection import write_collection
+from ragmeter.io.collections.msmarco import load_msmarco
+from ragmeter.io.collections.trec import load_trec, read_topics, read_trec_run
+from ragmeter.io.collections.trec_docs import iter_sgml_docs
 from tests.hostile import FUZZ, only_typed_errors, trec_file
 
 
@@ -280,8 +280,8 @@ def test_the_evaluation_set_commands_are_in_the_readme(cli):
 @FUZZ
 @given(trec_file(4), trec_file(3))
 def test_collection_qrels_readers(qrels, beir):
-    from ragmeter.io.beir import read_beir_qrels
-    from ragmeter.io.trec_collection import read_qrels as read_trec_qrels
+    from ragmeter.io.collections.beir import read_beir_qrels
+    from ragmeter.io.collections.trec import read_qrels as read_trec_qrels
 
     only_typed_errors(qrels, "qrels.txt", read_trec_qrels)
     only_typed_errors(beir.replace(b" ", b"\t"), "test.tsv", read_beir_qrels)
@@ -440,7 +440,7 @@ def test_a_100_mb_doc_streams_in_a_few_hundred_mb(tmp_path):
     # VmHWM is this process's own peak; ru_maxrss would carry the forking pytest's peak across exec
     code = textwrap.dedent(f"""
         import re
-        from ragmeter.io.trec_docs import iter_sgml_docs
+        from ragmeter.io.collections.trec_docs import iter_sgml_docs
         [(doc, text, line)] = list(iter_sgml_docs({str(big)!r}))
         assert doc == "BIG" and text.startswith("the router & its warranty claim shipped today the router")
         print(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1))
@@ -489,7 +489,7 @@ def sgml_file(draw) -> str:
 @FUZZ
 @given(sgml_file(), st.sampled_from([7, 64, 1 << 20]))
 def test_streamed_docs_equal_the_regex_reader(text, chunk):
-    import ragmeter.io.trec_docs as trec_docs
+    import ragmeter.io.collections.trec_docs as trec_docs
 
     with tempfile.TemporaryDirectory() as d:
         p = Path(d) / "docs.sgml"
