@@ -15,8 +15,8 @@ README = ROOT / "README.md"
 
 
 def pages() -> list[Path]:
-    """README.md, examples/warranty/README.md, then docs/ page by page (sorted)."""
-    return [README, ROOT / "examples" / "warranty" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    """README.md, docs/ page by page (sorted), then examples/warranty/README.md."""
+    return [README, *sorted((ROOT / "docs").rglob("*.md")), ROOT / "examples" / "warranty" / "README.md"]
 
 
 def name(page: Path) -> str:

@@ -131,3 +131,18 @@ def test_the_site_config_keeps_the_build_offline():
     # the offline plugin's search shim from the site, not from unpkg.com
     assert config["extra"]["polyfills"] == ["assets/iframe-worker-shim.js"]
     assert (ROOT / "docs" / "assets" / "iframe-worker-shim.js").read_text().count("http") == 0
+
+
+def test_readme_links_lead_to_pages_that_exist():
+    """README is read on its own (a repository's front page, PyPI): each link to a page of the
+    manual names a file that exists, and an anchor one of its headings."""
+    readme = (ROOT / "README.md").read_text()
+    links = re.findall(r"\]\(((?!https?:)[^)#\s]+)(?:#([^)\s]+))?\)", readme)
+    assert len(links) >= 10
+    for path, anchor in links:
+        target = ROOT / path
+        assert target.is_file(), path
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", target.read_text(), re.MULTILINE)
+            slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
+            assert anchor in slugs, (path, anchor)

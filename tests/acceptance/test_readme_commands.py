@@ -108,6 +108,7 @@ ELSEWHERE = {
         "tests/engine/test_distributed.py::test_identical_to_the_local_engine_on_the_bundled_sample",
     "ragmeter pairwise A B --judge ...": "tests/analysis/test_pairwise.py::test_pairwise_command_over_http",
     "ragmeter turns RUN [--svg F]": "tests/analysis/test_turns.py::test_turns_command_and_plot",
+    "ragmeter turns": "tests/analysis/test_turns.py::test_turns_command_and_plot",
     "ragmeter watch LOG --judge ...": "tests/cli/test_watch_cmd.py::test_exit_on_alert_cli",
     "ragmeter watch --otlp [HOST:]PORT [--statsd HOST:PORT] [--to-phoenix URL]":
         "tests/live/test_trace_intake.py::test_1000_traces_at_a_steady_rate_through_two_kill_9s_each_acknowledged_"
@@ -329,6 +330,29 @@ def test_the_console_check_can_fail():
         ("ragmeter gate R --min x=1", 1, ["gate failed:"])]
 
 
+def _said(value: object, said: str) -> bool:
+    """``value`` is what a page's comment says it is (``0.6284...``: digits left out)."""
+    return re.fullmatch(re.escape(said).replace(re.escape("..."), r"\d*"), repr(value)) is not None
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/index.md"])
+def test_the_python_examples_give_what_they_say(page, monkeypatch):
+    """The Python example of README and of the site's home page, run from the repository root; each
+    line whose comment is a value (``result.means()  # {...}``) gives that value."""
+    monkeypatch.chdir(ROOT)
+    (block,) = [b for language, b in fenced_blocks((ROOT / page).read_text()) if language == "python"]
+    scope: dict = {}
+    exec("\n".join(block), scope)  # noqa: S102  (the page's own example)
+    checked = 0
+    for line in block:
+        expression, _, said = line.partition("  # ")
+        if said[:1] in ("{", "(", "[", "'") or said[:1].isdigit():
+            assert _said(eval(expression, scope), said), (page, line, eval(expression, scope))  # noqa: S307
+            checked += 1
+    assert checked >= 1
+    assert _said({"a": 0.61666}, "{'a': 0.6166...}") and not _said({"a": 0.62}, "{'a': 0.6166...}")
+
+
 @pytest.mark.parametrize("page", sorted(console_pages()))
 def test_console_blocks_print_what_the_pages_say(page, run_cli, here):
     """Each ``$ ragmeter ...`` line of the page's console blocks, in order, in one folder."""
@@ -370,11 +394,11 @@ def test_the_test_command_is_the_one_ci_runs():
     re-run here); and neither compiles anything: llama.cpp comes as a prebuilt wheel, so no
     CMAKE_ARGS."""
     command = next(c for c in shown_commands() if c.startswith("python3 -m venv") and c.endswith(INNER_LOOP))
-    readme = (ROOT / "README.md").read_text()
+    readme = manual.text()
     ci = (ROOT / ".ci" / "run").read_text()
     assert command == ('python3 -m venv .venv && .venv/bin/pip install -e ".[test,local]" '
                        '&& .venv/bin/python -m pytest -q -m "not slow"')
-    assert "\n    .venv/bin/python -m pytest -q\n" in readme  # the whole suite, as its own block
+    assert "\n    .venv/bin/python -m pytest -q\n" in readme  # the whole suite, as its own block (docs/contributing.md)
     assert '.venv/bin/pip install --quiet -e ".[test,local]"' in ci
     assert ci.rstrip().splitlines()[-1] == ".venv/bin/python -m pytest -q"
     assert "CMAKE_ARGS" not in ci and "CMAKE_ARGS" not in readme
