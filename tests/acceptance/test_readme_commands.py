@@ -122,7 +122,8 @@ ELSEWHERE = {
     "ragmeter watch --otlp": "tests/cli/test_watch_cmd.py::test_watch_otlp_once_reads_the_spool_and_exits",
     "ragmeter eval traces.jsonl --judge local -m faithfulness,context_relevance":
         "tests/io/formats/test_trace_exports.py::test_the_cli_reads_the_export_and_groups_the_request",
-    "ragmeter eval TRACES": "tests/io/formats/test_trace_exports.py::test_the_cli_reads_the_export_and_groups_the_request",
+    "ragmeter eval TRACES":
+        "tests/io/formats/test_trace_exports.py::test_the_cli_reads_the_export_and_groups_the_request",
     "ragmeter eval traces.jsonl --judge local -m faithfulness --format otlp > events.json":
         "tests/report/test_otlp_events.py::test_eval_and_show_print_the_events",
     "ragmeter show RUN --format otlp": "tests/report/test_otlp_events.py::test_eval_and_show_print_the_events",
