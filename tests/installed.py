@@ -11,6 +11,8 @@ from types import ModuleType
 import pytest
 
 TEST_EXTRA = "install the test extra: pip install -e '.[test]'"
+#: Ragas and DeepEval, test-only, installed without their dependency trees (the file says why).
+FOREIGN = "pip install --no-deps -r tests/requirements-foreign.txt"
 
 
 def need(module: str, install: str = TEST_EXTRA) -> ModuleType:

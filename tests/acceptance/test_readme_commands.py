@@ -108,25 +108,10 @@ ELSEWHERE = {
         "tests/engine/test_distributed.py::test_identical_to_the_local_engine_on_the_bundled_sample",
     "ragmeter pairwise A B --judge ...": "tests/analysis/test_pairwise.py::test_pairwise_command_over_http",
     "ragmeter turns RUN [--svg F]": "tests/analysis/test_turns.py::test_turns_command_and_plot",
-    "ragmeter turns": "tests/analysis/test_turns.py::test_turns_command_and_plot",
     "ragmeter watch LOG --judge ...": "tests/cli/test_watch_cmd.py::test_exit_on_alert_cli",
     "ragmeter watch --otlp [HOST:]PORT [--statsd HOST:PORT] [--to-phoenix URL]":
         "tests/live/test_trace_intake.py::test_1000_traces_at_a_steady_rate_through_two_kill_9s_each_acknowledged_"
         "one_scored_once",
-    # docs/traces.md: the OTLP receiver, trace exports, events back (the local judge's runs are the tests'
-    # scripted judge there)
-    "ragmeter watch --otlp 4318 --judge local --metrics faithfulness,answer_relevancy --sample-rate 0.1":
-        "tests/live/test_trace_intake.py::test_the_watcher_scores_a_request_per_trace_with_its_retrievals",
-    "ragmeter watch --otlp 4318 --judge local --to-phoenix http://127.0.0.1:6006":
-        "tests/live/test_phoenix.py::test_scores_show_as_annotations_through_phoenixs_own_client_with_its_telemetry_off",
-    "ragmeter watch --otlp": "tests/cli/test_watch_cmd.py::test_watch_otlp_once_reads_the_spool_and_exits",
-    "ragmeter eval traces.jsonl --judge local -m faithfulness,context_relevance":
-        "tests/io/formats/test_trace_exports.py::test_the_cli_reads_the_export_and_groups_the_request",
-    "ragmeter eval TRACES":
-        "tests/io/formats/test_trace_exports.py::test_the_cli_reads_the_export_and_groups_the_request",
-    "ragmeter eval traces.jsonl --judge local -m faithfulness --format otlp > events.json":
-        "tests/report/test_otlp_events.py::test_eval_and_show_print_the_events",
-    "ragmeter show RUN --format otlp": "tests/report/test_otlp_events.py::test_eval_and_show_print_the_events",
     'ragmeter watch LOG --judge ... --sample-rate 0.1 --alert "faithfulness<0.8" --baseline RUN':
         "tests/live/test_watch.py::test_drift_from_a_baseline_alerts",
     "ragmeter judge-check [--judge ...] [--split heldout|tune|all]":
@@ -155,7 +140,7 @@ ELSEWHERE = {
     "ragmeter import beir scifact/ --split test --out scifact-eval":
         "tests/io/collections/test_collection.py::test_beir_folder_imports_to_the_hand_counted_labels",
     "ragmeter import trec --topics topics.301-350 --qrels qrels.txt --run run.txt --docs docs.sgml --out trec-eval":
-        "tests/io/collections/test_collection.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
+        "tests/io/collections/test_trec.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
     "ragmeter --version": "tests/cli/test_main.py::test_version_flag",
     "ragmeter runs [--runs-dir DIR]": "tests/cli/test_runs_cmd.py::test_runs_takes_runs_dir_as_the_other_commands_do",
     "ragmeter runs DIR": "tests/cli/test_runs_cmd.py::test_runs_takes_runs_dir_as_the_other_commands_do",
@@ -180,9 +165,20 @@ ELSEWHERE = {
     "ragmeter gate RUN --baseline B --max-drop 0.02 --min recall@5=0.7 --max contradiction_rate=0.1":
         "tests/test_testing.py::test_gate_cli_refuses_a_floor_on_a_lower_is_better_metric",
     "ragmeter eval trec-eval/dataset.jsonl --k 0 -m map,ndcg@10,precision@5":
-        "tests/io/collections/test_collection.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
+        "tests/io/collections/test_trec.py::test_a_trec_run_scored_through_the_import_equals_ragmeter_trec",
     "ragmeter import msmarco --collection collection.tsv --queries queries.dev.tsv --qrels qrels.dev.tsv "
-    "--run run.tsv --out marco-eval": "tests/io/collections/test_collection.py::test_msmarco_tsvs",
+    "--run run.tsv --out marco-eval": "tests/io/collections/test_msmarco.py::test_msmarco_tsvs",
+    "ragmeter eval examples/warranty/q1_views.jsonl --view context --metrics "
+    "precision,recall,reciprocal_rank,ndcg,average_precision,rank_weighted_precision":
+        "tests/acceptance/test_seed_tables.py::test_step2_three_conditions_cli",
+    "ragmeter eval examples/warranty/dataset.jsonl --only q1 --metrics \"hit_rate,hit_rate(granular=True),"
+    "reciprocal_rank,reciprocal_rank(granular=True),ndcg,ndcg(discount='jk2002')\"":
+        "tests/acceptance/test_seed_tables.py::test_other_definitions_on_q1",
+}
+
+# commands the site's pages show (docs/), covered elsewhere: kept apart from README's so that a
+# page added by one change and a README line by another do not touch the same lines
+ELSEWHERE.update({
     # docs/architecture.md's path of one evaluation with a judge (the first command runs it over HTTP)
     "ragmeter eval DATA -m ndcg@5,faithfulness --judge openai:m":
         "tests/acceptance/test_readme_commands.py::test_first_command_prints_the_table_readme_shows",
@@ -192,13 +188,22 @@ ELSEWHERE = {
     "ragmeter judge-check":
         "tests/judges/local/test_model.py::test_judge_check_reports_accuracy_interval_and_the_cross_validated_rule",
     "ragmeter watch": "tests/cli/test_watch_cmd.py::test_exit_on_alert_cli",
-    "ragmeter eval examples/warranty/q1_views.jsonl --view context --metrics "
-    "precision,recall,reciprocal_rank,ndcg,average_precision,rank_weighted_precision":
-        "tests/acceptance/test_seed_tables.py::test_step2_three_conditions_cli",
-    "ragmeter eval examples/warranty/dataset.jsonl --only q1 --metrics \"hit_rate,hit_rate(granular=True),"
-    "reciprocal_rank,reciprocal_rank(granular=True),ndcg,ndcg(discount='jk2002')\"":
-        "tests/acceptance/test_seed_tables.py::test_other_definitions_on_q1",
-}
+    "ragmeter turns": "tests/analysis/test_turns.py::test_turns_command_and_plot",
+    # docs/traces.md: the OTLP receiver, trace exports, events back (the local judge's runs are the tests'
+    # scripted judge there)
+    "ragmeter watch --otlp 4318 --judge local --metrics faithfulness,answer_relevancy --sample-rate 0.1":
+        "tests/live/test_trace_intake.py::test_the_watcher_scores_a_request_per_trace_with_its_retrievals",
+    "ragmeter watch --otlp 4318 --judge local --to-phoenix http://127.0.0.1:6006":
+        "tests/live/test_phoenix.py::test_scores_show_as_annotations_through_phoenixs_own_client_with_its_telemetry_off",
+    "ragmeter watch --otlp": "tests/cli/test_watch_cmd.py::test_watch_otlp_once_reads_the_spool_and_exits",
+    "ragmeter eval traces.jsonl --judge local -m faithfulness,context_relevance":
+        "tests/io/formats/test_trace_exports.py::test_the_cli_reads_the_export_and_groups_the_request",
+    "ragmeter eval TRACES":
+        "tests/io/formats/test_trace_exports.py::test_the_cli_reads_the_export_and_groups_the_request",
+    "ragmeter eval traces.jsonl --judge local -m faithfulness --format otlp > events.json":
+        "tests/report/test_otlp_events.py::test_eval_and_show_print_the_events",
+    "ragmeter show RUN --format otlp": "tests/report/test_otlp_events.py::test_eval_and_show_print_the_events",
+})
 
 # commands run below (by the test named), with concrete files for the placeholders
 RUN_HERE = {

@@ -13,7 +13,8 @@ import pytest
 from ragmeter.core.sample import Chunk, Sample
 from ragmeter.live.gauges import Gauges, feedback_value, request_values, statsd_client
 from ragmeter.live.logger import RequestLogger
-from ragmeter.live.watch import Watcher, serve
+from ragmeter.live.prometheus import serve
+from ragmeter.live.watch import Watcher
 from tests.installed import need
 
 

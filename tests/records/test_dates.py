@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from ragmeter.records import (
-    read_date,
-)
+from ragmeter.records import read_date
 
 
 def test_dates_known_answers():

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from ragmeter.judges import (
-    load_prompt,
-)
-from ragmeter.records import (
-    FACTS_SCHEMA,
-)
+from ragmeter.judges import load_prompt
+from ragmeter.records import FACTS_SCHEMA
 
 
 def test_the_prompt_file():

@@ -10,14 +10,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter.core.errors import InvalidParameterError
-from ragmeter.records import (
-    CannotVerify,
-    Fact,
-    RecordLookup,
-    RecordValue,
-    check_facts_sync,
-    parse_source,
-)
+from ragmeter.records import CannotVerify, Fact, RecordLookup, RecordValue, check_facts_sync, parse_source
 from tests.records.test_lookup import EXPECTED, MCP_SERVER, mcp_spec, needs_mcp, verdicts
 from tests.records_servers import ORDERS
 

@@ -9,9 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragmeter.records import (
-    compare,
-)
+from ragmeter.records import compare
 
 E, D, U = "equal", "different", "undecidable"
 

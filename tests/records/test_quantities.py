@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ragmeter.records import (
-    read_quantity,
-)
+from ragmeter.records import read_quantity
 
 
 def test_quantity_amounts_as_formulas():

@@ -5,12 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragmeter.core.errors import InvalidParameterError
-from ragmeter.records import (
-    CallableSource,
-    HttpSource,
-    TableSource,
-    parse_source,
-)
+from ragmeter.records import CallableSource, HttpSource, TableSource, parse_source
 from tests.records.test_lookup import needs_mcp
 from tests.records_servers import ORDERS
 

@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 from ragmeter.evidence.matrix import Claim, Evidence, Unavailable, Verdict
-from ragmeter.records import (
-    CannotVerify,
-    Fact,
-    RecordValue,
-    find_stale_chunks,
-    judge_fact,
-)
+from ragmeter.records import CannotVerify, Fact, RecordValue, find_stale_chunks, judge_fact
 
 
 def test_stale_chunk_only_where_the_context_supports_the_fact():

@@ -1,5 +1,6 @@
-"""Readers: datasets (JSONL, CSV), corpora, TREC qrels and runs. Read only; no maths here.
-(Names imported on first use: see :mod:`ragmeter._lazy`.)"""
+"""Readers: datasets from files and objects in every input format (``formats/``, one module each),
+corpora, labels files, and ``ragmeter import``'s test collections (``collections/``); writers. No
+maths here. (Names imported on first use: see :mod:`ragmeter._lazy`.)"""
 
 from typing import TYPE_CHECKING
 

@@ -1,8 +1,6 @@
 """``io/formats/deepeval.py``: DeepEval ``ConversationalTestCase`` objects built by the real library
-load as conversations, one sample per turn (the case's name its id).
-The library is test-only and installed without its dependency tree (the pip line in
-tests/requirements-foreign.txt); without it these tests skip with that line (and fail under
-RAGMETER_CI=1)."""
+load as conversations, one sample per turn (the case's name its id). DeepEval is test-only
+(``tests.installed.FOREIGN``): without it these tests skip (and fail under RAGMETER_CI=1)."""
 
 from __future__ import annotations
 
@@ -10,9 +8,7 @@ import pytest
 
 import ragmeter
 from ragmeter.io.formats.base import content_id
-from tests.installed import need
-
-INSTALL = "pip install --no-deps -r tests/requirements-foreign.txt"
+from tests.installed import FOREIGN, need
 
 
 @pytest.fixture
@@ -20,7 +16,7 @@ def deepeval(tmp_path, monkeypatch):
     monkeypatch.setenv("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
     monkeypatch.setenv("DEEPEVAL_CACHE_FOLDER", str(tmp_path / ".deepeval"))
     monkeypatch.chdir(tmp_path)  # deepeval makes its folder where it is imported
-    return need("deepeval.test_case", INSTALL)
+    return need("deepeval.test_case", FOREIGN)
 
 
 @pytest.mark.slow  # importing deepeval takes seconds

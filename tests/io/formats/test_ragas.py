@@ -1,25 +1,21 @@
 """``io/formats/ragas.py``: Ragas ``MultiTurnSample`` objects built by the real library (alone and
 in an ``EvaluationDataset``) load as conversations, one sample per turn (refused before with "a
-conversation needs an id").
-The library is test-only and installed without its dependency tree (the pip line in
-tests/requirements-foreign.txt); without it these tests skip with that line (and fail under
-RAGMETER_CI=1)."""
+conversation needs an id"). Ragas is test-only
+(``tests.installed.FOREIGN``): without it these tests skip (and fail under RAGMETER_CI=1)."""
 
 from __future__ import annotations
 
 import pytest
 
 import ragmeter
-from tests.installed import need
-
-INSTALL = "pip install --no-deps -r tests/requirements-foreign.txt"
+from tests.installed import FOREIGN, need
 
 
 @pytest.fixture
 def ragas(tmp_path, monkeypatch):
     monkeypatch.setenv("RAGAS_DO_NOT_TRACK", "true")
     monkeypatch.chdir(tmp_path)
-    return need("ragas.dataset_schema", INSTALL), need("ragas.messages", INSTALL)
+    return need("ragas.dataset_schema", FOREIGN), need("ragas.messages", FOREIGN)
 
 
 def _ragas_samples(schema, messages):
