@@ -8,7 +8,8 @@ each inline `ragmeter ...` span. A ``console`` block is run as it stands, line b
 per page holding the bundled sample, and the lines shown under it must be printed, in that order,
 each as the start of a printed line (``...`` skips lines; a run directory's timestamp matches any
 other; a trailing ``# exit N`` says the exit status, 0 otherwise; a run directory named
-``runs/<timestamp>-NAME`` is the page's latest run of that name). Every other command must be
+``runs/<timestamp>-NAME`` is the page's latest run of that name; a fenced block with a title,
+```` ```json title="my-data.jsonl" ````, is written to that file first). Every other command must be
 classified below, either run here (with concrete files in place of DATA, RUN, ...) or covered by a
 named test elsewhere (checked to exist): a command added to a page and not classified fails
 ``test_every_command_readme_shows_is_run_or_covered``, so nothing is skipped silently.
@@ -39,12 +40,18 @@ STAMP = re.compile(r"\d{8}T\d{6}Z")
 
 def fenced_blocks(text: str) -> list[tuple[str, list[str]]]:
     """Each fenced code block of a page: its language and its lines."""
+    return [(language, lines) for language, lines, _ in fenced_blocks_titled(text)]
+
+
+def fenced_blocks_titled(text: str) -> list[tuple[str, list[str], str | None]]:
+    """Each fenced code block of a page: its language, its lines and its ``title="..."``."""
     blocks, lines, i = [], text.splitlines(), 0
     while i < len(lines):
-        opening = re.match(r"\s*```(\w*)", lines[i])
+        opening = re.match(r"\s*```(\w*)(.*)", lines[i])
         if opening:
             end = next((j for j in range(i + 1, len(lines)) if lines[j].strip() == "```"), len(lines))
-            blocks.append((opening.group(1), lines[i + 1:end]))
+            title = re.search(r'title="([^"]+)"', opening.group(2))
+            blocks.append((opening.group(1), lines[i + 1:end], title.group(1) if title else None))
             i = end
         i += 1
     return blocks
@@ -90,12 +97,25 @@ def shown_commands() -> list[str]:
 
 def console_pages() -> dict[str, list[tuple[str, int, list[str]]]]:
     """page -> the commands of its console blocks, in order."""
+    return {page: [step for step in steps if step[0] != FILE] for page, steps in page_steps().items()}
+
+
+FILE = "<file>"  # a step that writes a file a page shows with a title, for the commands after it
+
+
+def page_steps() -> dict[str, list[tuple[str, int, list[str]]]]:
+    """page -> its console commands in order, and before them the files its titled blocks show
+    (```` ```json title="my-data.jsonl" ````: (FILE, 0, [name, *lines]))."""
     out = {}
     for page in manual.pages():
-        commands = [c for language, block in fenced_blocks(page.read_text()) if language == "console"
-                    for c in console_commands(block)]
-        if commands:
-            out[manual.name(page)] = commands
+        steps: list[tuple[str, int, list[str]]] = []
+        for language, block, title in fenced_blocks_titled(page.read_text()):
+            if language == "console":
+                steps += console_commands(block)
+            elif title:
+                steps.append((FILE, 0, [title, *block]))
+        if any(step[0] != FILE for step in steps):
+            out[manual.name(page)] = steps
     return out
 
 
@@ -361,8 +381,12 @@ def test_the_python_examples_give_what_they_say(page, monkeypatch):
 
 @pytest.mark.parametrize("page", sorted(console_pages()))
 def test_console_blocks_print_what_the_pages_say(page, run_cli, here):
-    """Each ``$ ragmeter ...`` line of the page's console blocks, in order, in one folder."""
-    for command, status, shown in console_pages()[page]:
+    """Each ``$ ragmeter ...`` line of the page's console blocks, in order, in one folder (holding
+    the files the page shows with a title before them)."""
+    for command, status, shown in page_steps()[page]:
+        if command == FILE:
+            (here / shown[0]).write_text("".join(line + "\n" for line in shown[1:]))
+            continue
         args = shlex.split(_latest_runs(command, here))
         assert args[0] == "ragmeter", f"{page}: a console block shows ragmeter commands only, not `{command}`"
         out = run_cli(*args[1:])
