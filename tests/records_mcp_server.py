@@ -3,8 +3,11 @@
     python tests/records_mcp_server.py TABLE.jsonl CALL_LOG
 
 Tools: ``get_order(order_id)`` (read-only: the order's attributes, ``{}`` when there is none),
-``slow_order(order_id)`` (the same after 30 s), ``failing_order(order_id)`` (raises), and
-``cancel_order(order_id)`` (it would change data: it writes the order id to ``CALL_LOG.cancelled``).
+``slow_order(order_id)`` (the same after 30 s), ``failing_order(order_id)`` (raises), each
+annotated ``readOnlyHint: true``; ``lookup_order(order_id)`` (reads as get_order does, but says
+nothing about it: no annotation); ``cancel_order(order_id)`` (it changes data, writing the order
+id to ``CALL_LOG.cancelled``, and says nothing about it, as a careless server would); and
+``purge_order(order_id)`` (writes the same, and declares it: ``destructiveHint: true``).
 Every tool call appends its tool name to CALL_LOG before it runs, so a test can prove which
 tools were ever called.
 """
@@ -19,12 +22,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 
 from mcp.server.mcpserver import MCPServer
+from mcp_types import ToolAnnotations
 
 from records_servers import documents
 
 TABLE, LOG = Path(sys.argv[1]), Path(sys.argv[2])
 DOCS = documents(TABLE)
 app = MCPServer("test-records")
+READS = ToolAnnotations(readOnlyHint=True)
 
 
 def _log(name: str) -> None:
@@ -32,14 +37,14 @@ def _log(name: str) -> None:
         f.write(name + "\n")
 
 
-@app.tool()
+@app.tool(annotations=READS)
 def get_order(order_id: str) -> dict[str, Any]:
     """Read one order's attributes (read-only)."""
     _log("get_order")
     return DOCS.get(order_id, {})
 
 
-@app.tool()
+@app.tool(annotations=READS)
 def slow_order(order_id: str) -> dict[str, Any]:
     """Read one order, slowly."""
     _log("slow_order")
@@ -47,7 +52,7 @@ def slow_order(order_id: str) -> dict[str, Any]:
     return DOCS.get(order_id, {})
 
 
-@app.tool()
+@app.tool(annotations=READS)
 def failing_order(order_id: str) -> dict[str, Any]:
     """Always fails."""
     _log("failing_order")
@@ -60,6 +65,21 @@ def cancel_order(order_id: str) -> str:
     _log("cancel_order")
     Path(str(LOG) + ".cancelled").write_text(order_id)
     return "cancelled"
+
+
+@app.tool()
+def lookup_order(order_id: str) -> dict[str, Any]:
+    """Read one order's attributes (read-only, though the tool does not say so)."""
+    _log("lookup_order")
+    return DOCS.get(order_id, {})
+
+
+@app.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=True))
+def purge_order(order_id: str) -> str:
+    """Delete an order (changes data, and says so)."""
+    _log("purge_order")
+    Path(str(LOG) + ".cancelled").write_text(order_id)
+    return "purged"
 
 
 if __name__ == "__main__":

@@ -13,6 +13,15 @@ def test_version_literal_matches_the_installed_metadata():
     assert ragmeter.__version__ == version("ragmeter")
 
 
+def test_the_ci_example_pins_this_version():
+    """The article: "pin the library version in CI"; the example installed an unpinned ragmeter."""
+    from pathlib import Path
+
+    workflow = (Path(__file__).parent.parent / "examples" / "ci" / "rag-eval.yml").read_text()
+    installs = [line.strip() for line in workflow.splitlines() if "pip install" in line]
+    assert installs == [f'- run: pip install "ragmeter=={ragmeter.__version__}"']
+
+
 def test_public_names_resolve_and_unknown_names_fail():
     for name in ragmeter.__all__:
         assert getattr(ragmeter, name) is not None

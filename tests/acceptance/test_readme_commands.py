@@ -126,7 +126,8 @@ INNER_LOOP = 'pytest -q -m "not slow"'  # README's test command: the tests not m
 ELSEWHERE = {
     "ragmeter eval DATA --engine ray [--address auto|HOST:PORT]":
         "tests/engine/test_distributed.py::test_identical_to_the_local_engine_on_the_bundled_sample",
-    "ragmeter pairwise A B --judge ...": "tests/analysis/test_pairwise.py::test_pairwise_command_over_http",
+    "ragmeter pairwise A B --judge ... [--examples FILE]":
+        "tests/analysis/test_pairwise.py::test_pairwise_command_takes_an_examples_file",
     "ragmeter turns RUN [--svg F]": "tests/analysis/test_turns.py::test_turns_command_and_plot",
     "ragmeter watch LOG --judge ...": "tests/cli/test_watch_cmd.py::test_exit_on_alert_cli",
     "ragmeter watch --otlp [HOST:]PORT [--statsd HOST:PORT] [--to-phoenix URL]":
@@ -223,6 +224,14 @@ ELSEWHERE.update({
     "ragmeter eval traces.jsonl --judge local -m faithfulness --format otlp > events.json":
         "tests/report/test_otlp_events.py::test_eval_and_show_print_the_events",
     "ragmeter show RUN --format otlp": "tests/report/test_otlp_events.py::test_eval_and_show_print_the_events",
+    # docs/judged-variants.md, docs/records-mcp.md
+    "ragmeter eval requests.jsonl -m response_context_precision --judge openai:gpt-4o-mini":
+        "tests/metrics/context/test_judged_context.py::"
+        "test_seed_q1_response_based_precision_equals_the_reference_based_one",
+    "ragmeter pairwise runs/A runs/B --judge openai:gpt-4o-mini --examples pairs.json":
+        "tests/analysis/test_pairwise.py::test_pairwise_command_takes_an_examples_file",
+    'ragmeter eval answers.jsonl -m record_accuracy --records "mcp:python server.py#lookup_order#safe"':
+        "tests/records/test_mcp_source.py::test_a_read_tool_named_safe_is_called_and_its_answers_are_the_same",
 })
 
 # commands run below (by the test named), with concrete files for the placeholders

@@ -110,6 +110,14 @@ def test_diagnosis_of_the_warranty_sample(warranty):
     assert found["q2"].labels == found["q4"].labels == found["q6"].labels == []
     counts = count_labels(found.values())
     assert counts["buried"] == 2 and counts["missed_top_ranked"] == 1
+    # the article's lever for each failure point
+    levers = {f.label: f.lever for f in found["q1"].findings}
+    assert levers == {"buried": "rerank; nothing else has to change",
+                      "missing_chunk": "raise k, then revisit chunking and the embedding model (no prompt change "
+                                       "repairs it)",
+                      "not_extracted": "work on the prompt, the generator and the noise around the chunk"}
+    assert found["q5"].findings[0].lever == levers["missing_chunk"]
+    assert found["q1"].as_dict()["findings"][0]["lever"] == levers["missing_chunk"]
 
 
 def test_diagnose_command(cli, warranty, server, runs_dir):
@@ -119,6 +127,8 @@ def test_diagnose_command(cli, warranty, server, runs_dir):
     (run,) = list_runs(runs_dir)
     text = cli("diagnose", run.path).stdout
     assert text.startswith("q1: missing_chunk, buried, not_extracted")
+    assert "    buried: first relevant chunk at rank 2; nDCG@5 0.498\n        lever: rerank; nothing else has to " \
+           "change\n" in text
     doc = json.loads(cli("diagnose", run.path, "--format", "json").stdout)
     assert doc["counts"]["buried"] == 2
 
@@ -184,6 +194,73 @@ def test_labels_the_sample_could_not_have_evidence_for_are_not_listed_as_not_che
     (agent,) = diagnose([_s(retrieved=(), relevance={})], [_row("s", action_pass_rate=1.0)])
     assert agent.not_checked == {} and agent.labels == []
     (answered,) = diagnose([_s(retrieved=(), relevance={}, context=("c1",))], [_row("s", action_pass_rate=1.0)])
-    assert set(answered.not_checked) == {"not_extracted", "incomplete", "incorrect_specificity"}  # a context
+    assert set(answered.not_checked) == {"not_extracted", "incomplete", "incorrect_specificity",  # a context
+                                         "unsupported_answer", "false_refusal"}
     (scored,) = diagnose([_s(retrieved=(), relevance={})], [_row("s", **{"hit_rate@5": 0.0})])
     assert set(scored.not_checked) == {"buried"}  # a retrieval metric in the run: its gaps still said
+
+
+def test_every_failure_point_has_a_lever():
+    from ragmeter.analysis.diagnosis import LABELS, LEVERS
+
+    assert set(LEVERS) == set(LABELS) and all(LEVERS.values())
+    s = _s(answer="Not JSON", metadata={"expected_format": "json"})
+    (d,) = diagnose([s], [_row("s")])
+    assert [(f.label, f.lever) for f in d.findings] == [("wrong_format", "assert the format in code: no text metric "
+                                                                         "measures it")]
+
+
+def _declined(**values):
+    row = _row("s", **values)
+    row["evidence"] = {"declines": True, "answer_claims": []}
+    return row
+
+
+def test_a_refusal_of_an_answerable_question_names_where_the_answer_was():
+    (d,) = diagnose([_s(context=("a", "b"))], [_declined()])  # the relevant chunk a reached the prompt
+    assert d.labels == ["false_refusal"]
+    assert d.findings[0].evidence == "the answer declined an answerable question; relevant chunks in the prompt: a"
+    assert d.findings[0].lever == "work on the prompt and the generator: the answer was in the context"
+    (d,) = diagnose([_s(context=("b",))], [_declined()])  # it did not (dropped when the context was assembled)
+    assert d.labels == ["not_in_context", "false_refusal"]
+    assert "no relevant chunk reached the prompt (relevant: a)" in d.findings[1].evidence
+    assert d.findings[1].lever == d.findings[0].lever  # keep the chunk when the context is assembled
+    (d,) = diagnose([_s(retrieved=(Chunk("b"),), context=("b",))], [_declined()])  # never retrieved
+    assert d.findings[0].lever.startswith("fix retrieval first: raise k")
+    (d,) = diagnose([_s(relevance={}, context=("a",))], [_declined(context_recall=0.2)])  # no labels: context recall
+    assert "context recall 0.20" in d.findings[0].evidence and d.findings[0].lever.startswith("fix retrieval")
+    (d,) = diagnose([_s(relevance={}, context=("a",))], [_declined()])
+    assert "is not known" in d.findings[0].evidence and d.findings[0].lever.startswith("where the answer was")
+
+
+def test_a_refusal_is_no_finding_on_an_unanswerable_question_or_when_the_answer_does_not_decline():
+    (d,) = diagnose([_s(answerable=False, relevance={})], [_declined()])
+    assert d.labels == ["missing_content"]
+    row = _row("s")
+    row["evidence"] = {"declines": False}
+    (d,) = diagnose([_s()], [row])
+    assert "false_refusal" not in d.labels and "false_refusal" not in d.not_checked
+    (d,) = diagnose([_s()], [_row("s")])  # no refusal judged
+    assert d.not_checked["false_refusal"].startswith("needs false_refusal")
+
+
+def _claims_row(verdicts, **values):
+    row = _row("s", faithfulness=sum(v == "supported" for v in verdicts) / len(verdicts), **values)
+    row["evidence"] = {"answer_claims": [{"id": i, "text": f"claim {i}"} for i in range(1, len(verdicts) + 1)],
+                       "verdicts": {"answer@context": [{"claim": i, "verdict": v, "sources": [], "combined": False,
+                                                        "quote": ""} for i, v in enumerate(verdicts, start=1)]}}
+    return row
+
+
+def test_an_answer_whose_claims_are_mostly_not_found():
+    (d,) = diagnose([_s()], [_claims_row(["supported", "not_found", "not_found", "not_found"])])
+    assert d.labels == ["unsupported_answer"]
+    assert d.findings[0].evidence == ('3 of 4 claims not found in the context: "claim 2"; "claim 3"; "claim 4"')
+    assert d.findings[0].lever.startswith("work on the prompt and the generator: require answers from the context")
+    (d,) = diagnose([_s()], [_claims_row(["supported", "supported", "not_found", "not_found"])])  # half: not most
+    assert "unsupported_answer" not in d.labels
+    (d,) = diagnose([_s()], [_claims_row(["not_found", "not_found", "contradicted"], context_recall=0.25)])
+    assert d.labels == ["unsupported_answer"]
+    assert d.findings[0].lever.startswith("fix retrieval first (context recall 0.25")
+    (d,) = diagnose([_s()], [_row("s")])
+    assert d.not_checked["unsupported_answer"] == "needs faithfulness (the answer-vs-context verdicts)"

@@ -98,3 +98,64 @@ def test_pairwise_takes_a_run_by_the_name_runs_lists(cli, tmp_path, runs_dir, mo
         assert "0 wins, 2 ties, 0 losses" in out.stdout and state.count == 4
     finally:
         srv.shutdown()
+
+
+# Calibration with pairs people judged (the metric reference: "always include human-labeled examples")
+
+V1_USER = "QUESTION:\n{question}\n\nCONTEXT:\n{context}\n\nANSWER 1:\n{one}\n\nANSWER 2:\n{two}\n\n" \
+          'Return "winner": "1", "2" or "tie", and a one-sentence "reason".'
+
+
+def test_without_examples_the_judge_reads_the_first_prompt_word_for_word():
+    a, b = _pair_samples(1)
+    backend = ScriptedBackend(lambda pid, inputs, m: {"winner": "tie", "reason": "same"})
+    seen = []
+    backend.respond = lambda pid, inputs, m: seen.append(m) or {"winner": "tie", "reason": "same"}
+    pairwise(a, b, Judge(backend))
+    assert seen[0][1]["content"] == V1_USER.format(question=a[0].question, context=
+                                                   "[c1] The R2 has a 24-month warranty.\n[c2] Returns: 30 days.",
+                                                   one=a[0].answer, two=b[0].answer)
+
+
+def test_human_examples_reach_every_request_in_both_orders():
+    from ragmeter.analysis.pair_examples import PairExample
+
+    shots = [PairExample("Is my R2 covered?", "Yes: 24 months from purchase.", "Yes, and shipping is free.", "1",
+                         "answer 2 adds a claim the context does not make")]
+    a, b = _pair_samples(3)
+    seen = []
+
+    def respond(pid, inputs, m):
+        seen.append(m[1]["content"])
+        return {"winner": "1", "reason": "first"}
+    result = pairwise(a, b, Judge(ScriptedBackend(respond)), examples=shots)
+    assert len(seen) == 6 and all(text.startswith(
+        "EXAMPLES WITH HUMAN VERDICTS (people compared these answers):\n- question: Is my R2 covered? | answer 1: Yes: "
+        "24 months from purchase. | answer 2: Yes, and shipping is free. | winner: 1 (answer 2 adds a claim the "
+        "context does not make)\n\nQUESTION:\n") for text in seen)
+    assert result.as_dict()["human_examples"] == 1
+
+
+def test_pairwise_command_takes_an_examples_file(cli, tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": f"Q{i}?", "answer": "short",
+                                        "metadata": {"answer_b": "a much longer answer"}}) + "\n" for i in range(2)))
+    shots = tmp_path / "pairs.json"
+    shots.write_text(json.dumps({"examples": [{"question": "Q?", "answer_1": "short", "answer_2": "long and padded",
+                                               "winner": "1"}]}))
+    texts = []
+    srv, state = judge_server.start(lambda text, payload: texts.append(text) or {"winner": "tie", "reason": "same"})
+    try:
+        out = cli("pairwise", data, "--b-field", "answer_b", "--judge", "openai:m", "--judge-base-url",
+                  state.url + "/v1", "--ledger", tmp_path / "l.sqlite", "--examples", shots)
+        assert out.exit_code == 0, out.output
+        assert "the judge was shown 1 pair people judged" in out.stdout
+        assert len(texts) == 4 and all("| winner: 1\n\nQUESTION:" in t for t in texts)
+        bad = tmp_path / "bad.json"
+        bad.write_text(json.dumps({"examples": [{"answer_1": "x", "answer_2": "y", "winner": "A"}]}))
+        out = cli("pairwise", data, "--b-field", "answer_b", "--judge", "openai:m", "--judge-base-url",
+                  state.url + "/v1", "--ledger", tmp_path / "l.sqlite", "--examples", bad)
+        assert out.exit_code == 2 and "row 1, field \"winner\"" in out.output, out.output
+        assert len(texts) == 4  # refused before any call
+    finally:
+        srv.shutdown()

@@ -90,9 +90,11 @@ def test_correlate_says_query_for_one(cli, tmp_path):
     from tests.analysis.test_compare import make_run
 
     one = make_run(tmp_path / "one", {"precision@5": [0.2], "recall@5": [0.1]})
-    assert "over 1 query" in cli("correlate", one.path).stdout
+    assert "on at most 1 query)" in cli("correlate", one.path).stdout  # too few for a rho: said once
     two = make_run(tmp_path / "two", {"precision@5": [0.2, 0.4], "recall@5": [0.1, 0.3]})
-    assert "over 2 queries" in cli("correlate", two.path).stdout
+    assert "on at most 2 queries)" in cli("correlate", two.path).stdout
+    three = make_run(tmp_path / "three", {"precision@5": [0.2, 0.4, 0.6], "recall@5": [0.1, 0.3, 0.2]})
+    assert "over 3 queries" in cli("correlate", three.path).stdout
 
 
 @pytest.fixture
@@ -118,3 +120,25 @@ def test_gate_refuses_numbers_that_cannot_be_thresholds(cli, two_runs, args, fla
     assert out.exit_code == 2, out.output
     assert flag in out.output and "Usage" in out.output
     assert cli("gate", new, "--baseline", base, "--min", "recall@5=0.5").exit_code == 0
+
+
+def test_correlate_says_once_which_pairs_have_too_few_queries(cli, tmp_path):
+    """README's first run: five label metrics on six queries, five answer metrics on q1 alone; 35 of
+    the 45 lines read "rho n/a over 1 query"."""
+    label = {m: [0.4, 0.2, 0.2, 0.4, 0.0, 0.6] for m in ("precision@5", "recall@5", "hit_rate@5")}
+    label.update({"reciprocal_rank@5": [0.5, 1.0, 0.2, 1.0, 0.0, 1.0], "ndcg@5": [0.498, 1.0, 0.387, 1.0, 0.0, 0.885]})
+    answer = {m: [0.6, None, None, None, None, None] for m in ("faithfulness", "context_recall", "factual_correctness",
+                                                                "answer_relevancy", "semantic_similarity")}
+    run = make_run(tmp_path / "r", {**label, **answer})
+    out = cli("correlate", run.path)
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 10 + 1 and not any("over 1 query" in line for line in lines)
+    assert lines[-1] == ("no rho for 35 pairs (rho needs 3 queries that both metrics scored): every pair of "
+                         "faithfulness, context_recall, factual_correctness, answer_relevancy, semantic_similarity "
+                         "(each scored with another metric on at most 1 query)")
+    assert len(json.loads(cli("correlate", run.path, "--format", "json").stdout)) == 45  # JSON keeps every pair
+    two = make_run(tmp_path / "t", {"precision@5": [0.1, 0.2, 0.3, None], "ndcg@5": [None, 0.2, 0.3, 0.4],
+                                    "recall@5": [0.1, 0.2, 0.3, 0.4]})
+    assert cli("correlate", two.path).stdout.strip().splitlines()[-1] == (
+        "no rho for 1 pair (rho needs 3 queries that both metrics scored): precision@5 ~ ndcg@5 (2 queries)")

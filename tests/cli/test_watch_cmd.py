@@ -95,3 +95,13 @@ def test_watch_otlp_once_reads_the_spool_and_exits(tmp_path, cli):
     assert r.exit_code == 0, r.output
     assert "OTLP/HTTP traces on http://127.0.0.1:" in r.output
     assert json.loads((tmp_path / "state" / "scored.jsonl").read_text())["id"] == trace
+
+
+def test_the_alert_command_help_says_it_runs_without_a_shell(cli):
+    """The help read "run on an alert, with $RAGMETER_ALERT set", as if the variable were expanded on
+    the command line; it is not (no shell), and the help says so and how to give a shell line."""
+    import re
+
+    shown = " ".join(re.sub("[│╭╮╰╯─]", " ", cli("watch", "--help").stdout).split())
+    assert "run on an alert, without a shell" in shown and "nothing in it is expanded" in shown
+    assert "RAGMETER_ALERT" in shown and "sh -c" in shown

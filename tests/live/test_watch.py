@@ -630,3 +630,19 @@ def test_a_chunk_without_text_is_one_quarantined_line(tmp_path):
     _append(log, [2])  # the watcher goes on
     _drain(w)
     _once(_scored(tmp_path), 3)
+
+
+def test_the_alert_command_runs_without_a_shell_and_a_shell_line_is_given_as_the_help_says(tmp_path):
+    """The help suggested $RAGMETER_ALERT without saying that nothing on the line is expanded."""
+    log = tmp_path / "req.jsonl"
+    log.write_text("".join(live_judge.request_line(i, answer="wrong") for i in range(3)))
+    literal, shell = tmp_path / "literal.txt", tmp_path / "shell.txt"
+    plain = watcher(tmp_path / "a", log, alerts=[Alert("faithfulness", below=0.8)],
+                    alert_command=f"{sys.executable} -c \"import sys; open({str(literal)!r}, 'w').write(sys.argv[1])\" "
+                                  "$RAGMETER_ALERT")
+    plain.poll()
+    assert literal.read_text() == "$RAGMETER_ALERT"  # no shell: nothing expanded
+    lined = watcher(tmp_path / "b", log, alerts=[Alert("faithfulness", below=0.8)],
+                    alert_command=f"sh -c \"printf '%s' \\\"$RAGMETER_ALERT\\\" > {shell}\"")
+    lined.poll()
+    assert shell.read_text() == "faithfulness rolling mean 0.000 is below 0.8"

@@ -198,3 +198,30 @@ def test_histograms_show_their_counts():
 
     svg = _histogram([0.05, 0.05, 0.95])
     assert ">2</text>" in svg and ">1</text>" in svg and "n = 3" in svg
+
+
+def test_an_mtrag_task_shows_its_conversation_and_answerability(cli, runs_dir, tmp_path):
+    """The report dropped the turns before a question and MTRAG's answerability label."""
+    from tests.conftest import ROOT
+
+    out = cli("eval", ROOT / "tests" / "data" / "mtrag" / "responses-3.jsonl", "-m", "recall", "--judge", "none")
+    assert out.exit_code == 0, out.output
+    (run,) = list_runs(runs_dir)
+    path = tmp_path / "r.html"
+    assert cli("report", run.path, "--html", path).exit_code == 0
+    page = path.read_text()
+    first, second = (page.split('<details id="q-dd6b6ffd177f2b311abe676261279d2f::', 3)[i] for i in (1, 2))
+    assert "Conversation before this question" not in first  # turn 1: nothing came before it
+    assert "<p><b>Answerability:</b> UNANSWERABLE <span class=\"muted\">(scored as unanswerable)</span></p>" in first
+    assert "<h4>Conversation before this question (turn 2)</h4><p class=\"history\">User: where do the arizona " \
+           "cardinals play this week\nAssistant: I&#x27;m sorry" in second
+    assert "<b>Answerability:</b> ANSWERABLE <span class=\"muted\">(scored as answerable)</span>" in second
+
+
+def test_a_single_turn_answerable_sample_shows_neither():
+    from ragmeter.core.sample import Sample
+    from ragmeter.report.html import _conversation
+
+    assert _conversation(Sample("q1", question="Is it covered?")) == ""
+    assert _conversation(Sample("q2", question="?", answerable=False)) == \
+        "<p><b>Answerability:</b> unanswerable</p>"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -41,3 +43,48 @@ def test_the_table_from_the_columns_is_the_table_from_the_samples(samples: list[
     names = ["hit_rate@2", "precision", "ndcg@3", "recall"]
     fast = evaluate(columnar(samples), names, k=k)
     assert render_table(fast) == render_table(per_sample(samples, names, k))
+
+
+def test_the_action_pass_rate_is_printed_with_its_verification_coverage(warranty):
+    """Agent Assurance reports a pass rate over the cases that reached a verdict *and* the
+    verification coverage; the table printed "2 scored, 2 not computed" and no coverage. The
+    figure is the one the Python summary (``ragmeter.actions.summarise``) gives on the same cases."""
+    from ragmeter.actions import grade_cases, load_criteria, load_runs, summarise
+    from ragmeter.records import RecordLookup, TableSource
+
+    criteria = load_criteria(warranty / "criteria.yaml")
+    result = ragmeter.evaluate(ragmeter.load_dataset(warranty / "agent_runs.jsonl"), ["action_pass_rate"],
+                               action_criteria=criteria, records=RecordLookup(TableSource(warranty / "records.jsonl")))
+    mean = render_table(result).splitlines()[6]
+    assert mean == "mean   action pass rate 0.500 (verification coverage 0.500: 2 of 4 cases reached a verdict)"
+    python = summarise(grade_cases(load_runs(warranty / "agent_runs.jsonl"), criteria,
+                                   records=RecordLookup(TableSource(warranty / "records.jsonl"))))
+    assert (python.pass_rate, python.coverage) == (0.5, 2 / 4)
+
+
+def test_coverage_leaves_out_the_cases_no_criterion_applies_to():
+    from ragmeter.report.table import coverage_note
+
+    assert coverage_note("action_pass_rate", 1, {"no criterion applies to this case": 2, "unable to verify: x": 1}) \
+        == " (verification coverage 0.500: 1 of 2 cases reached a verdict)"
+    assert coverage_note("action_pass_rate", 0, {"no criterion applies to this case": 2}) == \
+        " (verification coverage n/c: 0 of 0 cases reached a verdict)"
+    assert coverage_note("faithfulness", 1, {"x": 1}) == ""
+
+
+def test_no_cutoff_draws_at_most_twenty_ranks_and_says_how_long_the_lists_are(cli, tmp_path):
+    """``eval --k 0`` on lists of 540 chunks drew a ranks column 540 characters wide."""
+    data = tmp_path / "long.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"id": "q1", "retrieved": [f"d{i}" for i in range(540)], "relevant": ["d3", "d300"]},
+        {"id": "q2", "retrieved": ["d3", "d4"], "relevant": ["d3"]}]))
+    out = cli("eval", data, "--k", "0", "-m", "recall,ndcg", "--no-save")
+    assert out.exit_code == 0, out.output
+    header, q1, q2 = out.stdout.splitlines()[:3]
+    assert header.split("  ")[1] == "ranks 1-20 of 540"
+    assert q1.split()[1] == "...R" + "." * 16 and q2.split()[1] == "R." + "-" * 18
+    assert max(len(line) for line in out.stdout.splitlines()[:3]) < 80
+    huge = cli("eval", data, "--k", "1000000000", "-m", "recall", "--no-save")  # past every list: no cut-off
+    assert huge.stdout.splitlines()[0].split("  ")[1] == "ranks 1-20 of 540"
+    five = cli("eval", data, "--k", "0", "-m", "recall", "--no-save", "--only", "q2")  # short lists: as before
+    assert five.stdout.splitlines()[0].startswith("query  ranks 1-2  relevant")

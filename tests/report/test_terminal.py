@@ -71,3 +71,14 @@ def test_error_messages_escape_the_id(cli, tmp_path):
     out = cli("eval", p, "--no-save", "--judge", "none")
     assert out.exit_code == 2 and "q\\x1b[2J" in out.output
     _clean(out.output)
+
+
+def test_show_and_a_streamed_run_print_the_verification_coverage(cli, warranty, runs_dir):
+    args = ["eval", warranty / "agent_runs.jsonl", "--action-criteria", warranty / "criteria.yaml", "--records",
+            warranty / "records.jsonl", "-m", "action_pass_rate", "--judge", "none"]
+    streamed = cli(*args, "--block", "2")
+    assert streamed.exit_code == 0, streamed.output
+    assert "action pass rate 0.500 (verification coverage 0.500: 2 of 4 cases reached a verdict)" in streamed.stdout
+    (run,) = list_runs(runs_dir)
+    shown = cli("show", run.path).stdout
+    assert "action_pass_rate: verification coverage 0.500: 2 of 4 cases reached a verdict" in shown

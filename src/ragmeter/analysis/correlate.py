@@ -49,9 +49,12 @@ def average_ranks(x: np.ndarray) -> np.ndarray:
     return ranks
 
 
+MIN_RHO_N = 3  # queries both metrics scored, below which there is no rho
+
+
 def spearman(x, y) -> float | None:
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(x) < 3:
+    if len(x) < MIN_RHO_N:
         return None
     rx, ry = average_ranks(x), average_ranks(y)
     if rx.std() == 0 or ry.std() == 0:
@@ -118,3 +121,21 @@ def correlate(run) -> list[Pair]:
                          and "(" not in a + b), (None, ""))
         pairs.append(Pair(a, b, rho, len(common), expected[0], expected[1]))
     return pairs
+
+
+def too_few(pairs: list[Pair]) -> tuple[dict[str, int], list[Pair]]:
+    """The pairs with too few queries for a rho (fewer than 3 scored by both metrics), grouped so
+    that they can be said once: the metrics every one of whose pairs is such, each with the most
+    queries it shares with another metric (a metric scored only where the sample has an answer
+    shares 1 query on a sample of 6 with one answer), and the other such pairs.
+
+    >>> few, rest = too_few([Pair("p", "r", 0.5, 6), Pair("p", "f", None, 1), Pair("r", "f", None, 1)])
+    >>> few, rest
+    ({'f': 1}, [])
+    """
+    thin = [p for p in pairs if p.n < MIN_RHO_N]
+    names = {n for p in pairs for n in (p.a, p.b)}
+    only = {n: max(p.n for p in pairs if n in (p.a, p.b)) for n in sorted(names)
+            if all(p.n < MIN_RHO_N for p in pairs if n in (p.a, p.b))}
+    metrics = {n: only[n] for n in (x for p in pairs for x in (p.a, p.b)) if n in only}  # in the run's order
+    return metrics, [p for p in thin if p.a not in metrics and p.b not in metrics]

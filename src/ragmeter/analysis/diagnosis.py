@@ -4,7 +4,8 @@ Follows "How to measure RAG performance from the scores together" in the article
 Evaluation Metrics: Formulas and a Worked Example", with the failure-point names of Barnett et
 al. 2024 ("Seven failure points when engineering a RAG system"). Each label needs certain
 metrics in the run; a label whose metrics are missing is reported as not checked, never as
-passed.
+passed. Each finding carries the article's lever for it (:data:`LEVERS`; where the evidence
+says which of two levers applies, the one it points to).
 
 | label | rule (defaults in ``Thresholds``) |
 |---|---|
@@ -16,6 +17,8 @@ passed.
 | not_extracted | context recall >= 0.7 and faithfulness < 0.7 (the answer left or altered what the context said) |
 | incomplete | faithfulness >= 0.7 and factual recall < 0.7; says whether each missing claim was in the context |
 | incorrect_specificity | faithfulness >= 0.7 and answer relevancy < 0.7 |
+| false_refusal | the answer declines an answerable question; says whether the relevant chunks reached the prompt |
+| unsupported_answer | more than half of the answer's claims are not found in the context (faithfulness's verdicts) |
 | wrong_format | the answer fails the ``expected_format`` given in the sample's metadata |
 | stale_chunk | a fact the context supports fails against the system of record (``--records``); names the chunk |
 | failed_action | a criterion on the run's tool calls fails (``--action-criteria``); names it, with its evidence |
@@ -45,7 +48,31 @@ from ragmeter.records.facts import FactCheck
 from ragmeter.records.stale import find_stale_chunks
 
 LABELS = ("missed_top_ranked", "missing_content", "missing_chunk", "not_in_context", "buried", "not_extracted",
-          "incomplete", "incorrect_specificity", "wrong_format", "stale_chunk", "failed_action")
+          "incomplete", "incorrect_specificity", "false_refusal", "unsupported_answer", "wrong_format", "stale_chunk",
+          "failed_action")
+
+RAISE_K = "raise k, then revisit chunking and the embedding model (no prompt change repairs it)"
+PROMPT = "work on the prompt, the generator and the noise around the chunk"
+#: The article's lever for each failure point ("How to measure RAG performance from the scores
+#: together"); a finding whose evidence points to another lever carries that one instead.
+LEVERS = {
+    "missed_top_ranked": RAISE_K,
+    "missing_content": "score whether the assistant declines, and add the content",
+    "missing_chunk": RAISE_K,
+    "not_in_context": "keep the retrieved chunk when the context is assembled: the consolidation step dropped it",
+    "buried": "rerank; nothing else has to change",
+    "not_extracted": PROMPT,
+    "incomplete": "where the missing claim was in the context, " + PROMPT + "; where it was not, fix retrieval",
+    "incorrect_specificity": "work on the prompt and the generator: the answer is grounded but not as specific as "
+                             "the question needs",
+    "false_refusal": "where the answer was in the context, work on the prompt and the generator; where it was not, "
+                     "fix retrieval",
+    "unsupported_answer": "work on the prompt and the generator: require answers from the context (or a refusal); "
+                          "where the context lacked the answer, fix retrieval first",
+    "wrong_format": "assert the format in code: no text metric measures it",
+    "stale_chunk": "update or remove the stale chunk: a corpus fault that only a check outside the context catches",
+    "failed_action": "fix the agent's tool use the criterion names: no context metric shows it",
+}
 
 
 @dataclass(frozen=True)
@@ -54,12 +81,14 @@ class Thresholds:
     buried_ndcg: float = 0.6
     high: float = 0.7  # "high" context recall / faithfulness
     low: float = 0.7  # "low" faithfulness / factual recall / answer relevancy
+    mostly_not_found: float = 0.5  # unsupported_answer: more than this share of the claims not found
 
 
 @dataclass
 class Finding:
     label: str
     evidence: str
+    lever: str = ""  # what to change; filled from LEVERS where the finding does not say
 
 
 @dataclass
@@ -94,7 +123,8 @@ class QueryDiagnosis:
 
     def as_dict(self) -> dict:
         out: dict[str, Any] = {
-            "id": self.id, "findings": [{"label": f.label, "evidence": f.evidence} for f in self.findings],
+            "id": self.id, "findings": [{"label": f.label, "evidence": f.evidence, "lever": f.lever}
+                                        for f in self.findings],
             "not_checked": self.not_checked,
             "unverified": [{"label": f.label, "reason": f.evidence} for f in self.unverified]}
         if self.request is not None:
@@ -138,7 +168,8 @@ def diagnose(samples: Sequence[Sample], rows: Sequence[dict], th: Thresholds = T
 
 
 RETRIEVAL_LABELS = ("missed_top_ranked", "buried")
-CONTEXT_LABELS = ("not_extracted", "incomplete", "incorrect_specificity")  # each needs faithfulness
+# each needs faithfulness
+CONTEXT_LABELS = ("not_extracted", "incomplete", "incorrect_specificity", "unsupported_answer")
 
 
 def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> QueryDiagnosis:
@@ -155,6 +186,7 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
         for label in RETRIEVAL_LABELS:
             d.not_checked.pop(label, None)
     _answer_findings(d, row, ev, th)
+    _refusal_findings(d, s, row, ev, th)
     if not s.context_ids and _metric(row, "faithfulness") is False:
         for label in CONTEXT_LABELS:
             d.not_checked.pop(label, None)
@@ -165,7 +197,43 @@ def diagnose_sample(s: Sample, row: dict, th: Thresholds = Thresholds()) -> Quer
             d.findings.append(Finding("wrong_format", problem))
     _stale_findings(d, ev)
     _action_findings(d, ev)
+    for f in d.findings:
+        f.lever = f.lever or LEVERS[f.label]
     return d
+
+
+def _refusal_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: Thresholds) -> None:
+    """``false_refusal``: the answer declines though the question is answerable (the refusal is
+    judged with the answer's claims); the lever follows where the answer was. Not checked where
+    the sample has an answer and a context but the run judged no refusal."""
+    if not s.answer or not s.answerable or (s.relevance and not any(g >= 1 for g in s.relevance.values())):
+        return
+    declined = ev.get("declines")
+    if not isinstance(declined, bool):
+        if s.context_ids or s.retrieved:
+            d.not_checked["false_refusal"] = "needs false_refusal or another claim metric (the refusal is judged " \
+                                             "with the answer's claims)"
+        return
+    if not declined:
+        return
+    relevant = [c for c, g in s.relevance.items() if g >= 1]
+    shown = [c for c in relevant if c in s.context_ids]
+    ctx_recall = _metric(row, "context_recall")
+    if shown or (not relevant and isinstance(ctx_recall, float) and ctx_recall >= th.high):
+        why = (f"relevant chunks in the prompt: {', '.join(shown)}" if shown
+               else f"context recall {ctx_recall:.2f}")
+        d.findings.append(Finding("false_refusal", f"the answer declined an answerable question; {why}",
+                                  "work on the prompt and the generator: the answer was in the context"))
+    elif relevant or isinstance(ctx_recall, float):
+        why = ("no relevant chunk reached the prompt (relevant: " + ", ".join(relevant) + ")" if relevant
+               else f"context recall {ctx_recall:.2f}")
+        dropped = any(c in s.retrieved_ids for c in relevant)
+        d.findings.append(Finding("false_refusal", f"the answer declined an answerable question; {why}",
+                                  LEVERS["not_in_context"] if dropped else "fix retrieval first: " + RAISE_K))
+    else:
+        d.findings.append(Finding("false_refusal", "the answer declined an answerable question; whether the context "
+                                                   "held the answer is not known (no relevance labels, no "
+                                                   "context_recall)"))
 
 
 def _action_findings(d: QueryDiagnosis, ev: dict) -> None:
@@ -253,11 +321,34 @@ def _answer_findings(d: QueryDiagnosis, row: dict, ev: dict, th: Thresholds) -> 
     elif faith is not None and fact_recall is not None and faith >= th.high and fact_recall < th.low:
         d.findings.append(Finding("incomplete", f"faithfulness {faith:.2f}, factual recall {fact_recall:.2f}: "
                                                 + _missing_claims(ev)))
+    _unsupported(d, row, ev, th, faith, ctx_recall)
     if faith is False or relevancy is False:
         d.not_checked["incorrect_specificity"] = "needs faithfulness and answer_relevancy"
     elif faith is not None and relevancy is not None and faith >= th.high and relevancy < th.low:
         d.findings.append(Finding("incorrect_specificity", f"faithful ({faith:.2f}) but answer relevancy "
                                                            f"{relevancy:.2f}"))
+
+
+def _unsupported(d: QueryDiagnosis, row: dict, ev: dict, th: Thresholds, faith: Any, ctx_recall: Any) -> None:
+    """``unsupported_answer``: more than ``th.mostly_not_found`` of the answer's claims are not
+    found in the context (the generator answered from elsewhere), from faithfulness's verdicts."""
+    verdicts = ev.get("verdicts", {}).get("answer@context")
+    if faith is False:
+        d.not_checked["unsupported_answer"] = "needs faithfulness (the answer-vs-context verdicts)"
+        return
+    if not isinstance(verdicts, list) or not verdicts:
+        return
+    texts = {c["id"]: c["text"] for c in ev.get("answer_claims") or [] if isinstance(c, dict)}
+    missing = [v["claim"] for v in verdicts if v["verdict"] == "not_found"]
+    if len(missing) / len(verdicts) <= th.mostly_not_found:
+        return
+    lever = None
+    if isinstance(ctx_recall, float) and ctx_recall < th.high:
+        lever = f"fix retrieval first (context recall {ctx_recall:.2f}: the context lacked the answer); then " \
+                "require answers from the context in the prompt"
+    d.findings.append(Finding("unsupported_answer", f"{len(missing)} of {len(verdicts)} claims not found in the "
+                                                    "context: " + "; ".join(f'"{texts.get(c, c)}"' for c in missing),
+                              lever or ""))
 
 
 def _failed_claims(ev: dict) -> str:

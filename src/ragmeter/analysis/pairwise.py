@@ -10,6 +10,11 @@ Reported: B's wins / ties / losses against A, B's win rate (win 1, tie 0.5) with
 95% bootstrap interval, the position-bias rate, and a length-bias check: among decisive
 pairs whose answers differ in length, how often the longer one won, with a two-sided exact
 binomial p-value against 1/2.
+
+Calibration: ``examples``, pairs people judged (:mod:`ragmeter.analysis.pair_examples`), go into
+every request's prompt as few-shot examples, as the metric reference asks of every judge.
+Without them the prompt reads as it did before examples existed (``pairwise.compare`` v2
+renders the v1 text).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from ragmeter.analysis.pair_examples import PairExample, examples_text
 from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.progress import Progress
@@ -53,6 +59,7 @@ class PairwiseResult:
     outcomes: list[PairOutcome] = field(default_factory=list)
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
+    examples: int = 0  # human-judged pairs shown to the judge
 
     def count(self, what: str) -> int:
         return sum(o.outcome == what for o in self.outcomes)
@@ -87,7 +94,7 @@ class PairwiseResult:
                 "failed": self.count("failed"), "win_rate": self.win_rate,
                 "win_rate_ci95": list(self.win_rate_ci95) if self.win_rate_ci95 else None,
                 "position_bias_rate": self.position_bias_rate, "length_bias": self.length_bias,
-                "only_in_a": self.only_a, "only_in_b": self.only_b,
+                "only_in_a": self.only_a, "only_in_b": self.only_b, "human_examples": self.examples,
                 "pairs": [o.__dict__ for o in self.outcomes]}
 
 
@@ -97,8 +104,9 @@ def _context(s: Sample) -> str:
 
 
 def pairwise(samples_a: Sequence[Sample], samples_b: Sequence[Sample], judge: Judge, *,
-             progress: Progress | None = None) -> PairwiseResult:
+             examples: Sequence[PairExample] = (), progress: Progress | None = None) -> PairwiseResult:
     prompt = load_prompt("pairwise.compare")
+    shots = examples_text(examples)
     a = {s.id: s for s in samples_a if s.answer}
     b = {s.id: s for s in samples_b if s.answer}
     ids = [i for i in a if i in b]
@@ -109,14 +117,14 @@ def pairwise(samples_a: Sequence[Sample], samples_b: Sequence[Sample], judge: Ju
     requests = []
     for i in ids:
         sa, sb = a[i], b[i]
-        base = {"question": sa.question or "", "context": _context(sa)}
+        base = {"question": sa.question or "", "context": _context(sa), "examples": shots}
         for one, two in ((sa, sb), (sb, sa)):
             requests.append(JudgeRequest(prompt, {**base, "answer_1": one.answer, "answer_2": two.answer}, SCHEMA,
                                          "preference"))
     if progress is not None:
         progress.start("comparing answers (both orders)", len(requests))
     replies = judge.run(requests, progress=progress)
-    result = PairwiseResult(only_a=sorted(set(a) - set(b)), only_b=sorted(set(b) - set(a)))
+    result = PairwiseResult(only_a=sorted(set(a) - set(b)), only_b=sorted(set(b) - set(a)), examples=len(examples))
     for n, i in enumerate(ids):
         first, second = replies[2 * n], replies[2 * n + 1]
         la, lb = len(a[i].answer or ""), len(b[i].answer or "")

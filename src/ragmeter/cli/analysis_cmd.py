@@ -108,7 +108,7 @@ def gate_command(
 def correlate_command(run: str = typer.Argument(..., help=RUN_HELP),
                       fmt: str = format_option("table", "json"), runs_dir: str | None = runs_dir_option()) -> None:
     """Spearman correlation between metrics across queries; expected pairs that diverge are flagged."""
-    from ragmeter.analysis.correlate import MIN_INTERVAL_N, correlate
+    from ragmeter.analysis.correlate import MIN_INTERVAL_N, MIN_RHO_N, correlate, too_few
     from ragmeter.runs import load_run
 
     pairs = correlate(load_run(run, runs_dir))
@@ -117,7 +117,10 @@ def correlate_command(run: str = typer.Argument(..., help=RUN_HELP),
                                 "expected": p.expected, "diverges": p.diverges, "undecided": p.undecided}
                                for p in pairs], indent=2))
         return
+    few, others = too_few(pairs)
     for p in pairs:
+        if p.n < MIN_RHO_N:
+            continue  # said once, below
         rho = "n/a" if p.rho is None else f"{p.rho:+.2f}"
         ci = f" [{p.ci95[0]:+.2f}, {p.ci95[1]:+.2f}]" if p.ci95 else ""
         if p.diverges:
@@ -128,6 +131,16 @@ def correlate_command(run: str = typer.Argument(..., help=RUN_HELP),
         else:
             flag = f"  (expected > {p.expected})" if p.expected is not None else ""
         echo_text(f"{p.a} ~ {p.b}: rho {rho}{ci} over {p.n} quer{'y' if p.n == 1 else 'ies'}{flag}")
+    thin = [p for p in pairs if p.n < MIN_RHO_N]
+    if thin:
+        parts = []
+        if few:
+            most = max(few.values())
+            parts.append(f"every pair of {', '.join(few)} (each scored with another metric on at most {most} "
+                         f"quer{'y' if most == 1 else 'ies'})")
+        parts.extend(f"{p.a} ~ {p.b} ({p.n} quer{'y' if p.n == 1 else 'ies'})" for p in others)
+        echo_text(f"no rho for {len(thin)} pair{'s' if len(thin) != 1 else ''} (rho needs {MIN_RHO_N} queries "
+                  f"that both metrics scored): {'; '.join(parts)}")
 
 
 def _samples(path: str, runs_dir: str | None = None):
@@ -150,6 +163,10 @@ def pairwise_command(
     judge: str = typer.Option(..., "--judge", help=judge_specs(remote=True)),
     judge_base_url: str | None = typer.Option(None, "--judge-base-url", help="the judge server's URL"),
     ledger: str = typer.Option(Settings().ledger_path, "--ledger", help="judgment store"),
+    examples: str | None = typer.Option(None, "--examples",
+                                        help="pairs people judged, shown to the judge as calibration examples: JSON "
+                                             "or YAML, {\"examples\": [{\"question\", \"answer_1\", "
+                                             "\"answer_2\", \"winner\": \"1\"|\"2\"|\"tie\", \"reason\"}]}"),
     fmt: str = format_option("text", "json"),
     progress: str = typer.Option("auto", "--progress", help=PROGRESS_HELP),
     runs_dir: str | None = runs_dir_option(),
@@ -157,9 +174,11 @@ def pairwise_command(
     """Which answer is better, per question, asked in both orders: wins, ties, position and length bias."""
     import dataclasses
 
+    from ragmeter.analysis.pair_examples import load_pair_examples
     from ragmeter.analysis.pairwise import pairwise
     from ragmeter.judges.judge_factory import make_judge
 
+    shots = load_pair_examples(examples) if examples else []
     samples_a = _samples(a, runs_dir)
     if b_field:
         samples_b = [dataclasses.replace(s, answer=s.metadata.get(b_field)) for s in samples_a]
@@ -171,13 +190,15 @@ def pairwise_command(
     if the_judge is None:
         raise typer.BadParameter("pairwise judging needs a judge", param_hint="--judge")
     with progress_for(progress, the_judge) as shown:
-        result = pairwise(samples_a, samples_b, the_judge, progress=shown)
+        result = pairwise(samples_a, samples_b, the_judge, examples=shots, progress=shown)
     if fmt == "json":
         typer.echo(json.dumps(result.as_dict(), indent=2))
         return
     d = result.as_dict()
     ci = d["win_rate_ci95"]
     echo_text(f"B vs A: {d['wins']} wins, {d['ties']} ties, {d['losses']} losses ({d['failed']} failed)")
+    if shots:
+        echo_text(f"the judge was shown {len(shots)} pair{'s' if len(shots) != 1 else ''} people judged")
     if d["win_rate"] is not None:
         echo_text(f"B's win rate {d['win_rate']:.3f} (ties count 1/2), 95% CI [{ci[0]:.3f}, {ci[1]:.3f}]")
         echo_text(f"position bias: {d['position_bias_rate']:.3f} of pairs flipped with the order (recorded as ties)")

@@ -166,7 +166,7 @@ def eval_command(
     criteria: str | None = typer.Option(None, "--criteria", help="rubric criteria file (JSON or YAML)"),
     records: str | None = typer.Option(None, "--records",
                                           help="system of record the answers' facts are checked in: FILE.jsonl|.csv, "
-                                               "http(s)://host/path/{entity}[#POINTER], mcp:COMMAND#TOOL or "
+                                               "http(s)://host/path/{entity}\\[#POINTER], mcp:COMMAND#TOOL\\[#safe] or "
                                                "python:MODULE:FUNCTION (record_accuracy, record_coverage)"),
     records_timeout: float = typer.Option(DEFAULTS.records_timeout, "--records-timeout",
                                           help="seconds per record lookup (a slower one cannot be verified)"),

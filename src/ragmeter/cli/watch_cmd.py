@@ -52,7 +52,12 @@ def watch_command(
                                    help="a significant drop from the baseline larger than this alerts "
                                         "(a rise, for lower-is-better metrics)"),
     alert_command: str | None = typer.Option(None, "--alert-command",
-                                                help="run on an alert, with $RAGMETER_ALERT set"),
+                                                help="run on an alert, without a shell: the line is split as a "
+                                                     "shell splits words (quotes kept together) and nothing in it "
+                                                     "is expanded; the alert's text is in the environment variable "
+                                                     "RAGMETER_ALERT, which your program reads (for a shell line, "
+                                                     "run one: --alert-command 'sh -c \"notify \\\"$RAGMETER_ALERT"
+                                                     "\\\"\"')"),
     exit_on_alert: bool = typer.Option(W.exit_on_alert, "--exit-on-alert",
                                        help="exit with status 3 on the first alert"),
     once: bool = typer.Option(W.once, "--once",

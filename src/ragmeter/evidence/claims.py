@@ -32,7 +32,7 @@ from ragmeter.evidence.provider import (
 from ragmeter.evidence.sources import Sources
 from ragmeter.judges import schemas
 from ragmeter.judges.judge import JudgeRequest, Judgment
-from ragmeter.judges.prompts import load_prompt
+from ragmeter.judges.prompts import Prompt, load_prompt
 from ragmeter.judges.replies import Keyed
 from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
@@ -51,6 +51,22 @@ def passages_for(sample: Sample, source: str, *, answer: bool = False) -> list[t
     if text is None or not text.strip():
         return Unavailable(f"the sample has no {'reference answer' if source == 'reference' else 'answer'}")
     return [(source, text)]
+
+
+def verify_request(prompt: Prompt, passages: Sequence[tuple[str, str]], claims: Sequence[Claim]) -> JudgeRequest:
+    """The ``claims.verify`` request of ``claims`` against ``passages`` ((id, text) pairs)."""
+    evidence = "\n".join(f"[{pid}] {text}" for pid, text in passages)
+    listing = "\n".join(f"{c.id}. {c.text}" for c in claims)
+    return JudgeRequest(prompt, {"evidence": evidence, "claims": listing}, schemas.VERIFY, "verdicts",
+                        Keyed("verdicts", "id", tuple(c.id for c in claims)),
+                        parts={"passages": list(passages), "claims": [(c.id, c.text) for c in claims]})
+
+
+def read_verdicts(judgment: Judgment | Exception) -> tuple[Verdict, ...] | Unavailable:
+    """The verdicts of a ``claims.verify`` judgment, or why there are none."""
+    return unavailable(judgment) or tuple(
+        Verdict(v["id"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"])
+        for v in value(judgment)["verdicts"])
 
 
 class Claims(ProviderBase):
@@ -125,20 +141,14 @@ class Claims(ProviderBase):
             if isinstance(passages, Unavailable):
                 ev.verdicts[pair] = passages
                 continue
-            evidence = "\n".join(f"[{pid}] {text}" for pid, text in passages)
-            listing = "\n".join(f"{c.id}. {c.text}" for c in claims)
-            out[pair] = JudgeRequest(self.verify, {"evidence": evidence, "claims": listing}, schemas.VERIFY,
-                                     "verdicts", Keyed("verdicts", "id", tuple(c.id for c in claims)),
-                                     parts={"passages": list(passages), "claims": [(c.id, c.text) for c in claims]})
+            out[pair] = verify_request(self.verify, passages, claims)
         return out
 
     def read(self, ev: Evidence, name: str, judgment: Judgment | Exception) -> None:
         if name == EXTRACT:
             self._read_claims(ev, judgment, unavailable(judgment))
         else:  # a pair: ``"answer@context"``, ...
-            ev.verdicts[name] = unavailable(judgment) or tuple(
-                Verdict(v["id"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"])
-                for v in value(judgment)["verdicts"])
+            ev.verdicts[name] = read_verdicts(judgment)
 
     @staticmethod
     def _read_claims(ev: Evidence, j: Judgment | Exception, bad: Unavailable | None) -> None:

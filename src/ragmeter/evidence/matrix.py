@@ -19,9 +19,15 @@ if TYPE_CHECKING:  # the sources' own types, named only: a run without records o
 # may carry one argument after a colon: "rubric:<criterion>", "answer_questions:<how many>".
 ANSWER_CLAIMS, REFERENCE_CLAIMS = "answer_claims", "reference_claims"
 PAIRS = ("answer@context", "answer@reference", "reference@context", "reference@answer")
+# The answer claims that cite passages, each verified against only the passages it cites.
+CITED = "answer@cited"
 SENTENCES, QUESTIONS = "context_sentences", "answer_questions"
 RUBRIC = "rubric"
+# Every "rubric_joint:<criterion>" of a sample scored in one call (all dimensions in one JSON reply).
+RUBRIC_JOINT = "rubric_joint"
 STANDALONE = "turn_standalone"
+# Two ratings (0, 1 or 2) of how well the context grounds the whole answer (Ragas's Response Groundedness).
+GROUNDEDNESS = "groundedness_ratings"
 # Beyond the context: facts stated in the answer checked against the user's records (the answer's
 # claims turned into facts by one more call), and the run's tool calls graded against criteria.
 FACTS, ACTIONS = "facts", "actions"
@@ -82,7 +88,9 @@ class Evidence:
     questions: tuple[str, ...] | Unavailable | None = None
     noncommittal: bool | None = None
     rubric: dict[str, Any] = field(default_factory=dict)  # criterion -> {score, weighted, reason} | Unavailable
+    rubric_joint: dict[str, Any] = field(default_factory=dict)  # the same, from the one-call rubric
     standalone: bool | Unavailable | None = None
+    groundedness: dict[str, Any] = field(default_factory=dict)  # rating prompt id -> 0, 1, 2 | Unavailable
     facts: tuple[FactCheck, ...] | Unavailable | None = None  # the answer's facts against the records
     actions: CaseGrade | Unavailable | None = None  # the case's tool calls graded against its criteria
     calls: int = 0
@@ -104,6 +112,9 @@ class Evidence:
                 "needed_sentences": plain(self.needed_sentences), "sentences": list(self.sentences),
                 "questions": plain(self.questions), "noncommittal": self.noncommittal,
                 "rubric": {k: plain(v) for k, v in self.rubric.items()}, "standalone": plain(self.standalone),
+                **({"rubric_joint": {k: plain(v) for k, v in self.rubric_joint.items()}} if self.rubric_joint else {}),
+                **({"groundedness": {k: plain(v) for k, v in self.groundedness.items()}}
+                   if self.groundedness else {}),
                 **({"facts": plain(self.facts)} if self.facts is not None else {}),
                 **({"actions": plain(self.actions)} if self.actions is not None else {}),
                 "calls": self.calls}
@@ -116,6 +127,10 @@ class Evidence:
         verdicts from the dict).
 
         >>> ev = Evidence(answer_claims=(Claim(1, "a"),), verdicts={"answer@context": Unavailable("no context")})
+        >>> Evidence.from_dict(ev.as_dict()) == ev
+        True
+        >>> ev = Evidence(groundedness={"groundedness.judge1": 2, "groundedness.judge2": Unavailable("x", True)},
+        ...               rubric_joint={"tone": {"score": 4, "reason": "", "weighted": None}})
         >>> Evidence.from_dict(ev.as_dict()) == ev
         True
         """
@@ -143,6 +158,8 @@ class Evidence:
                    sentences=tuple(d.get("sentences") or ()), needed_sentences=part(d.get("needed_sentences"), tuple),
                    questions=part(d.get("questions"), tuple), noncommittal=d.get("noncommittal"),
                    rubric={k: part(v) for k, v in (d.get("rubric") or {}).items()},
+                   rubric_joint={k: part(v) for k, v in (d.get("rubric_joint") or {}).items()},
+                   groundedness={k: part(v) for k, v in (d.get("groundedness") or {}).items()},
                    standalone=part(d.get("standalone")), facts=part(facts),
                    actions=_unavailable(actions) if isinstance(actions, Mapping) and "unavailable" in actions
                    else None, calls=int(d.get("calls") or 0))

@@ -28,11 +28,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, cast
 from ragmeter.evidence.matrix import (
     ACTIONS,
     ANSWER_CLAIMS,
+    CITED,
     FACTS,
+    GROUNDEDNESS,
     PAIRS,
     QUESTIONS,
     REFERENCE_CLAIMS,
     RUBRIC,
+    RUBRIC_JOINT,
     SENTENCES,
     STANDALONE,
     Evidence,
@@ -54,10 +57,13 @@ STAGES = ((EXTRACTION, "extracting claims"), (VERIFICATION, "verifying claims"))
 PROVIDERS: dict[str, str] = {
     FACTS: "fact_checks",
     **dict.fromkeys((ANSWER_CLAIMS, REFERENCE_CLAIMS, *PAIRS), "claims"),
+    CITED: "cited_passages",
     SENTENCES: "context_sentences",
     QUESTIONS: "answer_questions",
     STANDALONE: "standalone_turns",
+    GROUNDEDNESS: "groundedness_ratings",
     RUBRIC: "rubric_scores",
+    RUBRIC_JOINT: "rubric_scores",
     ACTIONS: "action_grades",
 }
 

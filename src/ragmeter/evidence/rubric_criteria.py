@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.io.json_text import decode_json
-from ragmeter.io.text import read_text
+from ragmeter.io.documents import read_document
 
 
 @dataclass(frozen=True)
@@ -58,24 +57,7 @@ def with_builtin(criteria: Mapping[str, RubricCriterion] | None) -> dict[str, Ru
 def load_rubric_criteria(path: str | Path) -> dict[str, RubricCriterion]:
     """Read criteria from JSON or YAML; every problem names the file and the criterion."""
     path = Path(path)
-    text = read_text(path)
-    if path.suffix.lower() in (".yaml", ".yml"):
-        try:
-            import yaml  # an optional dependency without stubs
-        except ImportError:
-            raise InvalidInputError("reading YAML criteria needs PyYAML", file=str(path),
-                                    fix="pip install pyyaml, or write the criteria as JSON") from None
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InvalidInputError(f"not valid YAML ({getattr(exc, 'problem', None) or exc})", file=str(path),
-                                    line=mark.line + 1 if mark is not None else None) from None
-        except (RecursionError, ValueError) as exc:
-            raise InvalidInputError(f"YAML that cannot be read ({type(exc).__name__})", file=str(path),
-                                    fix="write a flat list of criteria") from None
-    else:
-        doc = decode_json(text, file=str(path))
+    doc = read_document(path, "criteria")
     items = doc.get("criteria") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         raise InvalidInputError('expected {"criteria": [...]}', file=str(path))

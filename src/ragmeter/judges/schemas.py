@@ -67,3 +67,10 @@ STANDALONE = {
     "required": ["standalone"],
     "additionalProperties": False,
 }
+
+RATING = {  # Ragas's Response Groundedness: one rating on its 0-2 scale
+    "type": "object",
+    "properties": {"rating": {"type": "integer", "enum": [0, 1, 2]}},
+    "required": ["rating"],
+    "additionalProperties": False,
+}

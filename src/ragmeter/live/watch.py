@@ -308,8 +308,9 @@ class Watcher:
         return out
 
     def _run_alert_command(self, message: str) -> None:
-        """Run ``--alert-command`` with the user's environment plus ``RAGMETER_ALERT``; a command
-        that cannot start, fails or hangs is reported in :attr:`notes`, never fatal."""
+        """Run ``--alert-command`` with the user's environment plus ``RAGMETER_ALERT``, without a
+        shell (split by :func:`shlex.split`, nothing expanded: ``sh -c '...'`` for a shell line);
+        a command that cannot start, fails or hangs is reported in :attr:`notes`, never fatal."""
         assert self.alert_command is not None
         try:
             done = subprocess.run(shlex.split(self.alert_command), env={**os.environ, "RAGMETER_ALERT": message},

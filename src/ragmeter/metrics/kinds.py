@@ -15,7 +15,7 @@ is a judgment that never validated.
 
 >>> from ragmeter.metrics import REGISTRY
 >>> sorted({type(spec).__name__ for spec in REGISTRY.values()})
-['AnswerRelevancySpec', 'EmbeddingSpec', 'JudgedSpec', 'LabelSpec', 'RubricSpec']
+['AnswerRelevancySpec', 'EmbeddingSpec', 'JudgedSpec', 'LabelSpec', 'RubricJointSpec', 'RubricSpec']
 """
 
 from __future__ import annotations

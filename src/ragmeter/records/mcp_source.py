@@ -8,9 +8,12 @@ its text parsed as JSON). The tool's arguments come from ``arguments`` (``{"orde
 one required property, takes the entity; an ``attribute`` property takes the attribute.
 
 Read-only by construction: the only tool this class calls is ``tool``, which must be in
-``allowed_tools``; every call is checked against that list again before it is sent, and a
-tool whose annotations say it writes (``readOnlyHint: false`` or ``destructiveHint: true``)
-is refused. The server's stderr is kept (its tail, redacted like every other text
+``allowed_tools``; every call is checked against that list again before it is sent; and the
+tool is called only when it declares itself read-only (MCP tool annotation ``readOnlyHint:
+true``), or when the user names it safe (``safe=True``; ``#safe`` at the end of an ``mcp:``
+record-source string) because they know it only reads. A tool whose annotations say it
+writes (``readOnlyHint: false`` or ``destructiveHint: true``) is refused even when named safe.
+The server's stderr is kept (its tail, redacted like every other text
 (:func:`ragmeter.core.secrets.redact`), goes into the reason when it fails to start).
 Every lookup is bounded by ``timeout_s``, the start by ``start_timeout_s``; a server that
 dies, hangs, prints what is not JSON-RPC or answers with an error gives cannot-verify, never
@@ -53,7 +56,7 @@ class McpSource:
     def __init__(self, command: Sequence[str] | str, *, tool: str, allowed_tools: Sequence[str] | None = None,
                  arguments: Mapping[str, Any] | None = None, pointer: str = "/{attribute}",
                  env: Mapping[str, str] | None = None, cwd: str | None = None, timeout_s: float = 10.0,
-                 start_timeout_s: float = 60.0) -> None:
+                 start_timeout_s: float = 60.0, safe: bool = False) -> None:
         argv = shlex.split(command) if isinstance(command, str) else [str(c) for c in command]
         if not argv:
             raise InvalidParameterError("an MCP record source needs the command that starts the server")
@@ -71,7 +74,9 @@ class McpSource:
         self.pointer = pointer
         self.env, self.cwd = dict(env) if env else None, cwd
         self.timeout_s, self.start_timeout_s = timeout_s, start_timeout_s
-        self._identity = f"mcp:{shlex.join(argv)}#{tool}" + (f"#{pointer}" if pointer != "/{attribute}" else "")
+        self.safe = safe  # the user vouches that the tool only reads, though it may not say so
+        self._identity = (f"mcp:{shlex.join(argv)}#{tool}" + (f"#{pointer}" if pointer != "/{attribute}" else "")
+                          + ("#safe" if safe else ""))
         self._session: Any = None
         self._runner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
@@ -164,6 +169,10 @@ class McpSource:
         if notes is not None and (getattr(notes, "read_only_hint", None) is False
                                   or getattr(notes, "destructive_hint", None) is True):
             return f"tool {self.tool!r} declares that it changes data (readOnlyHint false or destructiveHint true)"
+        if not self.safe and (notes is None or getattr(notes, "read_only_hint", None) is not True):
+            return (f"tool {self.tool!r} does not declare itself read-only (MCP tool annotation readOnlyHint: true), "
+                    f"so it is not called; if you know it only reads, name it safe: end the record source with "
+                    f"#safe (mcp:...#{self.tool}#safe), or McpSource(..., safe=True)")
         self._tool_schema = dict(getattr(found, "input_schema", None) or {})
         return None
 

@@ -8,11 +8,14 @@
 | ``http://host/orders/{entity}#status=/status,product=/items/0/sku`` | GET, named attributes only |
 | ``mcp:python server.py#get_order`` | a stdio MCP server's tool, arguments from its schema, pointer ``/<attribute>`` |
 | ``mcp:python server.py#get_order(order_id={entity})#/order/{attribute}`` | arguments and pointer given |
+| ``mcp:python server.py#lookup_order#safe`` | a tool that does not declare itself read-only, named safe by you |
 | ``python:mypackage.records:lookup`` | a Python function ``lookup(entity, attribute)`` |
 
 The part after ``#`` never reaches an HTTP server (it is a URL fragment). The MCP tool named
-is the only one allow-listed. Headers for an HTTP source (an API key) are passed to
-:func:`parse_source`, never written in the string, so the string can go into provenance.
+is the only one allow-listed, and it is called only if it declares itself read-only (MCP
+annotation ``readOnlyHint: true``) or the string ends with ``#safe``. Headers for an HTTP
+source (an API key) are passed to :func:`parse_source`, never written in the string, so the
+string can go into provenance.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from ragmeter.core.errors import InvalidParameterError
 from ragmeter.records.types import RecordSource
 
 FORMS = ("records.jsonl | records.csv | table:PATH | http(s)://host/path/{entity}[#POINTER | #attr=POINTER,...] | "
-         "mcp:COMMAND#TOOL[(arg={entity},...)][#POINTER] | python:MODULE:FUNCTION")
+         "mcp:COMMAND#TOOL[(arg={entity},...)][#POINTER][#safe] | python:MODULE:FUNCTION")
 _TABLE_SUFFIXES = (".jsonl", ".ndjson", ".csv")
 _TOOL = re.compile(r"^\s*([A-Za-z0-9_][A-Za-z0-9_.\-/]*)\s*(?:\((.*)\))?\s*$")
 
@@ -85,7 +88,8 @@ def _mcp(rest: str, timeout_s: float, start_timeout_s: float) -> RecordSource:
     if not sep or not command.strip() or not tail.strip():
         raise InvalidParameterError(f"mcp:{rest}: write mcp:<server command>#<tool>, "
                                     "e.g. mcp:python server.py#get_order")
-    tool_part, _, pointer = tail.partition("#")
+    safe = tail.endswith("#safe")
+    tool_part, _, pointer = tail[:-len("#safe")].partition("#") if safe else tail.partition("#")
     match = _TOOL.match(tool_part)
     if match is None:
         raise InvalidParameterError(f"mcp:{rest}: {tool_part!r} is not a tool name (optionally with "
@@ -105,4 +109,4 @@ def _mcp(rest: str, timeout_s: float, start_timeout_s: float) -> RecordSource:
     except ValueError as exc:
         raise InvalidParameterError(f"mcp:{rest}: the server command does not parse ({exc})") from None
     return McpSource(argv, tool=tool, arguments=arguments, pointer=pointer or "/{attribute}", timeout_s=timeout_s,
-                     start_timeout_s=start_timeout_s)
+                     start_timeout_s=start_timeout_s, safe=safe)

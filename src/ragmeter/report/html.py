@@ -47,7 +47,7 @@ font-weight:600}.tag{display:inline-block;background:#fde7e4;color:#8c1d13;borde
 margin:2px 4px 2px 0;font-size:12px}#filter{padding:6px 10px;width:320px;margin-bottom:8px;border:1px solid #c9cfdb;
 border-radius:4px}.muted{color:#6b7385}.ver{color:#6b7385;white-space:nowrap}.agree{font-size:12px;color:#3b4256;white-space:nowrap}
 #queries th,#queries td.num{padding:6px 6px}#queries td.q{min-width:14em}.plot .n{font-size:12px;color:#6b7385}
-main{box-sizing:border-box;max-width:1600px}.lbl{white-space:nowrap}
+main{box-sizing:border-box;max-width:1600px}.lbl{white-space:nowrap}.history{white-space:pre-wrap}
 """
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -241,6 +241,24 @@ def _query_row(r: dict, s: Sample | None, d: QueryDiagnosis | None, metrics: lis
             + f'<td data-value="{escape(labels)}">{shown}</td></tr>')
 
 
+def _conversation(s: Sample) -> str:
+    """A conversation turn's history and the question's answerability (MTRAG tasks carry both):
+    nothing for a single-turn, answerable sample with no answerability label."""
+    out = ""
+    history = s.metadata.get("history")
+    if isinstance(history, str) and history.strip() not in ("", "(none)"):  # MTRAG's first turns say "(none)"
+        turn = s.metadata.get("turn")
+        out += (f'<h4>Conversation before this question{f" (turn {escape(turn)})" if turn is not None else ""}'
+                f'</h4><p class="history">{escape(history)}</p>')
+    label = s.metadata.get("answerability")
+    shown = ", ".join(map(str, label)) if isinstance(label, list) else label
+    if shown or not s.answerable:
+        scored = "answerable" if s.answerable else "unanswerable"
+        out += (f"<p><b>Answerability:</b> {escape(shown or scored)}"
+                + (f' <span class="muted">(scored as {scored})</span>' if shown else "") + "</p>")
+    return out
+
+
 def _request(s: Sample) -> str:
     """For one retrieval of a request that retrieved several times (read from a trace): which, and
     its siblings, linked."""
@@ -256,7 +274,8 @@ def _request(s: Sample) -> str:
 def _drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
     ev = r.get("evidence") or {}
     verdicts = ev.get("verdicts") or {}
-    findings = "".join(f'<li><span class="tag">{escape(f.label)}</span> {escape(f.evidence)}</li>'
+    findings = "".join(f'<li><span class="tag">{escape(f.label)}</span> {escape(f.evidence)}'
+                       + (f'<br><span class="muted">lever: {escape(f.lever)}</span>' if f.lever else "") + "</li>"
                        for f in d.findings) if d else ""
     findings += "".join(f'<li><span class="tag">{escape(f.label)}</span> unable to verify: {escape(f.evidence)}</li>'
                         for f in d.unverified) if d else ""
@@ -270,7 +289,7 @@ def _drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
                             {k: v for k, v in verdicts.items() if k.startswith("reference@")})
                   + _facts(ev.get("facts")) + _actions(ev.get("actions")))
     return (f'<details id="q-{escape(s.id)}"><summary>{escape(s.id)}: {escape(s.question)}</summary>'
-            f'{_request(s)}<h4>Ranked list</h4>{_ranked(s)}'
+            f'{_request(s)}{_conversation(s)}<h4>Ranked list</h4>{_ranked(s)}'
             f'<p><b>Reached the prompt:</b> {escape(", ".join(s.context_ids)) or "nothing"}</p>'
             f'{answer}{reference}{claims}'
             f'<h4>Diagnosis</h4><ul>{findings or "<li>no failure point found</li>"}</ul></details>')

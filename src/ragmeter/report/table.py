@@ -26,13 +26,17 @@ PATTERN_PAD = 20
 
 def pattern_width(k: int | None, longest: int) -> int:
     """The ranks the pattern shows: k, unless k runs past both the longest list and
-    :data:`PATTERN_PAD` ranks (``--k 1000000000``): then the longest list.
+    :data:`PATTERN_PAD` ranks (``--k 1000000000``), or there is no cut-off (``--k 0``): then the
+    longest list, up to :data:`PATTERN_PAD` ranks (the header then says how many ranks the lists
+    hold: a 540-long list is not drawn 540 characters wide).
 
-    >>> pattern_width(5, 3), pattern_width(10**9, 7), pattern_width(None, 7)
-    (5, 7, 7)
+    >>> pattern_width(5, 3), pattern_width(10**9, 7), pattern_width(None, 7), pattern_width(None, 540)
+    (5, 7, 7, 20)
+    >>> pattern_width(10**9, 540), pattern_width(100, 540)
+    (20, 100)
     """
     if k is None or k > max(longest, PATTERN_PAD):
-        return longest
+        return min(longest, PATTERN_PAD)
     return k
 
 
@@ -84,7 +88,8 @@ def render_table(result: EvaluationResult) -> str:
     width = pattern_width(k, longest)
     # no ranked list anywhere (agent runs scored on their tool calls): no rank columns
     ranked = longest > 0 or any(labels)
-    headers = ["query"] + ([f"ranks 1-{width}" if view == "retrieved" else f"context 1-{width}", "relevant"]
+    cut = f" of {longest}" if (k is None or k > longest) and width < longest else ""  # the first ranks
+    headers = ["query"] + ([f"ranks 1-{width}{cut}" if view == "retrieved" else f"context 1-{width}{cut}", "relevant"]
                            if ranked else [])
     mixed = len({m.view for m in result.measures}) > 1
     headers += [f"{label} [{m.view}]" if mixed else label
@@ -152,10 +157,23 @@ def mean_line(result: EvaluationResult, pad: int = 5) -> str:
     parts = []
     mixed = len({m.view for m in result.measures}) > 1
     for m, mean_label in zip(result.measures, with_cutoffs(result.measures, "mean_label")):
-        mean = result.summary(m).mean
+        s = result.summary(m)
         label = f"{mean_label} [{m.view}]" if mixed else mean_label
-        parts.append(f"{label} {'n/c' if mean is None else f'{mean:.3f}'}")
+        parts.append(f"{label} {'n/c' if s.mean is None else f'{s.mean:.3f}'}" + coverage_note(m.name, s.scored,
+                                                                                             s.reasons))
     return "mean".ljust(pad) + "  " + " | ".join(parts)
+
+
+def coverage_note(name: str, scored: int, reasons: Mapping[str, int]) -> str:
+    """Beside the action pass rate, Agent Assurance's verification coverage: cases that reached
+    a verdict / cases where a criterion applies; empty for any other metric."""
+    if name != "action_pass_rate":
+        return ""
+    from ragmeter.metrics.beyond.actions import verification_coverage  # an action run only
+
+    verified, applicable = verification_coverage(scored, reasons)
+    share = f"{verified / applicable:.3f}" if applicable else "n/c"
+    return f" (verification coverage {share}: {verified} of {applicable} cases reached a verdict)"
 
 
 def coverage_lines(result: EvaluationResult) -> list[str]:
@@ -207,6 +225,7 @@ def streamed_lines(measures: Sequence[Measure], summary: Mapping[str, Mapping[st
                    block: int) -> list[str]:
     """A streamed run's summary: the sample count, the mean line and each measure's coverage."""
     parts = [f"{label} {'n/c' if summary[str(m)]['mean'] is None else format(summary[str(m)]['mean'], '.3f')}"
+             + coverage_note(m.name, summary[str(m)]["scored"], summary[str(m)].get("reasons") or {})
              for m, label in zip(measures, with_cutoffs(measures, "mean_label"))]
     lines = [f"{samples} samples, streamed in blocks of {block}", "mean   " + " | ".join(parts)]
     for m in measures:

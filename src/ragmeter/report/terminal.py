@@ -19,6 +19,7 @@ from ragmeter.analysis.compare import significance_legend
 from ragmeter.analysis.diagnosis import count_labels
 from ragmeter.core.display import terminal_safe as safe
 from ragmeter.core.settings import default_runs_dir
+from ragmeter.report.table import coverage_note
 from ragmeter.trust.judge_uncertainty import judge_agreement
 
 
@@ -83,6 +84,9 @@ def show_run(run) -> str:
             agreements.append(f"{name}: {measured.text()} ({measured.method})")
     lines.append(_render(t))
     lines.extend(agreements)
+    lines.extend(f"{name}: {note.strip()[1:-1]}" for name, m in run.summary.items()
+                 if (note := coverage_note(str(s.get("metrics", {}).get(name, {}).get("metric_name", name)),
+                                           m["scored"], m.get("reasons") or {})))
     if not run.complete:
         if s.get("stopped_by"):
             lines.append(f"stopped by: {s['stopped_by']}")
@@ -104,7 +108,10 @@ def diagnosis_text(found) -> str:
         request = d.request
         pad = "    " if d.request is not None else ""
         lines.append(safe(f"{pad}{d.id}: {d.headline}"))
-        lines.extend(safe(f"{pad}    {f.label}: {f.evidence}") for f in d.findings)
+        for f in d.findings:
+            lines.append(safe(f"{pad}    {f.label}: {f.evidence}"))
+            if f.lever:
+                lines.append(safe(f"{pad}        lever: {f.lever}"))
         lines.extend(safe(f"{pad}    unable to verify ({f.label}): {f.evidence}") for f in d.unverified)
     counts = count_labels(found)
     lines.append("")

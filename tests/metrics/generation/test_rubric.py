@@ -72,3 +72,59 @@ def test_custom_criteria_from_yaml_and_json(tmp_path):
         load_rubric_criteria(bad)
     with pytest.raises(ragmeter.InvalidParameterError, match="no criterion named 'nope'"):
         ragmeter.evaluate([sample()], ["rubric(criterion='nope')"], judge=rubric_judge())
+
+
+# The one-call rubric: every rubric_joint criterion of a sample in one JSON reply
+
+def joint_judge(scores):
+    seen = []
+
+    def respond(pid, inputs, messages):
+        seen.append((pid, inputs, messages))
+        return {"scores": scores, "reason": "as scored"} if pid == "rubric.joint" else {"score": 3, "reason": "one"}
+    backend = ScriptedBackend(respond)
+    return Judge(backend, max_reasks=0), backend, seen
+
+
+def test_joint_rubric_scores_every_criterion_in_one_call(tmp_path):
+    crit = {"tone": ragmeter.metrics.generation.rubric.Criterion("tone", "Is it polite?", 0, 10,
+                                                                ({"answer": "Go away.", "score": 1},))}
+    judge, backend, seen = joint_judge({"relevance": 5, "accuracy": 2, "tone": 7})
+    names = ["rubric_joint(criterion='relevance')", "rubric_joint(criterion='accuracy')",
+             "rubric_joint(criterion='tone', scale='raw')"]
+    r = ragmeter.evaluate([sample("a"), sample("b", answer="It is two years [1].")], names, judge=judge, criteria=crit)
+    assert r.values(names[0]) == [(5 - 1) / (5 - 1)] * 2 and r.values(names[1]) == [(2 - 1) / (5 - 1)] * 2
+    assert r.values(names[2]) == [7.0, 7.0]
+    assert backend.calls == 2  # one per sample, not three
+    listing = seen[0][1]["criteria"]
+    assert listing.splitlines()[0].startswith("- accuracy: Is every statement") and "SCALE: 0 (worst) to 10" in listing
+    assert "EXAMPLES WITH HUMAN SCORES:\n  - question:  | answer: Go away. | score: 1" in listing
+    assert r[names[2]][0].provenance.judge["rubric_call"] == "one call for every rubric_joint criterion of the run"
+
+
+def test_joint_and_per_criterion_rubrics_are_separate_judgments():
+    judge, backend, seen = joint_judge({"relevance": 5, "accuracy": 1})
+    r = ragmeter.evaluate([sample()], ["rubric(criterion='relevance')", "rubric(criterion='accuracy')",
+                                       "rubric_joint(criterion='relevance')", "rubric_joint(criterion='accuracy')"],
+                          judge=judge)
+    assert sorted(pid for pid, *_ in seen) == ["rubric.joint", "rubric.score", "rubric.score"]
+    assert r.values("rubric(criterion='relevance')") == [0.5]
+    assert r.values("rubric_joint(criterion='relevance')") == [1.0]
+
+
+def test_one_score_off_its_scale_fails_every_score_of_the_reply():
+    judge, _, _ = joint_judge({"relevance": 5, "accuracy": 9})
+    r = ragmeter.evaluate([sample()], ["rubric_joint(criterion='relevance')", "rubric_joint(criterion='accuracy')"],
+                          judge=judge)
+    for name in ("rubric_joint(criterion='relevance')", "rubric_joint(criterion='accuracy')"):
+        assert r[name][0].status == "failed" and "accuracy 9 is outside 1-5" in r[name][0].error
+
+
+def test_a_reply_missing_a_criterion_fails_and_no_answer_asks_nothing():
+    judge, backend, _ = joint_judge({"relevance": 5})
+    r = ragmeter.evaluate([sample(), sample("n", answer=None)],
+                          ["rubric_joint(criterion='relevance')", "rubric_joint(criterion='accuracy')"], judge=judge)
+    assert r["rubric_joint(criterion='accuracy')"][0].status == "failed"
+    assert r["rubric_joint(criterion='relevance')"][1].reason == "the sample has no answer" and backend.calls == 1
+    with pytest.raises(ragmeter.InvalidParameterError, match="rubric_joint: no criterion named 'nope'"):
+        ragmeter.evaluate([sample()], ["rubric_joint(criterion='nope')"], judge=judge)

@@ -11,6 +11,8 @@ declare fails. The case fails if any criterion fails, passes if every verified o
   or where no criterion applies is NotComputed with the reason, so the mean is the article's
   *pass rate over the cases that reached a verdict* and its coverage the verification coverage.
 - ``action_pass_rate(criterion='ID')``: the same for one criterion id.
+- :func:`verification_coverage`: cases that reached a verdict / cases where a criterion applies
+  (the unverified ones included), read from the metric's coverage counts.
 
 The reference system of the article "RAG Evaluation Metrics: Formulas and a Worked Example" is
 Agent Assurance (a verdict per criterion, a pass rate over
@@ -27,6 +29,8 @@ verified cases, verification coverage).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import ACTIONS, Evidence
@@ -35,6 +39,7 @@ from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.spec_table import register
 
 NEEDS = frozenset({ACTIONS})
+NO_CRITERION = "no criterion applies to this case"
 
 
 def action_pass_rate(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
@@ -59,7 +64,18 @@ def action_pass_rate(ev: Evidence, sample: Sample, measure: Measure, context: Ju
                 by_reason.setdefault(r.evidence, []).append(r.id)
         reasons = "; ".join(f"{why} ({', '.join(ids)})" for why, ids in by_reason.items())
         raise Unscorable("unable to verify: " + reasons)
-    raise Unscorable("no criterion applies to this case")
+    raise Unscorable(NO_CRITERION)
+
+
+def verification_coverage(scored: int, reasons: Mapping[str, int]) -> tuple[int, int]:
+    """(cases that reached a verdict, cases where some criterion applies), from a summary's scored
+    count and its reasons (not computed and failed, with their counts): every case not scored
+    counts as applicable, unless no criterion applied to it.
+
+    >>> verification_coverage(2, {NO_CRITERION: 1, "unable to verify: no tool calls were recorded": 1})
+    (2, 3)
+    """
+    return scored, scored + sum(n for why, n in reasons.items() if not why.startswith("no criterion "))
 
 
 register(JudgedSpec(

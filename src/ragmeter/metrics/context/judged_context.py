@@ -7,13 +7,18 @@
   sum(P@i * rel_i) / relevant found (Ragas/DeepEval context precision). ``form=
   'average_precision'``: the same sum / (relevant found + reference claims the context does
   not support), since each unsupported claim needs at least one chunk that is missing.
+- response_context_precision: the same rank-weighted sum with a chunk relevant when it supports
+  at least one claim of the generated answer (answer-vs-context verdicts, no extra call): no
+  reference is needed, so it scores live traffic (Ragas 0.4 LLMContextPrecisionWithoutReference,
+  which asks the judge whether each chunk was useful in arriving at the answer).
 - context_relevance = context sentences needed to answer / all context sentences (Es et al.
   2023, the Ragas paper), one extra call.
 
 The article's q1 ("RAG Evaluation Metrics: Formulas and a Worked Example", examples/warranty/): 4
 of 5 reference claims supported: recall 0.80; relevant chunks at ranks 2 and 4:
-rank-weighted (1/2 + 2/4) / 2 = 0.5, average precision (1/2 + 2/4) / (2 + 1); three of the
-six context sentences are needed: relevance 3/6.
+rank-weighted (1/2 + 2/4) / 2 = 0.5, average precision (1/2 + 2/4) / (2 + 1); the answer's
+supported claims rest on warranty-r2 and claim-steps, the same ranks 2 and 4: response-based
+(1/2 + 2/4) / 2 = 0.5; three of the six context sentences are needed: relevance 3/6.
 
 >>> round((1/2 + 2/4) / (2 + 1), 3), 3 / 6
 (0.333, 0.5)
@@ -25,7 +30,7 @@ import numpy as np
 
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
-from ragmeter.evidence.matrix import Evidence
+from ragmeter.evidence.matrix import Evidence, Verdict
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims, supported
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.retrieval import kernels
@@ -40,16 +45,30 @@ def context_recall(ev: Evidence, sample: Sample, measure: Measure, context: Judg
     return sum(supported(verdicts, c.id) for c in claims) / len(claims)
 
 
+def _precision_sum(verdicts: tuple[Verdict, ...], ranked: tuple[str, ...]) -> tuple[int, float]:
+    """(chunks relevant, sum of P@i at their ranks in ``ranked``): a chunk is relevant when it is
+    among the passages behind a supported claim."""
+    relevant = {src for v in verdicts if v.verdict == "supported" for src in v.sources}
+    rel = np.array([[cid in relevant for cid in ranked]], dtype=bool).reshape(1, -1)
+    return int(kernels.found(rel)[0]), float(kernels.precision_sum(rel)[0])
+
+
 def judged_context_precision(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
     claims = require_claims(ev.reference_claims, "reference answer")
     verdicts = require(ev.verdicts.get("reference@context"), "no verdicts")
-    relevant = {src for v in verdicts if v.verdict == "supported" for src in v.sources}
-    rel = np.array([[cid in relevant for cid in sample.context_ids]], dtype=bool).reshape(1, -1)
-    found, precision_sum = int(kernels.found(rel)[0]), float(kernels.precision_sum(rel)[0])
+    found, precision_sum = _precision_sum(verdicts, sample.context_ids)
     if measure.params["form"] == "rank_weighted":
         return precision_sum / found if found else 0.0
     unsupported = sum(not supported(by_claim(verdicts), c.id) for c in claims)
     return precision_sum / (found + unsupported) if found + unsupported else 0.0
+
+
+def response_context_precision(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    require_claims(ev.answer_claims, "answer")
+    # ranked as the answer's context reached its prompt (every retrieval's chunks, where there were several)
+    found, precision_sum = _precision_sum(require(ev.verdicts.get("answer@context"), "no verdicts"),
+                                          sample.answer_context_ids)
+    return precision_sum / found if found else 0.0
 
 
 def context_relevance(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
@@ -75,6 +94,15 @@ register(JudgedSpec(
     source="Ragas 0.4 LLMContextPrecisionWithReference, DeepEval ContextualPrecision (rank_weighted)",
     params={"form": Param(str, "rank_weighted", choices=("rank_weighted", "average_precision"))},
     undefined="no reference claims", compute=judged_context_precision))
+
+register(JudgedSpec(
+    name="response_context_precision", version=1, family="context", rank_aware=True,
+    evidence=frozenset({"answer_claims", "answer@context"}),
+    display=Display("resp ctx precision", "response context precision"),
+    definition="sum(P@i rel_i) / relevant found, a chunk relevant when it supports a claim of the answer",
+    source="Ragas 0.4 LLMContextPrecisionWithoutReference (judged against the response, no reference)",
+    aliases=("context_precision_without_reference",),
+    undefined="the answer has no claims", compute=response_context_precision))
 
 register(JudgedSpec(
     name="context_relevance", version=1, family="context",

@@ -1,3 +1,11 @@
 """Judged generation metrics, read from the shared claim matrix. Importing registers them."""
 
-from ragmeter.metrics.generation import answer, citations, faithfulness, ragchecker, rubric, similarity  # noqa: F401
+from ragmeter.metrics.generation import (  # noqa: F401
+    answer,
+    citations,
+    faithfulness,
+    groundedness,
+    ragchecker,
+    rubric,
+    similarity,
+)

@@ -1,4 +1,5 @@
-"""Citation recall and precision (ALCE, Gao et al. 2023), read from the shared claim matrix.
+"""Citation recall and precision (ALCE, Gao et al. 2023), read from the shared claim matrix, and
+attribution accuracy.
 
 Each answer claim carries the citation markers of its sentence (``[1]`` = the first chunk
 of the context, ``[doc-id]`` = that chunk; or, with hand-written ``answer_claims``, a
@@ -8,7 +9,13 @@ the passages behind that verdict. No extra judge call: the verification call alr
 which passages support each claim.
 
 - citation_recall = claims with at least one supporting citation / claims;
-- citation_precision = citations that support their claim / citations.
+- citation_precision = citations that support their claim / citations;
+- attribution_accuracy = claims whose cited passages, read alone, say what the claim says /
+  claims that cite (one more ``claims.verify`` call per set of passages cited:
+  :mod:`ragmeter.evidence.cited_passages`). It answers "does the cited passage actually say
+  what the response claims it says?": a claim the context supports through two passages
+  together, of which it cites one, has a supporting citation (recall, precision), but the
+  passage it cites does not say it alone: not an accurate attribution.
 
 >>> resolve("2", ("a", "b", "c")), resolve("[c]", ("a", "b", "c")), resolve("9", ("a",))
 ('b', 'c', None)
@@ -18,21 +25,13 @@ from __future__ import annotations
 
 from ragmeter.core.measure import Display, Measure
 from ragmeter.core.sample import Sample
-from ragmeter.evidence.matrix import Evidence
+from ragmeter.evidence.citation_markers import resolve
+from ragmeter.evidence.matrix import CITED, Evidence
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec, Unscorable
 from ragmeter.metrics.spec_table import register
 
 NEEDS = frozenset({"answer_claims", "answer@context"})
-
-
-def resolve(marker: str, context_ids: tuple[str, ...]) -> str | None:
-    m = marker.strip().strip("[]").strip()
-    if m in context_ids:
-        return m
-    if m.isdigit() and 1 <= int(m) <= len(context_ids):
-        return context_ids[int(m) - 1]
-    return None
 
 
 def _matches(ev: Evidence, sample: Sample) -> list[list[tuple[str, bool]]]:
@@ -59,6 +58,14 @@ def citation_precision(ev: Evidence, sample: Sample, measure: Measure, context: 
     return sum(pairs) / len(pairs)
 
 
+def attribution_accuracy(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
+    citing = [c for c in require_claims(ev.answer_claims, "answer") if c.cites]
+    if not citing:
+        raise Unscorable("the answer cites nothing")
+    verdicts = by_claim(require(ev.verdicts.get(CITED), "no verdicts"))
+    return sum(verdicts[c.id].verdict == "supported" for c in citing if c.id in verdicts) / len(citing)
+
+
 ALCE = "Gao et al. 2023, Enabling LLMs to Generate Text with Citations (ALCE)"
 register(JudgedSpec(name="citation_recall", version=1, family="generation", evidence=NEEDS, source=ALCE,
                     undefined="the answer cites nothing", display=Display("cite recall", "citation recall"),
@@ -66,3 +73,10 @@ register(JudgedSpec(name="citation_recall", version=1, family="generation", evid
 register(JudgedSpec(name="citation_precision", version=1, family="generation", evidence=NEEDS, source=ALCE,
                     undefined="the answer cites nothing", display=Display("cite precision", "citation precision"),
                     definition="citations that support their claim / citations", compute=citation_precision))
+register(JudgedSpec(name="attribution_accuracy", version=1, family="generation",
+                    evidence=frozenset({"answer_claims", CITED}), undefined="the answer cites nothing",
+                    display=Display("attribution", "attribution accuracy"),
+                    definition="claims whose cited passages alone say what the claim says / claims that cite",
+                    source="the citation-quality triple of the RAG metric reference (precision, recall, attribution "
+                           "accuracy); " + ALCE + " (a claim checked against its cited passages)",
+                    compute=attribution_accuracy))
