@@ -60,3 +60,14 @@ def test_a_result_keeps_the_column_and_reads_it() -> None:
     assert frame.index.tolist() == ["q0", "q1", "q2"] and math.isnan(frame[str(m)].iloc[1])
     long = r.to_dataframe(long=True)
     assert long["status"].tolist() == ["scored", "not_computed", "scored"] and long["reason"].iloc[1] == "why"
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_mean_whose_sum_passes_the_largest_float_is_still_the_mean() -> None:
+    """fsum raises "intermediate overflow" on two scores of 1e308 (a hypothesis example of the
+    result-JSON test found it); the mean itself, 1e308, is a float, in a column and a summary alike."""
+    from ragmeter.core.summary import summarize
+
+    col = column([1e308, 1e308, 0.0], [-1, -1, 0])
+    assert col.mean() == 1e308
+    assert summarize("m", tuple(col)).mean == 1e308 == summarize("m", col).mean

@@ -79,7 +79,7 @@ class ScoreColumn(Sequence[Outcome]):
         result's repr, ``means()`` and the summary read it)."""
         if self._mean is None:
             scored = self.scored_values()
-            self._mean = (math.fsum(scored.tolist()) / len(scored) if len(scored) else None,)
+            self._mean = (exact_mean(scored.tolist()),)
         return self._mean[0]
 
     def value_list(self) -> list[float | None]:
@@ -158,3 +158,20 @@ class ScoreColumn(Sequence[Outcome]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (ScoreColumn, (self._values, self._provenance, self._codes, self._reasons))
+
+
+def exact_mean(values: Sequence[float]) -> float | None:
+    """fsum(values) / n: exact, so no order of the values can move it; ``None`` if empty. Where
+    the sum passes the largest float though the mean does not (two scores of 1e308, a metric of
+    one's own), the sum of values / n, exact in the same way.
+
+    >>> exact_mean([0.1] * 10), exact_mean([1e308, 1e308]), exact_mean([])
+    (0.1, 1e+308, None)
+    """
+    n = len(values)
+    if not n:
+        return None
+    try:
+        return math.fsum(values) / n
+    except OverflowError:  # "intermediate overflow in fsum"
+        return math.fsum(v / n for v in values)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,7 +10,7 @@ import numpy as np
 
 from ragmeter.core.bootstrap import bootstrap_ci
 from ragmeter.core.results import Outcome, Score
-from ragmeter.core.score_column import ScoreColumn
+from ragmeter.core.score_column import ScoreColumn, exact_mean
 
 
 @dataclass(frozen=True)
@@ -75,8 +74,9 @@ def summary_from(metric: str, values: Sequence[float] | np.ndarray, not_computed
 
 
 def mean_of(values: Sequence[float] | np.ndarray) -> float | None:
-    """fsum(values) / len(values): exact, so no order of the values can move it; ``None`` if empty."""
-    return math.fsum(values) / len(values) if len(values) else None
+    """fsum(values) / len(values): exact, so no order of the values can move it; ``None`` if empty
+    (:func:`~ragmeter.core.score_column.exact_mean`)."""
+    return exact_mean(values.tolist() if isinstance(values, np.ndarray) else values)
 
 
 def _status(o) -> str:
