@@ -7,7 +7,8 @@ shared reference file: one line per task (its three rated responses inside), wit
 Kept per task: its id, collection, turn, answerability, the conversation so far (the last user
 turn is the question), the reference passages shown to the models (id, text) and the reference
 answer; per response: which model wrote it, the text, each annotator's faithfulness and completeness
-rating (1-4), and the paper's RougeL, Bert-Rec and Bert-KPrec. Dropped: naturalness,
+rating (1-4), the paper's RougeL, Bert-Rec and Bert-KPrec, and ``rl_f``, the benchmark's own
+RAGAS-style LLM faithfulness judge (its "composite" value). Dropped: naturalness,
 appropriateness, win-rate, the other algorithmic scores, timestamps and annotator ids. The
 records' text is unchanged (Apache-2.0, ``LICENSE`` and ``NOTICE`` beside the data).
 """
@@ -28,7 +29,8 @@ def ratings(annotations: dict, name: str) -> list[int]:
 
 
 def score(annotations: dict, name: str) -> float | None:
-    v = annotations.get(name, {}).get("system", {}).get("value")
+    got = annotations.get(name, {})
+    v = got.get("system", got.get("composite", {})).get("value")
     return None if v is None else round(float(v), 6)
 
 
@@ -42,7 +44,8 @@ def main(source: Path = SOURCE) -> None:
         by_task.setdefault(e["task_id"], []).append({
             "model": e["model_id"], "response": e["model_response"],
             "faithfulness": ratings(a, "faithfulness"), "completeness": ratings(a, "completeness"),
-            "RougeL": score(a, "RougeL"), "Bert-Rec": score(a, "Bert-Rec"), "Bert-KPrec": score(a, "Bert-KPrec")})
+            "RougeL": score(a, "RougeL"), "Bert-Rec": score(a, "Bert-Rec"), "Bert-KPrec": score(a, "Bert-KPrec"),
+            "rl_f": score(a, "rl_f")})
     lines = []
     for task_id, responses in by_task.items():
         t = tasks[task_id]

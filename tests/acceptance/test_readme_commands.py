@@ -91,6 +91,7 @@ def shown_commands() -> list[str]:
             elif language != "python":
                 found += [b.strip() for b in block if re.match(r"(ragmeter |python3 -m venv )", b.strip())]
         found += [m.group(1) for m in re.finditer(r"`(ragmeter(?: [^`]*)?)`", text)]
+    found = [re.sub(r"\s+#\s.*$", "", c) for c in found]  # a shell comment after a command is no part of it
     normalised = [" ".join(c.replace("\\|", "|").split()) for c in found]
     return list(dict.fromkeys(normalised))
 
@@ -224,6 +225,14 @@ ELSEWHERE.update({
     "ragmeter eval traces.jsonl --judge local -m faithfulness --format otlp > events.json":
         "tests/report/test_otlp_events.py::test_eval_and_show_print_the_events",
     "ragmeter show RUN --format otlp": "tests/report/test_otlp_events.py::test_eval_and_show_print_the_events",
+    # docs/offline-judge.md
+    "ragmeter eval data.jsonl -m k_precision,\"k_precision(stop_words='drop')\" --judge none":
+        "tests/metrics/generation/test_kprecision.py::test_the_metric_through_evaluate",
+    "ragmeter eval checking_outputs.json --judge given "
+    "-m \"faithfulness(evidence='per_chunk')\",claim_recall,hallucination":
+        "tests/io/formats/test_ragchecker.py::test_the_given_judge_reproduces_ragcheckers_published_numbers_with_no_call",
+    "ragmeter judge-check --set mtrag-dev --judge local":
+        "tests/trust/test_mtrag_check.py::test_judge_check_on_mtrag_dev_with_an_api_judge",
     # docs/judged-variants.md, docs/records-mcp.md
     "ragmeter eval requests.jsonl -m response_context_precision --judge openai:gpt-4o-mini":
         "tests/metrics/context/test_judged_context.py::"

@@ -180,11 +180,12 @@ def test_stale_fact_through_the_judge_and_the_table(cli, warranty, judge, tmp_pa
     assert facts["s1"][0]["reason"] == "stated $89; the record holds 99 USD"
     prov = doc["metrics"]["record_accuracy"]["provenance"]["judge"]
     assert set(prov["prompts"]) == {"claims.extract", "facts.extract"} and prov["records"].startswith("table:")
-    # per sample: extract, verify (faithfulness), facts = 3 calls; a rerun asks nothing
-    assert judge.count == 6
+    # s2: extract, verify (faithfulness), facts = 3 calls; s1 gives its answer's claims, so no extract
+    # (issue 37: given claims are used as given): verify and facts = 2; a rerun asks nothing
+    assert judge.count == 5
     again = _doc(cli(*args, "--format", "json"))["samples"]
     assert [(r["metrics"], r["evidence"]["facts"]) for r in again] == \
-        [(r["metrics"], r["evidence"]["facts"]) for r in doc["samples"]] and judge.count == 6
+        [(r["metrics"], r["evidence"]["facts"]) for r in doc["samples"]] and judge.count == 5
 
     (run, *_) = list_runs(runs_dir)
     text = cli("diagnose", run.path).stdout
@@ -370,7 +371,8 @@ def test_readme_second_commands_print_what_the_readme_says(cli, runs_dir):
 
 def test_block_streaming_and_dry_run(cli, warranty, judge, tmp_path):
     """--block gives the in-memory numbers (the source is reopened per block); --dry-run counts
-    one facts.extract call per answered sample that has no given facts, and calls nothing."""
+    one facts.extract call per answered sample that has no given facts, an extraction call only
+    where the answer's claims are not given, and calls nothing."""
     base = ["eval", warranty / "agent_runs.jsonl", "--action-criteria", warranty / "criteria.yaml", "--records",
             warranty / "records.jsonl", "-m", "action_pass_rate", "--judge", "none", "--format", "json"]
     whole = _doc(cli(*base, "--no-save"))
@@ -381,7 +383,8 @@ def test_block_streaming_and_dry_run(cli, warranty, judge, tmp_path):
               warranty / "records.jsonl", "--judge", "openai:m", "--judge-base-url", judge.url + "/v1", "--ledger",
               tmp_path / "l.sqlite", "--dry-run", "--format", "json")
     assert out.exit_code == 0, out.output
-    assert json.loads(out.stdout)["calls"] == 2 + 2 and judge.count == 0  # (extract + facts) x 2 samples
+    # facts x 2 samples, and extract for s2 only (s1 gives its answer's claims: no extraction call)
+    assert json.loads(out.stdout)["calls"] == 2 + 1 and judge.count == 0
 
 
 @pytest.mark.slow

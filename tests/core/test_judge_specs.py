@@ -12,12 +12,13 @@ from ragmeter.judges.transport import JudgeConfigError
 
 
 def test_the_factory_builds_every_listed_spec_of_its_kind(monkeypatch):
-    monkeypatch.setattr("ragmeter.judges.local.backend.LocalBackend", lambda path: ("local", path))
+    monkeypatch.setattr("ragmeter.judges.offline.backend.OfflineBackend", lambda path: ("local", path))
     built = {form: backend_factory.make_backend(form.replace("<model>", "m").replace("<file.gguf>", "x.gguf"),
                                                 api_key="k")
              for kind in KINDS for form in kind.forms()}
     assert built["local"] == ("local", None) and built["local:<file.gguf>"] == ("local", "x.gguf")
     assert built["openai:<model>"].name == "openai" and built["anthropic:<model>"].name == "anthropic"
+    assert built["given"].name == "given"
     assert sorted(built) == sorted(judge_specs().replace(" or ", ", ").split(", "))
 
 

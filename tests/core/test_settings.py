@@ -197,6 +197,7 @@ def test_make_judge_reads_the_settings(tmp_path):
 
 def test_auto_is_the_local_judge_only_when_installed_and_needed(monkeypatch):
     import ragmeter.judges.local.model as lm
+    import ragmeter.judges.offline.backend as offline
 
     def resolve_judge(settings, notify=None):  # measures are resolved once per run, then passed down
         return inputs.resolve_judge(settings, inputs.run_measures(settings), notify)
@@ -207,6 +208,8 @@ def test_auto_is_the_local_judge_only_when_installed_and_needed(monkeypatch):
     assert resolve_judge(Settings(metrics=("ndcg@5",)), told.append).judge == "none" and len(told) == 1
     assert resolve_judge(Settings(metrics=("faithfulness",), judge="none")).judge == "none"
     monkeypatch.setattr(lm, "local_available", lambda: False)
+    assert resolve_judge(Settings(metrics=("faithfulness",))).judge == "local"  # [embeddings] alone: the offline judge
+    monkeypatch.setattr(offline, "embeddings_available", lambda: False)
     assert resolve_judge(Settings(metrics=("faithfulness",))).judge == "none"
     assert make_judge("auto") is None
 

@@ -129,3 +129,30 @@ def test_a_dry_run_after_a_run_plans_verification_on_the_stored_claims(tmp_path)
     fresh = Judge(ScriptedBackend(respond), ledger=Ledger(str(tmp_path / "new.sqlite")))
     assert plan_calls([sample], needs, Sources(judge=fresh))["calls_by_prompt"] == {"claims.extract": 1,
                                                                                     "claims.verify": 1}
+
+
+def test_given_claims_make_no_extraction_call_and_the_dry_run_counts_none():
+    """The trial: a sample giving both its answer's and its reference's claims still made a
+    ``claims.extract`` call (11 s of an 18 s run), and the dry run counted it."""
+    import ragmeter
+    from ragmeter.core.sample import Chunk
+    from ragmeter.engine.evaluate import resolve_measures
+
+    def respond(prompt_id, inputs, messages):
+        assert prompt_id == "claims.verify", prompt_id  # an extraction call fails the test
+        n = inputs["claims"].count("\n") + 1
+        return {"verdicts": [{"id": i, "verdict": "supported", "sources": ["c1"], "combined": False, "quote": ""}
+                             for i in range(1, n + 1)]}
+
+    sample = Sample("q1", question="How long?", retrieved=(Chunk("c1", text="The R2 has 24 months."),),
+                    answer="It is covered for two years.", reference="24 months.",
+                    answer_claims=("The R2 is covered for two years.",), reference_claims=("The R2 has 24 months.",))
+    measures = resolve_measures(["faithfulness", "context_recall", "false_refusal"], 5)
+    needs = set().union(*(m.spec.needs(m) for m in measures))
+    plan = plan_calls([sample], needs, Sources(judge=Judge(ScriptedBackend(respond))))
+    assert "claims.extract" not in plan["calls_by_prompt"]
+    ran = ragmeter.evaluate([sample], ["faithfulness", "context_recall", "false_refusal"],
+                            judge=Judge(ScriptedBackend(respond)))
+    assert ran.outcome("faithfulness", "q1").value == 1.0 and ran.outcome("context_recall", "q1").value == 1.0
+    refusal = ran.outcome("false_refusal", "q1")  # no call read the answer, so nothing marks a refusal
+    assert refusal.status == "not_computed" and "claims were given" in refusal.reason

@@ -189,3 +189,20 @@ def test_too_few_scored_responses_are_said_not_left_as_bare_na():
     shown = "\n".join(mtrag_check.lines(mtrag_check.report(items, outcomes, draws=20)))
     assert "faithfulness: 2 response(s) scored, fewer than the 3 a correlation needs" in shown
     assert "give a larger --limit" in shown
+
+
+def test_word_overlap_k_precision_and_rl_f_stand_beside_the_judge():
+    """Issue 37: the table shows word-overlap K-Precision (computed here) and the benchmark's own LLM
+    judge rl_f (kept in the bundled file) beside Bert-KPrec and RougeL."""
+    from ragmeter.metrics.generation.kprecision import words_k_precision
+
+    items = [i for i in mtrag_set.load_set() if i.passages]
+    assert all(isinstance(i.baselines["rl_f"], float) for i in items)
+    item = items[0]
+    assert mtrag_check.baseline(item, "K-Precision") == words_k_precision(item.response, [t for _, t in item.passages])
+    assert mtrag_check.baseline(item, "rl_f") == item.baselines["rl_f"]
+    faith = next(c for c in mtrag_check.CHECKS if c.metric == "faithfulness")
+    assert faith.baselines == ("K-Precision", "Bert-KPrec", "RougeL", "rl_f")
+    human = [i.human("faithfulness") for i in items]  # the issue's figures, on all 216
+    rho = stats.spearmanr([mtrag_check.baseline(i, "rl_f") for i in items], human).statistic
+    assert round(rho, 2) == 0.59

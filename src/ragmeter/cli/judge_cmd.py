@@ -47,7 +47,8 @@ def judge_check_command(
         raise typer.BadParameter("judge-check needs a judge", param_hint="--judge")
     if mode is not None:
         if not isinstance(the_judge.backend, LocalBackend):
-            raise typer.BadParameter("--mode is for the local judge", param_hint="--mode")
+            raise typer.BadParameter("--mode is for the model-only judge (judges/local.py); the offline judge "
+                                     "checks each claim against each passage", param_hint="--mode")
         the_judge.backend.set_mode(mode)
     if check_set == "mtrag-dev":
         _mtrag(the_judge, limit, fmt, progress)
@@ -64,11 +65,12 @@ def judge_check_command(
         else:
             typer.echo(f"judge {judge} on the {split} split: accuracy {why}")
         raise typer.Exit(1)
-    rule = getattr(the_judge.backend, "rule", None)
-    cv = cross_validated(report, cases, score=rule.score) if rule is not None else None
+    backend = the_judge.backend
+    cv = cross_validated(report, cases, score=backend.rule.score) if isinstance(backend, LocalBackend) else None
+    fitted = _offline_figures(backend)
     if fmt == "json":
         typer.echo(json.dumps({"judge": the_judge.identity, "split": split, **report.as_dict(),
-                               "cross_validated": cv.as_dict() if cv else None}, indent=2))
+                               "cross_validated": cv.as_dict() if cv else fitted}, indent=2))
         return
     lo, hi = interval
     failed = f", {report.failed} of {report.n} not answered (failed calls, left out)" if report.failed else ""
@@ -81,6 +83,20 @@ def judge_check_command(
                    f"accuracy {cv.accuracy:.3f} ({cv.correct}/{cv.n}), 95% interval {clo:.2f}-{chi:.2f}; "
                    f"contradicted claims called supported {cv.rate('contradicted', 'supported'):.0%}")
         _confusion({a: dict(zip(LABELS, row)) for a, row in cv.confusion().items()})
+    if fitted is not None:
+        typer.echo(f"\nits rule ({fitted['fitted_on']}), cross-validated:")
+        for name, figures in fitted["measured"].items():
+            typer.echo(f"  {name}: {json.dumps(figures)}")
+
+
+def _offline_figures(backend) -> dict | None:
+    """The offline judge's rule: what it was fitted on and its cross-validated figures (rule.json)."""
+    from ragmeter.judges.offline.backend import OfflineBackend
+
+    if not isinstance(backend, OfflineBackend):
+        return None
+    measured = {k: v for k, v in backend.rule.measured.items() if k != "in_sample"}
+    return {"fitted_on": backend.rule.fitted_on, "measured": measured}
 
 
 def _confusion(confusion: dict) -> None:

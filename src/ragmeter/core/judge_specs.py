@@ -8,11 +8,11 @@ in core, with the other settings' vocabulary (``auto``, ``none``), so that a com
 list the judges without loading any judge code.
 
 >>> judge_specs()
-'openai:<model>, anthropic:<model>, ollama:<model>, litellm:<provider>/<model>, local or local:<file.gguf>'
+'openai:<model>, anthropic:<model>, ollama:<model>, litellm:<provider>/<model>, local, local:<file.gguf> or given'
 >>> judge_specs(remote=True, quoted=True)
 "'openai:<model>', 'anthropic:<model>', 'ollama:<model>' or 'litellm:<provider>/<model>'"
->>> judge_specs(notes={"local": "offline"}, last=",")
-'openai:<model>, anthropic:<model>, ollama:<model>, litellm:<provider>/<model>, local (offline), local:<file.gguf>'
+>>> judge_specs(notes={"local": "offline"}, last=",").split(", ")[-3:]
+['local (offline)', 'local:<file.gguf>', 'given']
 
 A spec the table lacks gets what would work (:func:`suggestion`):
 
@@ -39,6 +39,8 @@ class JudgeKind:
     remote: bool = True
 
     def forms(self) -> tuple[str, ...]:
+        if not self.argument:
+            return (self.prefix,)
         full = f"{self.prefix}:{self.argument}"
         return (self.prefix, full) if self.bare else (full,)
 
@@ -49,6 +51,7 @@ KINDS = (
     JudgeKind("ollama", "<model>"),  # openai:<model> at the local Ollama server's URL ($OLLAMA_HOST)
     JudgeKind("litellm", "<provider>/<model>"),  # LiteLLM's providers: azure/, bedrock/, vertex_ai/ ... ([litellm])
     JudgeKind("local", "<file.gguf>", bare=True, remote=False),  # the bundled model, or a GGUF file, in process
+    JudgeKind("given", "", bare=True, remote=False),  # the verdicts the data already holds (RAGChecker's outputs)
 )
 
 #: LiteLLM's provider prefixes that a judge string written LiteLLM's way (``azure/gpt-4o``) most

@@ -103,6 +103,43 @@ class MiniLM(Embedder):
         keep = mask[0].astype(bool) & ~special
         return unit_rows(hidden[0][keep])
 
+    def token_words(self, text: str) -> list[str]:
+        """The word (lower-cased) each of :meth:`token_vectors`' rows belongs to: a word piece
+        (``##s``) gives its whole word, a punctuation mark itself."""
+        tok, _ = self._runtime
+        enc = tok.encode(text)
+        return _words(text, enc.offsets, enc.special_tokens_mask)
+
+    def tokens(self, texts: Sequence[str]) -> list[tuple[np.ndarray, list[str]]]:
+        """:meth:`token_vectors` and :meth:`token_words` of many texts, in batches (one model call
+        per :data:`BATCH` texts)."""
+        texts = list(texts)
+        out: list[tuple[np.ndarray, list[str]]] = [(np.zeros((0, 384)), [])] * len(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i] or ""))
+        for start in range(0, len(texts), BATCH):
+            idx = order[start:start + BATCH]
+            hidden, mask, enc = self._hidden([texts[i] for i in idx])
+            for row, i in enumerate(idx):
+                e = enc[row]
+                keep = mask[row].astype(bool) & ~np.array(e.special_tokens_mask, dtype=bool)
+                out[i] = (unit_rows(hidden[row][keep]), _words(texts[i], e.offsets, e.special_tokens_mask))
+        return out
+
+
+def _words(text: str, offsets: Sequence[tuple[int, int]], special: Sequence[int]) -> list[str]:
+    low = text.lower()
+    out = []
+    for (a, b), is_special in zip(offsets, special):
+        if is_special:
+            continue
+        if low[a:b].isalnum():  # a word piece: its whole word
+            while a > 0 and low[a - 1].isalnum():
+                a -= 1
+            while b < len(low) and low[b].isalnum():
+                b += 1
+        out.append(low[a:b])
+    return out
+
 
 @lru_cache(maxsize=1)
 def bundled() -> MiniLM:

@@ -42,7 +42,10 @@ def score_embedded(measures: Sequence[Measure], samples: Sequence[Sample], finge
     out: dict[Measure, tuple[Outcome, ...]] = {}
     if isinstance(resolved, str):
         for m in measures:
-            out[m] = tuple(NotComputed(resolved, _provenance(m, fingerprint, None)) for _ in samples)
+            if not _embeds(m):  # reads no embedding: computed all the same
+                out[m] = _scored(m, samples, NoEmbedder(resolved), _provenance(m, fingerprint, None))
+            else:
+                out[m] = tuple(NotComputed(resolved, _provenance(m, fingerprint, None)) for _ in samples)
         return out
     memo = Memo(resolved)
     texts = list(dict.fromkeys(t for s in samples for t in (s.answer, s.reference) if t and t.strip()))
@@ -54,19 +57,37 @@ def score_embedded(measures: Sequence[Measure], samples: Sequence[Sample], finge
             for index in range(start, min(start + BATCH, len(texts))):
                 progress.advance(index)
     for m in measures:
-        if not isinstance(m.spec, EmbeddingSpec):
-            raise TypeError(f"{m} is not an embedding metric")
-        prov = _provenance(m, fingerprint, resolved.identity)
-        outcomes: list[Outcome] = []
-        for s in samples:
-            try:
-                outcomes.append(Score(float(m.spec.compute(s, m, memo)), prov))
-            except Unscorable as stop:
-                outcomes.append(NotComputed(stop.why.reason, prov))
-            except RagmeterError as exc:
-                outcomes.append(Failed(f"{type(exc).__name__}: {exc}", prov))
-        out[m] = tuple(outcomes)
+        out[m] = _scored(m, samples, memo, _provenance(m, fingerprint, resolved.identity if _embeds(m) else None))
     return out
+
+
+def _embeds(m: Measure) -> bool:
+    if not isinstance(m.spec, EmbeddingSpec):
+        raise TypeError(f"{m} is not an embedding metric")
+    return m.spec.needs_embedder(m)
+
+
+def _scored(m: Measure, samples: Sequence[Sample], embedder: Embedder, prov: Provenance) -> tuple[Outcome, ...]:
+    assert isinstance(m.spec, EmbeddingSpec)
+    outcomes: list[Outcome] = []
+    for s in samples:
+        try:
+            outcomes.append(Score(float(m.spec.compute(s, m, embedder)), prov))
+        except Unscorable as stop:
+            outcomes.append(NotComputed(stop.why.reason, prov))
+        except RagmeterError as exc:
+            outcomes.append(Failed(f"{type(exc).__name__}: {exc}", prov))
+    return tuple(outcomes)
+
+
+class NoEmbedder(Embedder):
+    """Handed to a measure that reads no embedding when none could be loaded: encoding fails with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason, self.identity = reason, {}
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        raise RagmeterError(self.reason)
 
 
 def _provenance(m: Measure, fingerprint: str, identity: dict[str, Any] | None) -> Provenance:

@@ -3,8 +3,10 @@
 Per sample, at most five judge calls cover every claim metric:
 
 1. ``claims.extract`` (extraction stage): the answer and the reference split into claims in
-   one call (given claims are used as given), with, for the answer, whether each statement
-   addresses the question and whether the whole answer declines;
+   one call, with, for the answer, whether each statement addresses the question and whether
+   the whole answer declines. Given claims are used as given, with no call: a sample giving
+   both its answer's and its reference's claims makes none (and its statements carry no
+   relevance or refusal mark, so the metrics reading those are not computed, with the reason);
 2. ``claims.verify`` (verification stage), one call per (claim list, source) that some
    requested metric needs: answer claims against the context and against the reference,
    reference claims against the context and against the answer. Each claim gets supported /
@@ -38,6 +40,8 @@ from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import split_sentences
 
 EXTRACT = "extract"  # the name of the extraction request (the pairs are named as their needs)
+GIVEN = ("the answer's claims were given, so no extraction call was made to mark a refusal; "
+         "leave answer_claims out to have the judge split the answer")
 
 
 def passages_for(sample: Sample, source: str, *, answer: bool = False) -> list[tuple[str, str]] | Unavailable:
@@ -51,6 +55,16 @@ def passages_for(sample: Sample, source: str, *, answer: bool = False) -> list[t
     if text is None or not text.strip():
         return Unavailable(f"the sample has no {'reference answer' if source == 'reference' else 'answer'}")
     return [(source, text)]
+
+
+def given_verdicts(s: Sample, pair: str, claims: tuple[Claim, ...]) -> tuple[Verdict, ...] | Unavailable:
+    """The verdicts ``s`` carries for ``pair`` (``metadata["verdicts"]``, one per claim, in order)."""
+    listed = (s.metadata.get("verdicts") or {}).get(pair)
+    if not listed:
+        return Unavailable(f"the data gives no verdicts for {pair}")
+    if len(listed) != len(claims):
+        return Unavailable(f"the data gives {len(listed)} verdicts for {pair}, for {len(claims)} claims")
+    return tuple(Verdict(c.id, v["verdict"], tuple(v.get("sources") or ()), False, "") for c, v in zip(claims, listed))
 
 
 def verify_request(prompt: Prompt, passages: Sequence[tuple[str, str]], claims: Sequence[Claim]) -> JudgeRequest:
@@ -101,11 +115,11 @@ class Claims(ProviderBase):
         if self._wants_answer() or wanted(ANSWER_CLAIMS):
             if s.answer is None or not s.answer.strip():
                 ev.answer_claims = ev.declines = Unavailable("the sample has no answer")
-            elif s.answer_claims is not None:
+            elif s.answer_claims is not None:  # used as given: no call (none marks relevance or refusal)
                 given = s.metadata.get("citations") or []
                 ev.answer_claims = tuple(Claim(i, t, None, tuple(given[i - 1]) if i - 1 < len(given) else ())
                                          for i, t in enumerate(s.answer_claims, start=1))
-                answer_text = s.answer  # the call still marks relevance and refusal
+                ev.declines = Unavailable(GIVEN)
             else:
                 answer_text = s.answer
         if self._wants_reference():
@@ -141,6 +155,9 @@ class Claims(ProviderBase):
             if isinstance(passages, Unavailable):
                 ev.verdicts[pair] = passages
                 continue
+            if getattr(self.sources.judge.backend, "given", False):  # --judge given: the data's own verdicts
+                ev.verdicts[pair] = given_verdicts(s, pair, claims)
+                continue
             out[pair] = verify_request(self.verify, passages, claims)
         return out
 
@@ -154,12 +171,13 @@ class Claims(ProviderBase):
     def _read_claims(ev: Evidence, j: Judgment | Exception, bad: Unavailable | None) -> None:
         if bad:
             ev.answer_claims = ev.answer_claims if isinstance(ev.answer_claims, tuple) else bad
-            ev.declines = bad
+            ev.declines = bad if ev.declines is None else ev.declines
             if ev.reference_claims is None:
                 ev.reference_claims = bad
             return
         v = value(j)
-        ev.declines = v["declines"]
+        if ev.declines is None:  # not when the answer's claims were given (the call did not read the answer)
+            ev.declines = v["declines"]
         if ev.answer_claims is None:
             ev.answer_claims = tuple(Claim(i, c["text"], c["addresses_question"], tuple(c["cites"]))
                                      for i, c in enumerate(v["claims"], start=1))

@@ -30,9 +30,11 @@ WIRE = {"judge": "judge", "base_url": "judge_base_url", "concurrency": "concurre
 
 
 def default_judge() -> str | None:
-    """The judge ``auto`` stands for: the bundled local judge when ``ragmeter[local]`` is
-    installed (nothing is imported or loaded to find out), else none."""
-    return "local" if local_model.local_available() else None
+    """The judge ``auto`` stands for: the bundled offline judge when ``ragmeter[local]`` or
+    ``ragmeter[embeddings]`` is installed (nothing is imported or loaded to find out), else none."""
+    from ragmeter.judges.offline.backend import embeddings_available
+
+    return "local" if local_model.local_available() or embeddings_available() else None
 
 
 def make_judge(spec: str | Backend | None, settings: Settings = DEFAULTS, *,

@@ -109,12 +109,18 @@ class JudgedSpec(MetricSpec):
 
 @dataclass(frozen=True, kw_only=True)
 class EmbeddingSpec(MetricSpec):
-    """A metric of the answer's and the reference's texts through an embedding model."""
+    """A metric of the answer's and the reference's texts through an embedding model.
+    ``embedder_free``: (parameter, value) pairs whose measures read no embedding (computed even
+    where no embedder loads, with one that refuses to encode)."""
 
     compute: EmbeddingScore = field(compare=False, repr=False)
     family: str = "embedding"
     accepts_k: bool = False
     rank_aware: bool = False
+    embedder_free: frozenset[tuple[str, object]] = frozenset()
+
+    def needs_embedder(self, measure: Measure) -> bool:
+        return not any(measure.params.get(name) == value for name, value in self.embedder_free)
 
 
 AnySpec = LabelSpec | JudgedSpec | EmbeddingSpec

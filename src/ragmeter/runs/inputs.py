@@ -41,8 +41,8 @@ def with_judge_chosen(settings: Settings, *, resumed: bool = False,
 
 def resolve_judge(settings: Settings, measures: Sequence[Measure],
                   notify: Callable[[str], None] | None = None) -> Settings:
-    """``auto``: the bundled local judge when one of ``measures`` needs a judge and
-    ``ragmeter[local]`` is installed (``notify`` is told), else no judge."""
+    """``auto``: the bundled offline judge when one of ``measures`` needs a judge and
+    ``ragmeter[local]`` or ``ragmeter[embeddings]`` is installed (``notify`` is told), else no judge."""
     if settings.judge != AUTO_JUDGE:
         return settings
     spec = None

@@ -14,8 +14,9 @@ the ratings can check:
 
 Reported per metric: Spearman's rho and Kendall's tau-b against the human rating, each with a
 95% percentile bootstrap interval (2,000 draws over tasks, seed 0: a task's responses move
-together), beside the paper's Bert-KPrec and RougeL (Bert-Rec and RougeL for completeness) on
-the very same responses and draws; the mean score by human rating; and the responses the
+together), beside word-overlap K-Precision (computed here), the paper's Bert-KPrec and RougeL
+and the benchmark's LLM judge ``rl_f`` (Bert-Rec and RougeL for completeness) on the very same
+responses and draws; the mean score by human rating; and the responses the
 metric could not score (no passages were shown, no claims, a failed call): how many, why, and
 their human ratings, since a mean without them looks better than the answers were.
 """
@@ -43,11 +44,12 @@ class Check:
     models_only: bool = False
 
 
+FAITH_BASELINES = ("K-Precision", "Bert-KPrec", "RougeL", "rl_f")
 CHECKS = (
-    Check("faithfulness", "faithfulness", 1, "faithfulness", ("Bert-KPrec", "RougeL")),
+    Check("faithfulness", "faithfulness", 1, "faithfulness", FAITH_BASELINES),
     Check("faithfulness(unsupported='pass')", "faithfulness(unsupported='pass')", 1, "faithfulness",
-          ("Bert-KPrec", "RougeL")),
-    Check("contradiction_rate", "-contradiction_rate", -1, "faithfulness", ("Bert-KPrec", "RougeL")),
+          FAITH_BASELINES),
+    Check("contradiction_rate", "-contradiction_rate", -1, "faithfulness", FAITH_BASELINES),
     Check("factual_correctness(mode='recall')", "factual_correctness(mode='recall')", 1, "completeness",
           ("Bert-Rec", "RougeL"), models_only=True),
 )
@@ -168,7 +170,7 @@ def report(items: list[Rated], outcomes: dict[str, dict[str, object]], *, draws:
             row.spearman, row.spearman95, row.kendall, row.kendall95 = (c["spearman"], c["spearman95"], c["kendall"],
                                                                         c["kendall95"])
             for name in check.baselines:
-                pairs = [(i, i.baselines.get(name)) for i, _ in scored]
+                pairs = [(i, baseline(i, name)) for i, _ in scored]
                 if all(v is not None for _, v in pairs):
                     b = correlations([float(v) for _, v in pairs], human, groups, draws=draws)  # type: ignore[arg-type]
                     row.baselines[name] = {k: (_r2(v) if isinstance(v, tuple) else _r(v)) for k, v in b.items()}
@@ -181,6 +183,18 @@ def report(items: list[Rated], outcomes: dict[str, dict[str, object]], *, draws:
 
 
 MIN_SCORED = 3  # responses a correlation (and its baselines beside it) needs
+
+
+def baseline(item: Rated, name: str) -> float | None:
+    """A score beside the judge's: the file's (Bert-KPrec, RougeL, Bert-Rec, rl_f), or
+    ``K-Precision``, word overlap of the response with its passages computed here (Adlakha et
+    al. 2023, ``metrics/generation/kprecision.py``)."""
+    if name == "K-Precision":
+        from ragmeter.metrics.generation.kprecision import words_k_precision
+
+        return words_k_precision(item.response, [text for _, text in item.passages])
+    value = item.baselines.get(name)
+    return None if value is None else float(value)
 
 
 def _short(reason: str) -> str:
@@ -204,7 +218,7 @@ def lines(rows: list[Row]) -> list[str]:
     for row in rows:
         if row.n < MIN_SCORED:
             out.append(f"{row.check.label}: {row.n} response(s) scored, fewer than the {MIN_SCORED} a correlation "
-                       f"needs (n/a, and no Bert-KPrec/RougeL beside it): give a larger --limit")
+                       f"needs (n/a, and no baselines beside it): give a larger --limit")
         if row.mean_by_rating:
             means = ", ".join(f"{h}: {m:.2f}" for h, m in row.mean_by_rating.items())
             out.append(f"mean {row.check.label} by human {row.check.rating}: {means}")

@@ -5,7 +5,8 @@ evaluations (Katsis et al. 2025, IBM, Apache-2.0: ``trust/mtrag/LICENSE`` and ``
 tasks, each with the conversation so far, the reference passages shown to the models, the
 reference answer, and three responses (the reference, Llama 3.1 405B, GPT-4o), each rated 1-4
 (No, Mostly No, Mostly Yes, Yes) for faithfulness and completeness by two or three annotators,
-with the paper's RougeL, Bert-Rec and Bert-KPrec scores. Written by ``bench/mtrag_dev_trim.py``
+with the paper's RougeL, Bert-Rec and Bert-KPrec scores and ``rl_f``, the benchmark's own RAGAS-style
+LLM faithfulness judge. Written by ``bench/mtrag_dev_trim.py``
 from the shared reference file, records unchanged, other ratings dropped. The benchmark's other
 two collections are not bundled (they are kept apart to check what was built on this half).
 
@@ -30,7 +31,7 @@ from ragmeter.core.sample import Chunk, Sample
 
 SET_PATH = Path(__file__).parent / "mtrag" / "dev.jsonl"
 SET_NAME = "mtrag-dev"
-BASELINES = ("Bert-KPrec", "RougeL", "Bert-Rec")
+BASELINES = ("Bert-KPrec", "RougeL", "Bert-Rec", "rl_f")
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Rated:
     response: str
     faithfulness: tuple[int, ...]  # each annotator's rating, 1-4
     completeness: tuple[int, ...]
-    baselines: dict  # RougeL, Bert-Rec, Bert-KPrec: the paper's algorithmic scores
+    baselines: dict  # RougeL, Bert-Rec, Bert-KPrec: the paper's algorithmic scores; rl_f: its LLM judge
 
     def human(self, rating: str) -> float:
         """The median of the annotators' ratings (``faithfulness`` or ``completeness``)."""

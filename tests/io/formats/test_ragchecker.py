@@ -15,7 +15,8 @@ from ragmeter.judges import Judge, ScriptedBackend
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "ragchecker"
 INPUTS = DATA / "checking_inputs.json"
-OUTPUTS = json.loads((DATA / "checking_outputs.json").read_text())
+OUTPUTS_PATH = DATA / "checking_outputs.json"
+OUTPUTS = json.loads(OUTPUTS_PATH.read_text())
 PUBLISHED = {r["query_id"]: r for r in OUTPUTS["results"]}
 
 # our measure -> RAGChecker's name for the same definition (their metrics.py / the paper)
@@ -151,3 +152,29 @@ def test_checking_outputs_read_as_published():
     assert s.metadata["ragchecker"]["retrieved2response"] == first["retrieved2response"]
     assert s.reference == first["gt_answer"]
     assert [c.id for c in s.retrieved] == [c["doc_id"] for c in first["retrieved_context"]]
+
+
+def test_the_given_judge_reproduces_ragcheckers_published_numbers_with_no_call(tmp_path, monkeypatch):
+    """``--judge given`` reads RAGChecker's own verdicts from ``checking_outputs.json``: every metric
+    whose definition matches RAGChecker's equals its published number, and nothing is asked."""
+    monkeypatch.setenv("RAGMETER_RUNS_DIR", str(tmp_path / "runs"))
+    result = ragmeter.evaluate(OUTPUTS_PATH, list(SAME), judge="given")
+    names = list(result.means())
+    assert len(names) == len(SAME)
+    for name, theirs in zip(names, SAME.values()):
+        assert result.values(name) == [PUBLISHED[qid]["metrics"][theirs] for qid in ("0", "1")], name
+        section = next(v for v in OUTPUTS["metrics"].values() if theirs in v)
+        assert round(100 * result.means()[name], 1) == section[theirs], name
+    assert result.judge_stats["calls"] == 0 and result.judge_stats["requests"] == 0
+
+
+def test_given_verdicts_of_the_wrong_shape_are_refused_naming_the_field(tmp_path):
+    from ragmeter.core.errors import InvalidInputError
+    from ragmeter.io import load_dataset
+
+    row = dict(OUTPUTS["results"][0])
+    row["retrieved2response"] = [["Entailment"]] * len(row["response_claims"])  # one label, four chunks
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps({"results": [row]}))
+    with pytest.raises(InvalidInputError, match="retrieved2response.*a label per retrieved chunk"):
+        load_dataset(path)

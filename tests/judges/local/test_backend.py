@@ -138,7 +138,9 @@ def test_whole_pipeline_runs_in_a_network_namespace_with_no_network(tmp_path, wa
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     sample = json.loads(out.stdout)["samples"][0]["metrics"]
-    assert sample["faithfulness"]["value"] == pytest.approx(3 / 5)
+    # the offline judge (issue 37): S, N, S, C, N. The seed's 3/5 counts claim 2 supported, a deduction
+    # (14 months inside 24) that cheap evidence does not make: it is not found, and cites nothing
+    assert sample["faithfulness"]["value"] == pytest.approx(2 / 5)
     assert sample["semantic_similarity"]["status"] == "scored"
 
 

@@ -6,7 +6,8 @@
   (``[{"doc_id", "text"}]``, rank order).
 - Outputs: ``response_claims`` and ``gt_answer_claims`` (triplets, joined by spaces) become the
   answer's and the reference's claims (no extraction call), and its entailment labels and
-  metrics (``answer2response``, ..., ``metrics``) are kept in ``metadata["ragchecker"]``.
+  metrics (``answer2response``, ..., ``metrics``) are kept in ``metadata["ragchecker"]``, and
+  its verdicts per claim in ``metadata["verdicts"]`` (``--judge given`` reads them).
 """
 
 from __future__ import annotations
@@ -43,7 +44,53 @@ def read_output(row: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(metadata, Mapping):
             raise InvalidInputError("must be an object", field="metadata")
         out["metadata"] = {**metadata, "ragchecker": kept}
+        verdicts = read_verdicts(row)
+        if verdicts:
+            out["metadata"]["verdicts"] = verdicts
     return out
+
+
+# RAGChecker's checking results -> the claim lists and sources they judge (ragmeter's pair names)
+PAIRS = {"retrieved2response": "answer@context", "retrieved2answer": "reference@context",
+                    "answer2response": "answer@reference", "response2answer": "reference@answer"}
+LABELS = {"Entailment": "supported", "Contradiction": "contradicted", "Neutral": "not_found"}
+
+
+def read_verdicts(row: Mapping[str, Any]) -> dict[str, list[dict]]:
+    """RAGChecker's own verdicts, per claim, as ragmeter's (``--judge given`` reads them): a claim
+    is supported when some chunk entails it (RAGChecker checks each chunk alone), else
+    contradicted when one contradicts it, else not found; its sources are those chunks. Against
+    the reference or the answer, the one label is the verdict."""
+    chunks = [c.get("doc_id") if isinstance(c, Mapping) else None for c in row.get("retrieved_context") or []]
+    out: dict[str, list[dict]] = {}
+    for field, pair in PAIRS.items():
+        labels = row.get(field)
+        if labels is None:
+            continue
+        per_chunk = field.startswith("retrieved")
+        if not isinstance(labels, list) or not all(
+                (isinstance(x, list) and len(x) == len(chunks)) if per_chunk else isinstance(x, str) for x in labels):
+            shape = "one list of labels per claim, a label per retrieved chunk" if per_chunk else "one label per claim"
+            raise InvalidInputError(f"must be {shape}", field=field)
+        source = pair.split("@")[1]
+        verdicts = []
+        for x in labels:
+            each = x if per_chunk else [x]
+            ids = chunks if per_chunk else [source]
+            bad = [v for v in each if v not in LABELS]
+            if bad:
+                raise InvalidInputError(f"unknown label {bad[0]!r}: RAGChecker's labels are "
+                                        f"{', '.join(LABELS)}", field=field)
+            verdict, sources = "not_found", []
+            for label in ("Entailment", "Contradiction"):
+                sources = [str(cid) for cid, v in zip(ids, each) if v == label]
+                if sources:
+                    verdict = LABELS[label]
+                    break
+            verdicts.append({"verdict": verdict, "sources": sources})
+        out[pair] = verdicts
+    return out
+
 
 
 FORMAT = Format(

@@ -24,11 +24,19 @@ Builder = Callable[..., Backend]
 
 
 def _local(model: str, base_url: str | None, api_key: str | None, **_: Any) -> Backend:
-    """The bundled model (``local``) or a GGUF file (``local:<file.gguf>``), in process; it runs one
-    call at a time, so it takes no URL, key or limit."""
-    from ragmeter.judges.local.backend import LocalBackend  # llama.cpp's wrapper, loaded only for this judge
+    """The offline judge (``local``: cheap evidence, the bundled model where installed; or
+    ``local:<file.gguf>``, that model asked about uncertain claims), in process; it runs one call
+    at a time, so it takes no URL, key or limit."""
+    from ragmeter.judges.offline.backend import OfflineBackend  # the embedder and llama.cpp load on first use
 
-    return LocalBackend(model or None)
+    return OfflineBackend(model or None)
+
+
+def _given(model: str, base_url: str | None, api_key: str | None, **_: Any) -> Backend:
+    """The verdicts the data holds (``given``): no model, no call."""
+    from ragmeter.judges.backends.given import GivenBackend
+
+    return GivenBackend()
 
 
 def _ollama(model: str, base_url: str | None, api_key: str | None, **kw: Any) -> Backend:
@@ -65,6 +73,7 @@ BUILDERS: dict[str, Builder] = {
     "ollama": _ollama,
     "litellm": _litellm,
     "local": _local,
+    "given": _given,
 }
 
 
@@ -72,7 +81,7 @@ def make_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
                  concurrency: int = DEFAULTS.concurrency, policy: RetryPolicy | None = None,
                  limiter: Limiter | None = None) -> Backend:
     """A backend for a judge spec (:func:`ragmeter.core.judge_specs.judge_specs` lists them; the
-    local one runs llama.cpp in process).
+    local one is the offline judge, in process).
 
     ``limiter``: a concurrency limit shared with other backends (the HTTP backends use it
     instead of their own; the in-process local judge runs one call at a time anyway)."""

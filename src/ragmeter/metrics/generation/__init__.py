@@ -5,6 +5,7 @@ from ragmeter.metrics.generation import (  # noqa: F401
     citations,
     faithfulness,
     groundedness,
+    kprecision,
     ragchecker,
     rubric,
     similarity,

