@@ -125,6 +125,20 @@ INNER_LOOP = 'pytest -q -m "not slow"'  # README's test command: the tests not m
 
 # command as README shows it -> a test elsewhere that runs it ("path::test_name"), with why not here
 ELSEWHERE = {
+    "ragmeter gate runs/new --baseline runs/base --max-drop 0.02 --min recall@5=0.7 --max contradiction_rate=0.1":
+        "tests/analysis/test_gate.py::test_gate_cli_exit_codes",
+    "ragmeter gate runs/new --baseline runs/base --min recall@5=0.7 --junit gate.xml":
+        "tests/report/test_junit.py::test_gate_junit_is_valid_and_has_a_case_per_bar_and_metric",
+    "ragmeter gate RUN": "tests/analysis/test_gate.py::test_gate_checks_floors_and_ceilings_without_a_baseline",
+    "ragmeter compare runs/base runs/new":
+        "tests/analysis/test_compare.py::test_compare_names_the_metrics_only_one_run_holds",
+    "ragmeter gate runs/new --baseline runs/base --max-drop 0.02":
+        "tests/analysis/test_gate.py::test_six_samples_fail_the_plain_gate_on_the_size_of_the_drop_and_it_says_it_is_not_"
+        "significant",
+    "ragmeter report RUN --html report.html":
+        "tests/report/test_html_pages.py::test_a_large_run_is_a_page_and_its_pages",
+    "ragmeter watch LOG --judge none --once":
+        "tests/cli/test_watch_cmd.py::test_watch_without_judge_and_without_the_local_one_says_what_to_pass",
     "ragmeter eval DATA --engine ray [--address auto|HOST:PORT]":
         "tests/engine/test_distributed.py::test_identical_to_the_local_engine_on_the_bundled_sample",
     "ragmeter pairwise A B --judge ... [--examples FILE]":
