@@ -1,4 +1,5 @@
-"""README's "Beyond the context" section: its two code blocks run, and give what it says."""
+"""The manual's "Beyond the context" section (docs/guides/records-actions.md): its two code blocks
+run, and give what it says."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _section() -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("## Beyond the context: records and actions")
-    return text[start:text.index("\n## ", start + 10)]
+    from tests import manual
+
+    return manual.section("## Beyond the context: records and actions")
 
 
 def test_readme_blocks_run_and_say_what_they_print(monkeypatch):

@@ -347,14 +347,15 @@ def test_report_escapes_what_the_records_and_calls_hold(cli, tmp_path, runs_dir)
 
 
 def test_readme_second_commands_print_what_the_readme_says(cli, runs_dir):
-    """README's two commands after the first one, from the repository root: the actions one as
+    """The quickstart's two commands after the first one, from the repository root: the actions one as
     written (no judge), the records one without the local judge (faithfulness is then not
     computed; the HTTP judge test above gives it)."""
+    from tests import manual
     from tests.conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text()
+    readme = manual.text()
     shown = "    .venv/bin/ragmeter eval examples/warranty/"
-    lines = [ln.strip() for ln in readme.splitlines() if ln.startswith(shown)]
+    lines = list(dict.fromkeys(ln.strip() for ln in readme.splitlines() if ln.startswith(shown)))
     stale, actions = (ln.split()[1:] for ln in lines)
     assert stale[:2] == ["eval", "examples/warranty/stale_fact.jsonl"] and "--records" in stale
     assert actions[:2] == ["eval", "examples/warranty/agent_runs.jsonl"] and actions[-2:] == ["--judge", "none"]

@@ -26,12 +26,12 @@ def test_runs_takes_runs_dir_as_the_other_commands_do(cli, warranty, runs_dir, t
 
 def test_metrics_and_readme_name_the_article_not_the_seed(cli):
     """Users do not have "the seed article": its title is named, with its sources."""
-    from tests.conftest import ROOT
+    from tests import manual
 
     listing = cli("metrics").stdout
     assert "seed" not in listing.lower()
     assert "'RAG Evaluation Metrics: Formulas and a Worked Example' (TestMu AI)" in listing
-    readme = (ROOT / "README.md").read_text()
+    readme = manual.text()
     assert "seed article" not in readme and "the seed's" not in readme
     assert 'the article "RAG Evaluation Metrics: Formulas and a Worked Example" (TestMu AI' in " ".join(readme.split())
 

@@ -92,3 +92,79 @@ def test_hostile_spans_never_raise(value):
                                                                    "attributes": value}]}]}]}
     for item in json_spans(request):
         assert isinstance(item, (Span, Rejected))
+
+
+def test_attributes_of_every_shape_decode_to_the_same_dotted_keys():
+    from ragmeter.io.otlp import attributes
+
+    flat = {"input.value": "q", "n": 3, "tags": ["a", "b"], "retrieval.documents.0.document.id": "d"}
+    otlp = [{"key": "input.value", "value": {"stringValue": "q"}}, {"key": "n", "value": {"intValue": "3"}},
+            {"key": "tags", "value": {"arrayValue": {"values": [{"stringValue": "a"}, {"stringValue": "b"}]}}},
+            {"key": "retrieval.documents.0.document.id", "value": {"stringValue": "d"}}]
+    nested = {"input": {"value": "q"}, "n": 3, "tags": ["a", "b"],
+              "retrieval": {"documents": [{"document": {"id": "d"}}]}}
+    assert attributes(flat) == attributes(otlp) == attributes(nested) == flat
+    assert attributes(None) == {}
+    with pytest.raises(ValueError, match=r"list of \{key, value\} objects"):
+        attributes([{"key": "a", "value": {"intValue": "3"}}, {"nokey": 1}])
+    with pytest.raises(ValueError, match=r"list of \{key, value\} objects"):
+        attributes("nonsense")
+    with pytest.raises(ValueError, match="attribute 'a': stringValue must be a string"):
+        attributes([{"key": "a", "value": {"stringValue": 1}}])
+    for bad in ({"arrayValue": [1]}, {"kvlistValue": {"values": [1]}}, {"bytesValue": 3}):
+        with pytest.raises(ValueError):
+            any_value(bad)
+
+
+def test_span_times_in_every_unit_and_shape():
+    """``*UnixNano`` counts nanoseconds; ``start_time`` is an ISO 8601 time or a number whose size
+    says its unit; 1.7e9 seconds is 2023-11-14T22:13:20Z."""
+    from ragmeter.io.otlp import span_time, unix_nanos
+
+    ns = 1_700_000_000 * 10 ** 9
+    assert unix_nanos("1700000000000000000", "startTimeUnixNano") == unix_nanos(ns, "t") == ns
+    assert unix_nanos(5, "t") == 5 and unix_nanos(None, "t") == 0  # a small count is still nanoseconds
+    for value in ("2023-11-14T22:13:20Z", "2023-11-14T22:13:20", "2023-11-14T23:13:20+01:00", 1.7e9, 1_700_000_000,
+                  1.7e12, 1.7e15, 1.7e18, "1700000000000000000", "1700000000"):
+        assert span_time(value, "start_time") == ns, value
+    assert span_time(None, "start_time") == 0
+    for bad in ("yesterday", True, -1, float("nan"), "1960-01-01T00:00:00Z", 2 ** 64, "9" * 30):
+        with pytest.raises(ValueError, match="start_time"):
+            span_time(bad, "start_time")
+    with pytest.raises(ValueError, match="64 bits"):
+        unix_nanos("9" * 20, "startTimeUnixNano")
+
+
+def test_a_span_as_each_exporter_writes_it_reads_the_same():
+    """OTLP/JSON's span, Phoenix's (context ids, span_kind, ISO times, nested attributes), its
+    dataframe's record (dotted columns, milliseconds) and a log's span (ids as given)."""
+    from ragmeter.io.otlp import span_from_json
+
+    trace, span, parent = "5b8efff798038103d269b633813fc60c", "eee19b7ec3c1b174", "eee19b7ec3c1b173"
+    otlp = {"traceId": trace.upper(), "spanId": span, "parentSpanId": parent, "name": "retrieve",
+            "startTimeUnixNano": "1700000000000000000", "endTimeUnixNano": 1_700_000_001_000_000_000,
+            "attributes": [{"key": "openinference.span.kind", "value": {"stringValue": "RETRIEVER"}},
+                           {"key": "input.value", "value": {"stringValue": "q"}}]}
+    phoenix = {"name": "retrieve", "context": {"trace_id": trace, "span_id": span}, "parent_id": parent,
+               "span_kind": "RETRIEVER", "start_time": "2023-11-14T22:13:20+00:00",
+               "end_time": "2023-11-14T22:13:21+00:00", "attributes": {"input": {"value": "q"}}}
+    frame = {"name": "retrieve", "context.trace_id": trace, "context.span_id": span, "parent_id": parent,
+             "span_kind": "RETRIEVER", "start_time": 1_700_000_000_000, "end_time": 1_700_000_001_000,
+             "attributes.input.value": "q"}
+    expected = Span(trace, span, parent, "retrieve", 1_700_000_000 * 10 ** 9, 1_700_000_001 * 10 ** 9,
+                    {"openinference.span.kind": "RETRIEVER", "input.value": "q"})
+    assert span_from_json(otlp) == span_from_json(phoenix) == span_from_json(frame) == expected
+    log = span_from_json({"span_id": "s1", "context": {"trace_id": "t1"}, "attributes": {"input.value": "q"}},
+                         hex_ids=False)
+    assert isinstance(log, Span) and (log.trace_id, log.span_id, log.parent_id, log.start_ns) == ("t1", "s1", None, 0)
+    assert span_from_json({"span_id": "s1"}).reason == "traceId is not a 16-byte id (32 hex digits)"
+    bad = span_from_json({**phoenix, "start_time": "yesterday"})
+    assert isinstance(bad, Rejected) and bad.field == "start_time" and (bad.trace_id, bad.span_id) == (trace, span)
+
+
+def test_a_time_past_64_bits_is_rejected_not_a_crash_later():
+    """A 400-digit startTimeUnixNano was kept, and its trace's time (ns / 1e9) raised OverflowError in the watcher."""
+    span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174", "startTimeUnixNano": "9" * 400}
+    request = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    (item,) = json_spans(request)
+    assert isinstance(item, Rejected) and "64 bits" in item.reason

@@ -274,9 +274,9 @@ def test_a_dataset_repr_is_short_and_its_html_escaped():
 
 
 def test_readme_your_data_block_runs_and_says_what_it_prints():
-    text = (WARRANTY.parent.parent / "README.md").read_text()
-    start = text.index("## Your data")
-    section = text[start:text.index("\n## ", start + 10)]
+    from tests import manual
+
+    section = manual.section("## Your data")
     (block,) = __import__("re").findall(r"```python\n(.*?)```", section, __import__("re").DOTALL)
     scope: dict = {}
     exec(block, scope)  # noqa: S102  (README's own example)

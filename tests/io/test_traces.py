@@ -3,12 +3,27 @@ conventions, and by a real OpenInference instrumentation (LangChain, with a fake
 
 from __future__ import annotations
 
-import pytest
+import math
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk
 from ragmeter.io.formats.base import content_id
 from ragmeter.io.otlp import json_spans
-from ragmeter.io.traces import NotRequest, TraceRequest, group_traces, read_trace, request_samples
+from ragmeter.io.traces import (
+    NotRequest,
+    SpanRequest,
+    TraceRequest,
+    group_traces,
+    is_span_request,
+    read_trace,
+    request_samples,
+    span_request,
+)
+from tests.hostile import FUZZ, VALUE
 from tests.installed import need
 from tests.otel_traces import otlp_json, rag_trace, recorded
 
@@ -90,6 +105,41 @@ def test_the_llm_span_gives_question_and_answer_when_the_root_has_none():
     assert req.metadata["history"] == "User: Hi\nAssistant: Hello"  # the conversation so far
 
 
+def test_a_retriever_listing_a_chunk_twice_counts_it_at_its_first_rank():
+    tracer, exporter = recorded()
+    tid = rag_trace(tracer, "q?", [[("a", "first", 0.9), ("b", "b", 0.5), ("a", "again", 0.1)]], "x")
+    assert _read(exporter)[tid].retrievals[0].chunks == (Chunk("a", 0.9, "first"), Chunk("b", 0.5, "b"))
+
+
+@pytest.mark.parametrize("record,expected", [
+    ({"attributes": {"input.value": "q"}}, True),
+    ({"attributes": {"input": {"value": "q"}}}, True),
+    ({"attributes": [{"key": "input.value", "value": {"stringValue": 7}}]}, True),  # its value checked later
+    ({"attributes.input.value": "q", "context.span_id": "s"}, True),
+    ({"attributes": {"output.value": "a"}}, False),
+    ({"attributes": "nonsense"}, False),
+    ({"question": "q"}, False),
+    ([1], False),
+])
+def test_a_span_that_holds_a_request_by_itself(record, expected):
+    assert is_span_request(record) is expected
+
+
+def test_span_request_reads_the_id_time_question_answer_and_documents():
+    span = {"context": {"trace_id": "t1", "span_id": "s1"}, "start_time": "2023-11-14T22:13:20Z",
+            "attributes": {"input.value": "q?", "output.value": "a.", "retrieval.documents.0.document.id": "d",
+                           "retrieval.documents.0.document.score": 0.5}}
+    assert span_request(span) == SpanRequest("s1", 1.7e9, "q?", "a.", (Chunk("d", 0.5, None),))
+    assert span_request({**span, "start_time": None, "startTimeUnixNano": 1_700_000_000_000_000_000}).ts == 1.7e9
+    for bad, field, words in (({**span, "start_time": "yesterday"}, "start_time", "ISO 8601"),
+                              ({**span, "attributes": [{"key": "input.value", "value": {"stringValue": 7}}]},
+                               "attributes", "attribute 'input.value': stringValue must be a string"),
+                              ({**span, "context": {}}, "span_id", "a span needs a span_id")):
+        with pytest.raises(InvalidInputError, match=words) as exc:
+            span_request(bad)
+        assert exc.value.field == field
+
+
 @pytest.mark.slow
 def test_a_real_langchain_instrumentation_trace():
     """LangChain's retriever and fake chat model, traced by openinference-instrumentation-langchain."""
@@ -128,3 +178,30 @@ def test_a_real_langchain_instrumentation_trace():
     assert [(c.id, c.text) for c in req.retrievals[0].chunks] == [
         (content_id("Refunds take 5 days."), "Refunds take 5 days."),
         (content_id("Shipping is free."), "Shipping is free.")]
+
+
+SPAN_KEYS = ["span_id", "trace_id", "spanId", "traceId", "context", "parent_id", "name", "start_time",
+             "startTimeUnixNano", "end_time", "span_kind", "attributes", "attributes.input.value"]
+
+
+@FUZZ
+@given(st.dictionaries(st.sampled_from(SPAN_KEYS), VALUE, max_size=6),
+       st.dictionaries(st.sampled_from(["input.value", "output.value", "retrieval.documents.0.document.id",
+                                        "retrieval.documents.0.document.content", "retrieval.documents.x.document.id",
+                                        "retrieval.documents.0.document.score"]), VALUE, max_size=4),
+       st.booleans())
+def test_a_hostile_span_is_a_request_or_a_typed_error(record, attrs, as_list):
+    """Whatever a span line holds, the one-span reader returns a request or names what is wrong."""
+    from ragmeter.io.otlp import Rejected, Span, span_from_json
+
+    record = {**record, "attributes": [{"key": k, "value": {"stringValue": v}} for k, v in attrs.items()] if as_list
+              else {**attrs, "input.value": attrs.get("input.value", "q")}}
+    for hex_ids in (True, False):
+        assert isinstance(span_from_json(record, hex_ids=hex_ids), (Span, Rejected))
+    assert isinstance(is_span_request(record), bool)
+    try:
+        got = span_request(record)
+    except InvalidInputError as exc:
+        assert exc.problem
+    else:
+        assert isinstance(got.question, str) and math.isfinite(got.ts) and got.ts >= 0

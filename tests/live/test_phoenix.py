@@ -49,6 +49,23 @@ def test_an_unreachable_phoenix_is_said_once_and_nothing_is_lost(tmp_path):
     assert len(notes) == 1 and "could not be reached" in notes[0] and outbox.offset == 0
 
 
+def test_how_far_it_was_sent_survives_a_restart(tmp_path, monkeypatch):
+    import ragmeter.live.phoenix as phoenix
+
+    sent: list[list[dict]] = []
+    monkeypatch.setattr(phoenix, "post", lambda url, items, **kw: sent.append(items))
+    scored = tmp_path / "scored.jsonl"
+    record = {"id": "t", "ts": time.time(), "root_span_id": "ab" * 8,
+              "metrics": {"faithfulness": {"status": "scored", "value": 1.0}}}
+    scored.write_text(json.dumps(record) + "\n")
+    PhoenixOutbox("http://phoenix", scored, tmp_path / "phoenix.json", []).pump()
+    assert json.loads((tmp_path / "phoenix.json").read_text()) == {"offset": scored.stat().st_size}
+    again = PhoenixOutbox("http://phoenix", scored, tmp_path / "phoenix.json", [])
+    again.pump()
+    assert again.offset == scored.stat().st_size and len(sent) == 1  # nothing sent twice
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
 @pytest.mark.slow
 def test_scores_show_as_annotations_through_phoenixs_own_client_with_its_telemetry_off(tmp_path):
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

@@ -108,3 +108,23 @@ def test_a_plain_line_takes_the_fast_path():
     line = json.loads(live_judge.request_line(3))
     req = _plain_request(line)
     assert req is not None and req.id == "r3" and req.sample.retrieved[0].text == "Some evidence."
+
+
+@pytest.mark.parametrize("start", [1_700_000_000_000_000_000, "1700000000000000000"])
+def test_a_span_start_time_in_unix_nanoseconds_is_read_as_nanoseconds(tmp_path, start):
+    """``startTimeUnixNano`` counts nanoseconds (OTLP), as a number or a decimal string: the
+    watcher read an integer one as seconds (a request dated 1.7e18, which never left the last
+    hour's window) and a string one as no time at all (dated when it was read)."""
+    from ragmeter.live.source import LoggedRequest, parse
+
+    span = {"span_id": "s1", "startTimeUnixNano": start,
+            "attributes": {"input.value": "Q?", "output.value": "ok", "retrieval.documents.0.document.id": "d1",
+                           "retrieval.documents.0.document.content": "text"}}
+    read = parse(json.dumps(span).encode())
+    assert isinstance(read, LoggedRequest) and read.ts == 1_700_000_000_000_000_000 / 1e9
+    log = tmp_path / "spans.jsonl"
+    log.write_text(json.dumps(span) + "\n")
+    w = watcher(tmp_path, log)
+    assert w.poll() == 1
+    assert json.loads((tmp_path / "state" / "scored.jsonl").read_text())["ts"] == 1.7e9
+    assert [r["id"] for r in w.recent] == ["s1"] and not w.hour  # from 2023: not in the last hour's window

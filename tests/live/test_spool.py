@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ragmeter.io.otlp import Rejected, Span
 from ragmeter.live.spool import Spool
 
@@ -62,3 +64,13 @@ def test_a_span_that_arrives_while_its_trace_is_read_is_kept(tmp_path):
     assert [s.span_id for s in late.spans] == ["3".rjust(16, "0")] and late.why == "quiet"
     spool.forget([late])
     assert spool.open_traces() == 0
+
+
+def test_a_write_that_fails_midway_leaves_nothing_and_the_spool_usable(tmp_path):
+    spool = Spool(tmp_path / "s.sqlite", settle=0.0)
+    unstorable = Span("3".rjust(32, "0"), "3".rjust(16, "0"), None, "s", 1, 2, {"k": object()})
+    with pytest.raises(TypeError):
+        spool.add([_span("1", "1"), unstorable], now=1.0)  # the first trace written, then the error
+    assert spool.open_traces() == 0  # rolled back whole
+    spool.add([_span("1", "1")], now=1.0)
+    assert [t.trace_id for t in spool.ready(10, now=2.0)] == ["1".rjust(32, "0")]

@@ -3,8 +3,9 @@
 - OpenAI chat messages: assistant messages with ``tool_calls`` (``function.name`` and
   ``function.arguments``, a JSON string) and ``tool`` messages whose ``tool_call_id``
   carries the result; the legacy ``function_call`` / ``function`` role pair too.
-- OpenInference spans (as exported to JSONL, flattened or OTLP-style attribute lists):
-  ``TOOL`` spans (``tool.name``, arguments in ``input.value``, result in ``output.value``),
+- OpenInference spans (as exported to JSONL, attributes flattened, nested or OTLP's lists, read
+  by :mod:`ragmeter.io.otlp` and :mod:`ragmeter.io.openinference` as ``eval`` and ``watch`` read
+  them): ``TOOL`` spans (``tool.name``, arguments in ``input.value``, result in ``output.value``),
   ordered by start time; without TOOL spans, the tool calls in LLM spans' output messages
   (``llm.output_messages.<i>.message.tool_calls.<j>.tool_call.function.name`` /
   ``.arguments`` / ``.id``) with results from later ``tool`` input messages. Declared tools
@@ -30,7 +31,9 @@ from ragmeter.actions.criteria import parse_criteria
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.finite import find_non_finite
 from ragmeter.core.sample import Sample
-from ragmeter.io.formats import openinference
+from ragmeter.io import openinference
+from ragmeter.io.otlp import Rejected, Span, span_from_json
+from ragmeter.io.traces import group_traces
 
 
 class _Where:
@@ -148,50 +151,48 @@ def read_openinference_spans(spans: Iterable[Any], *, where: _Where | None = Non
                              ) -> tuple[tuple[ToolCall, ...], tuple[ToolSpec, ...] | None]:
     """(tool calls, declared tools or None) from OpenInference spans of one trace."""
     w = where or _Where()
-    rows = []
-    for i, span in enumerate(spans):
-        if not isinstance(span, Mapping):
-            raise w.error(f"span {i + 1} is not an object", "tool_calls")
-        rows.append((openinference.start_time(span), i, span, openinference.attributes(span)))
-    rows.sort(key=lambda r: (r[0], r[1]))
+    read = []
+    for i, record in enumerate(spans):
+        span = span_from_json(record, hex_ids=False) if isinstance(record, Mapping) else None
+        if not isinstance(span, Span):
+            raise w.error(f"span {i + 1} is not an object" if span is None else f"span {i + 1}: {span.reason}",
+                          "tool_calls")
+        read.append(span)
+    return _span_calls(read, w)
+
+
+def _span_calls(spans: Sequence[Span], w: _Where) -> tuple[tuple[ToolCall, ...], tuple[ToolSpec, ...] | None]:
     tools: dict[str, ToolSpec] = {}
-    tool_spans: list[tuple[Mapping[str, Any], dict[str, Any]]] = []
+    tool_spans: list[Span] = []
     requested: list[dict[str, Any]] = []
     results: dict[str, Any] = {}
     seen_ids: set[str] = set()
-    for _, _, span, attrs in rows:
-        kind = str(attrs.get("openinference.span.kind", "")).upper()
-        for key in attrs:
-            if key.startswith("llm.tools.") and key.endswith((".tool.json_schema", ".tool.name")):
-                prefix = key.rsplit(".tool.", 1)[0]
-                spec = _tool_spec(attrs.get(prefix + ".tool.json_schema"), attrs.get(prefix + ".tool.name"))
-                if spec is not None:
-                    tools.setdefault(spec.name, spec)
+    for _, span in sorted(enumerate(spans), key=lambda item: (item[1].start_ns, item[0])):
+        for _, tool in openinference.indexed(span.attributes, "llm.tools"):
+            spec = _tool_spec(tool.get("tool.json_schema"), tool.get("tool.name"))
+            if spec is not None:
+                tools.setdefault(spec.name, spec)
+        kind = openinference.kind(span)
         if kind == "TOOL":
-            tool_spans.append((span, attrs))
+            tool_spans.append(span)
         elif kind == "LLM":
-            calls: dict[tuple[int, int], dict[str, Any]] = {}
-            for key, value in attrs.items():
-                parts = key.split(".")
-                if key.startswith("llm.output_messages.") and ".message.tool_calls." in key:
-                    m, t = int(parts[2]), int(parts[5])
-                    field = key.split(".tool_call.", 1)[-1]
-                    calls.setdefault((m, t), {})[field] = value
-                elif key.startswith("llm.input_messages.") and key.endswith(".message.tool_call_id"):
-                    prefix = key.rsplit(".message.tool_call_id", 1)[0]
-                    if attrs.get(prefix + ".message.role") == "tool":
-                        results[str(value)] = _decode(attrs.get(prefix + ".message.content"))
-            for _, c in sorted(calls.items()):
-                cid = c.get("id")
-                if cid is not None and str(cid) in seen_ids:
-                    continue
-                if cid is not None:
-                    seen_ids.add(str(cid))
-                requested.append(c)
+            for message in openinference.messages(span, "output"):
+                for _, call in openinference.indexed(message, "tool_calls"):
+                    c = {k[len("tool_call."):]: v for k, v in call.items() if k.startswith("tool_call.")}
+                    cid = c.get("id")
+                    if cid is not None and str(cid) in seen_ids:
+                        continue
+                    if cid is not None:
+                        seen_ids.add(str(cid))
+                    requested.append(c)
+            for message in openinference.messages(span, "input"):
+                if message.get("role") == "tool" and message.get("tool_call_id") is not None:
+                    results[str(message["tool_call_id"])] = _decode(message.get("content"))
     out: list[ToolCall] = []
     if tool_spans:
-        for i, (span, attrs) in enumerate(tool_spans):
-            name = attrs.get("tool.name") or span.get("name")
+        for i, span in enumerate(tool_spans):
+            attrs = span.attributes
+            name = attrs.get("tool.name") or span.name
             if not isinstance(name, str) or not name:
                 raise w.error(f"TOOL span {i + 1} has no tool.name", "tool_calls")
             args, raw = _arguments(attrs.get("input.value"))
@@ -322,16 +323,16 @@ def load_runs(path: str | Path) -> list[AgentRun]:
 def read_spans_file(path: str | Path) -> dict[str, tuple[tuple[ToolCall, ...], tuple[ToolSpec, ...] | None]]:
     """OpenInference spans exported as JSONL, grouped by trace id: trace -> (calls, tools)."""
     p = Path(path)
-    by_trace: dict[str, list[Any]] = {}
+    spans: list[Span] = []
     for n, raw in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
         if not raw.strip():
             continue
         try:
-            span = json.loads(raw)
+            record = json.loads(raw)
         except ValueError as exc:
             raise InvalidInputError(f"not valid JSON ({exc})", file=str(p), line=n) from None
-        ctx = span.get("context") if isinstance(span, Mapping) else None
-        trace = (ctx or {}).get("trace_id") if isinstance(ctx, Mapping) else None
-        trace = trace or (span.get("trace_id") or span.get("traceId") if isinstance(span, Mapping) else None)
-        by_trace.setdefault(str(trace or ""), []).append(span)
-    return {t: read_openinference_spans(s, where=_Where(str(p), None, t)) for t, s in by_trace.items()}
+        span = span_from_json(record, hex_ids=False)
+        if isinstance(span, Rejected):
+            raise InvalidInputError(span.reason, file=str(p), line=n, field=span.field)
+        spans.append(span)
+    return {t: _span_calls(s, _Where(str(p), None, t)) for t, s in group_traces(spans).items()}

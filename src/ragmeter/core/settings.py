@@ -28,10 +28,19 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragmeter.core.errors import InvalidParameterError
-from ragmeter.core.prices import Price, has_both, judge_price
+
+if TYPE_CHECKING:  # the price snapshot is read only when a price is (``--help`` stays lean)
+    from ragmeter.core.prices import Price
+
+
+def _has_both(judge: str | None, price_in: float | None, price_out: float | None) -> bool:
+    from ragmeter.core.prices import has_both
+
+    return has_both(judge, price_in, price_out)
+
 
 RUNS_DIR_ENV = "RAGMETER_RUNS_DIR"
 AUTO_JUDGE = "auto"  # the bundled local judge when ragmeter[local] is installed and a judged metric needs one
@@ -166,7 +175,7 @@ class Settings:
             raise InvalidSettingError("progress", f"use {', '.join(PROGRESS_MODES)}; got {self.progress!r}")
         if not 0.0 <= self.min_coverage <= 1.0:
             raise InvalidSettingError("min_coverage", f"must be between 0 and 1, got {self.min_coverage!r}")
-        if self.budget_usd is not None and not has_both(self.judge_spec, self.price_in, self.price_out):
+        if self.budget_usd is not None and not _has_both(self.judge_spec, self.price_in, self.price_out):
             unknown = f" (the bundled price snapshot has no price for {self.judge})" if self.judge_spec else ""
             raise InvalidSettingError("budget_usd", f"a budget in dollars needs --price-in and --price-out{unknown}")
 
@@ -179,6 +188,8 @@ class Settings:
     def judge_price(self) -> Price | None:
         """The judge's prices: the price flags, else the bundled snapshot's for its model
         (:mod:`ragmeter.core.prices`); None when neither has one."""
+        from ragmeter.core.prices import judge_price
+
         return judge_price(self.judge_spec, self.price_in, self.price_out)
 
     @property

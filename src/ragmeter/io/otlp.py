@@ -1,15 +1,23 @@
-"""OpenTelemetry spans, as OTLP carries them, read into plain :class:`Span` values.
+"""OpenTelemetry spans, as OTLP carries them and as exporters write them to JSON, read into plain
+:class:`Span` values: the one reader of span records, their ids, times and attributes, for ``eval``
+(span files, trace exports), ``watch`` (a log of spans, the OTLP receiver) and the action grader.
 
-Two encodings of one message, ``ExportTraceServiceRequest`` (``resourceSpans`` ->
-``scopeSpans`` -> ``spans``): OTLP/JSON, as an exporter posts it and as the Collector's file
-exporter writes it (one request per line), and OTLP/protobuf, decoded by ``opentelemetry-proto``
-(``pip install 'ragmeter[otel]'``). The JSON mapping follows the OTLP specification: trace and
-span ids in hex (base64, protobuf's own JSON mapping, is read too), 64-bit integers as strings
-or numbers, keys in lowerCamelCase (snake_case accepted), attributes as ``[{"key", "value":
-{"stringValue" | "intValue" | "doubleValue" | "boolValue" | "arrayValue" | "kvlistValue" |
-"bytesValue": ...}}]``.
+OTLP's message, ``ExportTraceServiceRequest`` (``resourceSpans`` -> ``scopeSpans`` -> ``spans``), in
+its two encodings: OTLP/JSON, as an exporter posts it and as the Collector's file exporter writes it
+(one request per line), and OTLP/protobuf, decoded by ``opentelemetry-proto`` (``pip install
+'ragmeter[otel]'``). The JSON mapping follows the OTLP specification: trace and span ids in hex
+(base64, protobuf's own JSON mapping, is read too), 64-bit integers as strings or numbers, keys in
+lowerCamelCase (snake_case accepted), attributes as ``[{"key", "value": {"stringValue" | "intValue" |
+"doubleValue" | "boolValue" | "arrayValue" | "kvlistValue" | "bytesValue": ...}}]``.
 
-A span that is not one (no valid trace or span id, a time that is not a number, attributes that
+:func:`span_from_json` reads a span as other exporters write it too: Phoenix's (``context.trace_id``
+/ ``context.span_id``, ``parent_id``, ``span_kind``, an ISO 8601 ``start_time``, attributes nested),
+its spans dataframe saved as records (``context.span_id``, ``attributes.input.value``), and a JSON
+lines log of spans (``span_id``, attributes flattened or as OTLP's list). Attributes of every shape
+are decoded by :func:`attributes`, times by :func:`unix_nanos` (OTLP's ``*UnixNano``) and
+:func:`span_time` (``start_time`` / ``end_time``).
+
+A span that is not one (no valid trace or span id, a time that is not one, attributes that
 are not key/value pairs) is a :class:`Rejected` with the reason, never an exception: the
 receiver quarantines it and counts it in the response's ``partialSuccess``. A body that is not
 an ``ExportTraceServiceRequest`` at all raises :class:`~ragmeter.core.errors.InvalidInputError`.
@@ -22,6 +30,7 @@ import binascii
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
@@ -51,14 +60,21 @@ class Span:
                    d["attributes"])
 
 
+#: The OpenInference attribute that says what a span does (``RETRIEVER``, ``LLM``, ``TOOL``, ...);
+#: Phoenix's export writes it as ``span_kind``.
+KIND = "openinference.span.kind"
+
+
 @dataclass(frozen=True)
 class Rejected:
-    """A span that cannot be read, why, and what was sent (for the quarantine file)."""
+    """A span that cannot be read, why, what was sent (for the quarantine file), and the field
+    at fault."""
 
     reason: str
     span: Any
     trace_id: str | None = None
     span_id: str | None = None
+    field: str | None = None
 
 
 def flatten(value: Any, prefix: str = "", out: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -112,22 +128,69 @@ def hex_id(value: Any, size: int) -> str | None:
     return raw.hex()
 
 
-def _nanos(value: Any, what: str) -> int:
+_MAX_NS = 2 ** 64  # OTLP's fixed64
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def unix_nanos(value: Any, what: str) -> int:
+    """OTLP's ``startTimeUnixNano`` / ``endTimeUnixNano``: nanoseconds since the epoch, as a number
+    or a decimal string (a 64-bit integer in OTLP/JSON); 0 when not given.
+
+    >>> unix_nanos("1700000000000000000", "startTimeUnixNano"), unix_nanos(1_700_000_000_000_000_000, "t")
+    (1700000000000000000, 1700000000000000000)
+    """
     if value is None or value == "":
         return 0
     if isinstance(value, bool):
         raise ValueError(f"{what} must be nanoseconds since the epoch, got a boolean")
     if isinstance(value, str):
-        if not value.strip().isdigit():
+        text = value.strip()
+        if not (text.isascii() and text.isdigit()):
             raise ValueError(f"{what} must be nanoseconds since the epoch, got {value[:40]!r}")
-        return int(value)
-    if isinstance(value, int):
-        if value < 0:
-            raise ValueError(f"{what} must not be negative")
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value >= 0:
-        return int(value)
-    raise ValueError(f"{what} must be nanoseconds since the epoch, got {type(value).__name__}")
+        value = int(text) if len(text) <= 20 else _MAX_NS
+    elif isinstance(value, float) and math.isfinite(value) and value >= 0:
+        value = int(value)
+    elif not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} must not be negative" if isinstance(value, (int, float)) and value < 0
+                         else f"{what} must be nanoseconds since the epoch, got {type(value).__name__}")
+    if value >= _MAX_NS:
+        raise ValueError(f"{what} must be nanoseconds since the epoch (at most 64 bits)")
+    return value
+
+
+def span_time(value: Any, what: str) -> int:
+    """``start_time`` / ``end_time`` as Phoenix and logs of spans write them, in nanoseconds since the
+    epoch: an ISO 8601 time (UTC when it names no zone), or a number of seconds, milliseconds,
+    microseconds or nanoseconds, told apart by its size (each below 10^11, 10^14, 10^17: until the
+    year 5138); 0 when not given.
+
+    >>> [span_time(v, "start_time") for v in ("2023-11-14T22:13:20Z", 1.7e9, 1.7e12, 1.7e15, "1700000000000000000")]
+    [1700000000000000000, 1700000000000000000, 1700000000000000000, 1700000000000000000, 1700000000000000000]
+    """
+    if value is None or value == "":
+        return 0
+    if isinstance(value, str):
+        text = value.strip()
+        if text.isascii() and text.isdigit():
+            return span_time(int(text), what) if len(text) <= 20 else unix_nanos(text, what)
+        try:
+            when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"{what} must be an ISO 8601 time or a number since the epoch, got {value[:40]!r}") \
+                from None
+        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+        nanos = (when - _EPOCH) // timedelta(microseconds=1) * 1000
+        if nanos < 0:
+            raise ValueError(f"{what} must not be before 1970, got {value[:40]!r}")
+        return nanos
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{what} must be an ISO 8601 time or a number since the epoch, got {type(value).__name__}")
+    if not math.isfinite(value):
+        raise ValueError(f"{what} must be a finite number")
+    if value < 0:
+        raise ValueError(f"{what} must not be negative")
+    scale = 10 ** 9 if value < 1e11 else 10 ** 6 if value < 1e14 else 1000 if value < 1e17 else 1
+    return unix_nanos(value * scale if isinstance(value, int) else float(value) * scale, what)
 
 
 def any_value(value: Any) -> Any:
@@ -157,12 +220,27 @@ def any_value(value: Any) -> Any:
             raise ValueError("doubleValue must be a number")
         return float(inner)
     if kind == "arrayValue":
-        return [any_value(v) for v in (inner or {}).get("values") or []]
+        return [any_value(v) for v in _values(inner, "arrayValue")]
     if kind == "kvlistValue":
-        return {kv["key"]: any_value(kv.get("value") or {}) for kv in (inner or {}).get("values") or []}
+        out = {}
+        for kv in _values(inner, "kvlistValue"):
+            if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
+                raise ValueError("a kvlistValue must hold {key, value} objects")
+            out[kv["key"]] = any_value(kv.get("value") or {})
+        return out
     if kind == "bytesValue":
-        return inner if isinstance(inner, str) else base64.b64encode(bytes(inner)).decode()
+        if not isinstance(inner, str):
+            raise ValueError("bytesValue must be base64 text")
+        return inner
     raise ValueError(f"unknown AnyValue kind {kind!r}")
+
+
+def _values(inner: Any, kind: str) -> list[Any]:
+    """An ``arrayValue`` / ``kvlistValue``'s ``values`` (absent: none)."""
+    values = inner.get("values") if isinstance(inner, Mapping) else inner
+    if values is not None and (not isinstance(values, list) or not isinstance(inner, Mapping)):
+        raise ValueError(f"{kind} must be {{\"values\": [...]}}")
+    return values or []
 
 
 _CAMEL = {"string_value": "stringValue", "bool_value": "boolValue", "int_value": "intValue",
@@ -174,43 +252,101 @@ def _get(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
     return obj[camel] if camel in obj else obj.get(snake)
 
 
-def _attributes(items: Any) -> dict[str, Any]:
-    if items is None:
+def attributes(value: Any) -> dict[str, Any]:
+    """A span's attributes, whatever shape they come in, as one flat dict of dotted keys: OTLP/JSON's
+    list of ``{"key", "value": AnyValue}`` (each value decoded by :func:`any_value`), an object with
+    dotted keys, or an object nested as Phoenix returns it (both through :func:`flatten`).
+    ``ValueError`` names what is not an attribute.
+
+    >>> attributes([{"key": "n", "value": {"intValue": "3"}},
+    ...             {"key": "tags", "value": {"arrayValue": {"values": [{"stringValue": "a"}]}}}])
+    {'n': 3, 'tags': ['a']}
+    >>> attributes({"input": {"value": "q"}, "output.value": "a"})
+    {'input.value': 'q', 'output.value': 'a'}
+    """
+    if value is None:
         return {}
-    if not isinstance(items, list):
-        raise ValueError("attributes must be a list of {key, value} objects")
+    if isinstance(value, Mapping):
+        return flatten(value)
+    if not isinstance(value, list):
+        raise ValueError("attributes must be a list of {key, value} objects or an object")
     out: dict[str, Any] = {}
-    for kv in items:
+    for kv in value:
         if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
-            raise ValueError("attributes must be a list of {key, value} objects")
-        out[kv["key"]] = any_value(kv.get("value") or {})
+            raise ValueError("attributes must be a list of {key, value} objects or an object")
+        try:
+            out[kv["key"]] = any_value(kv.get("value") or {})
+        except (ValueError, OverflowError) as exc:
+            raise ValueError(f"attribute {kv['key'][:80]!r}: {exc}") from None
     return flatten(out)
 
 
-def span_from_json(obj: Any) -> Span | Rejected:
-    """One OTLP/JSON span, or why it is not one."""
+_TRACE = ("traceId", "trace_id", "context.trace_id")
+_SPAN = ("spanId", "span_id", "context.span_id")
+_PARENT = ("parentSpanId", "parent_span_id", "parent_id")
+_START = ("startTimeUnixNano", "start_time_unix_nano", "start_time")
+_END = ("endTimeUnixNano", "end_time_unix_nano", "end_time")
+
+
+def _lookup(obj: Mapping[str, Any], names: tuple[str, ...]) -> tuple[str, Any]:
+    """(the name found, its value) for the first of ``names`` the span gives (``context.x``:
+    ``{"context": {"x": ...}}`` or a record's ``"context.x"``), else (the first name, None)."""
+    ctx = obj.get("context")
+    for name in names:
+        value = obj.get(name)
+        if value is None and name.startswith("context.") and isinstance(ctx, Mapping):
+            value = ctx.get(name[len("context."):])
+        if value is not None and value != "":
+            return name, value
+    return names[0], None
+
+
+def _given_id(value: Any) -> str:
+    """An id as the span gives it (a non-empty string or an integer), else ''."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+        return ""
+    return str(value)
+
+
+def span_from_json(obj: Any, *, hex_ids: bool = True) -> Span | Rejected:
+    """One span as JSON (OTLP's, Phoenix's, a log's: see the module docstring), or why it is not one.
+    ``hex_ids``: trace and span ids must be OpenTelemetry's (16 and 8 bytes, hex or base64, read
+    into lowercase hex); else they are kept as given, '' when absent (a log's spans need none)."""
     if not isinstance(obj, Mapping):
         return Rejected(f"a span must be an object, got {type(obj).__name__}", obj)
-    trace = hex_id(_get(obj, "traceId", "trace_id"), 16)
-    span = hex_id(_get(obj, "spanId", "span_id"), 8)
-    if trace is None:
-        return Rejected("traceId is not a 16-byte id (32 hex digits)", obj, span_id=span)
-    if span is None:
-        return Rejected("spanId is not an 8-byte id (16 hex digits)", obj, trace_id=trace)
-    parent_raw = _get(obj, "parentSpanId", "parent_span_id")
-    parent = hex_id(parent_raw, 8) if parent_raw else None
-    if parent_raw and parent is None and str(parent_raw).strip("0"):
-        return Rejected("parentSpanId is not an 8-byte id (16 hex digits)", obj, trace, span)
-    name = obj.get("name", "")
-    if not isinstance(name, str):
-        return Rejected("name must be a string", obj, trace, span)
+    (trace_key, trace_raw), (span_key, span_raw) = _lookup(obj, _TRACE), _lookup(obj, _SPAN)
+    parent_key, parent_raw = _lookup(obj, _PARENT)
+    if hex_ids:
+        trace, span = hex_id(trace_raw, 16), hex_id(span_raw, 8)
+        if trace is None:
+            return Rejected(f"{trace_key} is not a 16-byte id (32 hex digits)", obj, span_id=span, field=trace_key)
+        if span is None:
+            return Rejected(f"{span_key} is not an 8-byte id (16 hex digits)", obj, trace_id=trace, field=span_key)
+        parent = hex_id(parent_raw, 8) if parent_raw else None
+        if parent_raw and parent is None and str(parent_raw).strip("0"):
+            return Rejected(f"{parent_key} is not an 8-byte id (16 hex digits)", obj, trace, span, parent_key)
+    else:
+        trace, span, parent = _given_id(trace_raw), _given_id(span_raw), _given_id(parent_raw) or None
+    name = obj.get("name")
+    if name is not None and not isinstance(name, str):
+        return Rejected("name must be a string", obj, trace, span, "name")
+    times = []
+    for key, raw in (_lookup(obj, _START), _lookup(obj, _END)):
+        try:
+            times.append(unix_nanos(raw, key) if key.endswith(("Nano", "nano")) else span_time(raw, key))
+        except ValueError as exc:
+            return Rejected(str(exc), obj, trace, span, key)
     try:
-        start = _nanos(_get(obj, "startTimeUnixNano", "start_time_unix_nano"), "startTimeUnixNano")
-        end = _nanos(_get(obj, "endTimeUnixNano", "end_time_unix_nano"), "endTimeUnixNano")
-        attrs = _attributes(obj.get("attributes"))
-    except (ValueError, TypeError, KeyError, RecursionError, OverflowError) as exc:
-        return Rejected(str(exc), obj, trace, span)
-    return Span(trace, span, parent, name, start, end, attrs)
+        attrs = attributes(obj.get("attributes"))
+        for key, value in obj.items():  # a spans dataframe's columns: "attributes.input.value"
+            if isinstance(key, str) and key.startswith("attributes."):
+                flatten(value, key[len("attributes."):], attrs)
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        return Rejected(str(exc), obj, trace, span, "attributes")
+    kind = obj.get("span_kind")
+    if isinstance(kind, str) and KIND not in attrs:  # Phoenix's export
+        attrs[KIND] = kind
+    return Span(trace, span, parent, name or "", times[0], times[1], attrs)
 
 
 def _list(obj: Mapping[str, Any], camel: str, snake: str, where: str) -> list[Any]:

@@ -1,11 +1,12 @@
-"""One trace's OpenInference spans read as one RAG request: its question, answer and retrievals.
+"""OpenInference spans read as RAG requests: one trace as one request (:func:`read_trace`), or one
+span that holds a whole request by itself (:func:`span_request`: a file or log of such spans). The
+spans come from :mod:`ragmeter.io.otlp`, what their attributes mean from :mod:`ragmeter.io.openinference`.
 
-The request's id is the trace id. What is read (OpenInference semantic conventions):
+A trace's request has the trace id as its id. What is read (OpenInference semantic conventions):
 
 - each ``RETRIEVER`` span (``openinference.span.kind``), in start order, is one **retrieval**: its
-  ranked list is ``retrieval.documents.<i>.document.id`` / ``.content`` / ``.score`` in index
-  order (a document without an id gets the content-hash id of :func:`ragmeter.io.formats.base.content_id`,
-  as contexts given as texts do), its query is its ``input.value``;
+  ranked list is its documents (:func:`ragmeter.io.openinference.documents`: ids, contents and
+  scores in index order; a chunk listed twice counts at its first rank), its query its ``input.value``;
 - the **question**: the ``input.value`` of the outermost span that has a text input (the root, for
   a chain; a JSON object's ``question`` / ``query`` / ``input`` field), else the last user message
   of the LLM span (``llm.input_messages.<i>.message``), else the first retriever's query;
@@ -24,24 +25,24 @@ retriever's), ``query``.
 A trace without a retriever is not a RAG request (:class:`NotRequest`, not malformed); a document
 of a wrong type, or a retrieval trace without a question, is malformed (its reason says which span
 and field).
+
+A span that holds a request by itself (:func:`is_span_request`: its attributes have ``input.value``)
+is one sample: its id the span's id, the question ``input.value``, the answer ``output.value``, the
+ranked list its own documents, its time its start.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
-from ragmeter.io.formats.base import content_id
-from ragmeter.io.otlp import Span
+from ragmeter.io.openinference import INPUT, OUTPUT, documents, kind, messages
+from ragmeter.io.otlp import Rejected, Span, attributes, span_from_json
 
-KIND = "openinference.span.kind"
-_DOC = re.compile(r"retrieval\.documents\.(\d{1,6})\.document\.(id|content|score)$")
-_MSG = re.compile(r"llm\.(input|output)_messages\.(\d{1,6})\.message\.(role|content)$")
 _QUESTION_FIELDS = ("question", "query", "input", "user_input", "message")
 _ANSWER_FIELDS = ("answer", "output", "result", "response", "text", "content")
 
@@ -85,7 +86,7 @@ def read_trace(spans: Sequence[Span]) -> TraceRequest | NotRequest:
     depth = {s.span_id: _depth(s, by_id) for s in spans}
     order = sorted(spans, key=lambda s: (depth[s.span_id], s.start_ns, s.span_id))
     root = order[0]
-    retrievers = sorted((s for s in spans if _kind(s) == "RETRIEVER"), key=lambda s: (s.start_ns, s.span_id))
+    retrievers = sorted((s for s in spans if kind(s) == "RETRIEVER"), key=lambda s: (s.start_ns, s.span_id))
     if not retrievers:
         return NotRequest("no RETRIEVER span (not a RAG request)")
     retrievals = []
@@ -93,9 +94,9 @@ def read_trace(spans: Sequence[Span]) -> TraceRequest | NotRequest:
         chunks = _documents(s)
         if isinstance(chunks, str):
             return NotRequest(chunks, malformed=True)
-        query = s.attributes.get("input.value")
+        query = s.attributes.get(INPUT)
         retrievals.append(Retrieval(s.span_id, query if isinstance(query, str) else None, chunks))
-    llms = sorted((s for s in spans if _kind(s) == "LLM"), key=lambda s: (s.end_ns, s.span_id))
+    llms = sorted((s for s in spans if kind(s) == "LLM"), key=lambda s: (s.end_ns, s.span_id))
     question = _question(order, llms, retrievals)
     if question is None:
         return NotRequest(f"trace {root.trace_id}: no question: no span has a text input.value, no LLM span a user "
@@ -116,10 +117,7 @@ def read_trace(spans: Sequence[Span]) -> TraceRequest | NotRequest:
 def request_samples(req: TraceRequest, *, extra: Mapping[str, Any] | None = None) -> tuple[Sample, ...]:
     """One sample per retrieval (see the module docstring); ``extra`` joins each one's metadata."""
     n = len(req.retrievals)
-    union: dict[str, Chunk] = {}
-    for r in req.retrievals:
-        for c in r.chunks:
-            union.setdefault(c.id, c)
+    union = _each_once(c for r in req.retrievals for c in r.chunks)
     out = []
     for i, r in enumerate(req.retrievals, start=1):
         last = i == n
@@ -131,12 +129,16 @@ def request_samples(req: TraceRequest, *, extra: Mapping[str, Any] | None = None
             meta["answer_on"] = f"{req.id}#{n}"
         out.append(Sample(id=req.id if n == 1 else f"{req.id}#{i}", question=req.question, retrieved=r.chunks,
                           answer=req.answer if last else None, metadata=meta,
-                          answer_context=tuple(union.values()) if last and n > 1 else None))
+                          answer_context=union if last and n > 1 else None))
     return tuple(out)
 
 
-def _kind(s: Span) -> str:
-    return str(s.attributes.get(KIND, "")).upper()
+def _each_once(chunks: Iterable[Chunk]) -> tuple[Chunk, ...]:
+    """Each chunk id once, where it first comes."""
+    first: dict[str, Chunk] = {}
+    for c in chunks:
+        first.setdefault(c.id, c)
+    return tuple(first.values())
 
 
 def _depth(s: Span, by_id: Mapping[str, Span]) -> int:
@@ -150,32 +152,13 @@ def _depth(s: Span, by_id: Mapping[str, Span]) -> int:
 
 
 def _documents(s: Span) -> tuple[Chunk, ...] | str:
-    """The retriever span's documents in index order, or why they cannot be read."""
-    docs: dict[int, dict[str, Any]] = {}
-    for key, value in s.attributes.items():
-        m = _DOC.match(key)
-        if m:
-            docs.setdefault(int(m.group(1)), {})[m.group(2)] = value
-    out, ids = [], set()
-    for i, d in sorted(docs.items()):
-        where = f"span {s.span_id} (RETRIEVER {s.name!r}): retrieval.documents.{i}.document"
-        cid, text, score = d.get("id"), d.get("content"), d.get("score")
-        if text is not None and not isinstance(text, str):
-            return f"{where}.content must be a string, got {type(text).__name__}"
-        if cid is None:
-            if text is None:
-                return f"{where} has neither an id nor a content"
-            cid = content_id(text)
-        if isinstance(cid, bool) or not isinstance(cid, (str, int)) or not str(cid).strip():
-            return f"{where}.id must be a non-empty string, got {cid!r}"[:300]
-        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
-                                  or not math.isfinite(score)):
-            return f"{where}.score must be a finite number, got {score!r}"[:300]
-        if str(cid) in ids:
-            continue  # a chunk listed twice in one ranking: its first rank counts
-        ids.add(str(cid))
-        out.append(Chunk(str(cid), None if score is None else float(score), text))
-    return tuple(out)
+    """The retriever span's ranked list (a chunk listed twice counts at its first rank), or why it
+    cannot be read."""
+    try:
+        chunks = documents(s)
+    except InvalidInputError as exc:
+        return f"span {s.span_id} (RETRIEVER {s.name!r}): {exc.problem}"[:300]
+    return _each_once(chunks)
 
 
 def _text(value: Any, fields: tuple[str, ...]) -> str | None:
@@ -199,22 +182,24 @@ def _text(value: Any, fields: tuple[str, ...]) -> str | None:
 
 
 def _messages(s: Span, side: str) -> list[tuple[str, str]]:
-    found: dict[int, dict[str, Any]] = {}
-    for key, value in s.attributes.items():
-        m = _MSG.match(key)
-        if m and m.group(1) == side:
-            found.setdefault(int(m.group(2)), {})[m.group(3)] = value
-    return [(str(m.get("role", "")), m["content"]) for _, m in sorted(found.items())
-            if isinstance(m.get("content"), str)]
+    """(role, text) of the span's ``side`` messages that have a text content."""
+    return [(str(m.get("role", "")), m["content"]) for m in messages(s, side) if isinstance(m.get("content"), str)]
+
+
+def _outermost_text(order: Sequence[Span], key: str, fields: tuple[str, ...]) -> str | None:
+    """The text ``key`` of the outermost span that has one (retrievers, embedders and rerankers aside)."""
+    for s in order:
+        if kind(s) not in ("RETRIEVER", "EMBEDDING", "RERANKER"):
+            text = _text(s.attributes.get(key), fields)
+            if text is not None:
+                return text
+    return None
 
 
 def _question(order: Sequence[Span], llms: Sequence[Span], retrievals: Sequence[Retrieval]) -> str | None:
-    for s in order:
-        if _kind(s) in ("RETRIEVER", "EMBEDDING", "RERANKER"):
-            continue
-        text = _text(s.attributes.get("input.value"), _QUESTION_FIELDS)
-        if text is not None:
-            return text
+    text = _outermost_text(order, INPUT, _QUESTION_FIELDS)
+    if text is not None:
+        return text
     for s in llms:
         users = [c for role, c in _messages(s, "input") if role in ("user", "human")]
         if users:
@@ -223,12 +208,9 @@ def _question(order: Sequence[Span], llms: Sequence[Span], retrievals: Sequence[
 
 
 def _answer(order: Sequence[Span], llms: Sequence[Span]) -> str | None:
-    for s in order:
-        if _kind(s) in ("RETRIEVER", "EMBEDDING", "RERANKER"):
-            continue
-        text = _text(s.attributes.get("output.value"), _ANSWER_FIELDS)
-        if text is not None:
-            return text
+    text = _outermost_text(order, OUTPUT, _ANSWER_FIELDS)
+    if text is not None:
+        return text
     for s in reversed(llms):
         out = _messages(s, "output")
         if out:
@@ -256,3 +238,50 @@ def group_traces(spans: Iterable[Span]) -> dict[str, list[Span]]:
     for s in spans:
         out.setdefault(s.trace_id, []).append(s)
     return out
+
+
+@dataclass(frozen=True)
+class SpanRequest:
+    """A request one span holds by itself: its id, time (seconds since the epoch, 0 when the span
+    gives none), question, answer and ranked list."""
+
+    id: str
+    ts: float
+    question: str
+    answer: str | None
+    documents: tuple[Chunk, ...]
+
+
+def is_span_request(record: Any) -> bool:
+    """Whether a span record holds a request by itself: its attributes, in whatever shape, have
+    ``input.value`` (its value is checked by :func:`span_request`)."""
+    if not isinstance(record, Mapping):
+        return False
+    raw = record.get("attributes")
+    if isinstance(raw, list):  # OTLP's list: the names, without decoding the values
+        return any(isinstance(kv, Mapping) and kv.get("key") == INPUT for kv in raw)
+    try:
+        return INPUT in attributes(raw) if isinstance(raw, Mapping) else f"attributes.{INPUT}" in record
+    except (ValueError, RecursionError):
+        return False
+
+
+def span_request(record: Mapping[str, Any]) -> SpanRequest:
+    """The request a span record holds (see the module docstring); what it holds of the wrong type
+    is an ``InvalidInputError`` naming the field (``attributes``, ``span_id``, ``start_time``, ...)."""
+    span = span_from_json(record, hex_ids=False)
+    if isinstance(span, Rejected):
+        raise InvalidInputError(span.reason, field=span.field)
+    chunks = documents(span)
+    if not span.span_id:
+        raise InvalidInputError("a span needs a span_id", field="span_id")
+    question, answer = span.attributes.get(INPUT), span.attributes.get(OUTPUT)
+    if not isinstance(question, str):
+        raise InvalidInputError(f"{INPUT} must be a string, got {_type(question)}", field="attributes")
+    if answer is not None and not isinstance(answer, str):
+        raise InvalidInputError(f"{OUTPUT} must be a string, got {_type(answer)}", field="attributes")
+    return SpanRequest(span.span_id, span.start_ns / 1e9, question, answer, chunks)
+
+
+def _type(value: Any) -> str:
+    return "null" if value is None else type(value).__name__

@@ -18,7 +18,6 @@ Nothing but the URL given is called.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from typing import Any
 
 from ragmeter._version import __version__
 from ragmeter.core.errors import InvalidParameterError
+from ragmeter.io.writer import write_text_atomic
 from ragmeter.metrics import parse_measure
 from ragmeter.metrics.kinds import JudgedSpec
 
@@ -109,12 +109,7 @@ class PhoenixOutbox:
             return 0
 
     def _save(self) -> None:
-        tmp = self.state_file.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(json.dumps({"offset": self.offset}))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.state_file)
+        write_text_atomic(self.state_file, json.dumps({"offset": self.offset}))
 
     def pump(self) -> None:
         """Send what was scored since the last call, as far as Phoenix takes it."""

@@ -2,12 +2,12 @@
 
 Two shapes of request per line: ragmeter's own (``log_request``): ``{"request_id", "ts", "question",
 "retrieved": [{"id", "text", "score"?}], "answer", "context"?, "metadata"?}``; or an
-OpenTelemetry/OpenInference span exported as JSON, whose attributes (flattened, or OTLP's list)
-carry ``input.value`` (the question), ``output.value`` (the answer) and
-``retrieval.documents.<i>.document.id`` / ``.content`` (read by
-:mod:`ragmeter.io.formats.openinference`, as ``eval`` and the action grader read them). A line
-``{"request_id", "feedback"}`` (``ragmeter.log_feedback``) is user feedback on an earlier request
-(:class:`Feedback`).
+OpenTelemetry/OpenInference span exported as JSON, whose attributes (flattened, nested, or OTLP's
+list) carry ``input.value`` (the question), ``output.value`` (the answer) and
+``retrieval.documents.<i>.document.id`` / ``.content`` / ``.score``, its time ``start_time`` or
+``startTimeUnixNano`` (read by :func:`ragmeter.io.traces.span_request`, as ``eval`` reads a file of
+such spans). A line ``{"request_id", "feedback"}`` (``ragmeter.log_feedback``) is user feedback on an
+earlier request (:class:`Feedback`).
 
 A line is validated whole before it becomes a sample: anything else (invalid JSON, a torn
 line, ``"ts": "yesterday"``, an answer that is a number, a context of numbers) is a
@@ -25,9 +25,9 @@ from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.sample import Chunk, Sample
-from ragmeter.io.formats import openinference
 from ragmeter.io.json_text import decode_json
 from ragmeter.io.rows import RowReader
+from ragmeter.io.traces import is_span_request, span_request
 from ragmeter.live.gauges import feedback_value
 
 
@@ -86,7 +86,7 @@ def parse(raw: bytes) -> LoggedRequest | Feedback | Rejected:
     if not isinstance(obj, dict):
         return Rejected(f"a line must be a JSON object, got {type(obj).__name__}")
     try:
-        if openinference.is_request(obj):
+        if is_span_request(obj):
             return _span(obj)
         if "feedback" in obj and "question" not in obj:
             return feedback(obj.get("request_id"), obj["feedback"], obj.get("ts"))
@@ -160,12 +160,9 @@ def feedback(rid: Any, value: Any, ts: Any = None) -> Feedback:
 
 
 def _span(obj: dict) -> LoggedRequest:
-    got = openinference.request(obj)
-    ts = obj.get("start_time") if obj.get("start_time") is not None else obj.get("startTimeUnixNano")
-    ts_value = 0.0 if isinstance(ts, str) else _timestamp(ts, "start_time")
-    chunks = tuple(Chunk(cid, None, text) for cid, text in got.documents)
-    return LoggedRequest(got.id, ts_value,
-                         Sample(id=got.id, question=got.question, retrieved=chunks, answer=got.answer))
+    got = span_request(obj)
+    return LoggedRequest(got.id, got.ts,
+                         Sample(id=got.id, question=got.question, retrieved=got.documents, answer=got.answer))
 
 
 def _timestamp(value: Any, field: str) -> float:

@@ -23,7 +23,8 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,19 @@ class Spool:
         with self._lock:
             self._db.close()
 
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction under the lock: committed (on disk: ``synchronous=FULL``) when the
+        block ends, rolled back on any error."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
     # ---- the receiver's side: each call one transaction, on disk when it returns ----
     def add(self, spans: Sequence[Span], rejected: Sequence[Rejected] = (), *, now: float | None = None) -> None:
         """Store ``spans`` (a span sent twice, as an exporter's retry does, is kept once) and the
@@ -89,36 +103,23 @@ class Spool:
         by_trace: dict[str, list[Span]] = {}
         for s in spans:
             by_trace.setdefault(s.trace_id, []).append(s)
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                for trace, group in by_trace.items():
-                    root = int(any(s.parent_id is None for s in group))
-                    self._db.execute("INSERT INTO traces(trace_id, first_seen, last_seen, root) VALUES (?, ?, ?, ?) "
-                                     "ON CONFLICT(trace_id) DO UPDATE SET last_seen = excluded.last_seen, "
-                                     "root = MAX(root, excluded.root)", (trace, now, now, root))
-                    self._db.executemany("INSERT OR IGNORE INTO spans(trace_id, span_id, body) VALUES (?, ?, ?)",
-                                         [(s.trace_id, s.span_id, json.dumps(s.as_dict(), ensure_ascii=False))
-                                          for s in group])
-                self._db.executemany("INSERT INTO rejected(received, reason, body) VALUES (?, ?, ?)",
-                                     [(now, r.reason, json.dumps(_rejected_body(r), ensure_ascii=False, default=str))
-                                      for r in rejected])
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._transaction() as db:
+            for trace, group in by_trace.items():
+                root = int(any(s.parent_id is None for s in group))
+                db.execute("INSERT INTO traces(trace_id, first_seen, last_seen, root) VALUES (?, ?, ?, ?) "
+                           "ON CONFLICT(trace_id) DO UPDATE SET last_seen = excluded.last_seen, "
+                           "root = MAX(root, excluded.root)", (trace, now, now, root))
+                db.executemany("INSERT OR IGNORE INTO spans(trace_id, span_id, body) VALUES (?, ?, ?)",
+                               [(s.trace_id, s.span_id, json.dumps(s.as_dict(), ensure_ascii=False)) for s in group])
+            db.executemany("INSERT INTO rejected(received, reason, body) VALUES (?, ?, ?)",
+                           [(now, r.reason, json.dumps(_rejected_body(r), ensure_ascii=False, default=str))
+                            for r in rejected])
 
     def add_feedback(self, records: Iterable[dict[str, Any]], *, now: float | None = None) -> None:
         now = time.time() if now is None else now
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany("INSERT INTO feedback(received, body) VALUES (?, ?)",
-                                     [(now, json.dumps(r, ensure_ascii=False)) for r in records])
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._transaction() as db:
+            db.executemany("INSERT INTO feedback(received, body) VALUES (?, ?)",
+                           [(now, json.dumps(r, ensure_ascii=False)) for r in records])
 
     def open_traces(self) -> int:
         """Traces stored and not handed on for good (the receiver sheds load past a bound)."""
@@ -168,21 +169,15 @@ class Spool:
         traces, rejected, feedback = list(traces), list(rejected), list(feedback)
         if not (traces or rejected or feedback):
             return
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.executemany("DELETE FROM spans WHERE trace_id = ? AND span_id = ?",
-                                     [(t.trace_id, s.span_id) for t in traces for s in t.spans])
-                self._db.executemany("DELETE FROM traces WHERE trace_id = ? AND NOT EXISTS "
-                                     "(SELECT 1 FROM spans WHERE spans.trace_id = traces.trace_id)",
-                                     [(t.trace_id,) for t in traces])
-                self._db.executemany("UPDATE traces SET root = 0 WHERE trace_id = ?", [(t.trace_id,) for t in traces])
-                self._db.executemany("DELETE FROM rejected WHERE id = ?", [(r,) for r in rejected])
-                self._db.executemany("DELETE FROM feedback WHERE id = ?", [(r,) for r in feedback])
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._transaction() as db:
+            db.executemany("DELETE FROM spans WHERE trace_id = ? AND span_id = ?",
+                           [(t.trace_id, s.span_id) for t in traces for s in t.spans])
+            db.executemany("DELETE FROM traces WHERE trace_id = ? AND NOT EXISTS "
+                           "(SELECT 1 FROM spans WHERE spans.trace_id = traces.trace_id)",
+                           [(t.trace_id,) for t in traces])
+            db.executemany("UPDATE traces SET root = 0 WHERE trace_id = ?", [(t.trace_id,) for t in traces])
+            db.executemany("DELETE FROM rejected WHERE id = ?", [(r,) for r in rejected])
+            db.executemany("DELETE FROM feedback WHERE id = ?", [(r,) for r in feedback])
 
 
 def _rejected_body(r: Rejected) -> dict[str, Any]:

@@ -22,8 +22,8 @@ offset moves past it. A line longer than ``tail.MAX_LINE`` (16 MB) is never held
 quarantined as such and passed over. A request that parses but that the scorer refuses
 is quarantined the same way, the rest of its batch scored. A restart that re-reads a
 quarantined line (killed before the offset was saved) does not quarantine it twice. The state
-files are read the same way: a torn last line of ``scored.jsonl`` (a kill mid-write) is trimmed
-off, a damaged ``offset.json`` restarts from the top of the log (every request already in
+files are read the same way (:mod:`ragmeter.live.state_files`): a torn last line of ``scored.jsonl``
+(a kill mid-write) is trimmed off, a damaged ``offset.json`` restarts from the top of the log (every request already in
 ``scored.jsonl`` is skipped).
 
 With ``intake`` (``watch --otlp``) the watcher reads the OTLP receiver's spool instead of a log
@@ -37,7 +37,7 @@ Metric names (``--metrics``, ``--alert``) resolve through the parser as everywhe
 (``groundedness`` is ``faithfulness``); the records, windows and gauges use canonical names.
 
 Rolling windows: the last N scored requests and the last hour. Exposed for Prometheus on
-an HTTP endpoint bound to 127.0.0.1 by default. Alerts fire once per crossing: a rolling
+an HTTP endpoint bound to 127.0.0.1 by default. Alerts (:mod:`ragmeter.live.alerts`) fire once per crossing: a rolling
 mean past its threshold, or a significant drop from a baseline run's mean. Both follow the
 metric's direction: a higher-is-better metric alerts below a floor (``faithfulness<0.8``) and
 on a fall; a lower-is-better one (``contradiction_rate``) above a ceiling
@@ -47,14 +47,10 @@ on a fall; a lower-is-better one (``contradiction_rate``) above a ceiling
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import shlex
-import subprocess
 import time
 import warnings
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,9 +71,10 @@ from ragmeter.engine.evaluate import evaluate_with, resolve_measures
 from ragmeter.evidence.sources import Sources, build_sources
 from ragmeter.io.dataset import Dataset
 from ragmeter.live import prometheus
-from ragmeter.live.alerts import Alert
+from ragmeter.live.alerts import Alert, newly_fired, run_alert_command
 from ragmeter.live.gauges import Gauges, request_values
 from ragmeter.live.source import Feedback, LoggedRequest, Rejected, Skipped, parse
+from ragmeter.live.state_files import append_records, read_records
 from ragmeter.live.tail import MAX_LINE, Line, LogTail
 
 DEFAULT_METRICS = DEFAULTS.watch.metrics
@@ -145,17 +142,17 @@ class Watcher:
         self.quarantined: list[str] = []  # reasons of this poll's quarantined lines
         self.alerts_total = 0
         self.pending = False  # complete lines remain after the last poll
-        for rec in _records(self.scored_file, self.notes, _is_scored):
+        for rec in read_records(self.scored_file, self.notes, is_scored):
             self.seen.add(rec["id"])
             self._remember(rec)
         here = self.tail.current.key if self.tail.current else ""  # records from before file keys: the log's file
         self.in_quarantine = {(str(rec.get("file", here)), rec["offset"])
-                              for rec in _records(self.quarantine_file, self.notes,
+                              for rec in read_records(self.quarantine_file, self.notes,
                                                   lambda r: isinstance(r.get("offset"), int))}
         self.gauges = prometheus.Gauges(self.registry) if self.registry is not None else None
         self.ops = Gauges(self.window, registry=self.registry, statsd=self.statsd)
         self.feedback_keys: set[tuple[str, int]] = set()
-        for rec in _records(self.feedback_file, self.notes, lambda r: isinstance(r.get("id"), str)):
+        for rec in read_records(self.feedback_file, self.notes, lambda r: isinstance(r.get("id"), str)):
             self.feedback_keys.add((str(rec.get("file")), rec.get("offset", -1)))
             self._join_feedback(rec)
 
@@ -221,14 +218,14 @@ class Watcher:
         self.pending = self.pending or self.tail.more
         records = self._score(requests, bad)
         if bad:
-            _append(self.quarantine_file, bad)
+            append_records(self.quarantine_file, bad)
         if records:
-            _append(self.scored_file, records)
+            append_records(self.scored_file, records)
             for rec in records:
                 self._remember(rec)
             self.counts["scored"] += len(records)
         if said:
-            _append(self.feedback_file, said)
+            append_records(self.feedback_file, said)
             for rec in said:
                 self._join_feedback(rec)
         if consumed:
@@ -334,39 +331,14 @@ class Watcher:
                       "failed": sum(c["status"] == "failed" for c in cells), "reasons": dict(reasons.most_common())}
         return out
 
-    def _run_alert_command(self, message: str) -> None:
-        """Run ``--alert-command`` with the user's environment plus ``RAGMETER_ALERT``, without a
-        shell (split by :func:`shlex.split`, nothing expanded: ``sh -c '...'`` for a shell line);
-        a command that cannot start, fails or hangs is reported in :attr:`notes`, never fatal."""
-        assert self.alert_command is not None
-        try:
-            done = subprocess.run(shlex.split(self.alert_command), env={**os.environ, "RAGMETER_ALERT": message},
-                                  check=False, timeout=30, stdin=subprocess.DEVNULL)
-        except (OSError, ValueError) as exc:
-            self.notes.append(f"alert command could not run: {exc}")
-        except subprocess.TimeoutExpired:
-            self.notes.append("alert command did not finish within 30 s (stopped)")
-        else:
-            if done.returncode:
-                self.notes.append(f"alert command exited with status {done.returncode}")
-
     def _check_alerts(self) -> None:
-        summary = self.window_summary()
-        for a in self.alerts:
-            mean = summary.get(a.metric, {}).get("mean")
-            if mean is None:
-                continue
-            values = [r["metrics"][a.metric]["value"] for r in self.recent
-                      if r["metrics"].get(a.metric, {}).get("status") == "scored"]
-            message = a.message(mean, values)
-            if message and not a.firing:
-                a.firing = True
-                self.fired.append(message)
-                self.alerts_total += 1
-                if self.alert_command:
-                    self._run_alert_command(message)
-            elif not message:
-                a.firing = False
+        for message in newly_fired(self.alerts, self.window_summary(), self.recent):
+            self.fired.append(message)
+            self.alerts_total += 1
+            if self.alert_command:
+                note = run_alert_command(self.alert_command, message)
+                if note:
+                    self.notes.append(note)
 
 
 def request_cells(cells: Sequence[dict[str, dict]]) -> dict[str, dict]:
@@ -389,17 +361,6 @@ def request_cells(cells: Sequence[dict[str, dict]]) -> dict[str, dict]:
     return out
 
 
-_JSON = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(r, ensure_ascii=False), one encoder made once
-
-
-def _append(path: Path, records: list[dict]) -> None:
-    """Append JSON lines in one write (a kill leaves at most one torn last line, which
-    :func:`_records` trims)."""
-    with open(path, "a", encoding="utf-8") as f:
-        f.write("".join(_JSON(r) + "\n" for r in records))
-        f.flush()
-
-
 def _cell(outcome: Any) -> dict[str, Any]:
     """A scored record's cell: status and value, and why there is no value (NotComputed's
     reason, Failed's error)."""
@@ -410,35 +371,9 @@ def _cell(outcome: Any) -> dict[str, Any]:
     return cell
 
 
-def _is_scored(rec: dict) -> bool:
+def is_scored(rec: dict) -> bool:
+    """A record of ``scored.jsonl`` as the watcher writes it (what a restart reads back)."""
     ts = rec.get("ts")
     return (isinstance(rec.get("id"), str) and isinstance(rec.get("metrics"), dict)
             and isinstance(ts, (int, float)) and not isinstance(ts, bool)
             and all(isinstance(c, dict) and "status" in c for c in rec["metrics"].values()))
-
-
-def _records(path: Path, notes: list[str], valid: Callable[[dict], bool]) -> list[dict]:
-    """The complete JSON-object lines of a state file. A torn last line (a kill mid-append) is
-    cut off the file; a damaged line elsewhere is skipped; both are said in ``notes``."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    if end < len(data):
-        with open(path, "r+b") as f:
-            f.truncate(end)
-        notes.append(f"{path}: trimmed a torn last line ({len(data) - end} bytes) left by an interrupted write")
-        data = data[:end]
-    out, damaged = [], 0
-    for raw in data.split(b"\n")[:-1]:
-        try:
-            rec = json.loads(raw)
-        except (ValueError, RecursionError):
-            rec = None
-        if isinstance(rec, dict) and valid(rec):
-            out.append(rec)
-        elif raw.strip():
-            damaged += 1
-    if damaged:
-        notes.append(f"{path}: skipped {damaged} damaged line(s)")
-    return out

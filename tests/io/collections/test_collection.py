@@ -160,7 +160,9 @@ def test_judged_queries_without_query_text_are_an_error(tmp_path):
 
 
 def test_the_evaluation_set_commands_are_in_the_readme(cli):
-    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    from tests import manual
+
+    readme = manual.text()
     for command in ("ragmeter label DATA", "ragmeter testset generate", "ragmeter import beir\\|trec\\|msmarco"):
         assert f"| `{command}" in readme, command  # a row of the command table
     for sub in ("beir", "trec", "msmarco"):

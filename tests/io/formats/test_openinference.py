@@ -1,5 +1,6 @@
-"""``io/formats/openinference.py``: the one reader of OpenInference spans, for ``eval`` (a file of
-spans), ``watch`` (a log of spans) and the action grader, flattened or OTLP's attribute list."""
+"""``io/formats/openinference.py``: a file of OpenInference spans, one request per span, read as
+``watch`` reads a log of them (both through ``io/traces.span_request``), attributes flattened,
+nested or as OTLP's list."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 import ragmeter
 from ragmeter.core.errors import InvalidInputError
-from ragmeter.io.formats import openinference
+from ragmeter.io.formats.base import content_id
 from ragmeter.live.source import LoggedRequest, parse
 
 FLAT = {"span_id": "s1", "name": "rag", "context": {"trace_id": "t1", "span_id": "s1"},
@@ -44,14 +45,22 @@ def test_a_span_of_the_wrong_shape_is_a_located_error_in_eval(tmp_path):
     path.write_text(json.dumps({**FLAT, "attributes": {**FLAT["attributes"], "output.value": 3}}) + "\n")
     with pytest.raises(InvalidInputError, match=r'line 1.*field "attributes": output.value must be a string, got int'):
         ragmeter.load_dataset(str(path))
-    with pytest.raises(InvalidInputError, match="a span needs a span_id"):
-        openinference.request({"attributes": {"input.value": "q"}})
+    path.write_text(json.dumps({"attributes": {"input.value": "q"}}) + "\n")
+    with pytest.raises(InvalidInputError, match=r'line 1.*field "span_id": a span needs a span_id'):
+        ragmeter.load_dataset(str(path))
 
 
-def test_attributes_and_start_time():
-    assert openinference.attributes({"attributes": [{"key": "a", "value": {"intValue": "3"}}, {"nokey": 1}]}) \
-        == {"a": "3"}
-    assert openinference.attributes({"attributes": "nonsense"}) == {}
-    assert openinference.start_time({"startTimeUnixNano": "1700000000000000000"}) == 1.7e9
-    assert openinference.start_time({"start_time": 1.7e18}) == 1.7e9 and openinference.start_time({}) == 0.0
-    assert openinference.start_time({"start_time": "2023-11-14T22:13:20Z"}) == 1.7e9
+def test_otlp_attribute_values_are_decoded_whole_and_documents_read_as_traces_read_them(tmp_path):
+    """The attribute list's values decoded by the OTLP decoder (an intValue an integer, not its
+    text); a document's score kept, one without an id given its content's id."""
+    span = {"span_id": 7, "attributes": [
+        {"key": "input.value", "value": {"stringValue": "q?"}},
+        {"key": "retrieval.documents.0.document.id", "value": {"intValue": "12"}},
+        {"key": "retrieval.documents.0.document.score", "value": {"doubleValue": 0.75}},
+        {"key": "retrieval.documents.1.document.content", "value": {"stringValue": "no id"}}]}
+    path = tmp_path / "spans.jsonl"
+    path.write_text(json.dumps(span) + "\n")
+    (s,) = ragmeter.load_dataset(str(path)).samples
+    assert s.id == "7" and s.retrieved_ids == ("12", content_id("no id"))
+    assert [c.score for c in s.retrieved] == [0.75, None]
+    assert parse(json.dumps(span).encode()).sample.retrieved == s.retrieved  # watch reads it the same

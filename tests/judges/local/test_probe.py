@@ -91,12 +91,18 @@ def test_a_success_is_remembered_per_build_model_settings_and_cpu(cache, model, 
 
 
 @pytest.mark.slow
-def test_the_cli_exits_2_with_the_message_instead_of_dying(tmp_path, warranty, model):
+def test_the_cli_exits_2_with_the_message_instead_of_dying(tmp_path, model):
     """The whole command as a user runs it: a real child process, whose own exit status is checked
-    (a SIGILL in-process would end it with status 132 and no message)."""
+    (a SIGILL in-process would end it with status 132 and no message). The answer's claim is one
+    the offline judge's evidence leaves uncertain, so the named model is asked about it."""
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({
+        "id": "q1", "question": "How long are defects covered?",
+        "answer": "The guarantee covers manufacturing defects for 24 months.",
+        "retrieved": [{"id": "p1", "text": "The warranty covers manufacturing defects for 24 months from the date "
+                                           "of purchase."}]}) + "\n")
     env = {**os.environ, "RAGMETER_LOCAL_PROBE": SIGILL_PROBE, "RAGMETER_CACHE": str(tmp_path / "cache")}
-    cmd = [sys.executable, "-m", "ragmeter", "eval", str(warranty / "dataset.jsonl"), "--corpus",
-           str(warranty / "corpus.jsonl"), "--judge", f"local:{model}", "-m", "faithfulness", "--only", "q1",
+    cmd = [sys.executable, "-m", "ragmeter", "eval", str(data), "--judge", f"local:{model}", "-m", "faithfulness",
            "--ledger", str(tmp_path / "l.sqlite"), "--no-save"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 2, (out.returncode, out.stderr[-2000:])

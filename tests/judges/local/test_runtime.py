@@ -3,8 +3,6 @@ the extension is imported, and (with the bundled model, slow) the calls the judg
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
@@ -62,58 +60,7 @@ def test_openmp_threads_wait_passively_unless_the_user_chose(monkeypatch):
     assert local_runtime.os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
 
 
-# ---- with the bundled model -------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def llm():
-    from tests.installed import need
-
-    need("cyllama", "the local judge needs: pip install 'ragmeter[local]'")
-    from ragmeter.judges.local.llm import LocalLLM
-    from ragmeter.judges.local.model import bundled_model
-
-    return LocalLLM(bundled_model(), n_ctx=2048, threads=None, parallel=4)
-
-
-@pytest.mark.slow
-def test_claims_as_sequences_of_one_batch_give_the_logits_of_one_at_a_time(llm):
-    """The batched path (a shared passage prefix, each claim its own sequence) against each full
-    prompt evaluated alone: the same next-token distributions (float rounding of another batch
-    shape aside), and the answer of each claim is its own (no leak between sequences)."""
-    from ragmeter.judges.local.llm import THREE_WAY_SHORT, Usage
-
-    passage = "The R2 router carries a 24-month limited hardware warranty. Shipping of replacements takes 5 days."
-    claims = ["The R2 has a 24-month warranty.", "Replacements ship within 2 days.", "The R2 is blue.",
-              "The R2 has a 24-month warranty."]
-    prompts = [llm._prompt_tokens(THREE_WAY_SHORT.messages(passage, c)) for c in claims]
-    batched = llm.next_token_dists(prompts, Usage())
-    alone = [llm.next_token_dists_one(p, Usage())[0] for p in prompts]
-    for b, a in zip(batched, alone):
-        assert int(np.argmax(b)) == int(np.argmax(a))
-        assert np.abs(b - a).max() < 0.02
-    assert np.abs(batched[0] - batched[3]).max() < 1e-6  # the same claim twice: the same answer
-    probs = llm.ask(THREE_WAY_SHORT, passage, claims[:3])
-    assert probs[0]["supported"] > probs[0]["contradicted"] and probs[1]["contradicted"] > probs[1]["supported"]
-
-
-@pytest.mark.slow
-def test_grammar_constrained_generation_parses_and_reports_tokens_so_far(llm):
-    ticks: list[int] = []
-    llm.on_tokens = ticks.append
-    schema = {"type": "object", "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
-              "required": ["claims"], "additionalProperties": False}
-    try:
-        text, cut = llm.generate_json([{"role": "system", "content": "Split the text into claims."},
-                                       {"role": "user", "content": "TEXT: The shop opens at 9. It closes at 5."}],
-                                      schema, max_tokens=80, seed=0)
-    finally:
-        llm.on_tokens = None
-    assert not cut and isinstance(json.loads(text)["claims"], list)
-    assert ticks == list(range(1, len(ticks) + 1)) and len(ticks) >= 5
-    text, cut = llm.generate_json([{"role": "user", "content": "TEXT: The shop opens at 9."}], schema, max_tokens=3,
-                                  seed=0)
-    assert cut  # cut off at max_tokens, reported as such
-
+# ---- with the bundled model (the ``llm`` fixture: conftest.py) ----------------------------------
 
 @pytest.mark.slow
 def test_drafts_copied_from_the_prompt_change_no_token(llm):

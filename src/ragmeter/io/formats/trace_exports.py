@@ -20,15 +20,14 @@ the line, the trace and what is wrong.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.history import TurnHistory
 from ragmeter.core.sample import Sample
 from ragmeter.io.formats.base import FileFormat
-from ragmeter.io.otlp import Rejected, Span, flatten, hex_id, json_spans
-from ragmeter.io.traces import KIND, NotRequest, TraceRequest, read_trace, request_samples
+from ragmeter.io.otlp import Rejected, Span, hex_id, json_spans, span_from_json
+from ragmeter.io.traces import NotRequest, TraceRequest, group_traces, read_trace, request_samples
 
 
 def _is_otlp(rec: Any) -> bool:
@@ -73,57 +72,18 @@ def read_spans(records: Sequence[tuple[int, Any]], file: str) -> list[Span]:
             continue
         spans = rec["data"] if isinstance(rec, Mapping) and isinstance(rec.get("data"), list) else [rec]
         for i, span in enumerate(spans):
-            read = phoenix_span(span)
-            if isinstance(read, str):
+            read = span_from_json(span)
+            if isinstance(read, Rejected):
                 where = f"span {i + 1}: " if len(spans) > 1 else ""
-                raise InvalidInputError(where + read, file=file, line=line,
-                                        fix="give OTLP/JSON (resourceSpans) or Phoenix's span export")
+                raise InvalidInputError(where + read.reason, file=file, line=line, record=read.trace_id,
+                                        field=read.field, fix="give OTLP/JSON (resourceSpans) or Phoenix's span export")
             out.append(read)
     return out
 
 
-def phoenix_span(rec: Any) -> Span | str:
-    """One span of Phoenix's export, or why it is not one."""
-    if not isinstance(rec, Mapping):
-        return f"a span must be an object, got {type(rec).__name__}"
-    flat = flatten(rec)
-    trace, span = hex_id(flat.get("context.trace_id"), 16), hex_id(flat.get("context.span_id"), 8)
-    if trace is None or span is None:
-        return "context.trace_id / context.span_id are not a trace and a span id"
-    parent = flat.get("parent_id")
-    parent_id = hex_id(parent, 8) if parent else None
-    attrs = {k[len("attributes."):]: v for k, v in flat.items() if k.startswith("attributes.")}
-    if isinstance(flat.get("span_kind"), str) and KIND not in attrs:
-        attrs[KIND] = flat["span_kind"]
-    try:
-        start, end = _nanos(flat.get("start_time")), _nanos(flat.get("end_time"))
-    except ValueError as exc:
-        return str(exc)
-    name = flat.get("name")
-    return Span(trace, span, parent_id, name if isinstance(name, str) else "", start, end, attrs)
-
-
-def _nanos(value: Any) -> int:
-    if value is None:
-        return 0
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return int(value * 1e6) if value < 1e14 else int(value)  # milliseconds (a dataframe's) or nanoseconds
-    if isinstance(value, str):
-        try:
-            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            raise ValueError(f"start_time / end_time must be ISO 8601 times, got {value[:40]!r}") from None
-        when = when if when.tzinfo else when.replace(tzinfo=timezone.utc)
-        return int(when.timestamp() * 1e9)
-    raise ValueError(f"start_time / end_time must be ISO 8601 times, got {type(value).__name__}")
-
-
 def trace_samples(records: Sequence[tuple[int, Any]], file: str) -> list[Sample]:
     """The samples of a trace export (see the module docstring)."""
-    spans = read_spans(records, file)
-    by_trace: dict[str, list[Span]] = {}
-    for s in spans:
-        by_trace.setdefault(s.trace_id, []).append(s)
+    by_trace = group_traces(read_spans(records, file))
     requests: list[TraceRequest] = []
     skipped = 0
     for trace, group in by_trace.items():
