@@ -255,6 +255,13 @@ ELSEWHERE.update({
         "tests/analysis/test_pairwise.py::test_pairwise_command_takes_an_examples_file",
     'ragmeter eval answers.jsonl -m record_accuracy --records "mcp:python server.py#lookup_order#safe"':
         "tests/records/test_mcp_source.py::test_a_read_tool_named_safe_is_called_and_its_answers_are_the_same",
+    # docs/robustness.md: the load trial, a budget across --resume, long conversations
+    "ragmeter eval -m faithfulness":
+        "tests/judges/test_transport.py::test_a_load_of_faults_is_run_to_the_end_paid_once_and_completed_by_retry_failed",
+    "ragmeter eval --resume runs/20261202T101500Z-eval --budget N (or --budget-usd) with a larger cap":
+        "tests/runs/test_resume.py::test_the_budget_is_stored_and_holds_across_resume",
+    "ragmeter eval -m recall@5,ndcg@5":
+        "tests/core/test_history.py::test_a_run_writes_each_history_line_once_and_reads_the_histories_back",
 })
 
 # commands run below (by the test named), with concrete files for the placeholders

@@ -36,7 +36,11 @@ def test_cli_export_writes_a_new_dataset_and_qrels(tmp_path, cli):
     assert r.exit_code == 0, r.output
     assert "1 adjudicated, 3 agreed, 1 median" in r.output
     rows = [json.loads(x) for x in out.read_text().splitlines()]
-    assert [r["relevant"] for r in rows] == [{"c1": 2.0, "c2": 1.0, "c3": 3.0}, {"c3": 1.0, "c4": 0.0}, {"c1": 1.0}]
+    # q1's label for c9 (a chunk the page never showed) is kept: the page's labels are merged in
+    assert [r["relevant"] for r in rows] == [{"c9": 1.0, "c1": 2.0, "c2": 1.0, "c3": 3.0}, {"c3": 1.0, "c4": 0.0},
+                                             {"c1": 1.0}]
+    assert "labels: 0 changed, 5 added, 1 kept from the dataset (not graded on the page), in 2 samples" in r.output
+    assert "q1: added c1 2, c2 1, c3 3; kept c9 1 (not graded on the page)" in r.output
     assert rows[0]["metadata"]["labeling"]["labelers"] == ["alice", "bob"]
     assert qrels.read_text().splitlines() == ["q1 0 c1 2", "q1 0 c2 1", "q1 0 c3 3", "q2 0 c3 1", "q2 0 c4 0"]
     r = cli("label", data, "--labels", tmp_path / "l.jsonl", "--agreement")

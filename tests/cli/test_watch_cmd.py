@@ -65,6 +65,19 @@ def test_exit_on_alert_cli(tmp_path, monkeypatch):
         srv.shutdown()
 
 
+def test_a_port_in_use_is_one_error_naming_the_port(request_log, tmp_path, cli):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        r = cli("watch", request_log, "--judge", "none", "--port", str(port), "--state", tmp_path / "state")
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    said = " ".join(r.output.replace("│", " ").split())  # the error box, unwrapped
+    assert f"Invalid value for --port: the /metrics endpoint cannot listen on 127.0.0.1:{port}" in said
+
+
 def test_watch_takes_a_log_or_otlp_and_says_what_is_wrong(request_log, tmp_path, cli):
     neither = cli("watch", "--judge", "none", "--once", "--port", "0", "--state", tmp_path / "a")
     assert neither.exit_code == 2 and "--otlp [HOST:]PORT" in neither.output and "Traceback" not in neither.output

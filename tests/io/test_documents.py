@@ -31,3 +31,13 @@ def test_yaml_without_pyyaml_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "yaml", None)  # import yaml now raises ImportError
     with pytest.raises(InvalidInputError, match="reading YAML examples needs PyYAML.*write the examples as JSON"):
         read_document(path, "examples")
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_is_built(tmp_path):
+    """Issue 38: 1.7 KB of nested aliases standing for 10**6 strings of 1,000 characters."""
+    pytest.importorskip("yaml")
+    path = tmp_path / "c.yaml"
+    path.write_text('l0: &l0 "' + "x" * 1000 + '"\n' + "".join(
+        f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 7)))
+    with pytest.raises(InvalidInputError, match=r"c.yaml, line 6: its aliases expand to more than"):
+        read_document(path, "criteria")

@@ -300,3 +300,16 @@ def test_graded_labels_and_metadata_through_arrow_and_as_dicts(tmp_path):
     assert [dict(s.relevance) for s in arrow] == [{"x": 2.0}, {"y": 1.0}]
     assert dict(load_dataset(rows).samples[0].metadata) == {"m": None}
     assert evaluate(rows, "ndcg", k=None).values("ndcg") == evaluate(arrow, "ndcg", k=None).values("ndcg")
+
+
+def test_a_folder_and_a_json_nested_too_deep_are_located_errors(tmp_path):
+    """The trial: a folder was "unknown format '(no extension)'", and "[" x 100,000 in a .json a
+    RecursionError traceback."""
+    folder = tmp_path / "beir-scifact"
+    folder.mkdir()
+    with pytest.raises(InvalidInputError, match="is a folder, not a dataset file.*ragmeter import"):
+        load_dataset(folder)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000)
+    with pytest.raises(InvalidInputError, match=r"deep.json: not valid JSON \(nested too deep to read\)"):
+        load_dataset(deep)

@@ -135,3 +135,42 @@ class _AlwaysFails(dict):
 
     def get(self, key, default=None):
         return "500"
+
+
+def test_a_ledger_that_cannot_be_written_stops_the_run_cleanly(tmp_path, monkeypatch, caplog, capfd):
+    """A full ledger disk: one StorageError with its fix, every other ask ended before the loop
+    closes (it printed "unhandled exception during asyncio.run() shutdown" and a traceback)."""
+    import gc
+    import logging
+    import sqlite3
+    import warnings
+
+    from ragmeter.core.errors import StorageError
+
+    ledger = Ledger(tmp_path / "ledger.sqlite")
+    put = ledger.put
+
+    def full(**kw):
+        if len(ledger) >= 3:
+            with ledger._guard("written"):
+                raise sqlite3.OperationalError("database or disk is full")
+        put(**kw)
+
+    monkeypatch.setattr(ledger, "put", full)
+    server, state = judge_server.start(answer)
+    state.delay = 0.02
+    try:
+        backend = OpenAIBackend("m", base_url=state.url + "/v1", api_key="k", concurrency=16,
+                                policy=RetryPolicy(timeout=10))
+        with caplog.at_level(logging.ERROR, logger="asyncio"), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(StorageError, match="disk is full.*Fix: free some disk space"):
+                Judge(backend, ledger=ledger).run([request(f"item {i}") for i in range(400)])
+            gc.collect()  # a task whose exception nobody retrieved is reported when it is collected
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not [r for r in caplog.records if r.name == "asyncio"], [r.getMessage() for r in caplog.records]
+    assert not [w for w in caught if issubclass(w.category, RuntimeWarning)], [str(w.message) for w in caught]
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "never retrieved" not in err and "shutdown" not in err, err

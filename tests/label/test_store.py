@@ -205,3 +205,21 @@ def test_reading_and_opening_any_file(tmp_path_factory, pieces, tail):
     assert [e for e in read_events(path)] == events
     assert store.state.events == len(events)
     os.remove(path)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_labels_path_that_is_not_a_file_is_refused_at_once(tmp_path, kind, cli):
+    """The trial: ``label --labels FIFO`` hung (the read waited for a writer)."""
+    path = tmp_path / "labels.jsonl"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    with pytest.raises(InvalidInputError, match="is not a regular file"):
+        load_state(path)
+    with pytest.raises(InvalidInputError, match="is not a regular file"):
+        LabelStore(path)
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": "q1", "question": "first?", "retrieved": ["c1"]}\n')
+    r = cli("label", data, "--labels", path, "--agreement")
+    assert r.exit_code == 2 and "is not a regular file" in r.output and "Traceback" not in r.output

@@ -176,6 +176,62 @@ LogLife.TestCase.settings = settings(max_examples=60, stateful_step_count=25, de
 test_the_life_of_a_log = LogLife.TestCase
 
 
+def test_a_line_over_the_bound_is_cut_and_passed_over_as_it_comes(tmp_path, monkeypatch):
+    from ragmeter.live import tail as tail_module
+
+    monkeypatch.setattr(tail_module, "MAX_LINE", 100)
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\n" + b"x" * 250)  # a line over the bound, its newline not written yet
+    tail = LogTail(log, tmp_path / "state.json", [])
+    got = []
+    for _ in range(20):
+        lines = tail.read(max_bytes=64)
+        for ln in lines:
+            tail.advance(ln)
+            got.append((ln.kind, len(ln.raw), ln.number))
+        if not tail.more:
+            break
+    assert got[0] == ("", 3, 1) and got[1] == ("long", 100, 2)
+    assert all(kind == "rest" for kind, _, _ in got[2:])
+    with open(log, "ab") as f:
+        f.write(b"y" * 300 + b"\ntwo\n")
+    more = []
+    for _ in range(20):
+        for ln in tail.read(max_bytes=64):
+            tail.advance(ln)
+            more.append((ln.kind, ln.raw, ln.number))
+        if not tail.more:
+            break
+    assert [m for m in more if m[0] != "rest"] == [("", b"two", 3)]  # the long line counted once, as line 2
+    assert all(len(raw) <= 100 for _, raw, _ in more)
+    tail.close()
+
+
+def test_a_log_truncated_inside_a_long_line_is_read_from_its_start(tmp_path, monkeypatch):
+    """The cut of a line over the bound must not pass over the first line of the file that replaces it."""
+    from ragmeter.live import tail as tail_module
+
+    monkeypatch.setattr(tail_module, "MAX_LINE", 100)
+    log = tmp_path / "a.log"
+    log.write_bytes(b"one\n" + b"x" * 250)  # a line over the bound, its newline not written yet
+    tail = LogTail(log, tmp_path / "state.json", [])
+    assert [ln.kind for ln in _drain_lines(tail)][:2] == ["", "long"]
+    log.write_bytes(b"new\n")  # truncated in place and written again
+    assert [(ln.kind, ln.raw) for ln in _drain_lines(tail)] == [("", b"new")]
+    tail.close()
+
+
+def _drain_lines(tail: LogTail) -> list:
+    got = []
+    for _ in range(20):
+        for ln in tail.read(max_bytes=64):
+            tail.advance(ln)
+            got.append(ln)
+        if not tail.more:
+            break
+    return got
+
+
 def test_each_byte_is_read_once_while_lines_are_consumed_a_few_at_a_time(tmp_path, monkeypatch):
     """A reader that takes 7 lines a poll from reads of 4 KiB: the lines a read gave and the reader
     did not take are given again without reading the file again; only the half line at the end of a

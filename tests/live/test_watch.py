@@ -632,6 +632,40 @@ def test_a_chunk_without_text_is_one_quarantined_line(tmp_path):
     _once(_scored(tmp_path), 3)
 
 
+@pytest.mark.slow
+def test_an_unterminated_huge_line_is_never_held_whole_nor_copied_whole(tmp_path):
+    """The trial: a 500 MB sparse file with no newline took 1.1 GB, and each bad line was copied
+    whole into the quarantine file. Here a 256 MB line (sparse: no disk), then a request."""
+    import tracemalloc
+
+    from ragmeter.live import watch as watch_module
+    from ragmeter.live.tail import MAX_LINE
+
+    log = tmp_path / "req.jsonl"
+    with open(log, "wb") as f:
+        f.write(b'{"request_id": "huge", "question": "')
+        f.truncate(256 << 20)  # a hole of NULs, no newline
+        f.seek(0, 2)
+        f.write(b'"}\n' + live_judge.request_line(1).encode())
+        f.write(b"not json " * 2000 + b"\n")  # an 18 KB bad line
+    w = _watcher(tmp_path, log)
+    tracemalloc.start()
+    try:
+        for _ in range(200):
+            w.poll()
+            if not w.pending:
+                break
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * MAX_LINE, peak  # the whole line was held: 256 MB and more
+    assert _ids(tmp_path / "state" / "scored.jsonl") == ["r1"]
+    quarantine = [json.loads(line) for line in (tmp_path / "state" / "quarantine.jsonl").read_text().splitlines()]
+    assert [q["line"] for q in quarantine] == [1, 3] and w.counts["malformed"] == 2 and w.counts["lines"] == 3
+    assert "longer than 16 MB" in quarantine[0]["reason"]
+    assert all(len(q["text"]) <= watch_module.QUARANTINE_TEXT for q in quarantine) and quarantine[1]["bytes"] == 18001
+
+
 def test_the_alert_command_runs_without_a_shell_and_a_shell_line_is_given_as_the_help_says(tmp_path):
     """The help suggested $RAGMETER_ALERT without saying that nothing on the line is expanded."""
     log = tmp_path / "req.jsonl"

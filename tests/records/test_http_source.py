@@ -127,3 +127,14 @@ def test_a_reason_names_the_url_as_sent(server):
     check = check_facts_sync([Fact("E1", "status", "red")], RecordLookup(source))[0]
     assert check.verdict == "cannot_verify" and "/missing/E1 answered 404" in check.reason, check.reason
     assert "/./" not in check.reason
+
+
+@pytest.mark.parametrize("template", ["http://{entity}.crm.internal/orders", "http://crm-{attribute}/o/{entity}",
+                                      "https://user:{entity}@crm/o", "http://crm:{entity}/o"])
+def test_a_template_whose_host_the_data_would_choose_is_refused(template):
+    from ragmeter.core.errors import InvalidParameterError
+    from ragmeter.records.http_source import HttpSource
+
+    with pytest.raises(InvalidParameterError, match="never its host"):
+        HttpSource(template)
+    HttpSource("http://crm.internal/orders/{entity}?field={attribute}")  # path and query: fine

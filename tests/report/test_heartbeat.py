@@ -109,3 +109,37 @@ def test_tokens_a_backend_reports_are_shown():
     backend.tokens_generated(40)
     backend.tokens_generated(2)
     assert in_flight_text(judge) == "2 judge calls in flight, 42 tokens generated so far"
+
+
+def test_the_calls_in_flight_are_those_on_the_wire_never_past_the_concurrency():
+    """The trial's progress line said "7199 judge calls in flight" at concurrency 16: it counted the
+    calls waiting for a slot too."""
+    import re
+
+    from ragmeter.judges import Judge, OpenAIBackend, RetryPolicy
+    from ragmeter.report.heartbeat import in_flight_text
+    from tests.judge_fixtures import answer, request
+
+    srv, state = judge_server.start(answer)
+    state.delay = 0.05
+    judge = Judge(OpenAIBackend("m", base_url=state.url + "/v1", api_key="k", concurrency=4,
+                                policy=RetryPolicy(timeout=10)))
+    seen: list[int] = []
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            m = re.match(r"(\d+) judge call", in_flight_text(judge))
+            if m:
+                seen.append(int(m.group(1)))
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        assert all(j.ok for j in judge.run([request(f"item {i}") for i in range(40)]))
+    finally:
+        done.set()
+        watcher.join()
+        srv.shutdown()
+    assert seen and max(seen) <= 4 and judge.stats.in_flight == 0

@@ -225,3 +225,17 @@ def test_a_single_turn_answerable_sample_shows_neither():
     assert _conversation(Sample("q1", question="Is it covered?")) == ""
     assert _conversation(Sample("q2", question="?", answerable=False)) == \
         "<p><b>Answerability:</b> unanswerable</p>"
+
+
+def test_a_conversation_turn_shows_its_history_stored_once():
+    """A conversation's turns hold their history as a TurnHistory (issue 38): shown as the text."""
+    from ragmeter.core.history import TurnHistory
+    from ragmeter.core.sample import Sample
+    from ragmeter.report.html import _conversation
+
+    lines = ["User: Which router has 24 months?", "Assistant: The R2."]
+    shown = _conversation(Sample("c#2", question="And the R1?", metadata={"history": TurnHistory(lines, 2),
+                                                                           "turn": 2}))
+    assert shown == ('<h4>Conversation before this question (turn 2)</h4><p class="history">User: Which router has '
+                     '24 months?\nAssistant: The R2.</p>')
+    assert _conversation(Sample("c#1", question="Which?", metadata={"history": TurnHistory(lines, 0)})) == ""

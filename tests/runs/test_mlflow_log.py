@@ -172,3 +172,18 @@ def test_the_bounds_are_the_defaults_and_the_environment_wins(monkeypatch):
     with bounded_http() as (timeout, retries):
         assert (timeout, retries) == (45, 2)
     assert os.environ["MLFLOW_HTTP_REQUEST_TIMEOUT"] == "45" and "MLFLOW_HTTP_REQUEST_MAX_RETRIES" not in os.environ
+
+
+def test_a_run_not_complete_is_logged_with_a_word_and_its_status(cli, runs_dir, store):
+    """The trial: mlflow-log logged a run still marked running without a word."""
+    assert cli("eval", WARRANTY / "dataset.jsonl").exit_code == 0
+    (run_dir,) = runs_dir.iterdir()
+    setup = json.loads((run_dir / "setup.json").read_text())
+    setup.update(status="interrupted")
+    (run_dir / "setup.json").write_text(json.dumps(setup))
+    out = cli("mlflow-log", run_dir, "--tracking-uri", store)
+    assert out.exit_code == 0, out.output
+    assert f"the run {run_dir.name} is interrupted, not complete" in out.stderr
+    assert "ragmeter eval --resume" in out.stderr
+    data, _, _ = read(store, out.stdout.strip().rsplit(" ", 1)[-1])
+    assert data.tags["ragmeter.status"] == "interrupted"

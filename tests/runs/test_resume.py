@@ -384,3 +384,76 @@ def test_interrupted_run_is_marked_and_resumes_without_repeating_calls(cli, warr
     assert resumed.exit_code == 0, resumed.output
     assert load_run(run.path).complete
     assert server.count == calls_before + 1  # only the verification that never completed
+
+
+# --- issue 38: a lock on a run, and the budget across --resume --------------------------------------------
+
+
+def test_a_second_resume_while_one_runs_is_refused_and_pays_nothing(cli, warranty, server, runs_dir):
+    from ragmeter.runs.lock import acquire
+
+    args = ["eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--only", "q1",
+            "--metrics", "faithfulness", "--judge", "openai:m", "--judge-base-url", server.url + "/v1"]
+    server.queue({"status": 401})
+    assert cli(*args).exit_code == 2
+    (run,) = list_runs(runs_dir)
+    first = acquire(run.path)  # the first resume, still running
+    calls = server.count
+    second = cli("eval", "--resume", run.path)
+    assert second.exit_code == 2 and "is being written by pid" in second.output and server.count == calls
+    assert "Traceback" not in second.output
+    first.close()
+    assert cli("eval", "--resume", run.path).exit_code == 0 and load_run(run.path).complete
+
+
+def test_a_run_finished_by_another_resume_meanwhile_is_not_resumed_again(cli, warranty, server, runs_dir):
+    from ragmeter.runs.resume import locked_again
+
+    args = ["eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--only", "q1",
+            "--metrics", "faithfulness", "--judge", "openai:m", "--judge-base-url", server.url + "/v1"]
+    server.queue({"status": 401})
+    cli(*args)
+    (run,) = list_runs(runs_dir)  # read while interrupted
+    assert cli("eval", "--resume", run.path).exit_code == 0  # another process finishes it
+    with pytest.raises(ragmeter.InvalidParameterError, match="completed by another process"):
+        locked_again(run)
+
+
+def test_the_budget_is_stored_and_holds_across_resume(cli, warranty, server, runs_dir):
+    """The trial: --budget 100 stops the run, and its message says to finish with --resume, which
+    then spent 410 tokens (the budget was not stored). Now the budget and the spending are in
+    setup.json, a resume without --budget stops at the same cap, and a larger one finishes."""
+    args = ["eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--metrics", "faithfulness",
+            "--judge", "openai:m", "--judge-base-url", server.url + "/v1", "--concurrency", "1",
+            "--max-reasks", "0"]
+    stopped = cli(*args, "--budget", "3000")
+    assert stopped.exit_code == 2 and "budget of 3000 tokens" in stopped.output, stopped.output
+    assert "--budget N (or --budget-usd) with a larger cap" in stopped.output
+    (run,) = list_runs(runs_dir)
+    setup = load_run(run.path).setup
+    assert setup["options"]["budget_tokens"] == 3000 and setup["options"]["budget_usd"] is None
+    spent = setup["spent"]["input_tokens"] + setup["spent"]["output_tokens"]
+    assert 0 < spent <= 3000
+    calls = server.count
+    again = cli("eval", "--resume", run.path)  # no --budget: the stored one holds
+    assert again.exit_code == 2 and "budget of 3000 tokens" in again.output
+    after = load_run(run.path).setup["spent"]
+    assert after["input_tokens"] + after["output_tokens"] <= 3000  # never past the cap, over both invocations
+    assert server.count - calls <= 1  # at most the call that fitted what was left
+    done = cli("eval", "--resume", run.path, "--budget", "1000000")
+    assert done.exit_code == 0, done.output
+    finished = load_run(run.path)
+    assert finished.complete and finished.setup["options"]["budget_tokens"] == 1000000
+
+
+def test_a_setup_without_options_is_said_not_blamed_on_the_dataset(cli, warranty, runs_dir):
+    """The trial: --resume on a setup.json with no options said DATASET was missing."""
+    assert cli("eval", warranty / "dataset.jsonl", "-m", LABEL).exit_code == 0
+    (run,) = _runs(runs_dir)
+    setup = json.loads((run / "setup.json").read_text())
+    del setup["options"]
+    setup["status"] = "interrupted"
+    (run / "setup.json").write_text(json.dumps(setup))
+    r = cli("eval", "--resume", run)
+    assert r.exit_code == 2 and "Traceback" not in r.output
+    assert "the run's setup holds no options to resume it with" in r.output and "DATASET" not in r.output

@@ -174,3 +174,66 @@ def test_eval_writes_a_self_describing_run(cli, warranty, runs_dir):
 def test_start_run_writes_running_status(tmp_path):
     start_run(tmp_path / "r", {"dataset": "x"})
     assert load_run(tmp_path / "r").setup["status"] == "running"
+
+
+# --- issue 38: run directories made atomically under any name ----------------------------------------------
+
+
+def test_runs_of_one_name_started_at_once_each_get_their_own_directory(tmp_path):
+    """72 runs of one --name in the same second (the trial: 16 refused with "Directory not empty",
+    each leaving a hidden .<run>.<pid>.tmp/, and twice two processes printed the same run)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ragmeter.runs.store import create_run
+
+    with ThreadPoolExecutor(16) as pool:
+        made = list(pool.map(lambda i: create_run(tmp_path, "same", {"dataset": f"d{i}"})[0], range(72)))
+    assert len(set(made)) == 72
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in made)  # no temporary left
+    assert sorted(json.loads((p / "setup.json").read_text())["options"]["dataset"] for p in made) == sorted(
+        f"d{i}" for i in range(72))
+
+
+@pytest.mark.slow
+def test_evals_of_one_name_in_separate_processes_each_get_their_own_run(tmp_path, warranty):
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-m", "ragmeter", "eval", str(warranty / "dataset.jsonl"), "-m",
+                               "recall@5", "--name", "same", "--runs-dir", str(tmp_path / "runs")],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(12)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+    printed = {line for out, _ in outs for line in out.splitlines() if line.startswith("run saved:")}
+    assert len(printed) == 12
+    runs = list((tmp_path / "runs").iterdir())
+    assert len(runs) == 12 and not [p for p in runs if p.name.startswith(".")]
+
+
+@pytest.mark.parametrize("name", ["n" * 300, "é" * 200, "../../etc", ".", "..", "a/b\\c", " ", "-" * 40,
+                                  "x\x00y", "名前" * 60])
+def test_any_run_name_makes_a_run_directory(cli, warranty, runs_dir, name):
+    r = cli("eval", warranty / "dataset.jsonl", "-m", "recall@5", "--name", name)
+    assert r.exit_code == 0 and "Traceback" not in r.output, r.output
+    (run,) = list_runs(runs_dir)
+    assert run.path.parent == runs_dir and len(run.path.name) <= 120
+
+
+def test_a_run_stopped_on_a_full_disk_is_still_marked_interrupted(tmp_path, monkeypatch):
+    """The trial: a full ledger disk left setup.json ``running`` (no room for the temporary copy)."""
+    import errno
+
+    from ragmeter.core.errors import StorageError
+    from ragmeter.runs import store
+
+    path = tmp_path / "run"
+    setup = start_run(path, {"dataset": "d.jsonl"})
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(store, "write_json", full)
+    error = StorageError("the judgment ledger cannot be written (OperationalError: database or disk is full)")
+    assert store.mark_stopped(path, setup, error) == "interrupted"
+    written = json.loads((path / "setup.json").read_text())
+    assert written["status"] == "interrupted" and "disk is full" in written["stopped_by"]

@@ -40,6 +40,7 @@ from typing import Any
 from ragmeter.core import patterns
 from ragmeter.core.errors import InvalidInputError, InvalidParameterError, RagmeterWarning
 from ragmeter.core.finite import non_finite
+from ragmeter.core.yaml_file import check_size, has_yaml, load_yaml
 from ragmeter.records.pointer import MISSING, resolve
 
 KINDS = ("must_call", "must_not_call", "check_arguments", "order", "max_calls", "record", "never_claim")
@@ -330,20 +331,12 @@ def _read_text(path: str | Path) -> str:
 def load_action_criteria(path: str | Path) -> CriteriaSet:
     """A criteria file: ``.json``, or ``.yaml`` / ``.yml`` (needs pyyaml)."""
     p = Path(path)
+    check_size(p, "criteria file")
     text = _read_text(path)
     if p.suffix.lower() in (".yaml", ".yml"):
-        try:
-            import yaml
-        except ImportError:
-            raise InvalidParameterError(f"{p.name}: YAML criteria need pyyaml: {INSTALL_YAML}") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:  # its text spans lines: the problem and where, on one
-            mark = getattr(exc, "problem_mark", None)
-            raise InvalidInputError(f"not valid YAML ({getattr(exc, 'problem', None) or exc})", file=str(path),
-                                    line=mark.line + 1 if mark is not None else None) from None
-        except RecursionError:
-            raise InvalidInputError("nested too deep to read", file=str(path)) from None
+        if not has_yaml():
+            raise InvalidParameterError(f"{p.name}: YAML criteria need pyyaml: {INSTALL_YAML}")
+        data = load_yaml(text, file=str(path), what="criteria file")  # bounded: size, aliases, expansion
     else:
         try:
             data = json.loads(text)

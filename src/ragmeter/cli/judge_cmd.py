@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import typer
 
@@ -42,6 +43,12 @@ def judge_check_command(
         raise typer.BadParameter("--limit is for --set mtrag-dev", param_hint="--limit")
     if split not in ("heldout", "tune", "all"):
         raise typer.BadParameter("use heldout, tune or all", param_hint="--split")
+    if split != "all" and check_set == "mtrag-dev":  # it was ignored: the whole set was scored
+        raise typer.BadParameter("--split is for --set agreement (mtrag-dev is scored whole; --limit draws a "
+                                 "sample of it)", param_hint="--split")
+    if ledger != ":memory:" and not Path(ledger).expanduser().resolve().parent.is_dir():
+        raise typer.BadParameter(f"the folder of {ledger} does not exist: create it, or give a ledger file in a "
+                                 f"folder that does", param_hint="--ledger")
     the_judge = make_judge(judge, Settings(judge=judge, judge_base_url=judge_base_url, ledger=ledger))
     if the_judge is None:
         raise typer.BadParameter("judge-check needs a judge", param_hint="--judge")
@@ -109,6 +116,7 @@ def _confusion(confusion: dict) -> None:
 
 
 def _mtrag(judge, limit: int | None, fmt: str, progress: str) -> None:
+    from ragmeter.core.results import Failed, Score
     from ragmeter.trust import mtrag_check, mtrag_set
 
     items = mtrag_set.load_set()
@@ -121,12 +129,22 @@ def _mtrag(judge, limit: int | None, fmt: str, progress: str) -> None:
     with progress_for(progress, judge) as shown:
         outcomes = mtrag_check.score(judge, items, progress=shown)
     rows = mtrag_check.report(items, outcomes)
+    cells = [o for per in outcomes.values() for o in per.values()]
+    failed = sum(isinstance(o, Failed) for o in cells)
+    nothing = cells and not any(isinstance(o, Score) for o in cells)  # every call failed: no figure at all
     if fmt == "json":
         typer.echo(json.dumps({"judge": judge.identity, "set": "mtrag-dev", "drawn": drawn,
                                "interval_method": "percentile bootstrap over tasks (2000 draws, seed 0)",
-                               "rows": [r.as_dict() for r in rows]}, indent=2))
+                               "rows": [r.as_dict() for r in rows], "failed": failed,
+                               **({"not_computed": f"every call failed ({failed} failed)"} if nothing else {})},
+                              indent=2))
+        if nothing:
+            raise typer.Exit(1)
         return
     typer.echo(f"judge {judge.identity.get('model') or judge.identity.get('backend')} on mtrag-dev "
                f"(MTRAG ClapNQ + Govt, people's ratings 1-4): {drawn}; 95% intervals: bootstrap over tasks")
     for line in mtrag_check.lines(rows):
         typer.echo(line)
+    if nothing:  # the exit status says so, as for the agreement set
+        typer.echo(f"not computed: every call failed ({failed} failed)")
+        raise typer.Exit(1)

@@ -71,10 +71,29 @@ def label_command(
                 counts = export_dataset(dataset, export, final, labeled_only=labeled_only,
                                         mark_unanswerable=mark_unanswerable)
                 typer.echo(f"{counts['samples']} samples ({counts['labeled']} labeled) -> {export}")
+                for line in change_lines(counts["changes"]):
+                    typer.echo(line)
             if qrels:
                 typer.echo(f"{export_qrels(qrels, final)} qrels lines -> {qrels}")
         return
     serve(dataset, corpus=corpus, k=k, labeler=labeler, labels_path=labels_path, port=port, embedder=embedder, rel=rel)
+
+
+SHOWN_CHANGES = 20  # samples whose label changes are printed one by one
+
+
+def change_lines(changes: list) -> list[str]:
+    """What the export did to the labels the dataset had: totals, then a line per sample (the
+    first :data:`SHOWN_CHANGES`)."""
+    if not changes:
+        return []
+    n_changed, n_added, n_kept = (sum(len(getattr(c, part)) for c in changes) for part in ("changed", "added", "kept"))
+    lines = [f"labels: {n_changed} changed, {n_added} added, {n_kept} kept from the dataset (not graded on the "
+             f"page), in {len(changes)} samples"]
+    lines += ["  " + c.text() for c in changes[:SHOWN_CHANGES]]
+    if len(changes) > SHOWN_CHANGES:
+        lines.append(f"  ... and {len(changes) - SHOWN_CHANGES} more samples")
+    return lines
 
 
 def serve(dataset: str, *, corpus: str | None, k: int, labeler: str | None, labels_path: Path, port: int,

@@ -36,14 +36,26 @@ _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<info>[^/?#@
 _ASSIGNED = re.compile(r"(?i)(?<![A-Za-z0-9])([A-Za-z0-9_.-]*?(?:API[_-]?KEY|ACCESS[_-]?KEY|SECRET[_-]?KEY|TOKEN|"
                        r"SECRET|PASSWORD|PASSWD))=(?!\*\*\*)(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'&;,]+)")
 _HEADER = re.compile(r"(?i)\b(Bearer|Basic)[ \t]+(?!\*\*\*)[A-Za-z0-9._~+/=-]{6,}")
-_HINT = re.compile(r"(?i)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)=|Bearer[ \t]|Basic[ \t]")  # cheap pre-check
+_HINT = re.compile(r"(?:key|token|secret|password|passwd)=|bearer[ \t]|basic[ \t]")  # on the lowered text
+
+
+def _hinted(text: str) -> bool:
+    """Whether ``text`` may hold a written-out credential (``TOKEN=``, ``Bearer ``, ``Basic ``, in
+    any case): a cheap pre-check. The lowered text against a lowercase pattern (a case-insensitive
+    alternation took 0.2 ms a line: a second for a 4,000-turn conversation's run files)."""
+    if "=" not in text:
+        low = text.lower()
+        if "bearer" not in low and "basic" not in low:
+            return False
+        return _HINT.search(low) is not None
+    return _HINT.search(text.lower()) is not None
 
 
 def _masked(text: str) -> str:
     """``text`` with URL userinfo and written-out credentials (``TOKEN=...``, ``Bearer ...``) masked."""
     if "@" in text:
         text = _USERINFO.sub(lambda m: m.group("scheme") + MASK + "@", text)
-    if _HINT.search(text):
+    if _hinted(text):
         text = _HEADER.sub(lambda m: f"{m.group(1)} {MASK}", _ASSIGNED.sub(lambda m: f"{m.group(1)}={MASK}", text))
     return text
 
@@ -105,7 +117,7 @@ def json_line_redactor(*keys: str | None) -> Callable[[str, Callable[[], Any]], 
     exact = any(_JSON_ESCAPED.search(s) for s in secrets)  # such a secret is not in the text as written
 
     def redacted(text: str, row: Callable[[], Any]) -> str:
-        if exact or ("://" in text and "@" in text) or _HINT.search(text) or any(s in text for s in secrets):
+        if exact or ("://" in text and "@" in text) or _hinted(text) or any(s in text for s in secrets):
             return json.dumps(walk(row()), ensure_ascii=False)
         return text
 

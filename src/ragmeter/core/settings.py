@@ -52,7 +52,7 @@ PROGRESS_MODES = ("auto", "rich", "plain", "none")  # auto: rich on a terminal, 
 #: ``--resume`` takes them from the run, never from the command line.
 STORED = ("dataset", "corpus", "k", "metrics", "view", "only", "judge", "judge_base_url", "ledger", "max_reasks",
           "concurrency", "timeout", "criteria", "price_in", "price_out", "embedder", "records", "records_timeout",
-          "action_criteria")
+          "action_criteria", "budget_tokens", "budget_usd")
 
 
 class InvalidSettingError(InvalidParameterError):

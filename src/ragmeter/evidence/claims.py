@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ragmeter.core.history import plain
 from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import ANSWER_CLAIMS, PAIRS, REFERENCE_CLAIMS, Claim, Evidence, Unavailable, Verdict
 from ragmeter.evidence.provider import (
@@ -133,7 +134,7 @@ class Claims(ProviderBase):
             return None
         return JudgeRequest(self.extract, {"question": s.question or "", "answer": answer_text,
                                            "reference": reference_text,
-                                           "history": s.metadata.get("history", "(none)")},
+                                           "history": plain(s.metadata.get("history", "(none)"))},
                             schemas.EXTRACT, "claims")
 
     def _verification_requests(self, s: Sample, ev: Evidence) -> dict[str, JudgeRequest]:

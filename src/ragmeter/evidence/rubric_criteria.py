@@ -57,7 +57,7 @@ def with_builtin(criteria: Mapping[str, RubricCriterion] | None) -> dict[str, Ru
 def load_rubric_criteria(path: str | Path) -> dict[str, RubricCriterion]:
     """Read criteria from JSON or YAML; every problem names the file and the criterion."""
     path = Path(path)
-    doc = read_document(path, "criteria")
+    doc = read_document(path, "criteria")  # bounded: size, YAML aliases and their expansion
     items = doc.get("criteria") if isinstance(doc, dict) else doc
     if not isinstance(items, list):
         raise InvalidInputError('expected {"criteria": [...]}', file=str(path))

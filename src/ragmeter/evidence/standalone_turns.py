@@ -8,6 +8,7 @@ conversation turn is ``Unavailable`` with the reason.
 
 from __future__ import annotations
 
+from ragmeter.core.history import plain
 from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import STANDALONE, Evidence, Unavailable
 from ragmeter.evidence.provider import EXTRACTION, ProviderBase, Wanted, unavailable, value
@@ -37,7 +38,7 @@ class StandaloneTurns(ProviderBase):
         elif turn == 1:
             ev.standalone = True  # nothing came before it
         else:
-            return {"standalone": JudgeRequest(self.standalone, {"history": sample.metadata.get("history", ""),
+            return {"standalone": JudgeRequest(self.standalone, {"history": plain(sample.metadata.get("history", "")),
                                                                  "question": sample.question or ""},
                                                schemas.STANDALONE, "standalone")}
         return {}

@@ -21,6 +21,7 @@ from typing import Any
 from ragmeter.core.columns import LabelColumns
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.core.gc_pause import gc_paused
+from ragmeter.core.history import LineLedger, TurnHistory, with_histories, written
 from ragmeter.core.sample import Sample
 from ragmeter.io.label_file import read_label_file
 
@@ -131,7 +132,7 @@ def _load(data: Any, corpus: str | Path | None) -> Dataset:
         else:
             if any(is_conversational(r) for _, r in records):
                 records = flatten(records, source.label, source.unit)
-            samples = make_samples(records, source.label, unit=source.unit)
+            samples = with_histories(make_samples(records, source.label, unit=source.unit))  # a run's samples.jsonl
         path = source.path
         if not samples:
             raise InvalidInputError("no samples", file=source.label, fix="give at least one record")
@@ -163,13 +164,23 @@ class Fingerprints:
       independent of the file format and whitespace;
     - the test-set fingerprint: the same over what defines the test (questions, labels,
       references), not the system's outputs, so two systems scored on one test set share it.
+
+    A conversation turn's history (:class:`~ragmeter.core.history.TurnHistory`) enters the
+    dataset fingerprint as the lines of its conversation no earlier turn brought, and how many
+    lines come before it: every line hashed once, so a conversation of n turns costs n lines, not
+    n histories (hashing each turn's whole history was quadratic).
     """
 
     def __init__(self) -> None:
         self._full, self._test = hashlib.sha256(), hashlib.sha256()
+        self._lines = LineLedger()
 
     def add(self, s: Sample) -> None:
-        full, test = canonical_texts(s)
+        metadata = None
+        if any(isinstance(v, TurnHistory) for v in s.metadata.values()):
+            metadata = {k: written(self._lines, v) if isinstance(v, TurnHistory) else v
+                        for k, v in s.metadata.items()}
+        full, test = canonical_texts(s, metadata)
         self._full.update(full.encode() + b"\n")
         self._test.update(test.encode() + b"\n")
 
@@ -190,12 +201,14 @@ FULL_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(","
 TEST_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 
 
-def canonical_texts(s: Sample) -> tuple[str, str]:
+def canonical_texts(s: Sample, metadata: Mapping[str, Any] | None = None) -> tuple[str, str]:
     """``FULL_JSON.encode(_canonical(s))`` and ``TEST_JSON.encode`` of its test fields, written
     field by field: the canonical dict's keys are fixed, so its JSON is its sorted keys with
     each value's own JSON (the C encoder writes a value the same alone or nested). Strings,
     booleans, finite float labels and chunks given by id alone are written directly; any other
-    value goes through the encoder."""
+    value goes through the encoder. ``metadata``: written in place of the sample's own (a turn's
+    history as :class:`Fingerprints` writes it)."""
+    meta = s.metadata if metadata is None else metadata
     ranked = s.retrieved
     ids = list(map(_ID, ranked))
     joined = "\0".join(ids) if set(map(type, ids)) <= _STR else None
@@ -215,7 +228,7 @@ def canonical_texts(s: Sample) -> tuple[str, str]:
     full = (f'{{"answer":{_text(s.answer)},"answer_claims":'
             f'{_json(None if s.answer_claims is None else list(s.answer_claims), FULL_JSON)}{answer_context},'
             f'"answerable":{answerable},"context":{_json(None if s.context is None else list(s.context), FULL_JSON)},'
-            f'"id":{sid},"metadata":{_json(dict(s.metadata), FULL_JSON) if s.metadata else "{}"},'
+            f'"id":{sid},"metadata":{_json(dict(meta), FULL_JSON) if meta else "{}"},'
             f'"question":{question},"reference":{reference},"reference_claims":{_json(ref_claims, FULL_JSON)},'
             f'"relevance":{rel_full},"retrieved":{retrieved}}}')
     test = (f'{{"answerable": {answerable}, "id": {sid}, "question": {question}, "reference": {reference}, '

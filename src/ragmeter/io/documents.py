@@ -1,5 +1,5 @@
 """A small configuration file (criteria, examples) read as JSON, or YAML with PyYAML installed,
-into a value; every problem a located ``InvalidInputError``.
+into a value, its size and YAML aliases bounded; every problem a located ``InvalidInputError``.
 
 >>> import tempfile, os
 >>> p = os.path.join(tempfile.mkdtemp(), "pairs.json"); _ = open(p, "w").write('{"examples": []}')
@@ -13,28 +13,21 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.yaml_file import check_size, has_yaml, load_yaml
 from ragmeter.io.json_text import decode_json
 from ragmeter.io.text import read_text
 
 
 def read_document(path: str | Path, what: str) -> Any:
     """The file's JSON (any suffix but ``.yaml`` / ``.yml``) or YAML document; ``what`` (``criteria``,
-    ``examples``) names its content in the messages."""
+    ``examples``) names its content in the messages. The file's size and a YAML document's aliases
+    and what they expand to are bounded (:mod:`ragmeter.core.yaml_file`)."""
     path = Path(path)
+    check_size(path, f"{what} file")
     text = read_text(path)
     if path.suffix.lower() not in (".yaml", ".yml"):
         return decode_json(text, file=str(path))
-    try:
-        import yaml  # an optional dependency without stubs
-    except ImportError:
+    if not has_yaml():
         raise InvalidInputError(f"reading YAML {what} needs PyYAML", file=str(path),
-                                fix=f"pip install pyyaml, or write the {what} as JSON") from None
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InvalidInputError(f"not valid YAML ({getattr(exc, 'problem', None) or exc})", file=str(path),
-                                line=mark.line + 1 if mark is not None else None) from None
-    except (RecursionError, ValueError) as exc:
-        raise InvalidInputError(f"YAML that cannot be read ({type(exc).__name__})", file=str(path),
-                                fix=f"write a flat list of {what}") from None
+                                fix=f"pip install pyyaml, or write the {what} as JSON")
+    return load_yaml(text, file=str(path), what=f"{what} file")  # bounded: size, aliases, expansion

@@ -144,6 +144,10 @@ def _file_rows(path: str) -> tuple[list[tuple[int, Any]], str]:
     """The records and what their numbers count: a line of a JSONL or CSV file, or a row
     (an object of a JSON array, a row of a parquet table)."""
     suffix = Path(path).suffix.lower()
+    if Path(path).is_dir():  # not "unknown format '(no extension)'"
+        raise InvalidInputError("is a folder, not a dataset file", file=path,
+                                fix="give a .jsonl, .json, .csv or .parquet file (a BEIR or MS MARCO folder goes "
+                                    "to `ragmeter import`)")
     if suffix in (".jsonl", ".ndjson"):
         return list(iter_jsonl(path)), "line"
     if suffix == ".json":
@@ -184,6 +188,9 @@ def _json_array(path: str, text: str) -> list[tuple[int, Any]]:
         raise InvalidInputError(f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", file=path,
                                 line=exc.lineno, fix="write one JSON array of objects, or one object per line (.jsonl)"
                                 ) from None
+    except RecursionError:  # "[" x 100,000: a traceback before
+        raise InvalidInputError("not valid JSON (nested too deep to read)", file=path,
+                                fix="write one JSON array of objects, or one object per line (.jsonl)") from None
     if not isinstance(value, list):
         raise InvalidInputError("a .json dataset must be an array of objects", file=path)
     if not value:

@@ -6,16 +6,20 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from ragmeter.core.errors import StorageError, os_error_fix
+from ragmeter.core.history import TurnHistory, plain
 from ragmeter.core.sample import Sample
 
 
-def sample_to_row(s: Sample) -> dict:
-    """The JSONL record that ``load_dataset`` reads back into an equal sample."""
+def sample_to_row(s: Sample, *, history: Callable[[TurnHistory], Any] = plain) -> dict:
+    """The JSONL record that ``load_dataset`` reads back into an equal sample. ``history``: how a
+    conversation turn's :class:`~ragmeter.core.history.TurnHistory` is written (default: the
+    text; the run store writes each line of a conversation once)."""
     row: dict = {"id": s.id}
     if s.question is not None:
         row["question"] = s.question
@@ -29,7 +33,7 @@ def sample_to_row(s: Sample) -> dict:
         row["context"] = list(s.context)
     row["answerable"] = s.answerable
     if s.metadata:
-        row["metadata"] = dict(s.metadata)
+        row["metadata"] = {k: history(v) if isinstance(v, TurnHistory) else v for k, v in s.metadata.items()}
     for name in ("reference_claims", "answer_claims"):
         if getattr(s, name) is not None:
             row[name] = list(getattr(s, name))

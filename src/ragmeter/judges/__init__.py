@@ -12,7 +12,8 @@ from ragmeter.judges.backends import (
     ScriptedBackend,
     make_backend,
 )
-from ragmeter.judges.judge import Budget, BudgetExceeded, Judge, JudgeRequest, Judgment
+from ragmeter.judges.budget import Budget, BudgetExceeded
+from ragmeter.judges.judge import Judge, JudgeRequest, Judgment
 from ragmeter.judges.judge_factory import make_judge
 from ragmeter.judges.prompts import Prompt, load_prompt
 from ragmeter.judges.replies import Keyed

@@ -42,13 +42,13 @@ from ragmeter.core.progress import Progress
 from ragmeter.core.secrets import redact, redact_value
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges.backends import Backend, Decoding, Reply
-from ragmeter.judges.budget import Budget, BudgetExceeded
+from ragmeter.judges.budget import Budget
 from ragmeter.judges.prompts import Prompt
 from ragmeter.judges.replies import Keyed, digest, extract_json, schema_errors
 from ragmeter.judges.transport import (
-    JudgeConfigError,
     JudgeReplyError,
     JudgeTransportError,
+    RequestTooLong,
 )
 from ragmeter.ledger.sqlite import Ledger
 
@@ -117,15 +117,27 @@ class JudgeStats:
     latency_s: float = 0.0  # on the wire, from each request's start to its reply, summed over calls made (not cached)
     queue_s: float = 0.0  # before that, waiting for a concurrency slot (or a throttling pause), summed likewise
     unreachable: int = 0  # items that failed for transport or envelope reasons (not stored, counted in failed)
+    too_long: int = 0  # items the judge cannot take (a prompt past its context window; counted in failed)
     shared: int = 0  # identical requests answered by a call already in flight
     in_flight: int = 0  # calls sent and not answered yet (the progress heartbeat shows them)
     generated_tokens: int = 0  # tokens a backend reported as it generated them (Backend.tokens_generated)
     by_prompt: dict = field(default_factory=dict)
     transport: dict = field(default_factory=dict)  # the backend's HTTP counts (requests sent, retries)
+    wire: bool = False  # whether ``transport`` is an HTTP backend's (it counts the requests on the wire)
 
-    def add_unreachable(self, prompt_id: str) -> None:
+    @property
+    def sending(self) -> int:
+        """Calls on the wire now: an HTTP backend's requests holding a concurrency slot (at most
+        the concurrency; the others wait for a slot), else the calls asked and not answered."""
+        return int(self.transport.get("in_flight", 0)) if self.wire else self.in_flight
+
+    def add_unreachable(self, prompt_id: str, why: Exception | None = None) -> None:
+        """One item failed without a judgment: unreachable, or too long for the judge (``why``)."""
         self.failed += 1
-        self.unreachable += 1
+        if isinstance(why, RequestTooLong):
+            self.too_long += 1
+        else:
+            self.unreachable += 1
         self.by_prompt.setdefault(prompt_id, {"calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0})
 
     def add(self, prompt_id: str, j: Judgment) -> None:
@@ -147,7 +159,8 @@ class JudgeStats:
 
     def as_dict(self) -> dict:
         return {"calls": self.calls, "reasks": self.reasks, "cached": self.cached, "failed": self.failed,
-                "unreachable": self.unreachable, "shared": self.shared,
+                "unreachable": self.unreachable, **({"too_long": self.too_long} if self.too_long else {}),
+                "shared": self.shared,
                 "requests": self.transport.get("requests", self.calls), "retries": self.transport.get("retries", 0),
                 "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "latency_s": round(self.latency_s, 6), "queue_s": round(self.queue_s, 6), "by_prompt": self.by_prompt}
@@ -211,6 +224,7 @@ class Judge:
         http = getattr(backend, "stats", None)
         if isinstance(http, dict):
             self.stats.transport = http  # the same dict: counts every HTTP request, retried ones too
+            self.stats.wire = True
         self._in_flight: dict[str, asyncio.Future] = {}
         try:
             backend.token_sink = self._count_tokens
@@ -264,15 +278,15 @@ class Judge:
         failed = self._unreachable.get(key)
         if failed is not None:
             self.stats.shared += 1
-            self.stats.add_unreachable(request.prompt.id)
+            self.stats.add_unreachable(request.prompt.id, failed)
             raise type(failed)(str(failed))
         running = self._in_flight.get(key)
         if running is not None and running.get_loop() is asyncio.get_running_loop():
             self.stats.shared += 1
             try:
                 j = await asyncio.shield(running)
-            except JudgeTransportError:
-                self.stats.add_unreachable(request.prompt.id)
+            except JudgeTransportError as exc:
+                self.stats.add_unreachable(request.prompt.id, exc)
                 raise
             self.stats.failed += not j.ok
             return Judgment(**{**j.__dict__, "calls": 0, "reasks": 0, "cached": True})
@@ -312,9 +326,9 @@ class Judge:
         except JudgeOutputError as exc:  # stored as failed, with the reply kept: this item only
             j = Judgment(key, False, None, f"{type(exc).__name__}: {exc}", exc.raw, tally.calls, tally.reasks,
                          tally.tokens_in, tally.tokens_out, cached=False, latency_s=tally.latency, queue_s=tally.queue)
-        except JudgeTransportError:
+        except JudgeTransportError as exc:
             self.stats.calls += tally.calls
-            self.stats.add_unreachable(request.prompt.id)
+            self.stats.add_unreachable(request.prompt.id, exc)
             raise
         except RagmeterError:  # a setting, the budget, a local judge that cannot start: the run stops
             self.stats.calls += tally.calls
@@ -420,9 +434,9 @@ class Judge:
         tasks = [asyncio.ensure_future(ask_one(i, r)) for i, r in enumerate(requests)]
         try:
             return list(await asyncio.gather(*tasks))
-        except (JudgeConfigError, BudgetExceeded):
-            for t in tasks:
-                t.cancel()
+        except BaseException:  # a setting, the budget, a ledger that cannot be written, Ctrl-C: the run stops
+            for t in tasks:  # every other ask ends here, not in asyncio.run's shutdown (where a second
+                t.cancel()  # ledger error was "unhandled exception during asyncio.run() shutdown")
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
 

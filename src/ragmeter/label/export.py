@@ -11,16 +11,22 @@ The final grade of a (question, chunk) pair is, in this order:
 
 Grade-0 labels are written too (a judged non-relevant chunk; metrics treat it as not
 relevant, and qrels keep the judgment). Samples nobody labeled keep their original labels.
+
+The export merges: a labeled sample keeps every label it already had for a chunk the page did
+not grade (a chunk the page never showed, such as a relevant chunk that was not retrieved),
+and the page's grade replaces or adds the others. Every label changed, added or kept that way
+is reported (:class:`LabelChange`), so no label disappears silently.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
 from ragmeter.label.agreement import unanswerable_flags
@@ -93,9 +99,53 @@ def _rule(grades: list[int], rule: str) -> int:
     return g[(len(g) - 1) // 2]  # the lower median
 
 
+@dataclass(frozen=True)
+class LabelChange:
+    """What the export did to one labeled sample's labels."""
+
+    sample: str
+    changed: tuple[tuple[str, float, float], ...] = ()  # (chunk, grade before, grade now)
+    added: tuple[tuple[str, float], ...] = ()  # (chunk, grade): labeled on the page only
+    kept: tuple[tuple[str, float], ...] = ()  # (chunk, grade): in the dataset, not graded on the page
+
+    def text(self) -> str:
+        """``q1: warranty-r2 1 -> 2; added returns-30d 0; kept exclusions 1 (not graded on the page)``"""
+        parts = [", ".join(f"{c} {a:g} -> {b:g}" for c, a, b in self.changed)] if self.changed else []
+        if self.added:
+            parts.append("added " + ", ".join(f"{c} {g:g}" for c, g in self.added))
+        if self.kept:
+            parts.append("kept " + ", ".join(f"{c} {g:g}" for c, g in self.kept) + " (not graded on the page)")
+        return f"{self.sample}: " + "; ".join(parts)
+
+
+def merge_labels(sample: str, before: Mapping[str, float], page: Mapping[str, int]
+                 ) -> tuple[dict[str, float], LabelChange]:
+    """The sample's labels with the page's grades merged in, and what changed.
+
+    >>> merged, change = merge_labels("q1", {"a": 1.0, "x": 1.0}, {"a": 2, "b": 0})
+    >>> merged
+    {'a': 2.0, 'x': 1.0, 'b': 0.0}
+    >>> change.text()
+    'q1: a 1 -> 2; added b 0; kept x 1 (not graded on the page)'
+    """
+    merged = {c: float(g) for c, g in before.items()}
+    changed, added = [], []
+    for c, g in page.items():
+        if c not in merged:
+            added.append((c, float(g)))
+        elif merged[c] != float(g):
+            changed.append((c, merged[c], float(g)))
+        merged[c] = float(g)
+    kept = tuple((c, float(g)) for c, g in before.items() if c not in page)
+    return merged, LabelChange(sample, tuple(changed), tuple(added), kept)
+
+
 def export_dataset(data_path: str | Path, out_path: str | Path, final: FinalLabels, *, labeled_only: bool = False,
-                   mark_unanswerable: bool = False) -> dict[str, int]:
-    """Write a new dataset whose ``relevant`` fields are the final labels (the input is not touched)."""
+                   mark_unanswerable: bool = False) -> dict[str, Any]:
+    """Write a new dataset whose ``relevant`` fields are the final labels merged into the labels
+    each sample had (the input is not touched). Returns the counts (``samples``, ``labeled``,
+    ``marked_unanswerable``) and ``changes``: a :class:`LabelChange` per labeled sample whose
+    labels the export changed, added to or kept."""
     from ragmeter.io.dataset import load_dataset
     from ragmeter.io.writer import sample_to_row, write_jsonl, writing
 
@@ -104,6 +154,7 @@ def export_dataset(data_path: str | Path, out_path: str | Path, final: FinalLabe
                                 fix="write the labeled dataset to a new file")
     data = load_dataset(data_path)
     rows, labeled, unanswerable = [], 0, 0
+    changes_made: list[LabelChange] = []
     for s in data.samples:
         if s.id in final.grades or any(final.unanswerable.get(s.id, {}).values()):
             labeled += 1
@@ -111,10 +162,12 @@ def export_dataset(data_path: str | Path, out_path: str | Path, final: FinalLabe
             meta["labeling"] = {"labelers": final.labelers, "unanswerable": final.unanswerable.get(s.id, {}),
                                 "notes": final.notes.get(s.id, {})}
             grades = final.grades.get(s.id, {})
-            changes: dict = {"relevance": MappingProxyType({c: float(g) for c, g in grades.items()}),
-                             "metadata": MappingProxyType(meta)}
+            merged, change = merge_labels(s.id, s.relevance, grades)
+            if change.changed or change.added or change.kept:
+                changes_made.append(change)
+            changes: dict = {"relevance": MappingProxyType(merged), "metadata": MappingProxyType(meta)}
             flags = final.unanswerable.get(s.id, {})
-            if mark_unanswerable and flags and all(flags.values()) and not any(g >= 1 for g in grades.values()):
+            if mark_unanswerable and flags and all(flags.values()) and not any(g >= 1 for g in merged.values()):
                 changes["answerable"] = False
                 unanswerable += 1
             s = dataclasses.replace(s, **changes)
@@ -123,7 +176,7 @@ def export_dataset(data_path: str | Path, out_path: str | Path, final: FinalLabe
         rows.append(sample_to_row(s))
     with writing(out_path, what="labeled dataset", option="--export"):
         write_jsonl(Path(out_path), rows)
-    return {"samples": len(rows), "labeled": labeled, "marked_unanswerable": unanswerable}
+    return {"samples": len(rows), "labeled": labeled, "marked_unanswerable": unanswerable, "changes": changes_made}
 
 
 _SPACE = re.compile(r"\s")

@@ -142,6 +142,10 @@ def read_events(path: str | Path) -> Iterator[dict]:
     p = Path(path)
     if not p.exists():
         return
+    if not p.is_file():  # a pipe would block the read until some writer came; a folder cannot be read
+        raise InvalidInputError("is not a regular file (a folder, a pipe or a device): a labels file is a file",
+                                file=str(path), fix="give --labels a file that `ragmeter label` writes (default: "
+                                                    "<dataset>.labels.jsonl), or a new file name")
     data = p.read_bytes()
     end = data.rfind(b"\n") + 1
     lines = data[:end].split(b"\n")[:-1]

@@ -127,24 +127,23 @@ def run_watch(settings: Settings, say: Callable[[str], None] = print) -> int:
     w = settings.watch
     watcher = make_watcher(settings)
     receiver = None
-    if watcher.intake is not None and w.otlp is not None:
-        try:
-            host, port = parse_listen(w.otlp)
-        except ValueError as exc:
-            raise InvalidSettingError("otlp", str(exc)) from None
-        try:
-            receiver = Receiver(watcher.intake.spool, host, port, max_backlog=2 * w.max_open)
-        except OSError as exc:
-            watcher.close()
-            raise InvalidSettingError("otlp", f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
-        say(f"OTLP/HTTP traces on {receiver.url} (protobuf or JSON)")
-    if watcher.registry is not None:
-        serve(watcher.registry, w.host, w.port)
-        say(f"metrics on http://{w.host}:{w.port}/metrics")
-    outbox = PhoenixOutbox(w.to_phoenix, watcher.scored_file, Path(w.state) / "phoenix.json", watcher.notes) \
-        if w.to_phoenix else None
-    say_notes(watcher, say)
-    try:
+    try:  # a setting refused below (an address in use) leaves nothing open
+        if watcher.intake is not None and w.otlp is not None:
+            try:
+                host, port = parse_listen(w.otlp)
+            except ValueError as exc:
+                raise InvalidSettingError("otlp", str(exc)) from None
+            try:
+                receiver = Receiver(watcher.intake.spool, host, port, max_backlog=2 * w.max_open)
+            except OSError as exc:
+                raise InvalidSettingError("otlp", f"cannot listen on {host}:{port} ({exc.strerror or exc})") from None
+            say(f"OTLP/HTTP traces on {receiver.url} (protobuf or JSON)")
+        if watcher.registry is not None:
+            serve(watcher.registry, w.host, w.port)  # a port in use: a setting error, the watcher closed
+            say(f"metrics on http://{w.host}:{w.port}/metrics")
+        outbox = PhoenixOutbox(w.to_phoenix, watcher.scored_file, Path(w.state) / "phoenix.json", watcher.notes) \
+            if w.to_phoenix else None
+        say_notes(watcher, say)
         return _poll_until_done(watcher, w, say, settings.progress_interval, outbox)
     finally:
         if receiver is not None:

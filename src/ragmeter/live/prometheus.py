@@ -3,9 +3,10 @@ endpoint that serves them (``/metrics``, bound to 127.0.0.1 by default; ``ragmet
 
 from __future__ import annotations
 
+import errno
 from typing import Any, Protocol
 
-from ragmeter.core.settings import DEFAULTS
+from ragmeter.core.settings import DEFAULTS, InvalidSettingError
 
 
 class Watched(Protocol):
@@ -49,8 +50,16 @@ class Gauges:
 
 
 def serve(registry, host: str = DEFAULTS.watch.host, port: int = DEFAULTS.watch.port):
-    """Start the /metrics endpoint (loopback by default); returns the server."""
+    """Start the /metrics endpoint (loopback by default); returns the server. A port in use (or
+    an address that cannot be bound) is an ``InvalidSettingError`` naming ``--port`` / ``--host``."""
     from prometheus_client import start_http_server
 
-    server, _thread = start_http_server(port, addr=host, registry=registry)
+    try:
+        server, _thread = start_http_server(port, addr=host, registry=registry)
+    except OSError as exc:
+        in_use = exc.errno in (errno.EADDRINUSE, errno.EACCES) or "in use" in str(exc).lower()
+        setting = "port" if in_use else "host"
+        raise InvalidSettingError(setting, f"the /metrics endpoint cannot listen on {host}:{port} "
+                                           f"({exc.strerror or exc}): give another --port (0 for no endpoint)"
+                                           + ("" if in_use else " or --host")) from None
     return server

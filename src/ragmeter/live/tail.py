@@ -16,7 +16,11 @@ and of the last (up to) 256 bytes before the offset. Each :meth:`LogTail.read`:
   open and is read to its end, and on while the writer still appends to it (until it has not
   changed for ``linger`` seconds), and the new file from its start;
 - holds a half-written last line until its newline arrives; one left unfinished in a rotated
-  file that stopped changing is given once, flagged ``torn`` (it is never completed).
+  file that stopped changing is given once, flagged ``torn`` (it is never completed). A line
+  longer than :data:`MAX_LINE` is never held whole: its first bytes are given once, flagged
+  ``long``, and the rest of it, up to its newline, is passed over as it comes (``rest`` lines
+  with no bytes), so an unterminated 500 MB line costs at most ``MAX_LINE`` in memory. (A
+  watcher restarted in the middle of such a line gives the rest as one more malformed line.)
 
 Each byte is read once: the complete lines of a read (up to ``READ_BYTES``) not consumed yet are
 kept and given again by the next :meth:`read`, which reads on only when they are used up.
@@ -45,6 +49,8 @@ from typing import Any, BinaryIO
 
 #: Bytes read per file and read at most (more only to finish one longer line).
 READ_BYTES = 8 << 20
+#: The longest line held whole; a longer one is cut (its first bytes given, the rest passed over).
+MAX_LINE = 16 << 20
 #: Bytes at the start and before the offset that identify what was read.
 FP_BYTES = 256
 #: Seconds a renamed file stays open after its last change (its writer may not have reopened yet).
@@ -70,6 +76,7 @@ class Line:
     number: int | None
     raw: bytes
     torn: bool = False
+    kind: str = ""  # "long": the first bytes of a line over MAX_LINE; "rest": more of it, passed over
 
 
 @dataclass
@@ -87,6 +94,7 @@ class _File:
     tail: bytes = field(default=b"", repr=False)  # the min(offset, FP_BYTES) bytes before the offset
     window: tuple[int, bytes] = field(default=(0, b""), repr=False)  # the last bytes read, and from where
     done: bool = False  # its torn tail was given: retire it once consumed
+    skipping: bool = False  # inside a line over MAX_LINE: pass over bytes up to its newline
     since: int = field(default_factory=time.time_ns)  # when this file (this generation) was first looked at
     kept: deque[Line] = field(default_factory=deque, repr=False)  # complete lines read, not consumed yet
     capped: bool = False  # the read that gave ``kept`` stopped at its byte bound
@@ -172,6 +180,8 @@ class LogTail:
                 f.tail = (f.tail + data[max(f.offset, line.end - FP_BYTES) - start:line.end - start])[-FP_BYTES:]
                 f.offset, f.line = line.end, line.number
                 f.done = f.done or line.torn
+                if line.kind:  # a long line's first bytes start the skip, its newline ends it
+                    f.skipping = line.kind == "long" or line.raw != b"\n"
                 if f.kept and f.kept[0].start < f.offset:
                     f.kept.popleft()
                 return
@@ -227,8 +237,8 @@ class LogTail:
             return list(f.kept)
         f.kept.clear()
         data = read_at(f.handle, f.offset, max_bytes)
-        while data and b"\n" not in data:
-            more = read_at(f.handle, f.offset + len(data), max(max_bytes, len(data)))
+        while data and b"\n" not in data and len(data) < MAX_LINE:
+            more = read_at(f.handle, f.offset + len(data), min(max(max_bytes, len(data)), MAX_LINE - len(data)))
             if not more:
                 break
             data += more
@@ -236,6 +246,10 @@ class LogTail:
             f.head = (f.head[:f.offset] + data)[:FP_BYTES]
         f.seen = max(f.seen, f.offset + len(data))
         f.window = (f.offset, data)
+        if data and (f.skipping or (len(data) >= MAX_LINE and b"\n" not in data)):
+            lines = self._long(f, data)
+            self.more = self.more or len(data) >= MAX_LINE or lines[0].raw == b"\n"  # more to read at once
+            return lines
         end = data.rfind(b"\n")
         out, pos, number, name = [], f.offset, f.line, f.name
         f.capped = False
@@ -252,6 +266,17 @@ class LogTail:
             number = None if number is None else number + 1
             out.append(Line(key, name, pos, pos + len(rest), number, rest, torn=True))
         return out
+
+    def _long(self, f: _File, data: bytes) -> list[Line]:
+        """A line over :data:`MAX_LINE` (its first bytes, ``long``), or more of one being passed
+        over (``rest``, ending at its newline when it came)."""
+        if not f.skipping:  # the line counts once, here
+            number = None if f.line is None else f.line + 1
+            return [Line(f.key, f.name, f.offset, f.offset + len(data), number, data[:MAX_LINE], kind="long")]
+        end = data.find(b"\n")
+        if end < 0:
+            return [Line(f.key, f.name, f.offset, f.offset + len(data), f.line, b"", kind="rest")]
+        return [Line(f.key, f.name, f.offset, f.offset + end + 1, f.line, b"\n", kind="rest")]
 
     def _given_up(self, f: _File) -> bool:
         """A rotated file whose unfinished last line will not be finished: a copy, or one that has
@@ -292,9 +317,10 @@ class LogTail:
         self.notes.append(f"{self.path} was truncated ({size} bytes, below the {cur.seen} seen, or rewritten): "
                           f"{where} {self.path.name} from its start")
         if copy is not None:
+            copy.skipping = cur.skipping  # the rest of a line too long to hold is passed over there
             self.files.insert(self.files.index(cur), copy)
         cur.kept.clear()
-        cur.offset, cur.line, cur.seen, cur.gen, cur.done = 0, 0, 0, cur.gen + 1, False
+        cur.offset, cur.line, cur.seen, cur.gen, cur.done, cur.skipping = 0, 0, 0, cur.gen + 1, False, False
         cur.head = cur.tail = b""
         cur.since = time.time_ns()
 

@@ -35,6 +35,7 @@ class Item:
     name: str = SOURCE
     number: int | None = None
     torn: bool = False
+    kind: str = ""  # a log line's cut (``long``, ``rest``): never, for an item
     ready: ReadyTrace | None = None  # a trace: what the spool forgets (the spans it was read with)
 
     @property

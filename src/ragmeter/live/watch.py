@@ -16,8 +16,10 @@ The offset state is keyed by inode, so a watcher restarted after a rotation resu
 
 A line that is not a request (invalid JSON, a torn line, a wrong type in a field, a chunk
 without text) never stops the watcher: it is appended to ``quarantine.jsonl`` in the state
-directory (its file, byte offset, line number, the reason and the line itself), counted as
-``malformed``, and the offset moves past it. A request that parses but that the scorer refuses
+directory (its file, byte offset, line number, the reason and the line itself, its first
+:data:`QUARANTINE_TEXT` bytes with its length when longer), counted as ``malformed``, and the
+offset moves past it. A line longer than ``tail.MAX_LINE`` (16 MB) is never held whole: it is
+quarantined as such and passed over. A request that parses but that the scorer refuses
 is quarantined the same way, the rest of its batch scored. A restart that re-reads a
 quarantined line (killed before the offset was saved) does not quarantine it twice. The state
 files are read the same way (:mod:`ragmeter.live.state_files`): a torn last line of ``scored.jsonl``
@@ -73,12 +75,13 @@ from ragmeter.live.alerts import Alert, newly_fired, run_alert_command
 from ragmeter.live.gauges import Gauges, request_values
 from ragmeter.live.source import Feedback, LoggedRequest, Rejected, Skipped, parse
 from ragmeter.live.state_files import append_records, read_records
-from ragmeter.live.tail import Line, LogTail
+from ragmeter.live.tail import MAX_LINE, Line, LogTail
 
 DEFAULT_METRICS = DEFAULTS.watch.metrics
 HOUR = 3600.0
 BATCH = 16  # requests scored per poll, through a judge
 UNJUDGED_BATCH = 4096  # requests scored per poll when no judge is called (--judge none, label metrics)
+QUARANTINE_TEXT = 4096  # bytes of a malformed line copied into the quarantine file (with its length)
 
 
 def kept(request_id: str, rate: float) -> bool:
@@ -184,7 +187,13 @@ class Watcher:
                 self.pending = True  # the rest waits for the next poll
                 break
             consumed.append(ln)
+            if ln.kind == "rest":  # more of a line too long to hold, already quarantined
+                continue
             self.counts["lines"] += 1
+            if ln.kind == "long":
+                self._quarantine(bad, ln, f"a line longer than {MAX_LINE // 2 ** 20} MB: not a request (its first "
+                                          f"{QUARANTINE_TEXT} bytes are kept here)")
+                continue
             req = getattr(ln, "parsed", None)  # the spool's items come parsed
             if req is None:
                 raw = ln.raw.lstrip(b"\x00")  # a copytruncate under a writer without O_APPEND leaves NULs
@@ -238,8 +247,14 @@ class Watcher:
         self.counts["malformed"] += 1
         self.quarantined.append(reason)
         if (ln.file, ln.start) not in self.in_quarantine:
-            bad.append({"offset": ln.start, "line": ln.number, "reason": reason,
-                        "text": ln.raw.decode("utf-8", "replace"), "file": ln.file, "log": ln.name})
+            raw = ln.raw
+            text = raw[:QUARANTINE_TEXT].decode("utf-8", "replace")  # a bad line is not copied whole
+            entry = {"offset": ln.start, "line": ln.number, "reason": reason, "text": text, "file": ln.file,
+                     "log": ln.name}
+            size = max(ln.end - ln.start, len(raw))  # a log line's bytes with its newline; a spool item's JSON
+            if size > QUARANTINE_TEXT:
+                entry["bytes"] = size  # what "text" is the start of
+            bad.append(entry)
             self.in_quarantine.add((ln.file, ln.start))
 
     def _score(self, requests: list[tuple[Line, LoggedRequest]], bad: list[dict]) -> list[dict]:

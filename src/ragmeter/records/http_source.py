@@ -19,10 +19,11 @@ cached, so a rerun asks again. A reply is read as it streams and refused at
 400 MB reply costs at most the limit in memory, never the whole body. A body of any other
 status is never read.
 
-An entity or attribute is one path segment: percent-encoded (``/`` is ``%2F``), and one that
-is ``.`` or ``..`` (which every URL parser resolves as a step up the path: ``/orders/..``
-is ``/``) is refused, never sent. A reason names the URL as sent (credentials and query
-values hidden).
+The host is the template's own: ``{entity}`` or ``{attribute}`` in it is refused (a value
+from the data would choose which server is asked). An entity or attribute is one path
+segment: percent-encoded (``/`` is ``%2F``), and one that is ``.`` or ``..`` (which every URL
+parser resolves as a step up the path: ``/orders/..`` is ``/``) is refused, never sent. A
+reason names the URL as sent (credentials and query values hidden).
 """
 
 from __future__ import annotations
@@ -53,8 +54,13 @@ def public_url(url: str) -> str:
     """``url`` without credentials or query values: what reasons and the identity may show."""
     parts = urlsplit(url)
     host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    port: int | str | None
+    try:
+        port = parts.port
+    except ValueError:  # not a number (a template field): shown as written
+        port = parts.netloc.rsplit(":", 1)[-1]
+    if port:
+        host = f"{host}:{port}"
     query = f"query-{hashlib.sha256(parts.query.encode()).hexdigest()[:8]}" if parts.query else ""
     return urlunsplit((parts.scheme, host, parts.path, query, ""))
 
@@ -96,6 +102,10 @@ class HttpSource:
         if "entity" not in fields or fields - {"entity", "attribute"}:
             raise InvalidParameterError(f"{public_url(template)!r}: the URL template must hold {{entity}} and may "
                                         f"hold {{attribute}}, nothing else (found {sorted(fields)})")
+        if _fields(f"{parts.scheme}://{parts.netloc}"):  # the data would choose the server asked
+            raise InvalidParameterError(f"{public_url(template)!r}: {{entity}} and {{attribute}} may fill the "
+                                        f"URL's path or query, never its host: a value from the data must not "
+                                        f"choose which server is asked")
         if isinstance(pointers, str):
             check_pointer(pointers.replace("{attribute}", "x"))
             if _fields(pointers) - {"attribute"}:

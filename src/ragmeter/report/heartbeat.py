@@ -30,7 +30,7 @@ def elapsed_text(seconds: float) -> str:
 def in_flight_text(judge: Any) -> str:
     """``'2 judge calls in flight, 310 tokens generated so far'``, or ``''`` when none is in flight."""
     st = getattr(judge, "stats", None)
-    n = getattr(st, "in_flight", 0)
+    n = getattr(st, "sending", getattr(st, "in_flight", 0))  # on the wire: never more than the concurrency
     if not n:
         return ""
     text = f"{n} judge call{'s' if n != 1 else ''} in flight"

@@ -19,6 +19,7 @@ from typing import Any
 
 from ragmeter.analysis.diagnosis import QueryDiagnosis, count_labels, diagnose
 from ragmeter.core.errors import RagmeterError
+from ragmeter.core.history import plain
 from ragmeter.core.sample import Sample
 from ragmeter.io.writer import write_output
 from ragmeter.metrics import get_spec
@@ -255,7 +256,7 @@ def _conversation(s: Sample) -> str:
     """A conversation turn's history and the question's answerability (MTRAG tasks carry both):
     nothing for a single-turn, answerable sample with no answerability label."""
     out = ""
-    history = s.metadata.get("history")
+    history = plain(s.metadata.get("history"))  # a conversation's turn: its TurnHistory, read as the string
     if isinstance(history, str) and history.strip() not in ("", "(none)"):  # MTRAG's first turns say "(none)"
         turn = s.metadata.get("turn")
         out += (f'<h4>Conversation before this question{f" (turn {escape(turn)})" if turn is not None else ""}'

@@ -207,7 +207,8 @@ def judge_line(spec: str | None, result: EvaluationResult, price_in: float | Non
     st = result.judge_stats or {}
     line = (f"judge {spec}: {st['calls']} calls ({result.calls_per_sample:.1f} per sample), {st['reasks']} re-asks, "
             f"{st['cached']} from the ledger, {st['failed']} failed"
-            f"{f' ({u} unreachable, not stored)' if (u := st.get('unreachable')) else ''}, "
+            f"{f' ({u} unreachable, not stored)' if (u := st.get('unreachable')) else ''}"
+            f"{f' ({t} too long for the judge)' if (t := st.get('too_long')) else ''}, "
             f"{st['input_tokens']} input + "
             f"{st['output_tokens']} output tokens")
     if st.get("retries"):

@@ -20,6 +20,7 @@ from typing import Any
 from ragmeter._version import __version__
 from ragmeter.core.errors import LowCoverageWarning, NothingRetrievedWarning
 from ragmeter.core.evaluation import EvaluationResult, outcome_cells
+from ragmeter.core.history import LineLedger
 from ragmeter.core.measure import Measure
 from ragmeter.core.score_column import ScoreColumn
 from ragmeter.core.summary import summary_from
@@ -93,6 +94,7 @@ def evaluate_streaming(path: str, measures: Sequence[Measure], *, block: int, ru
         files = (open(run_path / "samples.jsonl", "w", encoding="utf-8"),
                  open(run_path / "results.jsonl", "w", encoding="utf-8"))
     judge_stats = None
+    history_lines = LineLedger()  # a conversation's history lines written once across blocks
     try:
         for part in iter_block_datasets(path, block, corpus=texts):  # not fingerprinted again
             data = dataclasses.replace(part, fingerprint=fingerprint, testset_fingerprint=testset)
@@ -104,7 +106,7 @@ def evaluate_streaming(path: str, measures: Sequence[Measure], *, block: int, ru
             if result.judge_stats is not None:
                 judge_stats = {**result.judge_stats, "calls_per_sample": result.calls_per_sample}
             if files:  # the lines the run store writes (redacted)
-                files[0].writelines(line + "\n" for line in sample_lines(data.samples))
+                files[0].writelines(line + "\n" for line in sample_lines(data.samples, history_lines))
                 files[1].writelines(line + "\n" for line in result_lines(result))
                 for f in files:
                     f.flush()

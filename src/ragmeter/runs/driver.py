@@ -12,7 +12,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure
@@ -92,6 +92,9 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
     # work (Ray workers build their own from its description, the embedder included)
     sources = build_sources(settings, records_cache=settings.ledger_path,
                             embedder=None if settings.engine == "ray" else FROM_SETTINGS)
+    if resume is not None and sources.judge is not None and sources.judge.budget is not None:
+        # the budget holds across resumes: what the run spent before counts against it
+        sources.judge.budget.spent_in, sources.judge.budget.spent_out = spent_before(resume.setup)
     measures = measures or run_measures(settings)  # a bad -m leaves no run directory
     if settings.block is not None and settings.dataset is not None:
         judge = sources.judge
@@ -107,8 +110,8 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
 
         check_fingerprint(resume, data.fingerprint)
     # only now: bad input leaves no run directory behind
-    run_path, setup = _recording(settings, resume, {"path": data.path and str(Path(data.path).resolve()),
-                                                    "fingerprint": data.fingerprint})
+    run_path, setup, lock = _recording(settings, resume, {"path": data.path and str(Path(data.path).resolve()),
+                                                          "fingerprint": data.fingerprint})
     try:
         if settings.engine == "ray":
             from ragmeter.engine.distributed import evaluate_ray
@@ -123,20 +126,51 @@ def run_evaluation(settings: Settings, *, resume: Run | None = None, progress: P
         if run_path is not None and setup is not None:
             from ragmeter.runs.store import finish_run
 
-            finish_run(run_path, setup, result)
+            finish_run(run_path, {**setup, **_spent(setup, sources.judge)}, result)
     except BaseException as exc:
         if run_path is not None and setup is not None:
-            from ragmeter.runs.store import mark_stopped
-
-            status = mark_stopped(run_path, setup, exc)
-            if notify is not None and status == "interrupted" and not isinstance(exc, KeyboardInterrupt):
-                notify(f"run stopped; what was scored is saved in {run_path} "
-                       f"(`ragmeter show {run_path}`; finish it with `ragmeter eval --resume {run_path}`)")
-            elif notify is not None and status == "failed":
-                notify(f"run failed on its input; what was scored is saved in {run_path} (fix the data and start a "
-                       f"new run: the judgments already made are in the ledger)")
+            _stopped(run_path, setup, exc, sources.judge, notify)
         raise
+    finally:
+        if lock is not None:
+            lock.close()
     return EvaluationRun(settings, run_path, result=result)
+
+
+def _stopped(run_path: Path, setup: dict, exc: BaseException, judge: Judge | None,
+             notify: Callable[[str], None] | None) -> None:
+    """Record why the run stopped (and what its judge spent), and say how to go on."""
+    from ragmeter.judges.budget import BudgetExceeded
+    from ragmeter.runs.store import mark_stopped
+
+    status = mark_stopped(run_path, setup, exc, extra=_spent(setup, judge))
+    if notify is not None and status == "interrupted" and not isinstance(exc, KeyboardInterrupt):
+        larger = " --budget N (or --budget-usd) with a larger cap" if isinstance(exc, BudgetExceeded) else ""
+        notify(f"run stopped; what was scored is saved in {run_path} "
+               f"(`ragmeter show {run_path}`; finish it with `ragmeter eval --resume {run_path}{larger}`)")
+    elif notify is not None and status == "failed":
+        notify(f"run failed on its input; what was scored is saved in {run_path} (fix the data and start a "
+               f"new run: the judgments already made are in the ledger)")
+
+
+def _spent(setup: dict, judge: Judge | None) -> dict:
+    """``{"spent": {input_tokens, output_tokens}}``: what the run's judge calls cost, over every
+    invocation of the run (the budget of a resumed run counts it); empty without a judge."""
+    if judge is None:
+        return {}
+    before = spent_before(setup)
+    return {"spent": {"input_tokens": before[0] + judge.stats.input_tokens,
+                      "output_tokens": before[1] + judge.stats.output_tokens}}
+
+
+def spent_before(setup: dict | None) -> tuple[int, int]:
+    """(input, output) tokens a run's earlier invocations spent, as its setup records them."""
+    spent = (setup or {}).get("spent")
+    if not isinstance(spent, dict):
+        return 0, 0
+    counts = [spent.get("input_tokens"), spent.get("output_tokens")]
+    return tuple(int(c) if isinstance(c, int) and not isinstance(c, bool) and c > 0 else 0  # type: ignore[return-value]
+                 for c in counts)
 
 
 def _saver(run_path: Path | None, setup: dict | None) -> Callable[[EvaluationResult], None] | None:
@@ -152,18 +186,34 @@ def _saver(run_path: Path | None, setup: dict | None) -> Callable[[EvaluationRes
 
 
 def _recording(settings: Settings, resume: Run | None,
-               dataset: dict[str, Any] | None = None) -> tuple[Path | None, dict | None]:
+               dataset: dict[str, Any] | None = None) -> tuple[Path | None, dict | None, IO[str] | None]:
+    """The run directory, its setup and the lock this process holds on it (close it at the end)."""
     if resume is None and (not settings.save or settings.dry_run):
-        return None, None
-    from ragmeter.runs.resume import absolute_options
-    from ragmeter.runs.store import check_writable, new_run_path, reopen_run, start_run
+        return None, None, None
+    from ragmeter.runs.lock import acquire
+    from ragmeter.runs.resume import absolute_options, locked_again
+    from ragmeter.runs.store import check_writable, create_run, reopen_run
 
     if resume is not None:  # the options it finishes with (a new server URL, timeout) are recorded
-        setup = {**resume.setup, "options": absolute_options(settings.stored())}
-        return resume.path, (setup if settings.dry_run else reopen_run(resume.path, setup))
+        if settings.dry_run:
+            return resume.path, {**resume.setup, "options": absolute_options(settings.stored())}, None
+        lock = acquire(resume.path)  # a second resume of the same run is refused while this one runs
+        try:
+            current = locked_again(resume)  # what the run is now: another process may have finished it
+            setup = {**current, "options": absolute_options(settings.stored())}
+            return resume.path, reopen_run(resume.path, setup), lock
+        except BaseException:
+            lock.close()
+            raise
     check_writable(settings.runs_dir)  # before any scoring: an unwritable folder costs nothing
-    path = new_run_path(settings.runs_dir, settings.name)
-    return path, start_run(path, absolute_options(settings.stored()), dataset)
+    path, setup = create_run(settings.runs_dir, settings.name, absolute_options(settings.stored()), dataset)
+    try:
+        return path, setup, acquire(path)
+    except BaseException:
+        from ragmeter.runs.store import mark_stopped
+
+        mark_stopped(path, setup, RuntimeError("the run directory could not be locked"))
+        raise
 
 
 def _streamed(settings: Settings, path: str, block: int, measures: tuple[Measure, ...], sources: Sources,
@@ -174,14 +224,14 @@ def _streamed(settings: Settings, path: str, block: int, measures: tuple[Measure
 
         ids = (s.id for samples in iter_blocks(path, 10_000) for s in samples)
         warn_unknown_cases(sources.action_criteria, ids, notify)
-    opened: dict[str, Any] = {"path": None, "setup": None}
+    opened: dict[str, Any] = {"path": None, "setup": None, "lock": None}
 
     def open_run(dataset: dict[str, Any]) -> tuple[Path | None, dict | None]:
         if resume is not None:
             from ragmeter.runs.resume import check_fingerprint
 
             check_fingerprint(resume, dataset["fingerprint"])
-        opened["path"], opened["setup"] = _recording(settings, resume, dataset)
+        opened["path"], opened["setup"], opened["lock"] = _recording(settings, resume, dataset)
         return opened["path"], opened["setup"]
 
     from ragmeter.runs.blockwise import evaluate_streaming
@@ -191,9 +241,10 @@ def _streamed(settings: Settings, path: str, block: int, measures: tuple[Measure
                                               corpus=settings.corpus, sources=sources)
     except BaseException as exc:
         if opened["path"] is not None and opened["setup"] is not None:
-            from ragmeter.runs.store import mark_stopped
-
-            mark_stopped(opened["path"], opened["setup"], exc)
+            _stopped(opened["path"], opened["setup"], exc, sources.judge, None)
         raise
+    finally:
+        if opened["lock"] is not None:
+            opened["lock"].close()
     run_path = opened["path"]
     return EvaluationRun(settings, run_path, streamed=StreamedEvaluation(summary, dataset, measures, block))

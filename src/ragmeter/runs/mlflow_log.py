@@ -147,9 +147,14 @@ def log_run(run: Run | str | Path, *, tracking_uri: str | None = None, experimen
             timeout_s: int | None = None, retries: int | None = None) -> str:
     """Log a run directory to MLflow and return the MLflow run id. Inside an active MLflow
     run (``with mlflow.start_run():``) it logs there; otherwise it starts and ends its own,
-    named after the run directory. ``say`` is told which server is waited for and how long;
+    named after the run directory. ``say`` is told which server is waited for and how long,
+    and that a run not complete (running, interrupted) is logged with what it scored so far;
     ``timeout_s`` / ``retries`` bound each HTTP request (see :func:`bounded_http`)."""
     run = run if isinstance(run, Run) else load_run(run)
+    if run.status != "complete" and say is not None:  # partial figures are logged, never silently
+        say(f"the run {run.name} is {run.status}, not complete: its figures cover what was scored so far "
+            f"(tagged ragmeter.status={run.status}); finish it with `ragmeter eval --resume {run.path}` and log "
+            f"it again")
     mlflow = _mlflow()
     from mlflow.exceptions import MlflowException
 
@@ -189,7 +194,7 @@ def _log(mlflow: Any, run: Run, *, experiment: str | None, run_name: str | None)
     with nullcontext(active) if active is not None else mlflow.start_run(run_name=run_name or run.name) as mlrun:
         mlflow.log_params(run_params(run))
         mlflow.log_metrics(run_metrics(run))
-        mlflow.set_tags({"ragmeter.run": run.name, "ragmeter.status": str(run.setup.get("status"))})
+        mlflow.set_tags({"ragmeter.run": run.name, "ragmeter.status": run.status})
         with tempfile.TemporaryDirectory(prefix="ragmeter-mlflow-") as tmp:
             report = Path(tmp) / "report.html"
             write_html(run, str(report))

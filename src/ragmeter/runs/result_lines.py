@@ -36,6 +36,7 @@ from json.encoder import encode_basestring  # what json.dumps(..., ensure_ascii=
 from typing import Any
 
 from ragmeter.core.evaluation import EvaluationResult, outcome_cell, outcome_cells
+from ragmeter.core.history import LineLedger, written
 from ragmeter.core.sample import Sample
 from ragmeter.core.score_column import ScoreColumn
 from ragmeter.core.secrets import json_line_redactor, redacted_json_lines
@@ -72,18 +73,24 @@ def _row(result: EvaluationResult, names: list[str], sample_id: str, i: int) -> 
                                          for name, m in zip(names, result.measures)}}
 
 
-def sample_lines(samples: Iterable[Sample]) -> Iterator[str]:
+def sample_lines(samples: Iterable[Sample], lines: LineLedger | None = None) -> Iterator[str]:
     """``samples.jsonl``'s lines (without their newlines), redacted. Samples read by the
-    columnar reader are written from its columns, none built (but for a line to redact)."""
+    columnar reader are written from its columns, none built (but for a line to redact). A
+    conversation turn's history is written as the lines of its conversation no earlier line
+    wrote (:func:`ragmeter.core.history.written`; ``lines``: what the file holds already, for a
+    file written in blocks), so a conversation's history is in the file once, not once per turn."""
     if isinstance(samples, LazySamples):
         yield from _column_sample_lines(samples)
         return
     redacted = json_line_redactor()
+    ledger = lines if lines is not None else LineLedger()
     for s in samples:
         text = _plain_sample_line(s)
-        if text is None:
-            text = json.dumps(sample_to_row(s), ensure_ascii=False)
-        yield redacted(text, partial(sample_to_row, s))
+        if text is not None:
+            yield redacted(text, partial(sample_to_row, s))
+            continue
+        row = sample_to_row(s, history=partial(written, ledger))  # the ledger moves on: built once
+        yield redacted(json.dumps(row, ensure_ascii=False), partial(_same, row))
 
 
 def _column_sample_lines(samples: LazySamples) -> Iterator[str]:
@@ -109,6 +116,10 @@ def _column_sample_lines(samples: LazySamples) -> Iterator[str]:
                 "" if reference is None else ', "reference": ' + enc(reference),
                 ', "answerable": true}'))
         yield redacted(text, partial(_sample_row, samples, i))
+
+
+def _same(row: dict[str, Any]) -> dict[str, Any]:
+    return row
 
 
 def _sample_row(samples: Sequence[Sample], i: int) -> dict[str, Any]:

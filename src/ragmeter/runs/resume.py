@@ -3,15 +3,17 @@
 A run directory records the settings that decide its numbers (:data:`ragmeter.core.settings.STORED`:
 dataset, metrics, k, view, judge, ledger, ...). Resuming takes those from the run, so the
 finished run is the one that was started; the judgments it already made are in its ledger
-and are not asked again. What only shapes this invocation (budget caps, ``--block``,
-``--engine``, ``--address``, ``--dry-run``) comes from the caller.
+and are not asked again. The budget (``--budget``, ``--budget-usd``) is stored too and holds
+across resumes: the tokens the run spent before (``spent`` in its setup) count against it.
+What only shapes this invocation (``--block``, ``--engine``, ``--address``, ``--dry-run``)
+comes from the caller. One process at a time resumes a run (:mod:`ragmeter.runs.lock`).
 
 A stored setting given again with the same value is fine. Settings that cannot change a
-number (:data:`HONOURED`: the judge server's URL, the timeout, the concurrency, the prices)
-are taken from the command line when given, so a run can be finished against a server that
-moved. Any other stored setting given with another value is refused, with the stored and the
-given value, rather than silently ignored. Asking for no run directory or another run name
-is refused too: the run directory is the one resumed.
+number (:data:`HONOURED`: the judge server's URL, the timeout, the concurrency, the prices,
+the budget) are taken from the command line when given, so a run can be finished against a
+server that moved, or with a larger budget. Any other stored setting given with another
+value is refused, with the stored and the given value, rather than silently ignored. Asking
+for no run directory or another run name is refused too: the run directory is the one resumed.
 
 Paths are stored absolute (:func:`absolute_options`), so a run resumes from any folder, and
 the dataset's fingerprint is checked (:func:`check_fingerprint`): a dataset that changed
@@ -32,8 +34,9 @@ from ragmeter.runs.store import Run
 PATHS = ("dataset", "corpus", "criteria", "ledger", "action_criteria")
 #: A ``--records`` source that is a file (not ``http(s):``, ``mcp:`` or ``python:``) is a path too.
 SOURCE_SCHEMES = ("http:", "https:", "mcp:", "python:")
-#: Stored settings that change no number: given with --resume, the new value is used.
-HONOURED = ("judge_base_url", "timeout", "concurrency", "price_in", "price_out")
+#: Stored settings that change no number: given with --resume, the new value is used (a budget
+#: too: the run's spending so far, in its setup, counts against it).
+HONOURED = ("judge_base_url", "timeout", "concurrency", "price_in", "price_out", "budget_tokens", "budget_usd")
 
 
 def absolute_options(options: Mapping[str, Any]) -> dict[str, Any]:
@@ -51,6 +54,19 @@ def _is_path(name: str, value: Any) -> bool:
     if not isinstance(value, str) or value == ":memory:":
         return False
     return name in PATHS or (name == "records" and not value.startswith(SOURCE_SCHEMES))
+
+
+def locked_again(run: Run) -> dict:
+    """The run's setup as it is now that this process holds its lock: another process may have
+    finished it since it was read (then there is nothing left to resume)."""
+    from ragmeter.runs.store import load_run
+
+    current = load_run(run.path).setup
+    if current.get("status") == "complete" and run.setup.get("status") != "complete":
+        raise InvalidSettingError("resume", f"the run {run.path} was completed by another process while this "
+                                            f"one waited: there is nothing left to resume (`ragmeter show "
+                                            f"{run.path}`)")
+    return current
 
 
 def check_fingerprint(run: Run, fingerprint: str) -> None:
@@ -97,8 +113,14 @@ def resume_settings(run: Run, options: Mapping[str, Any], given: Collection[str]
         raise InvalidSettingError("resume", f"the run {run.path} failed on its input "
                                             f"({str(run.setup.get('stopped_by', ''))[:300]}): fix the data and start "
                                             f"a new run without --resume (the judgments it made are in the ledger)")
+    options_stored = run.setup.get("options")
+    if not isinstance(options_stored, dict) or not options_stored.get("dataset"):
+        raise InvalidInputError("the run's setup holds no options to resume it with (no dataset among them)",
+                                file=str(run.path / "setup.json"), field="options.dataset",
+                                fix="only a run that `ragmeter eval` started can be resumed: start a new run "
+                                    "without --resume")
     try:
-        stored = Settings.from_stored(run.setup.get("options", {}))
+        stored = Settings.from_stored(options_stored)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, InvalidSettingError):
             raise InvalidInputError(f"the stored option {exc.setting} cannot be used: {exc.message}",

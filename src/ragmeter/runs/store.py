@@ -24,9 +24,11 @@ Secrets (URL userinfo, held API keys) are redacted from everything written here.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import secrets
 import socket
 import time
 from collections.abc import Sequence
@@ -50,16 +52,37 @@ from ragmeter.core.settings import DEFAULTS, default_runs_dir
 from ragmeter.io.dataset import load_dataset
 from ragmeter.io.writer import write_json, write_lines, writing
 from ragmeter.metrics import resolve_key
+from ragmeter.runs.lock import LOCK_NAME
 from ragmeter.runs.result_lines import result_lines, sample_lines
 from ragmeter.runs.result_reader import agrees, read_columns
 from ragmeter.runs.run_check import check_row, check_whole, finite
 
+#: The most characters of a run name kept in its directory's name (a file name holds 255 bytes)
+NAME_CHARS = 80
+
+
+def run_slug(name: str) -> str:
+    """The part of a run directory's name that comes from ``--name``: letters, digits and ``_.-``,
+    at most :data:`NAME_CHARS` of them (a longer name is cut and keeps a hash of the whole).
+
+    >>> run_slug("nightly eval"), run_slug("../x"), run_slug("")
+    ('nightly-eval', '..-x', 'eval')
+    >>> len(run_slug("n" * 300)) == NAME_CHARS
+    True
+    """
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "eval"
+    if len(slug) > NAME_CHARS:
+        digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        slug = f"{slug[:NAME_CHARS - 9]}-{digest}"
+    return slug
+
 
 def new_run_path(base: str | Path | None = None, name: str = DEFAULTS.name) -> Path:
-    """A new, unused ``<base>/<UTC timestamp>-<name>`` (base: ``$RAGMETER_RUNS_DIR`` or ``runs``)."""
+    """A ``<base>/<UTC timestamp>-<name>`` not used yet (base: ``$RAGMETER_RUNS_DIR`` or
+    ``runs``); :func:`create_run` claims one atomically."""
     base = default_runs_dir() if base is None else base
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "eval"
+    slug = run_slug(name)
     path = Path(base) / f"{stamp}-{slug}"
     n = 1
     while path.exists():
@@ -89,20 +112,56 @@ def check_writable(base: str | Path) -> None:
                            fix=os_error_fix(exc)) from None
 
 
-def start_run(path: Path, options: dict[str, Any], dataset: dict[str, Any] | None = None) -> dict:
-    """Create the directory and a setup marked running (what --resume needs is in ``options``;
-    ``dataset``: its absolute path and fingerprint, checked on resume). The directory appears
-    with its setup.json in it (made under a temporary name, then renamed), so a kill never
-    leaves a run directory that is not a run."""
+def _setup(options: dict[str, Any], dataset: dict[str, Any] | None) -> dict:
     setup = {"status": "running", "ragmeter_version": __version__, "started": time.time(), "options": options,
              "pid": os.getpid(), "host": socket.gethostname()}
     if dataset is not None:
         setup["dataset"] = dataset
-    setup = redact_value(setup)
+    return redact_value(setup)
+
+
+def create_run(base: str | Path, name: str, options: dict[str, Any],
+               dataset: dict[str, Any] | None = None) -> tuple[Path, dict]:
+    """A new run directory ``<base>/<timestamp>-<name>[-n]`` with its setup marked running, and
+    that setup. The name is claimed with ``mkdir`` (atomic: of several processes starting runs of
+    one name in the same second, each gets its own directory), and the setup, written first
+    under a temporary name, is renamed into it, so the directory never holds a partial setup."""
+    base = Path(base)
+    setup = _setup(options, dataset)
+    tmp = base / f".ragmeter-new-{os.getpid()}-{secrets.token_hex(4)}.tmp"
+    with writing(base, what="run directory", option=RUNS_OPTIONS):
+        base.mkdir(parents=True, exist_ok=True)
+    _write_json(tmp, setup)
+    try:
+        for _ in range(1000):
+            path = new_run_path(base, name)
+            try:
+                path.mkdir()
+            except FileExistsError:  # another process claimed it between the look and the mkdir
+                continue
+            except OSError as exc:
+                raise StorageError(f"the run directory cannot be made ({exc.strerror or exc})", file=str(path),
+                                   fix=os_error_fix(exc)) from None
+            with writing(path, what="run directory", option=RUNS_OPTIONS):
+                os.replace(tmp, path / "setup.json")
+            return path, setup
+        raise StorageError("no free run directory name after 1000 tries", file=str(base),
+                           fix="give another --name or remove old runs")
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def start_run(path: Path, options: dict[str, Any], dataset: dict[str, Any] | None = None) -> dict:
+    """Create the directory ``path`` (or take the run already there) with a setup marked running
+    (what --resume needs is in ``options``; ``dataset``: its absolute path and fingerprint,
+    checked on resume). The directory appears with its setup.json in it (made under a
+    temporary name, then renamed), so a kill never leaves a run directory that is not a run.
+    A new run under ``--runs-dir`` is made by :func:`create_run`, which also picks a free name."""
+    setup = _setup(options, dataset)
     if path.is_dir() and (path / "setup.json").is_file():
         _write_json(path / "setup.json", setup)
         return setup
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name[:100]}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     with writing(path, what="run directory", option=RUNS_OPTIONS):
         tmp.mkdir(parents=True, exist_ok=True)
     _write_json(tmp / "setup.json", setup)
@@ -151,7 +210,7 @@ def finish_run(path: Path, setup: dict, result: EvaluationResult) -> dict:
     return setup
 
 
-def mark_stopped(path: Path, setup: dict, error: BaseException) -> str:
+def mark_stopped(path: Path, setup: dict, error: BaseException, *, extra: dict | None = None) -> str:
     """Record that the run stopped before it completed, so it is never left ``running``; returns
     the status written. Bad input (an ``InvalidInputError``: a fact with a blank entity, a
     chunk with no text) cannot be resumed away (the data must change, and a resume refuses a
@@ -159,7 +218,7 @@ def mark_stopped(path: Path, setup: dict, error: BaseException) -> str:
     leaves no run behind, as when it is refused before the run starts: ``discarded``), one that
     holds results is ``failed``, never offered to resume. Anything else is ``interrupted``, with
     the error, and ``--resume`` finishes it. Best effort: a failure to write is not allowed to
-    hide ``error``."""
+    hide ``error``. ``extra``: more to record (what the judge spent)."""
     reason = "interrupted (Ctrl-C)" if isinstance(error, KeyboardInterrupt) else f"{type(error).__name__}: {error}"
     status = "failed" if isinstance(error, InvalidInputError) else "interrupted"
     if status == "failed" and _discard(path):
@@ -170,20 +229,33 @@ def mark_stopped(path: Path, setup: dict, error: BaseException) -> str:
             current = setup
     except (OSError, ValueError, RecursionError):
         current = setup
+    doc = {**current, **(extra or {}), "status": status, "stopped_by": redact(reason[:2000]), "stopped": time.time()}
     try:
-        _write_json(path / "setup.json", {**current, "status": status, "stopped_by": redact(reason[:2000]),
-                                          "stopped": time.time()})
-    except RagmeterError:
-        pass
+        _write_json(path / "setup.json", doc)
+    except RagmeterError:  # a full disk has no room for the temporary copy: rewrite the file in place
+        _rewrite_in_place(path / "setup.json", doc)
     return status
+
+
+def _rewrite_in_place(path: Path, doc: dict) -> None:
+    """Overwrite ``path`` with ``doc`` in its own blocks (best effort, for a full disk: a run left
+    ``running`` by a process that is gone reads as interrupted all the same)."""
+    try:
+        data = json.dumps(redact_value(doc), indent=2, ensure_ascii=False).encode("utf-8")
+        with open(path, "r+b") as f:
+            f.write(data)
+            f.truncate()
+    except OSError:
+        pass
 
 
 def _discard(path: Path) -> bool:
     """Remove a run directory that holds only its setup.json (nothing scored); False otherwise."""
     try:
-        if {p.name for p in path.iterdir()} - {"setup.json"}:
+        if {p.name for p in path.iterdir()} - {"setup.json", LOCK_NAME}:
             return False
         (path / "setup.json").unlink(missing_ok=True)
+        (path / LOCK_NAME).unlink(missing_ok=True)
         path.rmdir()
     except OSError:
         return False

@@ -49,6 +49,17 @@ def test_topics_in_sgml_xml_and_tsv(tmp_path):
     assert read_topics(tsv) == {"7": "what is a router", "8": "how long is the warranty"}
 
 
+def test_a_topics_file_cut_in_its_last_topic_is_refused(tmp_path):
+    """The trial: an unclosed last <top> was read as a topic (its text cut short)."""
+    cut = tmp_path / "topics.cut"
+    cut.write_text(SGML[:SGML.rindex("<narr>")])  # cut inside topic 302
+    with pytest.raises(InvalidInputError, match=r"the last <top> \(topic 2 of the file\) is not closed"):
+        read_topics(cut)
+    loose = tmp_path / "topics.loose"  # a file that closes no topic is read as before
+    loose.write_text(SGML.replace("</top>", ""))
+    assert read_topics(loose) == {"301": "International Organized Crime", "302": "Poliomyelitis and Post-Polio"}
+
+
 # (ragmeter measure, trec_eval measure): the measures both compute, with --k 0 (whole list)
 PAIRS = [("precision@5", "P_5"), ("precision@10", "P_10"), ("recall@10", "recall_10"), ("ndcg@10", "ndcg_cut_10"),
          ("ndcg", "ndcg"), ("reciprocal_rank", "recip_rank"), ("average_precision", "map"),

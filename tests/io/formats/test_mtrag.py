@@ -211,3 +211,13 @@ def test_the_streamed_reader_says_tasks_need_the_whole_file(cli):
     out = cli("eval", TASKS, "--block", "2", "--no-save")
     assert out.exit_code == 2
     assert "becomes one sample per turn only when the file is read whole. Fix: drop --block" in out.stderr
+
+
+@pytest.mark.parametrize("turn,shown", [("²", "'²'"), ("5" * 5000, r"'555555555555\.\.\. \(5000 digits\)'"),
+                                        (int("7" * 12), "'777777777777'")])
+def test_a_turn_that_is_no_usable_whole_number_is_a_located_error(tmp_path, turn, shown):
+    """The trial: "turn": "²" and a 5,000-digit turn were ValueError tracebacks (int() refused them)."""
+    path = tmp_path / "tasks.jsonl"
+    path.write_text(json.dumps({**LINES[0], "turn": turn}) + "\n")
+    with pytest.raises(InvalidInputError, match=rf'tasks.jsonl, line 1, field "turn": the turn number {shown} is not'):
+        ragmeter.load_dataset(path)

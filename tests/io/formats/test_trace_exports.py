@@ -9,6 +9,7 @@ import pytest
 
 from ragmeter import evaluate
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.history import TurnHistory
 from ragmeter.io.dataset import load_dataset
 from ragmeter.judges import Judge, ScriptedBackend
 from tests.otel_traces import otlp_json, rag_trace, recorded
@@ -53,6 +54,9 @@ def test_five_traces_one_with_two_retrievals_read_six_retrievals(tmp_path):
     # one session: each request a turn, with the earlier ones as its history
     assert [s.metadata["turn"] for s in data.samples] == [1, 2, 3, 4, 4, 5]
     assert data.samples[1].metadata["history"] == "User: How long do refunds take?\nAssistant: Refunds take 5 days."
+    histories = [s.metadata["history"] for s in data.samples]  # the session's lines held once, by every turn
+    assert all(isinstance(h, TurnHistory) and h.lines is histories[0].lines for h in histories)
+    assert [h.upto for h in histories] == [0, 2, 4, 6, 6, 8] and str(histories[0]) == "(none)"
 
 
 def _judge(seen: list[str]):

@@ -2,7 +2,8 @@
 
 - Topics, three layouts, recognised by their first tag:
   - classic SGML (TREC ad hoc, Robust04): ``<top> <num> Number: 301 <title> ... <desc>
-    Description: ... <narr> Narrative: ... </top>`` (closing tags optional);
+    Description: ... <narr> Narrative: ... </top>`` (closing tags optional, but a file that closes
+    its topics must close the last one too: one that does not is taken as cut short);
   - XML (TREC Web 2009-14, Deep Learning): ``<topic number="1"> <query>...</query>
     <description>...</description> </topic>``;
   - tab-separated ``qid<TAB>text`` (what ir_datasets and MS MARCO write).
@@ -60,7 +61,13 @@ def read_topics(path: str | Path, field: str = "title") -> dict[str, str]:
 
 def _sgml(text: str, field: str, file: str) -> dict[str, str]:
     out: dict[str, str] = {}
-    for block in re.split(r"<top>", text, flags=re.IGNORECASE)[1:]:
+    blocks = re.split(r"<top>", text, flags=re.IGNORECASE)[1:]
+    closed = [re.search(r"</top>", b, flags=re.IGNORECASE) is not None for b in blocks]
+    if any(closed) and not closed[-1]:  # the file closes its topics, and the last is not: cut short?
+        raise InvalidInputError(f"the last <top> (topic {len(blocks)} of the file) is not closed by </top>, where "
+                                f"the others are: the file may be cut short", file=file,
+                                fix="restore the whole topics file, or close the last topic with </top>")
+    for block in blocks:
         block = re.split(r"</top>", block, flags=re.IGNORECASE)[0]
         block = re.sub(r"</(num|title|desc|narr)>", " ", block, flags=re.IGNORECASE)
         parts = _SGML_FIELD.split(block)

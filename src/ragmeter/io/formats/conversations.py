@@ -8,7 +8,8 @@ turns) and conversations (``messages``). A conversation's id is its ``id`` (MTRA
 ``conversation_id``; DeepEval: ``name``); when no conversation has one, each takes its position
 (1, 2, ...). Turn samples get the id ``<conversation>#<turn>`` and metadata ``conversation``,
 ``turn`` (1-based), ``history`` (the earlier exchanges, for prompts that must resolve
-references) and ``standalone`` when the data says so.
+references: a :class:`~ragmeter.core.history.TurnHistory`, the conversation's lines stored once
+and referenced by each turn, read as the string) and ``standalone`` when the data says so.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.history import TurnHistory
 from ragmeter.io.formats.registry import ALIASES, TASKS, conversation_of, is_conversational, is_task
 
 #: Fields of a conversation record that are not its turns: kept in each turn's metadata.
@@ -93,11 +95,11 @@ def _shape_errors(file: str, line: int, field: str) -> Iterator[None]:
 
 
 def _number(conversation: str, turns: list[dict], shared: Mapping[str, Any]) -> list[dict]:
-    history: list[str] = []
+    history: list[str] = []  # the conversation's lines, one list shared by every turn's history
     out = []
     for i, t in enumerate(turns, start=1):
         meta = {**shared, **dict(t.pop("metadata", {}) or {})}
-        meta.update({"conversation": conversation, "turn": i, "history": "\n".join(history) or "(none)"})
+        meta.update({"conversation": conversation, "turn": i, "history": TurnHistory(history, len(history))})
         if "standalone" in t:
             meta["standalone"] = bool(t.pop("standalone"))
         t["id"] = f"{conversation}#{i}"

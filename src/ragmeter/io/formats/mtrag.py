@@ -46,6 +46,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.history import TurnHistory
 from ragmeter.io.formats.base import FIELDS, Conversation, Format, Tasks
 
 USER, AGENT = ("user", "human"), ("agent", "assistant", "ai")
@@ -162,8 +163,12 @@ def _votes(feedback: Any) -> Counter:
     return out
 
 
+def _line(who: str, text: str) -> str:
+    return f"{'User' if who == 'user' else 'Assistant'}: {text}"
+
+
 def _history(turns: list[tuple[str, str]]) -> str:
-    return "\n".join(f"{'User' if who == 'user' else 'Assistant'}: {text}" for who, text in turns) or "(none)"
+    return "\n".join(_line(who, text) for who, text in turns) or "(none)"
 
 
 def _speaker(message: Mapping[str, Any], file: str, line: int, field: str) -> str:
@@ -209,6 +214,19 @@ def _merge(derived: dict[str, Any], record: Mapping[str, Any], file: str, line: 
     return out
 
 
+def _turn_number(turn: Any, users: int, file: str, line: int) -> int:
+    """The task's ``turn`` when it is a whole number, else the user turns counted. Digits that are
+    not 0-9 ("²") or too many of them (5,000) are located errors (``int`` raised on them)."""
+    text = str(turn).strip() if isinstance(turn, (int, float, str)) else ""
+    if not text.isdigit():
+        return users
+    if not text.isascii() or len(text) > 9:
+        shown = text if len(text) <= 12 else f"{text[:12]}... ({len(text)} digits)"
+        raise _error(file, line, "turn", f"the turn number {shown!r} is not a whole number of at most 9 digits 0-9",
+                     fix="write turn as 1, 2, 3, ... (or leave it out: the user turns are counted)")
+    return int(text)
+
+
 def _task_core(rec: Mapping[str, Any], file: str, line: int, aliases: Mapping[str, str]) -> dict[str, Any]:
     """One task's question, history, passages, reference and answerability (no answer yet)."""
     spoken: list[tuple[str, str]] = []
@@ -221,7 +239,7 @@ def _task_core(rec: Mapping[str, Any], file: str, line: int, aliases: Mapping[st
     turn = rec.get("turn")
     users = sum(who == "user" for who, _ in spoken)
     meta = {"conversation": str(rec["conversation_id"]) if _present(rec.get("conversation_id")) else None,
-            "turn": int(turn) if isinstance(turn, (int, float, str)) and str(turn).strip().isdigit() else users,
+            "turn": _turn_number(turn, users, file, line),
             "history": _history(spoken[:-1])}
     if _present(rec.get("task_id")):
         meta["task_id"] = str(rec["task_id"])
@@ -326,18 +344,18 @@ def conversation_turns(rec: Mapping[str, Any], cid: str, file: str, line: int,
         else:
             turns[-1] = (turns[-1][0], m)
     out = []
-    spoken: list[tuple[str, str]] = []
+    spoken: list[str] = []  # the conversation's history lines, one list shared by every turn
     for i, (user, agent) in enumerate(turns, start=1):
         given = user.get("enrichments")
         enrichments: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-        meta = {"conversation": cid, "turn": i, "history": _history(spoken), **shared,
+        meta = {"conversation": cid, "turn": i, "history": TurnHistory(spoken, len(spoken)), **shared,
                 **{k: v for k, v in enrichments.items() if _present(v)}}
         row: dict[str, Any] = {"id": f"{cid}#{i}", "question": user.get("text") or "", "metadata": meta}
         flag = answerable(enrichments.get("Answerability", enrichments.get("answerability")), file, line,
                           "messages")
         if flag is not None:
             row["answerable"] = flag
-        spoken.append(("user", user.get("text") or ""))
+        spoken.append(_line("user", user.get("text") or ""))
         if agent is not None:
             chunks, labels = passages(agent.get("contexts"), file, line, "messages")
             row["retrieved"] = chunks
@@ -345,7 +363,7 @@ def conversation_turns(rec: Mapping[str, Any], cid: str, file: str, line: int,
                 row["relevant"] = labels
             if _present(agent.get("text")):
                 row["reference"] = agent["text"]
-                spoken.append(("agent", agent["text"]))
+                spoken.append(_line("agent", agent["text"]))
             if _present(agent.get("original_text")):
                 row["answer"] = agent["original_text"]
         out.append(row)

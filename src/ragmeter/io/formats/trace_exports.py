@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragmeter.core.errors import InvalidInputError
+from ragmeter.core.history import TurnHistory
 from ragmeter.core.sample import Sample
 from ragmeter.io.formats.base import FileFormat
 from ragmeter.io.otlp import Rejected, Span, hex_id, json_spans, span_from_json
@@ -112,7 +113,7 @@ def _conversations(requests: Sequence[TraceRequest]) -> list[dict[str, Any]]:
         for n, r in enumerate(sorted(turns, key=lambda t: (t.ts, t.id)), start=1):
             extra[r.id] = {"conversation": session, "turn": n}
             if "history" not in r.metadata:
-                extra[r.id]["history"] = "\n".join(history) or "(none)"
+                extra[r.id]["history"] = TurnHistory(history, len(history))  # the session's lines, stored once
             history.append(f"User: {r.question}")
             if r.answer is not None:
                 history.append(f"Assistant: {r.answer}")

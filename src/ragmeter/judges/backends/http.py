@@ -12,7 +12,17 @@ from ragmeter.core.secrets import redact
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges.backends import envelope
 from ragmeter.judges.backends.base import Backend
-from ragmeter.judges.transport import AdaptiveLimiter, JudgeConfigError, JudgeReplyError, Limiter, RetryPolicy, send
+from ragmeter.judges.transport import (
+    AdaptiveLimiter,
+    JudgeConfigError,
+    JudgeReplyError,
+    Limiter,
+    RetryPolicy,
+    client_for,
+    endpoint,
+    post,
+    send,
+)
 
 
 class HTTPBackend(Backend):
@@ -30,18 +40,20 @@ class HTTPBackend(Backend):
         self.base_url: str = base_url.rstrip("/")
         self.policy = policy or RetryPolicy()
         self.limiter: Limiter = limiter if limiter is not None else AdaptiveLimiter(concurrency)
+        self.connections = max(concurrency, getattr(self.limiter, "max_limit", 0))  # the pool: one per slot
         self.stats: dict[str, int] = {}
         self._client: httpx.AsyncClient | None = None
 
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.policy.timeout, **http_options())
+            self._client = client_for(self.policy, self.connections, **http_options())
         return self._client
 
     async def _post(self, path: str, payload: dict, headers: dict,
                     timing: dict[str, float] | None = None) -> httpx.Response:
-        return await send(lambda: self.client.post(f"{self.base_url}{path}", json=payload, headers=headers),
+        url = endpoint(self.base_url, path)  # a query in the base URL (?api-version=...) stays at the end
+        return await send(lambda: post(self.client, url, payload=payload, headers=headers, timeout=self.policy.timeout),
                           limiter=self.limiter, policy=self.policy, backend=self.name, stats=self.stats,
                           timing=timing)
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from ragmeter.core.errors import JudgeUnavailableError
 from ragmeter.judges.local.runtime import Runtime, chat_formatter, json_grammar
-from ragmeter.judges.transport import JudgeTransportError
+from ragmeter.judges.transport import RequestTooLong
 
 # Load settings (measured in bench/local_judge_bench.py; README "Offline"):
 EXTRA_BUFTS = True  # llama.cpp's extra weight buffers (REPACK of the Q4_K weights for the AVX2 kernels)
@@ -113,7 +113,7 @@ QUESTION_SETS: dict[str, tuple[TypedQuestion, ...]] = {
     "long3": (THREE_WAY,), "few_shot3": (THREE_WAY_FEW_SHOT,)}
 
 
-class PromptTooLong(JudgeTransportError):
+class PromptTooLong(RequestTooLong):
     """A prompt longer than the model's context window: this item fails, the run goes on."""
 
 
