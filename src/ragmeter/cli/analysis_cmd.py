@@ -136,10 +136,9 @@ def _gate_result(run: str, baseline: str | None, *, max_drop: float, significant
         check_thresholds(max_drop=max_drop, alpha=alpha, floors=bars["--min"], ceilings=bars["--max"])
     except InvalidSettingError as exc:
         raise typer.BadParameter(exc.message, param_hint=GATE_FLAGS[exc.setting]) from None
-    result = gate(load_run(run, runs_dir), load_run(baseline, runs_dir) if baseline is not None else None,
-                  max_drop=max_drop, metrics=split_metrics(metrics), floors=bars["--min"], ceilings=bars["--max"],
-                  alpha=alpha, allow_setup_change=allow_setup_change, significant_only=significant_only)
-    return result
+    return gate(load_run(run, runs_dir), load_run(baseline, runs_dir) if baseline is not None else None,
+                max_drop=max_drop, metrics=split_metrics(metrics), floors=bars["--min"], ceilings=bars["--max"],
+                alpha=alpha, allow_setup_change=allow_setup_change, significant_only=significant_only)
 
 
 def _write_junit_error(exc: BaseException, junit: str, *, run: str, baseline: str | None) -> None:
