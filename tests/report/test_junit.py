@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragmeter.analysis.gate import GateCase, GateResult
-from ragmeter.report.junit import junit_xml
+from ragmeter.report.junit import junit_error_xml, junit_xml
 from tests.analysis.test_compare import make_run
 from tests.hostile import FUZZ, HOSTILE_TEXT
 
@@ -66,6 +66,69 @@ def test_junit_that_cannot_be_written_is_a_usage_error(cli, tmp_path):
     a = make_run(tmp_path / "a", {"ndcg@5": [0.5]})
     done = cli("gate", a.path, "--baseline", a.path, "--junit", tmp_path / "no" / "such" / "gate.xml")
     assert done.exit_code == 2 and "--junit" in done.output and "Traceback" not in done.output
+
+
+
+def _error_case(out):
+    """The one test case of a gate that could not decide, after checking the document."""
+    SCHEMA.validate(str(out))
+    suite = ET.parse(out).getroot()
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("1", "0", "1")
+    (case,) = suite.iter("testcase")
+    assert (case.get("classname"), case.get("name")) == ("ragmeter.gate", "gate")
+    assert {p.get("name"): p.get("value") for p in suite.iter("property")}["passed"] == "false"
+    return case.find("error")
+
+
+def test_runs_not_comparable_still_leave_a_junit_error(cli, tmp_path):
+    """Exit 2 (the runs differ in their testset) writes one test case in error saying why, over
+    whatever report an earlier gate left."""
+    a = make_run(tmp_path / "a", {"ndcg@5": [0.5, 0.6]}, testset="t1")
+    b = make_run(tmp_path / "b", {"ndcg@5": [0.5, 0.6]}, testset="t2")
+    out = tmp_path / "gate.xml"
+    assert cli("gate", a.path, "--baseline", a.path, "--junit", out).exit_code == 0
+    done = cli("gate", b.path, "--baseline", a.path, "--junit", out)
+    assert done.exit_code == 2 and "not comparable" in done.output, done.output
+    error = _error_case(out)
+    assert error.get("type") == "SetupMismatch"
+    assert error.get("message").startswith("the gate could not decide: the runs are not comparable: ")
+    assert "--allow-setup-change" in error.text
+    assert not list(tmp_path.glob(".gate.xml.*"))  # written through a temporary file, none left behind
+
+
+def test_an_unreadable_run_leaves_a_junit_error(cli, tmp_path):
+    out = tmp_path / "gate.xml"
+    done = cli("gate", tmp_path / "missing", "--junit", out)
+    assert done.exit_code == 2 and "Traceback" not in done.output, done.output
+    error = _error_case(out)
+    assert "not a ragmeter run directory" in error.get("message")
+
+
+@pytest.mark.parametrize("args, option", [(["--min", "recall@5"], "--min"), (["--max-drop", "-1"], "--max-drop")])
+def test_a_usage_error_in_the_bars_leaves_a_junit_error(cli, tmp_path, args, option):
+    """A usage error found after the options are parsed keeps its usage line and exit 2, and the
+    report names the option."""
+    a = make_run(tmp_path / "a", {"ndcg@5": [0.5]})
+    out = tmp_path / "gate.xml"
+    done = cli("gate", a.path, *args, "--junit", out)
+    assert done.exit_code == 2 and "Usage:" in done.output, done.output
+    error = _error_case(out)
+    assert error.get("type") == "BadParameter" and option in error.get("message")
+
+
+def test_a_junit_error_cannot_be_written_either(cli, tmp_path):
+    """Exit 2 with a --junit in no folder: both errors are said, no traceback."""
+    done = cli("gate", tmp_path / "missing", "--junit", tmp_path / "no" / "gate.xml")
+    assert done.exit_code == 2 and "--junit" in done.output and "not a ragmeter run" in done.output
+    assert "Traceback" not in done.output
+
+
+def test_the_error_document_escapes_any_reason():
+    doc = junit_error_xml("\x00<b>&\"'\n  second line", kind="<Kind>", run="<r>", baseline=None)
+    SCHEMA.validate(doc)
+    error = ET.fromstring(doc.encode()).find("testcase/error")
+    assert error.get("message") == "the gate could not decide: \\x00<b>&\"' second line"
+    assert error.text == "\\x00<b>&\"'\n  second line"
 
 
 @FUZZ

