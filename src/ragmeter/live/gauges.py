@@ -1,4 +1,4 @@
-"""The operational gauges of live traffic, as the seed's metric reference logs them per request.
+"""The operational gauges of live traffic, as the RAG metric reference logs them per request.
 
 For every request the watcher reads (sampled out or not: no judge is needed), and for every user
 feedback that arrives later, joined to its request by id:
@@ -12,7 +12,7 @@ feedback that arrives later, joined to its request by id:
 
 Each Prometheus gauge has ``window="last"`` (the latest value) and ``window="last_n"`` (the mean
 of the last N values). statsd gets each value as it comes (``statsd.gauge('rag.<name>', value)``,
-the seed's call; a negative gauge is sent as a reset to 0 then the value, since a signed gauge
+the metric reference's call; a negative gauge is sent as a reset to 0 then the value, since a signed gauge
 line is a change in statsd's protocol), through the ``statsd`` package (``ragmeter[live]``).
 """
 
