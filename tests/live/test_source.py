@@ -29,9 +29,7 @@ def test_a_log_line_without_request_id_says_how_to_get_one():
 @FUZZ
 @given(st.lists(st.one_of(hostile_line(), st.binary(max_size=40).map(lambda b: b.decode("latin-1"))), max_size=6))
 def test_live_log_reader_and_watcher_never_raise(lines):
-    from ragmeter.judges import Judge, ScriptedBackend
     from ragmeter.live.source import LoggedRequest, Rejected, parse
-    from ragmeter.live.watch import Watcher
     from tests import live_judge
 
     raw = [line.encode("utf-8", "surrogatepass") for line in lines]
@@ -48,10 +46,6 @@ def test_live_log_reader_and_watcher_never_raise(lines):
         assert w.counts["scored"] + w.counts["malformed"] + w.counts["duplicates"] <= w.counts["lines"]
 
 
-def watcher(tmp_path, log, **kw):
-    return Watcher(str(log), Judge(ScriptedBackend(live_judge.scripted)), tmp_path / "state", **kw)
-
-
 @pytest.mark.parametrize("span_json", [
     {"span_id": "s1", "attributes": {"input.value": "Q?", "output.value": "ok",
                                      "retrieval.documents.0.document.id": "d1",
@@ -60,7 +54,7 @@ def watcher(tmp_path, log, **kw):
 def test_openinference_spans_are_read(tmp_path, span_json):
     log = tmp_path / "spans.jsonl"
     log.write_text(json.dumps(span_json) + "\n")
-    w = watcher(tmp_path, log)
+    w = live_judge.watcher(tmp_path, log)
     assert w.poll() == 1
     assert json.loads((tmp_path / "state" / "scored.jsonl").read_text())["id"] == "s1"
 
@@ -124,7 +118,7 @@ def test_a_span_start_time_in_unix_nanoseconds_is_read_as_nanoseconds(tmp_path, 
     assert isinstance(read, LoggedRequest) and read.ts == 1_700_000_000_000_000_000 / 1e9
     log = tmp_path / "spans.jsonl"
     log.write_text(json.dumps(span) + "\n")
-    w = watcher(tmp_path, log)
+    w = live_judge.watcher(tmp_path, log)
     assert w.poll() == 1
     assert json.loads((tmp_path / "state" / "scored.jsonl").read_text())["ts"] == 1.7e9
     assert [r["id"] for r in w.recent] == ["s1"] and not w.hour  # from 2023: not in the last hour's window
