@@ -58,9 +58,13 @@ def test_every_row_goes_to_the_ledger_and_a_new_rule_rescores_without_a_call(tmp
     backend = OfflineBackend(model_stage=False)
     first = ragmeter.evaluate([s], ["faithfulness"], judge=Judge(backend, ledger=ledger))
     assert first.outcome("faithfulness", "s").value == 1.0
-    backend.rule = dataclasses.replace(backend.rule, t_found=1.01, t_supported=1.01)  # nothing lines up now
+    (fresh,) = first.evidence[0].verdicts["answer@context"]
+    assert fresh.support == 1.0  # a fresh reply carries its support, as a stored one read back does
+    backend.rule = dataclasses.replace(backend.rule, bias=-100.0)  # nothing supports anything now
     again = ragmeter.evaluate([s], ["faithfulness"], judge=Judge(backend, ledger=ledger))
     assert again.outcome("faithfulness", "s").value == 0.0 and again.judge_stats["calls"] == 0
+    (stored,) = again.evidence[0].verdicts["answer@context"]
+    assert stored.verdict == "not_found" and stored.support == 0.0
 
 
 def test_without_the_model_other_prompts_are_refused_with_the_fix(monkeypatch):

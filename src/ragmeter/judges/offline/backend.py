@@ -182,10 +182,11 @@ class OfflineBackend(Backend):
         return self.inner._complete(messages, schema, decoding, request)
 
     def rescore(self, request: Any, value: Any, logprobs: list | None) -> Any:
-        """Re-decide stored verdicts with the current rule (no call)."""
+        """Re-decide stored verdicts with the current rule (no call), each with its ``support``
+        (the judge calls this on a fresh reply too, after checking it against the schema)."""
         if request.prompt.id != VERIFY or not logprobs or request.parts is None:
             return value
-        return self.rule.verdicts(logprobs, [cid for cid, _ in request.parts["claims"]])
+        return self.rule.verdicts(logprobs, [cid for cid, _ in request.parts["claims"]], support=True)
 
     # ---- the work -------------------------------------------------------------------------
 
