@@ -325,6 +325,7 @@ def speed(repeat: int) -> None:
     seconds, cpu, loads = [], [], []
     for _round in range(repeat):
         backend._passages.clear()
+        backend._claims.clear()
         loads.append(os.getloadavg()[0])
         start, c0 = time.perf_counter(), time.process_time()
         judge = Judge(backend, ledger=Ledger(":memory:"))

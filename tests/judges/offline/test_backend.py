@@ -91,3 +91,22 @@ def test_auto_is_the_offline_judge_with_the_embeddings_alone(monkeypatch):
 
     monkeypatch.setattr(local_model, "local_available", lambda: False)
     assert default_judge() == "local"
+
+
+def test_the_extraction_prepares_every_claim_in_one_pass_and_verification_reuses_it(monkeypatch):
+    from ragmeter.judges.offline import signals
+
+    backend = OfflineBackend(model_stage=False)
+    passes: list[list[str]] = []
+    real = signals.prepare_claims
+    monkeypatch.setattr(signals, "prepare_claims", lambda texts, e: passes.append(list(texts)) or real(texts, e))
+    ex = backend.extract({"question": "Is my R2 covered?", "answer": "The R2 is covered [w]. Shipping is free.",
+                          "reference": "The R2 has a 24-month warranty."})
+    assert passes == [["Is my R2 covered?", "The R2 is covered.", "Shipping is free.",
+                       "The R2 has a 24-month warranty."]]
+    passages = [("w", "The R2 carries a 24-month warranty.")]
+    backend.rows(passages, [(c["id"], c["text"]) for c in ex["claims"]])
+    backend.rows(passages, [(c["id"], c["text"]) for c in ex["reference_claims"]])
+    assert len(passes) == 1  # both verifications read the prepared claims
+    v = backend.embedder.encode(["Is my R2 covered?", "The R2 is covered.", "Shipping is free."])  # on their own
+    assert [c["addresses_question"] for c in ex["claims"]] == [bool(v[1] @ v[0] >= 0.45), bool(v[2] @ v[0] >= 0.45)]
