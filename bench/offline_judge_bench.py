@@ -10,13 +10,17 @@ shown passages: each response's sentences against its passages, and the referenc
 against each model response for completeness), computed once and cached (they are what the
 ledger stores: a new rule costs no embedding or model time).
 
-fit: the rule's constants (``judges/offline/rule.py``) by grid search on both sets at once,
-maximising agreement-set accuracy (minus one per contradicted claim called supported) plus the
-MTRAG Spearman against the median human rating of faithfulness and of -contradiction_rate (so
-that a contradicted verdict is not given to faithful answers). The figures beside them are
-cross-validated: each agreement context judged by constants fitted without it, each MTRAG
-conversation's responses by constants fitted without that conversation (all its tasks), and
-the tune split -> heldout split figure. ``--write`` puts the constants and figures into
+fit: the rule's constants (``judges/offline/rule.py``). The support model's weights on the MTRAG
+half alone: a pairwise logistic loss over the responses people rated apart, so that the higher
+rated gets the higher faithfulness (sum_c n_c p_c / sum_c n_c, as the metric reads the judge's
+support), with a ridge. Then the thresholds, ``t_sure`` and the switches by grid search on both
+sets, maximising agreement-set accuracy (minus one per contradicted claim called supported) plus
+the MTRAG Spearman of faithfulness against the median human rating, and that of
+-contradiction_rate where it is negative (a contradicted verdict must not go to faithful
+answers). The figures beside them are cross-validated: each agreement context judged by
+thresholds fitted without it, each MTRAG conversation's responses by weights and thresholds
+fitted without that conversation (all its tasks), and the tune split -> heldout split figure.
+``--write`` puts the constants and figures into
 ``src/ragmeter/judges/offline/rule.json``.
 """
 
