@@ -17,6 +17,8 @@ of ``rule.json`` (fitted on data the file names, with the cross-validated figure
                   not say otherwise
     not_found     otherwise (too uncertain to call either way)
 
+``require_complete`` and ``negation`` are switches the fit chooses (``rule.json``).
+
 Each verdict carries the claim's ``support``, the credit ``faithfulness`` gives it: 0 for a
 contradicted claim, 1 for a supported one whose p reaches ``t_sure`` (the evidence is
 decisive), else p itself (a claim the evidence leaves uncertain counts in part).
