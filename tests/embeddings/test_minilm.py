@@ -91,6 +91,16 @@ def test_token_vectors_leave_out_special_tokens(minilm):
     assert t.shape == (3, 384)
 
 
+def test_one_pass_gives_what_encode_and_tokens_give(minilm):
+    texts = ["The R2 carries a 24-month warranty.", "Shipping is free.", "A replacement ships within 5 business days."]
+    together = minilm.encode_tokens(texts)
+    np.testing.assert_allclose(np.array([v for v, _, _ in together]), minilm.encode(texts), atol=1e-12)
+    for (_, t, w), (t2, w2) in zip(together, minilm.tokens(texts)):
+        np.testing.assert_allclose(t, t2, atol=1e-12)
+        assert w == w2
+    np.testing.assert_allclose(together[1][1], minilm.token_vectors(texts[1]), atol=1e-6)
+
+
 @pytest.mark.slow
 def test_int8_onnx_model_matches_an_fp32_numpy_bert(minilm):
     """Differential: our int8 ONNX vectors against BERT written out in numpy on the published

@@ -25,7 +25,8 @@ UNAVAILABLE = st.builds(Unavailable, TEXT, st.booleans())
 CLAIMS = st.lists(st.builds(Claim, st.integers(1, 9), TEXT, st.none() | st.booleans(),
                             st.lists(TEXT, max_size=2).map(tuple)), max_size=3).map(tuple)
 VERDICTS = st.lists(st.builds(Verdict, st.integers(1, 9), st.sampled_from(["supported", "contradicted", "not_found"]),
-                              st.lists(TEXT, max_size=2).map(tuple), st.booleans(), TEXT), max_size=3).map(tuple)
+                              st.lists(TEXT, max_size=2).map(tuple), st.booleans(), TEXT,
+                              st.none() | st.floats(0, 1)), max_size=3).map(tuple)
 EVIDENCE = st.builds(
     Evidence, answer_claims=st.none() | UNAVAILABLE | CLAIMS, declines=st.none() | UNAVAILABLE | st.booleans(),
     reference_claims=st.none() | UNAVAILABLE | CLAIMS,
@@ -42,6 +43,13 @@ EVIDENCE = st.builds(
 @given(EVIDENCE)
 def test_from_dict_reads_back_what_as_dict_wrote_through_json(ev):
     assert Evidence.from_dict(json.loads(json.dumps(ev.as_dict()))) == ev
+
+
+def test_a_verdict_without_support_writes_none():
+    """Only the offline judge weighs support: every other judge's evidence reads as before."""
+    plain, weighed = Verdict(1, "supported", ("a",), False, ""), Verdict(1, "supported", ("a",), False, "", 0.75)
+    verdicts = Evidence(verdicts={"answer@context": (plain, weighed)}).as_dict()["verdicts"]["answer@context"]
+    assert "support" not in verdicts[0] and verdicts[1]["support"] == 0.75
 
 
 def test_fact_checks_are_read_back_too():

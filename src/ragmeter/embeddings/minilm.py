@@ -113,16 +113,22 @@ class MiniLM(Embedder):
     def tokens(self, texts: Sequence[str]) -> list[tuple[np.ndarray, list[str]]]:
         """:meth:`token_vectors` and :meth:`token_words` of many texts, in batches (one model call
         per :data:`BATCH` texts)."""
+        return [(t, w) for _, t, w in self.encode_tokens(texts)]
+
+    def encode_tokens(self, texts: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray, list[str]]]:
+        """Each text's :meth:`encode` vector, :meth:`token_vectors` and :meth:`token_words` from
+        one pass of the model (one call per :data:`BATCH` texts, batched as :meth:`encode` does)."""
         texts = list(texts)
-        out: list[tuple[np.ndarray, list[str]]] = [(np.zeros((0, 384)), [])] * len(texts)
+        out: list[tuple[np.ndarray, np.ndarray, list[str]]] = [(np.zeros(384), np.zeros((0, 384)), [])] * len(texts)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i] or ""))
         for start in range(0, len(texts), BATCH):
             idx = order[start:start + BATCH]
             hidden, mask, enc = self._hidden([texts[i] for i in idx])
+            pooled = unit_rows((hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1))
             for row, i in enumerate(idx):
                 e = enc[row]
                 keep = mask[row].astype(bool) & ~np.array(e.special_tokens_mask, dtype=bool)
-                out[i] = (unit_rows(hidden[row][keep]), _words(texts[i], e.offsets, e.special_tokens_mask))
+                out[i] = (pooled[row], unit_rows(hidden[row][keep]), _words(texts[i], e.offsets, e.special_tokens_mask))
         return out
 
 

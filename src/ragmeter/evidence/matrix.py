@@ -73,6 +73,7 @@ class Verdict:
     sources: tuple[str, ...]
     combined: bool
     quote: str
+    support: float | None = None  # the credit faithfulness gives the claim, where the judge weighs it (offline)
 
 
 @dataclass
@@ -102,7 +103,8 @@ class Evidence:
             if isinstance(x, tuple):
                 return [plain(i) for i in x]
             if isinstance(x, (Claim, Verdict)):
-                return {k: (list(v) if isinstance(v, tuple) else v) for k, v in x.__dict__.items()}
+                return {k: (list(v) if isinstance(v, tuple) else v) for k, v in x.__dict__.items()
+                        if not (k == "support" and v is None)}
             if hasattr(x, "as_dict"):  # a FactCheck, a CaseGrade
                 return x.as_dict()
             return x
@@ -140,7 +142,8 @@ class Evidence:
 
         def verdicts(x: Any) -> tuple[Verdict, ...] | Unavailable:
             return _unavailable(x) if isinstance(x, Mapping) else tuple(
-                Verdict(v["claim"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"]) for v in x)
+                Verdict(v["claim"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"], v.get("support"))
+                for v in x)
 
         def part(x: Any, read: Any = lambda x: x) -> Any:
             return _unavailable(x) if isinstance(x, Mapping) and "unavailable" in x else None if x is None \

@@ -321,6 +321,7 @@ class Judge:
         tally = _Tally()
         try:
             value, text, logprobs = await self._ask_until_valid(request, tally)
+            value = self.backend.rescore(request, value, logprobs)  # as a stored one is read back
             j = Judgment(key, True, value, None, text, tally.calls, tally.reasks, tally.tokens_in, tally.tokens_out,
                          cached=False, logprobs=logprobs, latency_s=tally.latency, queue_s=tally.queue)
         except JudgeOutputError as exc:  # stored as failed, with the reply kept: this item only

@@ -58,9 +58,13 @@ def test_every_row_goes_to_the_ledger_and_a_new_rule_rescores_without_a_call(tmp
     backend = OfflineBackend(model_stage=False)
     first = ragmeter.evaluate([s], ["faithfulness"], judge=Judge(backend, ledger=ledger))
     assert first.outcome("faithfulness", "s").value == 1.0
-    backend.rule = dataclasses.replace(backend.rule, t_found=1.01, t_supported=1.01)  # nothing lines up now
+    (fresh,) = first.evidence[0].verdicts["answer@context"]
+    assert fresh.support == 1.0  # a fresh reply carries its support, as a stored one read back does
+    backend.rule = dataclasses.replace(backend.rule, bias=-100.0)  # nothing supports anything now
     again = ragmeter.evaluate([s], ["faithfulness"], judge=Judge(backend, ledger=ledger))
     assert again.outcome("faithfulness", "s").value == 0.0 and again.judge_stats["calls"] == 0
+    (stored,) = again.evidence[0].verdicts["answer@context"]
+    assert stored.verdict == "not_found" and stored.support == 0.0
 
 
 def test_without_the_model_other_prompts_are_refused_with_the_fix(monkeypatch):
@@ -87,3 +91,22 @@ def test_auto_is_the_offline_judge_with_the_embeddings_alone(monkeypatch):
 
     monkeypatch.setattr(local_model, "local_available", lambda: False)
     assert default_judge() == "local"
+
+
+def test_the_extraction_prepares_every_claim_in_one_pass_and_verification_reuses_it(monkeypatch):
+    from ragmeter.judges.offline import signals
+
+    backend = OfflineBackend(model_stage=False)
+    passes: list[list[str]] = []
+    real = signals.prepare_claims
+    monkeypatch.setattr(signals, "prepare_claims", lambda texts, e: passes.append(list(texts)) or real(texts, e))
+    ex = backend.extract({"question": "Is my R2 covered?", "answer": "The R2 is covered [w]. Shipping is free.",
+                          "reference": "The R2 has a 24-month warranty."})
+    assert passes == [["Is my R2 covered?", "The R2 is covered.", "Shipping is free.",
+                       "The R2 has a 24-month warranty."]]
+    passages = [("w", "The R2 carries a 24-month warranty.")]
+    backend.rows(passages, [(c["id"], c["text"]) for c in ex["claims"]])
+    backend.rows(passages, [(c["id"], c["text"]) for c in ex["reference_claims"]])
+    assert len(passes) == 1  # both verifications read the prepared claims
+    v = backend.embedder.encode(["Is my R2 covered?", "The R2 is covered.", "Shipping is free."])  # on their own
+    assert [c["addresses_question"] for c in ex["claims"]] == [bool(v[1] @ v[0] >= 0.45), bool(v[2] @ v[0] >= 0.45)]

@@ -1,4 +1,4 @@
-"""``ragmeter.judges.offline.rule``: from evidence rows to one verdict, and the shipped constants."""
+"""``ragmeter.judges.offline.rule``: from evidence rows to one verdict and its support, and the shipped constants."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ import dataclasses
 import json
 import math
 
-from ragmeter.judges.offline.rule import RULE_PATH, EvidenceRule, load_rule
+import pytest
 
-RULE = EvidenceRule(w_words=0.5, w_tokens=0.0, w_sentence=0.5, t_found=0.5, t_supported=0.7, t_sure=0.9,
-                    m_supported=0.0, m_contradicted=-1.0)
+from ragmeter.judges.offline.rule import RULE_PATH, SIGNALS, EvidenceRule, load_rule
+
+# p(row) = 1 / (1 + exp(-(5 words + 5 sentence - 6)))
+RULE = EvidenceRule(w_words=5.0, w_tokens=0.0, w_sentence=5.0, w_aligned_words=0.0, bias=-6.0, t_found=0.4,
+                    t_supported=0.7, t_sure=0.95, m_supported=0.0, m_contradicted=-1.0)
 
 
 def row(passage="p", words=0.0, sentence=0.0, **kw):
@@ -19,10 +22,18 @@ def row(passage="p", words=0.0, sentence=0.0, **kw):
     return {**base, **kw}
 
 
-def test_the_passage_that_lines_up_best_decides_and_is_the_only_source():
+def test_the_support_is_the_logistic_of_the_weighted_signals():
+    assert RULE.support(row(words=1.0, sentence=0.9)) == pytest.approx(1 / (1 + math.exp(-(5 + 4.5 - 6))))
+    assert RULE.support(row(words=0.6, sentence=0.6)) == pytest.approx(0.5)
+    every = EvidenceRule(w_words=1, w_tokens=2, w_sentence=3, w_aligned_words=4, bias=-5)
+    r = row(words=0.1, sentence=0.3, tokens=0.2, aligned_words=0.4)
+    assert every.support(r) == pytest.approx(1 / (1 + math.exp(-(0.1 + 0.4 + 0.9 + 1.6 - 5))))
+    assert SIGNALS == ("words", "tokens", "sentence", "aligned_words")
+
+
+def test_the_passage_that_supports_best_decides_and_is_the_only_source():
     rows = [row("a", words=0.6, sentence=0.6), row("b", words=1.0, sentence=0.9)]
-    assert RULE.align(rows[1]) == 0.5 * 1.0 + 0.5 * 0.9
-    assert RULE.decide(rows) == ("supported", ["b"])
+    assert RULE.deciding(rows) is rows[1] and RULE.decide(rows) == ("supported", ["b"])
 
 
 def test_below_t_found_nothing_is_cited():
@@ -38,7 +49,7 @@ def test_a_conflicting_amount_or_a_flipped_negation_contradicts():
 
 
 def test_between_the_thresholds_the_claim_is_not_found():
-    assert RULE.decide([row(words=0.6, sentence=0.6)]) == ("not_found", [])
+    assert RULE.decide([row(words=0.6, sentence=0.6)]) == ("not_found", [])  # p = 0.5
 
 
 def test_require_complete_asks_every_name_and_amount():
@@ -48,8 +59,9 @@ def test_require_complete_asks_every_name_and_amount():
 
 
 def test_the_models_log_ratio_decides_where_it_was_asked():
-    uncertain = row("a", words=0.8, sentence=0.8)
+    uncertain = row("a", words=0.8, sentence=0.8)  # p = 0.881: found, below t_sure
     assert RULE.uncertain([uncertain]) and not RULE.uncertain([row(words=1.0, sentence=1.0)])
+
     def asked(s, c):
         return [{**uncertain, "model": {"supported": s, "contradicted": c, "unmentioned": 1 - s - c}}]
     assert RULE.decide(asked(0.7, 0.2)) == ("supported", ["a"])  # log 0.7 - log 0.2 >= 0
@@ -57,16 +69,26 @@ def test_the_models_log_ratio_decides_where_it_was_asked():
     assert math.log(0.1 + 1e-9) - math.log(0.8 + 1e-9) < -1 and RULE.decide(asked(0.1, 0.8)) == ("contradicted", ["a"])
 
 
-def test_verdicts_build_the_verify_reply():
-    rows = [row("a", words=1.0, sentence=1.0), {**row("a"), "claim": 2}]
-    assert RULE.verdicts(rows, [1, 2]) == {"verdicts": [
-        {"id": 1, "verdict": "supported", "sources": ["a"], "combined": False, "quote": ""},
-        {"id": 2, "verdict": "not_found", "sources": [], "combined": False, "quote": ""}]}
+def test_verdicts_build_the_verify_reply_and_the_support_goes_beside_it():
+    rows = [row("a", words=1.0, sentence=1.0), {**row("a", words=0.6, sentence=0.6), "claim": 2},
+            {**row("a", words=0.8, sentence=0.8), "claim": 3},
+            {**row("a", words=0.8, sentence=0.8, amounts_conflict=1), "claim": 4}]
+    plain = RULE.verdicts(rows, [1, 2, 3, 4])["verdicts"]
+    assert plain[:2] == [{"id": 1, "verdict": "supported", "sources": ["a"], "combined": False, "quote": ""},
+                         {"id": 2, "verdict": "not_found", "sources": [], "combined": False, "quote": ""}]
+    assert all("support" not in v for v in plain)  # the reply's schema has no room for it
+    scored = RULE.verdicts(rows, [1, 2, 3, 4], support=True)["verdicts"]
+    # decisive (p = 0.982 >= t_sure): full credit; uncertain: p itself; contradicted: none
+    assert [v["support"] for v in scored] == [1.0, 0.5, round(1 / (1 + math.exp(-2)), 4), 0.0]
+    assert [v["verdict"] for v in scored] == ["supported", "not_found", "supported", "contradicted"]
 
 
 def test_the_shipped_constants_say_what_they_were_fitted_on():
     data = json.loads(RULE_PATH.read_text())
     fields = {f.name for f in dataclasses.fields(EvidenceRule)}
-    assert set(data["constants"]) <= fields and data["fitted_on"]
+    assert set(data["constants"]) <= fields and data["fitted_on"] and data["version"] == 2
+    assert {f"w_{s}" for s in SIGNALS} | {"bias"} <= set(data["constants"])
     rule = load_rule()
-    assert rule.t_found <= rule.t_supported and rule.fitted_on == data["fitted_on"]
+    assert rule.t_found <= rule.t_supported <= rule.t_sure and rule.fitted_on == data["fitted_on"]
+    cv = data["measured"]["mtrag_leave_one_conversation_out"]
+    assert cv["n"] == 216 and cv["conversations"] == 10

@@ -163,3 +163,28 @@ def test_questions_form_of_answer_relevancy_uses_the_embedder(q1):
             ragmeter.embeddings.EmbedderUnavailable("the bundled embedding model needs onnxruntime"))))
         nc = ragmeter.evaluate(q1, ["answer_relevancy(form='questions')"], judge=scripted_judge())
     assert "embedding model" in nc["answer_relevancy(form='questions')"][0].reason
+
+
+def test_where_the_judge_weighs_support_faithfulness_is_its_word_weighted_mean():
+    """sum_c n_c support_c / sum_c n_c, n_c the claim's content tokens (stop words out, at least 1)."""
+    from ragmeter.evidence.matrix import Claim, Evidence, Verdict
+    from ragmeter.metrics import JudgedContext, make_measure
+    from ragmeter.metrics.generation.faithfulness import claim_weight, contradiction_rate, faithfulness
+
+    claims = (Claim(1, "The R2 carries a 24-month warranty."), Claim(2, "It is."), Claim(3, "Shipping costs $5."))
+    assert [claim_weight(c.text) for c in claims] == [4, 1, 3]  # r2 carries 24month warranty / - / shipping costs 5
+    ev = Evidence(answer_claims=claims)
+    ev.verdicts["answer@context"] = (Verdict(1, "supported", ("a",), False, "", 1.0),
+                                     Verdict(2, "not_found", (), False, "", 0.5),
+                                     Verdict(3, "contradicted", ("a",), True, "", 0.0))
+    s, ctx = Sample("s"), JudgedContext()
+    assert faithfulness(ev, s, make_measure("faithfulness"), ctx) == pytest.approx((4 * 1.0 + 1 * 0.5) / 8)
+    assert faithfulness(ev, s, make_measure("faithfulness", unsupported="pass"), ctx) == pytest.approx(2 / 3)
+    assert contradiction_rate(ev, s, make_measure("contradiction_rate"), ctx) == pytest.approx(1 / 3)
+    combined = dataclasses.replace(ev, verdicts={"answer@context": (
+        Verdict(1, "supported", ("a", "b"), True, "", 1.0), *ev.verdicts["answer@context"][1:])})
+    assert faithfulness(combined, s, make_measure("faithfulness", evidence="per_chunk"), ctx) == pytest.approx(0.5 / 8)
+    # one verdict without support: the count of supported claims, as for every other judge
+    partial = dataclasses.replace(ev, verdicts={"answer@context": (
+        Verdict(1, "supported", ("a",), False, ""), *ev.verdicts["answer@context"][1:])})
+    assert faithfulness(partial, s, make_measure("faithfulness"), ctx) == pytest.approx(1 / 3)

@@ -102,7 +102,8 @@ class Backend:
         return {}
 
     def rescore(self, request: Any, value: Any, logprobs: list | None) -> Any:
-        """A stored judgment's value as this backend would decide it now (default: as stored)."""
+        """A stored judgment's value as this backend would decide it now (default: as stored); the
+        judge applies it to a fresh reply too, once the reply has validated."""
         return value
 
     def refuses(self, prompt_id: str) -> str | None:

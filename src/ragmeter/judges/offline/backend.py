@@ -47,6 +47,7 @@ MODEL_QUESTION = "short3"  # the bundled model's three-way question (judges/loca
 _MARKER = re.compile(r"\s*\[([^\[\]\s][^\[\]]*)\]")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
 _PASSAGE_CACHE = 512  # prepared passages kept (a context is usually read by several requests)
+_CLAIM_CACHE = 1024  # prepared claims kept (extracted, then verified against the context)
 _LIST_ITEM = re.compile(r"^(?:[-*•+]|\(?(?:\d{1,3}|[A-Za-z])[.)])\s+")  # "3. ", "- ", "a) ": no amount, no fact
 # a reply to the user opening the sentence, not a fact: "No, ...", "That is not true; ..."
 _DISCOURSE = re.compile(r"^(?:yes|no|nope|correct|incorrect|right|wrong|actually|not quite|indeed|"
@@ -94,6 +95,7 @@ class OfflineBackend(Backend):
         self.path = path
         self._lock = threading.Lock()
         self._passages: dict[str, signals.Passage] = {}
+        self._claims: dict[str, signals.Claim] = {}
         if path is not None and not Path(path).expanduser().is_file():
             raise JudgeUnavailableError(f"local judge: no model file at {Path(path).expanduser()}")
 
@@ -182,10 +184,11 @@ class OfflineBackend(Backend):
         return self.inner._complete(messages, schema, decoding, request)
 
     def rescore(self, request: Any, value: Any, logprobs: list | None) -> Any:
-        """Re-decide stored verdicts with the current rule (no call)."""
+        """Re-decide stored verdicts with the current rule (no call), each with its ``support``
+        (the judge calls this on a fresh reply too, after checking it against the schema)."""
         if request.prompt.id != VERIFY or not logprobs or request.parts is None:
             return value
-        return self.rule.verdicts(logprobs, [cid for cid, _ in request.parts["claims"]])
+        return self.rule.verdicts(logprobs, [cid for cid, _ in request.parts["claims"]], support=True)
 
     # ---- the work -------------------------------------------------------------------------
 
@@ -199,10 +202,20 @@ class OfflineBackend(Backend):
                 self._passages[text] = p
         return [self._passages[text] for _, text in passages]
 
+    def prepared_claims(self, texts: list[str]) -> list[signals.Claim]:
+        """The claims prepared (the ones not seen before in one pass of the model), kept for reuse:
+        the extraction prepares the answer's and the reference's claims, their verification reads them."""
+        new = [t for t in dict.fromkeys(texts) if t not in self._claims]
+        if new:
+            while len(self._claims) + len(new) > _CLAIM_CACHE and self._claims:
+                self._claims.pop(next(iter(self._claims)))
+            self._claims.update(zip(new, signals.prepare_claims(new, self.embedder)))
+        return [self._claims[t] for t in texts]
+
     def rows(self, passages: list[tuple[str, str]], claims: list[tuple[int, str]]) -> list[dict]:
         """One row per (claim, passage), the model's probabilities on the deciding row where asked."""
         prepared = self.prepared(passages)
-        ready = signals.prepare_claims([claim_text(t) for _, t in claims], self.embedder)
+        ready = self.prepared_claims([claim_text(t) for _, t in claims])
         rows = []
         for (cid, _), claim in zip(claims, ready):
             rows.append([{"claim": cid, **signals.signals(claim, p), "passage": pid}
@@ -226,27 +239,21 @@ class OfflineBackend(Backend):
                 rows[i][j]["model"] = {k: round(v, 6) for k, v in p.items()}
 
     def extract(self, inputs: dict) -> dict:
+        """The answer's and the reference's sentences as claims; all of them (and the question)
+        go through the model in one pass, kept for their verification."""
         question, answer, reference = inputs.get("question") or "", inputs["answer"], inputs["reference"]
-        claims: list[dict] = []
-        declines = False
-        if answer != NOT_NEEDED:
-            sentences = [s for s in split_sentences(answer) if claim_text(s)]
-            texts = list(dict.fromkeys(claim_text(s) for s in sentences))
-            cites = {claim_text(s): markers(s) for s in reversed(sentences)}
-            addresses = self._addresses(question, texts)
-            claims = [{"id": i, "text": t, "addresses_question": a, "cites": cites.get(t, [])}
-                      for i, (t, a) in enumerate(zip(texts, addresses), start=1)]
-            declines = refusal.declines(answer)
-        refs: list[dict] = []
-        if reference != NOT_NEEDED:
-            texts = list(dict.fromkeys(claim_text(s) for s in split_sentences(reference) if claim_text(s)))
-            refs = [{"id": i, "text": t} for i, t in enumerate(texts, start=1)]
-        return {"claims": claims, "declines": declines, "reference_claims": refs}
-
-    def _addresses(self, question: str, texts: list[str]) -> list[bool]:
-        if not texts:
-            return []
-        if not question.strip():
-            return [True] * len(texts)
-        vectors = self.embedder.encode([question, *texts])
-        return [bool(v @ vectors[0] >= ADDRESSES_COSINE) for v in vectors[1:]]
+        sentences = [s for s in split_sentences(answer) if claim_text(s)] if answer != NOT_NEEDED else []
+        texts = list(dict.fromkeys(claim_text(s) for s in sentences))
+        refs = ([] if reference == NOT_NEEDED else
+                list(dict.fromkeys(claim_text(s) for s in split_sentences(reference) if claim_text(s))))
+        asked = [question] if question.strip() and texts else []
+        ready = self.prepared_claims([*asked, *[claim_text(t) for t in [*texts, *refs]]])
+        if asked:  # the question's cosine with each claim's sentence vector
+            addresses = [bool(c.vector @ ready[0].vector >= ADDRESSES_COSINE) for c in ready[1:1 + len(texts)]]
+        else:
+            addresses = [True] * len(texts)
+        cites = {claim_text(s): markers(s) for s in reversed(sentences)}
+        claims = [{"id": i, "text": t, "addresses_question": a, "cites": cites.get(t, [])}
+                  for i, (t, a) in enumerate(zip(texts, addresses), start=1)]
+        return {"claims": claims, "declines": refusal.declines(answer) if answer != NOT_NEEDED else False,
+                "reference_claims": [{"id": i, "text": t} for i, t in enumerate(refs, start=1)]}

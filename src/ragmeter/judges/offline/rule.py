@@ -1,26 +1,30 @@
-"""The offline judge's decision rule: from a claim's evidence rows to one verdict.
+"""The offline judge's decision rule: from a claim's evidence rows to one verdict and its support.
 
-Each row is one (claim, passage) of :func:`~ragmeter.judges.offline.signals.signals`. The
-passage that decides is the one the claim lines up with best,
+Each row is one (claim, passage) of :func:`~ragmeter.judges.offline.signals.signals`. A row's
+support probability is a logistic model of four of its signals,
 
-    align = w_words * words + w_tokens * tokens + w_sentence * sentence,
+    p(row) = 1 / (1 + exp(-(bias + w_words * words + w_tokens * tokens + w_sentence * sentence
+                            + w_aligned_words * aligned_words))),
 
-and then, with the constants of ``rule.json`` (fitted on data the file names, with the
-cross-validated figures beside them):
+the claim's support p is its best passage's (that passage decides), and then, with the constants
+of ``rule.json`` (fitted on data the file names, with the cross-validated figures beside them):
 
-    not_found     if align < t_found                  (no passage speaks of the claim)
+    not_found     if p < t_found                      (no passage speaks of the claim)
     contradicted  else if the aligned sentence states another amount of the same kind
                   (3 days / 5 days, $40 / $45, 1998 / 1999), or (``negation``) flips a negation
-    supported     else if align >= t_supported (and, with ``require_complete``, every amount
-                  and name of the claim is in the passage), and the model stage (where it ran)
-                  does not say otherwise
+    supported     else if p >= t_supported (and, with ``require_complete``, every amount and
+                  name of the claim is in the passage), and the model stage (where it ran) does
+                  not say otherwise
     not_found     otherwise (too uncertain to call either way)
 
-``require_complete`` and ``negation`` are switches the fit chooses: measured on both sets, the
-names-and-amounts requirement lost more supported claims than it caught (``rule.json``).
+``require_complete`` and ``negation`` are switches the fit chooses (``rule.json``).
+
+Each verdict carries the claim's ``support``, the credit ``faithfulness`` gives it: 0 for a
+contradicted claim, 1 for a supported one whose p reaches ``t_sure`` (the evidence is
+decisive), else p itself (a claim the evidence leaves uncertain counts in part).
 
 The model stage (``[local]``) asks the bundled model's three-way question only for the
-claims this leaves uncertain (t_found <= align < t_sure, no conflict); its probabilities join
+claims this leaves uncertain (t_found <= p < t_sure, no conflict); its probabilities join
 the row of the deciding passage (``model``: P supported, P contradicted, P unmentioned), and
 its log-ratio log s - log c decides those claims: supported at or above m_supported,
 contradicted below m_contradicted, else not found. A row without ``model`` is decided on the
@@ -38,17 +42,20 @@ from pathlib import Path
 from typing import Any
 
 RULE_PATH = Path(__file__).parent / "rule.json"
+SIGNALS = ("words", "tokens", "sentence", "aligned_words")  # the signals the support model reads
 _EPS = 1e-9
 
 
 @dataclass(frozen=True)
 class EvidenceRule:
-    w_words: float = 0.5
-    w_tokens: float = 0.0
-    w_sentence: float = 0.5
-    t_found: float = 0.6
+    w_words: float = 4.0
+    w_tokens: float = 4.0
+    w_sentence: float = 4.0
+    w_aligned_words: float = 0.0
+    bias: float = -7.0
+    t_found: float = 0.3
     t_supported: float = 0.6
-    t_sure: float = 0.9  # at or above: no model question (the evidence is decisive)
+    t_sure: float = 0.9  # at or above: no model question (the evidence is decisive), full credit
     require_complete: bool = False
     negation: bool = True
     model_stage: bool = False  # ask the bundled model about uncertain claims by default (where installed)
@@ -60,24 +67,29 @@ class EvidenceRule:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    def align(self, row: dict) -> float:
-        return self.w_words * row["words"] + self.w_tokens * row["tokens"] + self.w_sentence * row["sentence"]
+    def weights(self) -> tuple[float, ...]:
+        return tuple(getattr(self, f"w_{s}") for s in SIGNALS)
+
+    def support(self, row: dict) -> float:
+        """The probability that this row's passage supports its claim."""
+        z = self.bias + sum(w * float(row[s]) for w, s in zip(self.weights(), SIGNALS))
+        return 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
 
     def deciding(self, rows: Sequence[dict]) -> dict | None:
-        """The row of the passage the claim lines up with best (the first on a tie)."""
-        return max(rows, key=self.align) if rows else None
+        """The row of the passage that supports the claim best (the first on a tie)."""
+        return max(rows, key=self.support) if rows else None
 
     def uncertain(self, rows: Sequence[dict]) -> bool:
         """Does the model stage get asked about this claim?"""
         best = self.deciding(rows)
-        return best is not None and self.t_found <= self.align(best) < self.t_sure and not self.conflict(best)
+        return best is not None and self.t_found <= self.support(best) < self.t_sure and not self.conflict(best)
 
     def conflict(self, row: dict) -> bool:
         return conflict(row, negation=self.negation)
 
     def decide(self, rows: Sequence[dict]) -> tuple[str, list[str]]:
         best = self.deciding(rows)
-        if best is None or self.align(best) < self.t_found:
+        if best is None or self.support(best) < self.t_found:
             return "not_found", []
         if self.conflict(best):
             return "contradicted", [best["passage"]]
@@ -88,16 +100,28 @@ class EvidenceRule:
                 return "contradicted", [best["passage"]]
             if ratio < self.m_supported:
                 return "not_found", []
-        if self.align(best) >= self.t_supported and (complete(best) or not self.require_complete):
+        if self.support(best) >= self.t_supported and (complete(best) or not self.require_complete):
             return "supported", [best["passage"]]
         return "not_found", []
 
-    def verdicts(self, rows: list[dict], claim_ids: list[int]) -> dict:
-        """The claims.verify reply from stored rows (no call)."""
+    def credit(self, verdict: str, p: float) -> float:
+        """The support a verdict carries (see the module docstring)."""
+        if verdict == "contradicted":
+            return 0.0
+        return 1.0 if verdict == "supported" and p >= self.t_sure else p
+
+    def verdicts(self, rows: list[dict], claim_ids: list[int], *, support: bool = False) -> dict:
+        """The claims.verify reply from stored rows (no call); ``support``: each verdict with its
+        support (beyond the reply's schema: the backend adds it after the reply is checked)."""
         out = []
         for cid in claim_ids:
-            verdict, sources = self.decide([r for r in rows if r["claim"] == cid])
-            out.append({"id": cid, "verdict": verdict, "sources": sources, "combined": False, "quote": ""})
+            mine = [r for r in rows if r["claim"] == cid]
+            verdict, sources = self.decide(mine)
+            v: dict[str, Any] = {"id": cid, "verdict": verdict, "sources": sources, "combined": False, "quote": ""}
+            if support:
+                best = self.deciding(mine)
+                v["support"] = round(self.credit(verdict, self.support(best) if best else 0.0), 4)
+            out.append(v)
         return {"verdicts": out}
 
 

@@ -162,14 +162,16 @@ class Claim:
 
 
 def prepare_claims(texts: Sequence[str], embedder: Any) -> list[Claim]:
+    """Claims prepared together: one pass of the model for their sentence and token vectors
+    where the embedder offers it (two otherwise)."""
     if not texts:
         return []
-    vectors = embedder.encode(list(texts))
-    out = []
-    for text, vector, (tokens, words) in zip(texts, vectors, token_rows(texts, embedder)):
-        out.append(Claim(text, content_words(text), names(text), quantities(text), negated(text), vector,
-                         _content(tokens, words)))
-    return out
+    if hasattr(embedder, "encode_tokens"):
+        encoded = embedder.encode_tokens(list(texts))
+    else:
+        encoded = [(v, t, w) for v, (t, w) in zip(embedder.encode(list(texts)), token_rows(texts, embedder))]
+    return [Claim(text, content_words(text), names(text), quantities(text), negated(text), vector,
+                  _content(tokens, words)) for text, (vector, tokens, words) in zip(texts, encoded)]
 
 
 def _content(vectors: np.ndarray, words: list[str] | None) -> np.ndarray:

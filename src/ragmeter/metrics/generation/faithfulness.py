@@ -9,6 +9,18 @@ answer claims against the context (one judge call; variants cost no call):
 - ``evidence='joined'`` (default): support may combine passages. ``'per_chunk'``: a claim
   needs one passage that supports it alone (RAGChecker).
 
+Where the judge weighs each claim's support (the offline judge, ``--judge local``: every verdict
+carries ``support`` in [0, 1], 0 for a contradicted claim, 1 for a decisively supported one, its
+support probability in between; ``judges/offline/rule.py``), ``unsupported='fail'`` is the
+expected share of the answer's content words that stand in supported claims,
+
+    faithfulness = sum_c n_c * support_c / sum_c n_c,
+
+n_c the claim's content tokens (K-Precision's, ``stop_words='drop'``; at least 1): the unit of
+K-Precision (Adlakha et al. 2023) with the judge's claim-level evidence. Measured against people
+on the MTRAG development half, it ranks answers better than the count of supported claims
+(``docs/offline-judge.md``).
+
 contradiction_rate = contradicted answer claims / answer claims.
 An answer with no claims (a refusal) is NotComputed, never 0, 1 or NaN.
 
@@ -31,8 +43,9 @@ from __future__ import annotations
 
 from ragmeter.core.measure import Display, Measure, Param
 from ragmeter.core.sample import Sample
-from ragmeter.evidence.matrix import Evidence
+from ragmeter.evidence.matrix import Evidence, Verdict
 from ragmeter.metrics.claim_reading import by_claim, require, require_claims
+from ragmeter.metrics.generation.kprecision import STOP_WORDS, squad_tokens
 from ragmeter.metrics.kinds import JudgedContext, JudgedSpec
 from ragmeter.metrics.spec_table import register
 
@@ -52,7 +65,28 @@ def faithfulness(ev: Evidence, sample: Sample, measure: Measure, context: Judged
             return v.verdict != "contradicted"
         return v.verdict == "supported" and not (per_chunk and v.combined)
 
+    credit = [support(verdicts.get(c.id), per_chunk) for c in claims]
+    if unsupported == "fail" and all(s is not None for s in credit):
+        n = [claim_weight(c.text) for c in claims]
+        return sum(a * (b or 0.0) for a, b in zip(n, credit)) / sum(n)
     return sum(passes(c.id) for c in claims) / len(claims)
+
+
+def support(v: Verdict | None, per_chunk: bool) -> float | None:
+    """The credit the judge gives a claim (None where it gives none); 0 for combined support
+    under ``evidence='per_chunk'``."""
+    if v is None or v.support is None:
+        return None
+    return 0.0 if per_chunk and v.combined else float(v.support)
+
+
+def claim_weight(text: str) -> int:
+    """A claim's content tokens (SQuAD-normalised, stop words out), at least 1.
+
+    >>> claim_weight("The R2 has a 24-month warranty."), claim_weight("It is.")
+    (3, 1)
+    """
+    return max(1, sum(w not in STOP_WORDS for w in squad_tokens(text)))
 
 
 def contradiction_rate(ev: Evidence, sample: Sample, measure: Measure, context: JudgedContext) -> float:
