@@ -238,6 +238,38 @@ def test_batches_give_the_digests_of_one_pass(rows: list[dict[str, Any]]) -> Non
     assert (whole.fingerprint, whole.testset_fingerprint) == (one.fingerprint, one.testset_fingerprint)
 
 
+LINE_PIECES = st.sampled_from([b"{", b"}", b"\n", b" ", b"\t", b"\r", b"a", b"}\n{", b"\n\n"])
+
+
+@given(raw=st.lists(LINE_PIECES, max_size=12).map(b"".join))
+@settings(max_examples=500, deadline=None)
+def test_the_usual_layout_is_what_the_line_checks_find(raw: bytes) -> None:
+    """Where each line is ``{...}`` and the file ends with ``}\\n`` (the quick check), the line
+    count and the one-value-a-line check the reader skips give what the quick check assumes."""
+    if label_file._one_object_a_line(raw):
+        assert label_file._json_lines(raw) == raw.count(b"\n")
+        assert label_file._no_value_spans_lines(raw)
+
+
+@pytest.mark.slow
+@given(rows=records(), layout=st.lists(st.sampled_from(["", "\n", " ", "\t", "\r", "\n \n"]), min_size=3, max_size=3),
+       final=st.booleans())
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_blank_lines_and_spaces_read_as_the_general_reader_reads_them(rows: list[dict[str, Any]],
+                                                                      layout: list[str], final: bool) -> None:
+    """Whitespace before or after a record, blank lines between them, no newline at the end:
+    the columnar reader's samples and fingerprints, or its refusal, are the general reader's."""
+    before, after, between = layout
+    text = between.join(before + json.dumps(r) + after + "\n" for r in rows)
+    text = text if final else text.rstrip("\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(tmp, text)
+        got, want = outcome(load_dataset, path), outcome(general, path)
+        assert got == want
+        if got[0] == "ok" and read_label_file(path) is not None:
+            assert_same_as_general(path)
+
+
 def test_the_bench_shape_and_its_samples(tmp_path: Path) -> None:
     path = write(str(tmp_path), BENCH_LIKE)
     data = assert_same_as_general(path)

@@ -142,8 +142,16 @@ class IdCodes:
 
     def _add(self, texts: list[str], words: np.ndarray) -> None:
         self.vocabulary.extend(texts)
-        self.blank = np.concatenate([self.blank, np.fromiter((not t.strip() for t in texts), bool, len(texts))])
+        self.blank = np.concatenate([self.blank, _blank(texts)])
         self._words = np.concatenate([self._words, words])
+
+
+def _blank(texts: list[str]) -> np.ndarray:
+    """Whether each text is empty or whitespace only (``not t.strip()``: ``isspace`` is true for
+    exactly the non-empty strings ``strip`` empties)."""
+    if all(texts) and not any(map(str.isspace, texts)):
+        return np.zeros(len(texts), dtype=bool)
+    return np.fromiter((not t.strip() for t in texts), bool, len(texts))
 
 
 def _texts(buf: bytes, starts: np.ndarray, lengths: np.ndarray) -> list[str]:

@@ -214,7 +214,10 @@ def _decode(raw: bytes, table: IdCodes, digests: tuple[Any, Any] | None) -> Labe
             rows: list[Any] = (_RAW_DECODER if clean else _DECODER).decode_lines(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if len(rows) != _json_lines(raw) or not _no_value_spans_lines(raw):
+    if _one_object_a_line(raw):  # the usual file: no blank line, a value per line
+        if len(rows) != raw.count(b"\n"):
+            return None
+    elif len(rows) != _json_lines(raw) or not _no_value_spans_lines(raw):
         return None  # as json.loads line by line: one object on each line that is not blank
     if not all(r.answerable for r in rows):
         return None  # an unanswerable question: the general reader's
@@ -257,7 +260,7 @@ def _decode(raw: bytes, table: IdCodes, digests: tuple[Any, Any] | None) -> Labe
     references = _some([r.reference for r in rows])
     if digests is not None:
         update_digests(*digests, ids, questions, texts, relevance, answers, references, clean=clean,
-                       grades=set(np.unique(grades).tolist()), keys="".join(keys))
+                       grades=set(grades.tolist()), keys="".join(keys))
     columns = LabelColumns(ids, table.vocabulary, ranked, starts_of(lengths), labels, grades,
                            starts_of(list(map(len, relevance))))
     return LabelFile(columns, questions, answers, references, "", "", clean=clean)
@@ -341,7 +344,7 @@ def _unique(ids: list[str]) -> bool:
 
 def _some(texts: list[str | None] | None) -> list[str | None] | None:
     """The texts, or None when none is given."""
-    return texts if texts is not None and any(t is not None for t in texts) else None
+    return texts if texts is not None and texts.count(None) != len(texts) else None
 
 
 def _distinct_in_rows(codes: np.ndarray, lengths: np.ndarray | list[int]) -> bool:
@@ -367,6 +370,13 @@ def _json_lines(raw: bytes) -> int:
     if pieces[-1] == b"":
         pieces.pop()
     return sum(1 for p in pieces if p.strip(b" \t\r"))
+
+
+def _one_object_a_line(raw: bytes) -> bool:
+    """Whether every line starts with ``{`` and ends with ``}\\n`` (no blank line, no
+    whitespace around them): then each line is one piece :func:`_json_lines` counts and
+    :func:`_no_value_spans_lines` holds."""
+    return raw[:1] == b"{" and raw.endswith(b"}\n") and raw.count(b"}\n{") == raw.count(b"\n") - 1
 
 
 def _no_value_spans_lines(raw: bytes) -> bool:
