@@ -200,11 +200,27 @@ def coverage_lines(result: EvaluationResult) -> list[str]:
     return lines
 
 
+def offline_judge(result: EvaluationResult) -> bool:
+    """Whether the run's judged scores came from the offline judge (``--judge local``'s evidence
+    rule: its provenance names the model ``offline evidence ...``)."""
+    for outcomes in result.outcomes.values():
+        provenance = outcomes.provenance if isinstance(outcomes, ScoreColumn) else \
+            outcomes[0].provenance if outcomes else None
+        judge = provenance.judge if provenance is not None else None
+        if judge:
+            return judge.get("backend") == "local" and str(judge.get("model", "")).startswith("offline evidence")
+    return False
+
+
 def judge_line(spec: str | None, result: EvaluationResult, price_in: float | None = None,
                price_out: float | None = None) -> str:
     """The judge's calls, re-asks, ledger hits, failures and tokens, and their cost in US
-    dollars when both prices (per million tokens) are given."""
+    dollars when both prices (per million tokens) are given. The offline judge, where it spent
+    no token (its evidence rule alone), says so: judgments, no model call."""
     st = result.judge_stats or {}
+    if not st.get("input_tokens") and not st.get("output_tokens") and offline_judge(result):
+        return (f"judge {spec}: {st['calls']} judgments ({result.calls_per_sample:.1f} per sample; offline evidence, "
+                f"no model call), {st['cached']} from the ledger, {st['failed']} failed")
     line = (f"judge {spec}: {st['calls']} calls ({result.calls_per_sample:.1f} per sample), {st['reasks']} re-asks, "
             f"{st['cached']} from the ledger, {st['failed']} failed"
             f"{f' ({u} unreachable, not stored)' if (u := st.get('unreachable')) else ''}, "
