@@ -200,16 +200,21 @@ def coverage_lines(result: EvaluationResult) -> list[str]:
     return lines
 
 
-def offline_judge(result: EvaluationResult) -> bool:
-    """Whether the run's judged scores came from the offline judge (``--judge local``'s evidence
-    rule: its provenance names the model ``offline evidence ...``)."""
+def offline_judge(judge: Mapping[str, Any] | None) -> bool:
+    """Whether a judge identity (a score's ``provenance.judge``) is the offline judge's
+    (``--judge local``: its model reads ``offline evidence ...``)."""
+    return judge is not None and judge.get("backend") == "local" and \
+        str(judge.get("model", "")).startswith("offline evidence")
+
+
+def _run_judge(result: EvaluationResult) -> Mapping[str, Any] | None:
+    """The judge identity of the run's first judged measure."""
     for outcomes in result.outcomes.values():
         provenance = outcomes.provenance if isinstance(outcomes, ScoreColumn) else \
             outcomes[0].provenance if outcomes else None
-        judge = provenance.judge if provenance is not None else None
-        if judge:
-            return judge.get("backend") == "local" and str(judge.get("model", "")).startswith("offline evidence")
-    return False
+        if provenance is not None and provenance.judge:
+            return provenance.judge
+    return None
 
 
 def judge_line(spec: str | None, result: EvaluationResult, price_in: float | None = None,
@@ -218,7 +223,7 @@ def judge_line(spec: str | None, result: EvaluationResult, price_in: float | Non
     dollars when both prices (per million tokens) are given. The offline judge, where it spent
     no token (its evidence rule alone), says so: judgments, no model call."""
     st = result.judge_stats or {}
-    if not st.get("input_tokens") and not st.get("output_tokens") and offline_judge(result):
+    if not st.get("input_tokens") and not st.get("output_tokens") and offline_judge(_run_judge(result)):
         return (f"judge {spec}: {st['calls']} judgments ({result.calls_per_sample:.1f} per sample; offline evidence, "
                 f"no model call), {st['cached']} from the ledger, {st['failed']} failed")
     line = (f"judge {spec}: {st['calls']} calls ({result.calls_per_sample:.1f} per sample), {st['reasks']} re-asks, "
