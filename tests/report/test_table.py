@@ -123,6 +123,8 @@ def test_the_offline_judge_line_says_judgments_and_no_model_call():
     offline = _judged("local", "offline evidence (MiniLM int8)", tokens=False)
     assert judge_line("local", offline) == ("judge local: 2 judgments (2.0 per sample; offline evidence, no model "
                                             "call), 0 from the ledger, 0 failed")
+    offline.judge_stats.update(calls=1, cached=1)
+    assert judge_line("local", offline).startswith("judge local: 1 judgment (1.0 per sample; ")
 
 
 def test_a_judge_that_spent_tokens_or_is_not_offline_keeps_the_calls_line():

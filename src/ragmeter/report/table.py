@@ -224,7 +224,8 @@ def judge_line(spec: str | None, result: EvaluationResult, price_in: float | Non
     no token (its evidence rule alone), says so: judgments, no model call."""
     st = result.judge_stats or {}
     if not st.get("input_tokens") and not st.get("output_tokens") and offline_judge(_run_judge(result)):
-        return (f"judge {spec}: {st['calls']} judgments ({result.calls_per_sample:.1f} per sample; offline evidence, "
+        return (f"judge {spec}: {st['calls']} judgment{'' if st['calls'] == 1 else 's'} "
+                f"({result.calls_per_sample:.1f} per sample; offline evidence, "
                 f"no model call), {st['cached']} from the ledger, {st['failed']} failed")
     line = (f"judge {spec}: {st['calls']} calls ({result.calls_per_sample:.1f} per sample), {st['reasks']} re-asks, "
             f"{st['cached']} from the ledger, {st['failed']} failed"

@@ -73,8 +73,8 @@ def show_run(run) -> str:
         j = s["judge"]
         judges = [m.get("judge") for m in s.get("metrics", {}).values() if isinstance(m, dict) and m.get("judge")]
         if not j["input_tokens"] and not j["output_tokens"] and judges and offline_judge(judges[0]):
-            lines.append(f"judge: {j['calls']} judgments (offline evidence, no model call), {j['cached']} from the "
-                         "ledger")
+            lines.append(f"judge: {j['calls']} judgment{'' if j['calls'] == 1 else 's'} (offline evidence, no model "
+                         f"call), {j['cached']} from the ledger")
         else:
             lines.append(f"judge: {j['calls']} calls, {j['cached']} from the ledger, {j['input_tokens']} + "
                          f"{j['output_tokens']} tokens")
