@@ -319,8 +319,10 @@ def test_every_command_readme_shows_is_run_or_covered():
 
 @pytest.fixture
 def here(tmp_path, monkeypatch):
-    """A temporary folder holding examples/warranty, as a fresh clone has it; runs go to ./runs."""
-    shutil.copytree(ROOT / "examples" / "warranty", tmp_path / "examples" / "warranty")
+    """A temporary folder holding examples/warranty and examples/traces, as a fresh clone has them;
+    runs go to ./runs."""
+    for sample in ("warranty", "traces"):
+        shutil.copytree(ROOT / "examples" / sample, tmp_path / "examples" / sample)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("RAGMETER_RUNS_DIR", "runs")
     return tmp_path
