@@ -75,7 +75,8 @@ def dry_run_plan(data: Dataset, measures: Sequence[Measure], *, sources: Sources
 #: development tasks with passages (trust/mtrag/dev.jsonl, about 4,400 characters of passages
 #: each), the same metrics, 10 + 40 (37,862 tokens), 70.8 s, and faithfulness alone, 10 + 10
 #: (13,411 tokens), 41.1 s. Timed inside the judge, an extraction took 0.1 to 0.25 s. With these
-#: figures the estimates are 3.5, 10.4, 77.7 and 28.8 s.
+#: figures the dry runs said 3.4, 10.6, 78.0 and 29.0 s; the runs, again at load 3.3 to 4.6,
+#: took 3.5, 7.9, 57.4 and 43.7 s.
 OFFLINE_SECONDS_PER_CALL = {"claims.extract": 0.2, "claims.verify": 1.2}  # claims.verify: without its tokens
 OFFLINE_SECONDS_PER_TOKEN = {"claims.verify": 0.002}
 OFFLINE_MEASURED_ON = "the offline judge on 2 cores at load 5, warranty and MTRAG tasks (engine/call_plan.py)"
@@ -110,7 +111,8 @@ def time_estimate(calls_by_prompt: dict[str, int], judge: Judge, *, concurrency:
     this judge's own past calls in the ledger when it has some, else (the bundled local judge) the
     figures measured for it (the offline judge's own: :data:`OFFLINE_SECONDS_PER_CALL`, and a
     verification's from its input tokens, ``tokens_by_prompt``); calls in flight at once: one
-    for the local judge, else ``concurrency``. Without either figure for a prompt, it is named, not guessed. Returns
+    for the local judge, else ``concurrency``. Without either figure for a prompt, it is named,
+    not guessed. Returns
     ``estimated_seconds``, ``seconds_per_call`` ({prompt: {"seconds", "from"}}) and ``time_note``;
     nothing when no prompt has a figure.
 
