@@ -146,3 +146,12 @@ def test_readme_links_lead_to_pages_that_exist():
             headings = re.findall(r"^#+ (.+)$", target.read_text(), re.MULTILINE)
             slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
             assert anchor in slugs, (path, anchor)
+
+
+def test_the_ci_guide_shows_the_workflow_file_as_the_repository_holds_it():
+    """The guide is read as Markdown in the repository too, where an include (``--8<--``) shows
+    as itself: it holds the file's text, and this keeps the two the same."""
+    page = (ROOT / "docs" / "guides" / "ci-gate.md").read_text()
+    workflow = (ROOT / "examples" / "ci" / "rag-eval.yml").read_text()
+    assert "--8<--" not in page
+    assert f"```yaml\n{workflow.rstrip()}\n```" in page

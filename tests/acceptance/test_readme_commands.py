@@ -125,6 +125,13 @@ INNER_LOOP = 'pytest -q -m "not slow"'  # README's test command: the tests not m
 
 # command as README shows it -> a test elsewhere that runs it ("path::test_name"), with why not here
 ELSEWHERE = {
+    # the CI workflow (docs/guides/ci-gate.md shows examples/ci/rag-eval.yml as it is): its steps' commands
+    "ragmeter eval eval/dataset.jsonl --corpus eval/corpus.jsonl":
+        "tests/cli/test_eval_cmd.py::test_eval_with_an_openai_compatible_judge",
+    "ragmeter gate eval/runs/*-pr-${{ github.event.number }} --baseline eval/baseline \\":
+        "tests/analysis/test_gate.py::test_gate_cli_exit_codes",
+    "ragmeter eval ... --runs-dir eval --name baseline":
+        "tests/cli/test_analysis_cmd.py::test_commands_that_read_runs_look_names_up_under_runs_dir",
     "ragmeter gate runs/new --baseline runs/base --max-drop 0.02 --min recall@5=0.7 --max contradiction_rate=0.1":
         "tests/analysis/test_gate.py::test_gate_cli_exit_codes",
     "ragmeter gate runs/new --baseline runs/base --min recall@5=0.7 --junit gate.xml":
@@ -326,8 +333,10 @@ def test_every_command_readme_shows_is_run_or_covered():
 
 @pytest.fixture
 def here(tmp_path, monkeypatch):
-    """A temporary folder holding examples/warranty, as a fresh clone has it; runs go to ./runs."""
-    shutil.copytree(ROOT / "examples" / "warranty", tmp_path / "examples" / "warranty")
+    """A temporary folder holding examples/warranty and examples/traces, as a fresh clone has them;
+    runs go to ./runs."""
+    for sample in ("warranty", "traces"):
+        shutil.copytree(ROOT / "examples" / sample, tmp_path / "examples" / sample)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("RAGMETER_RUNS_DIR", "runs")
     return tmp_path

@@ -303,6 +303,8 @@ REFUSALS = [  # (qrels, run, extra options, what ragmeter's message says, which 
     (GOOD_QRELS + "3 0 z 1\n", GOOD_RUN, [], "have no results in the run: '3'", "run"),
     ("0 0 z -1\n" + GOOD_QRELS, GOOD_RUN + "0 Q0 z 1 1 r\n", [], "topic '0' has no judgment >= 0", "qrels"),
     (GOOD_QRELS, GOOD_RUN, ["-m", "mapp"], "unknown trec_eval measure 'mapp'", None),
+    (GOOD_QRELS, GOOD_RUN, ["-m", "P_5"], "unknown trec_eval measure 'P_5' (trec_eval: illegal measure); did you "
+                                          "mean 'P.5'?", None),
     (GOOD_QRELS, GOOD_RUN, ["-m", "P."], "empty parameter list", None),
     (GOOD_QRELS, GOOD_RUN, ["-m", "P.5,5"], "given twice", None),
     (GOOD_QRELS, GOOD_RUN, ["-m", "P.0,3"], "must be positive", None),
@@ -313,7 +315,7 @@ REFUSALS = [  # (qrels, run, extra options, what ragmeter's message says, which 
 @pytest.mark.parametrize("qrels,run,extra,words,names", REFUSALS, ids=[
     'fifth-qrels-field', 'run-as-qrels', 'blank-qrels-line', 'three-qrels-fields', 'two-comments', 'indented-hash',
     'short-run-line', 'run-duplicate', 'qrels-duplicate', 'missing-topic', 'all-negative-first', 'unknown-measure',
-    'empty-parameters', 'duplicate-cutoffs', 'zero-cutoff'])
+    'printed-name', 'empty-parameters', 'duplicate-cutoffs', 'zero-cutoff'])
 def test_refuses_what_trec_eval_refuses_with_its_exit_status(trec_eval, tmp_path, qrels, run, extra, words, names):
     q, r = tmp_path / "qrels.txt", tmp_path / "run.txt"
     q.write_text(qrels)

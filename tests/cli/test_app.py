@@ -131,3 +131,20 @@ def test_every_help_shows_the_extras_in_brackets(name):
     for extra in _extras_named(command) | {e for c in subcommands for e in _extras_named(c, options=False)}:
         assert f"ragmeter[{extra}]" in text, f"ragmeter {name} --help eats [{extra}]"
     assert "pip install 'ragmeter')" not in text
+
+
+@pytest.mark.parametrize("name", sorted(_commands()))
+def test_usage_lines_name_arguments_in_capitals_without_braces(name):
+    """Trial 2: ``ragmeter report --help`` printed ``Usage: ragmeter report [OPTIONS] {run}``,
+    typer's braces read as literal ones. Arguments read as click writes them: ``RUN``, ``[DATASET]``."""
+    from typer.testing import CliRunner
+
+    out = CliRunner().invoke(app, [*name.split(), "--help"], env={"COLUMNS": "250", "TERMINAL_WIDTH": "250"})
+    usage = next(line for line in out.output.splitlines() if "Usage:" in line)
+    assert "{" not in usage and "}" not in usage, usage
+    assert usage.split("[OPTIONS]")[1] == usage.split("[OPTIONS]")[1].upper(), usage
+
+
+def test_report_usage_names_its_run_argument(cli):
+    assert re.search(r"Usage: \S+ report \[OPTIONS\] RUN\s", cli("report", "--help").stdout)
+    assert re.search(r"Usage: \S+ trec \[OPTIONS\] QRELS RUN\s", cli("trec", "--help").stdout)

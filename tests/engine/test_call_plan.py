@@ -97,3 +97,45 @@ def test_dry_run_of_the_local_judge_estimates_its_time(warranty):
     # the note says what the figure rests on now, per prompt (issue 31; tests/engine/test_call_plan.py)
     assert "seconds per call vary" in plan["time_note"]
     assert plan["seconds_per_call"]["claims.verify"]["from"].startswith("bundled figure: ")
+
+
+def _offline(stages: list[str]) -> Judge:
+    backend = NoCallBackend("local", "offline evidence + Qwen2.5-Coder-1.5B-Instruct Q4_K_M")
+    backend.key_extra = {"stages": stages}  # as the planning judge copies the real backend's
+    return Judge(backend)
+
+
+def test_the_offline_judge_has_its_own_figures_a_verification_by_its_tokens():
+    """Trial 2, item 9: the dry run of --judge local assumed the old model judge's 14.0 s per
+    extraction (about 66.6 s for a run that took 3 s)."""
+    from ragmeter.engine.call_plan import OFFLINE_SECONDS_PER_CALL, OFFLINE_SECONDS_PER_TOKEN
+
+    out = time_estimate({"claims.extract": 2, "claims.verify": 4}, _offline(["evidence"]),
+                        tokens_by_prompt={"claims.extract": 800, "claims.verify": 6000})
+    per_verify = round(OFFLINE_SECONDS_PER_TOKEN["claims.verify"] * 6000 / 4, 1)
+    assert out["seconds_per_call"]["claims.extract"]["seconds"] == OFFLINE_SECONDS_PER_CALL["claims.extract"]
+    assert out["seconds_per_call"]["claims.verify"]["seconds"] == per_verify
+    assert "1,000 input tokens (6,000 here), the offline judge" in out["seconds_per_call"]["claims.verify"]["from"]
+    assert out["estimated_seconds"] == round(2 * OFFLINE_SECONDS_PER_CALL["claims.extract"] + 4 * per_verify, 1)
+    no_tokens = time_estimate({"claims.verify": 1}, _offline(["evidence"]))  # called without them
+    assert no_tokens["seconds_per_call"]["claims.verify"]["seconds"] == OFFLINE_SECONDS_PER_CALL["claims.verify"]
+
+
+def test_the_offline_judges_model_stage_is_timed_by_the_models_figure():
+    from ragmeter.judges.local.agreement import SECONDS_PER_CALL
+
+    out = time_estimate({"claims.verify": 1}, _offline(["evidence", "model"]), tokens_by_prompt={"claims.verify": 500})
+    assert out["seconds_per_call"]["claims.verify"]["seconds"] == SECONDS_PER_CALL["claims.verify"]
+    assert out["seconds_per_call"]["claims.verify"]["from"].startswith("bundled figure of the model's verification")
+
+
+def test_the_cli_dry_run_of_the_offline_judge_uses_its_figures(cli, warranty, tmp_path):
+    import pytest
+
+    pytest.importorskip("onnxruntime")
+    out = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
+              "--judge", "local", "--dry-run", "--ledger", tmp_path / "none.sqlite")
+    assert out.exit_code == 0, out.output
+    assert "  assumes 0.2 s per claims.extract call (bundled figure: the offline judge on 2 cores" in out.stdout
+    assert "s per claims.verify call (bundled figure: 2 s per 1,000 input tokens (" in out.stdout
+    assert "14.0 s" not in out.stdout

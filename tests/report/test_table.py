@@ -88,3 +88,52 @@ def test_no_cutoff_draws_at_most_twenty_ranks_and_says_how_long_the_lists_are(cl
     assert huge.stdout.splitlines()[0].split("  ")[1] == "ranks 1-20 of 540"
     five = cli("eval", data, "--k", "0", "-m", "recall", "--no-save", "--only", "q2")  # short lists: as before
     assert five.stdout.splitlines()[0].startswith("query  ranks 1-2  relevant")
+
+
+# --- the judge line ---------------------------------------------------------------------------
+
+def _judged(name: str, model: str, tokens: bool):
+    """faithfulness on one answer through a scripted backend with the given identity, which
+    reports tokens or none (the offline judge's evidence rule spends none)."""
+    from ragmeter.core.sample import Chunk
+    from ragmeter.judges import Judge, ScriptedBackend
+    from ragmeter.judges.backends.base import Reply
+
+    class Identity(ScriptedBackend):
+        async def complete(self, messages, schema, schema_name, decoding, request=None) -> Reply:
+            reply = await super().complete(messages, schema, schema_name, decoding, request)
+            return reply if tokens else Reply(reply.text, 0, 0, 0.0)
+
+    def respond(pid, inputs, messages):
+        if pid == "claims.extract":
+            return {"claims": [{"id": 1, "text": "The R2 warranty lasts 24 months.", "addresses_question": True,
+                                "cites": []}], "declines": False, "reference_claims": []}
+        return {"verdicts": [{"id": 1, "verdict": "supported", "sources": ["c1"], "combined": False, "quote": ""}]}
+
+    sample = Sample(id="s", question="How long is the R2 warranty?", answer="The R2 warranty lasts 24 months.",
+                    retrieved=(Chunk("c1", text="The R2 has a 24-month warranty."),))
+    return ragmeter.evaluate([sample], ["faithfulness"], judge=Judge(Identity(respond, model=model, name=name)))
+
+
+def test_the_offline_judge_line_says_judgments_and_no_model_call():
+    """Trial 2, item 10: the offline judge's line read '5 calls ..., 0 re-asks, ..., 0 input + 0
+    output tokens' for a judge that made no model call."""
+    from ragmeter.report.table import judge_line
+
+    offline = _judged("local", "offline evidence (MiniLM int8)", tokens=False)
+    assert judge_line("local", offline) == ("judge local: 2 judgments (2.0 per sample; offline evidence, no model "
+                                            "call), 0 from the ledger, 0 failed")
+    offline.judge_stats.update(calls=1, cached=1)
+    assert judge_line("local", offline).startswith("judge local: 1 judgment (1.0 per sample; ")
+
+
+def test_a_judge_that_spent_tokens_or_is_not_offline_keeps_the_calls_line():
+    from ragmeter.report.table import judge_line
+
+    api = judge_line("openai:m", _judged("openai", "m", tokens=True))
+    assert api.startswith("judge openai:m: 2 calls (2.0 per sample), 0 re-asks, 0 from the ledger, 0 failed, ")
+    assert api.endswith(" output tokens") and " 0 input + 0 output" not in api
+    silent_api = judge_line("openai:m", _judged("openai", "m", tokens=False))  # a server reporting no usage
+    assert silent_api.endswith("0 input + 0 output tokens")
+    model_stage = judge_line("local:m.gguf", _judged("local", "offline evidence + m.gguf", tokens=True))
+    assert " calls (" in model_stage and " re-asks, " in model_stage  # the model answered: its tokens are shown

@@ -82,3 +82,27 @@ def test_show_and_a_streamed_run_print_the_verification_coverage(cli, warranty, 
     (run,) = list_runs(runs_dir)
     shown = cli("show", run.path).stdout
     assert "action_pass_rate: verification coverage 0.500: 2 of 4 cases reached a verdict" in shown
+
+
+@pytest.mark.slow  # the offline judge loads the bundled embedder
+def test_the_offline_judge_says_judgments_and_its_measured_agreement(cli, warranty, runs_dir):
+    """Trial 2, items 7 and 10: the offline judge printed '5 calls ..., 0 re-asks, ..., 0 input +
+    0 output tokens' and no agreement line; it makes no model call, and its rule's
+    cross-validated accuracy on the agreement set is in its provenance."""
+    pytest.importorskip("onnxruntime")
+    from ragmeter.judges.offline.rule import load_rule
+    from ragmeter.trust.judge_uncertainty import wilson_interval
+
+    cv = load_rule().measured["agreement_leave_one_context_out"]
+    lo, hi = wilson_interval(cv["accuracy"] * cv["n"], cv["n"])
+    agreement = f"judge agreement {cv['accuracy']:.2f} [{lo:.2f}-{hi:.2f}] on {cv['n']} claims"
+    out = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "-m", "faithfulness",
+              "--judge", "local")
+    assert out.exit_code == 0, out.output
+    assert f"faithfulness: 1 scored, 5 not computed, 0 failed (the sample has no answer: 5); {agreement}" in out.stdout
+    assert "judge local: 2 judgments (0.3 per sample; offline evidence, no model call), 0 from the ledger, 0 failed" \
+        in out.stdout
+    (run,) = list_runs(runs_dir)
+    shown = cli("show", run.path).stdout
+    assert "judge: 2 judgments (offline evidence, no model call), 0 from the ledger" in shown
+    assert f"faithfulness: {agreement} (leave-one-context-out" in shown

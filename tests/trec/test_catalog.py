@@ -52,6 +52,19 @@ def test_pair_parameters_are_checked_as_get_param_pairs_checks_them():
         assert refused.value.exit_code == 2
 
 
+def test_a_measure_written_as_trec_eval_prints_it_is_refused_with_the_m_spelling():
+    """Trial 2: ``-m P_5`` was refused with no hint; trec_eval refuses it too (exit 1), so the
+    refusal stays and says what to write."""
+    for printed, spelled in [("P_5", "P.5"), ("ndcg_cut_10", "ndcg_cut.10"), ("recall_100", "recall.100")]:
+        with pytest.raises(TrecMeasureError, match=re.escape(f"did you mean '{spelled}'?")) as refused:
+            parse_requests([printed])
+        assert refused.value.exit_code == 1 and "illegal measure" in str(refused.value)
+        assert parse_requests([spelled])[0].raw == spelled.split(".")[1]  # the hint is a measure it takes
+    with pytest.raises(TrecMeasureError) as unknown:
+        parse_requests(["mapp_5"])
+    assert "did you mean" not in str(unknown.value)
+
+
 def test_refusals_and_their_exit_status():
     for text, words, code in [("mapp", "illegal measure", 1), ("P.", "improper measure", 1),
                               ("P.5,5", "duplicate cutoffs", 2), ("P.0", "negative cutoff", 2)]:

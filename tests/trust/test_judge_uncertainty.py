@@ -166,3 +166,34 @@ def test_ppi_interval_covers_the_true_mean_at_the_stated_rate():
         theta, (lo, hi) = ppi_mean(judge, judge[labeled], truth[labeled])
         covered += lo <= truth.mean() <= hi
     assert 0.92 <= covered / trials <= 0.98
+
+
+# ---- the offline judge: its rule's cross-validated accuracy -------------------------------------
+
+def _offline_prov(metric: str, stages=("evidence",), prompts=("claims.extract", "claims.verify")) -> dict:
+    from ragmeter.judges.offline.rule import load_rule
+
+    return {"metric_name": metric, "judge": {"backend": "local", "model": "offline evidence (MiniLM int8)",
+                                             "stages": list(stages), "rule": load_rule().as_dict(),
+                                             "prompts": {p: "h" for p in prompts}}}
+
+
+def test_the_offline_judges_claim_metrics_show_its_rules_cross_validated_accuracy():
+    """Trial 2, item 7: the guide promised the agreement line; the offline judge's provenance has
+    no ``agreement`` but carries its rule's measured figures (rule.json)."""
+    from ragmeter.judges.offline.rule import load_rule
+
+    cv = load_rule().measured["agreement_leave_one_context_out"]
+    found = judge_agreement(_offline_prov("faithfulness"))
+    assert found is not None and (found.accuracy, found.n, found.items) == (cv["accuracy"], cv["n"], "claims")
+    assert found.interval95 == wilson_interval(cv["accuracy"] * cv["n"], cv["n"])
+    assert "leave-one-context-out" in found.method
+
+
+def test_the_offline_judge_claims_nothing_it_did_not_measure():
+    assert judge_agreement(_offline_prov("answer_relevancy", prompts=("claims.extract",))) is None  # a cosine
+    assert judge_agreement(_offline_prov("context_relevance", prompts=("context.relevance",))) is None  # the model's
+    assert judge_agreement(_offline_prov("faithfulness", stages=("evidence", "model"))) is None  # not fitted
+    no_figures = _offline_prov("faithfulness")
+    no_figures["judge"]["rule"] = {**no_figures["judge"]["rule"], "measured": {}}
+    assert judge_agreement(no_figures) is None

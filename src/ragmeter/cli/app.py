@@ -24,6 +24,36 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Measure every stage of a RAG pipeline: retrieval, context and answers.")
 
 
+def _usage_name(piece: str) -> str:
+    """An argument in a usage line as click writes it: ``RUN``, ``[DATASET]`` (typer writes
+    ``{run}`` and ``[dataset]``, which read as literal braces).
+
+    >>> _usage_name("{run}"), _usage_name("[dataset]"), _usage_name("[RUNS_DIR]"), _usage_name("{files}...")
+    ('RUN', '[DATASET]', '[RUNS_DIR]', 'FILES...')
+    """
+    dots = "..." if piece.endswith("...") else ""
+    core = piece[:-3] if dots else piece
+    if core.startswith("{") and core.endswith("}"):
+        return core[1:-1].upper() + dots
+    if core.startswith("[") and core.endswith("]"):
+        return core.upper() + dots
+    return piece
+
+
+def _plain_usage() -> None:
+    from typer.core import TyperArgument
+
+    pieces = TyperArgument.get_usage_pieces
+
+    def get_usage_pieces(self: TyperArgument, ctx: Any) -> list[str]:
+        return [_usage_name(p) for p in pieces(self, ctx)]
+
+    TyperArgument.get_usage_pieces = get_usage_pieces  # type: ignore[method-assign]
+
+
+_plain_usage()
+
+
 class _StderrHandler(logging.Handler):
     """Writes to the current ``sys.stderr`` (which a test runner may have swapped)."""
 

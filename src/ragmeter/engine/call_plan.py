@@ -54,7 +54,8 @@ def dry_run_plan(data: Dataset, measures: Sequence[Measure], *, sources: Sources
     needs: set[str] = set().union(*(m.spec.needs(m) for m in measures if isinstance(m.spec, JudgedSpec)))
     plan = plan_calls(data.samples, needs, sources)
     plan["judge_backend"] = judge.backend.name
-    plan.update(time_estimate(plan["calls_by_prompt"], judge, concurrency=concurrency))
+    tokens = plan.pop("input_tokens_by_prompt", None)
+    plan.update(time_estimate(plan["calls_by_prompt"], judge, concurrency=concurrency, tokens_by_prompt=tokens))
     if price_in is not None or price_out is not None:
         from ragmeter.judges.cost import usd
 
@@ -63,11 +64,55 @@ def dry_run_plan(data: Dataset, measures: Sequence[Measure], *, sources: Sources
     return plan
 
 
-def time_estimate(calls_by_prompt: dict[str, int], judge: Judge, *, concurrency: int = 1) -> dict[str, Any]:
+#: The offline judge (``--judge local``: sentence claims, evidence signals, its rule; no model
+#: call): seconds per claims.extract call, and per estimated input token of claims.verify (its
+#: cost is embedding the passages and claims it is shown, so it grows with their length).
+#: Measured 2026-12-02 on 2 shared cores (AMD EPYC) at load 4.7 to 5.6, ``ragmeter eval ...
+#: --judge local`` wall time (start-up included) against the dry run's calls and tokens:
+#: the warranty sample with README's first command, 1 extraction + 4 verifications of 1,638
+#: tokens, 4.6 s; 3 MTRAG tasks (tests/data/mtrag/responses-3.jsonl, faithfulness, context
+#: recall, factual correctness, answer relevancy), 3 + 10 (4,892 tokens), 10.8 s; 10 MTRAG
+#: development tasks with passages (trust/mtrag/dev.jsonl, about 4,400 characters of passages
+#: each), the same metrics, 10 + 40 (37,862 tokens), 70.8 s, and faithfulness alone, 10 + 10
+#: (13,411 tokens), 41.1 s. Timed inside the judge, an extraction took 0.1 to 0.25 s. With these
+#: figures the dry runs said 3.4, 10.6, 78.0 and 29.0 s; the runs, again at load 3.3 to 4.6,
+#: took 3.5, 7.9, 57.4 and 43.7 s.
+OFFLINE_SECONDS_PER_CALL = {"claims.extract": 0.2, "claims.verify": 1.2}  # claims.verify: without its tokens
+OFFLINE_SECONDS_PER_TOKEN = {"claims.verify": 0.002}
+OFFLINE_MEASURED_ON = "the offline judge on 2 cores at load 5, warranty and MTRAG tasks (engine/call_plan.py)"
+
+
+def _bundled_seconds(judge: Judge, calls: dict[str, int], tokens: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """prompt -> {"seconds" per call, "from"} for the bundled local judge: the offline judge's
+    own figures (a verification's from its estimated input tokens; with its model stage on, the
+    bundled model's verification figure), else the bundled model judge's."""
+    from ragmeter.judges.local.agreement import SECONDS_MEASURED_ON, SECONDS_PER_CALL
+
+    model = {p: {"seconds": v, "from": f"bundled figure: {SECONDS_MEASURED_ON}"} for p, v in SECONDS_PER_CALL.items()}
+    if not str(judge.backend.model).startswith("offline evidence"):
+        return model
+    out = {p: {"seconds": v, "from": f"bundled figure: {OFFLINE_MEASURED_ON}"}
+           for p, v in OFFLINE_SECONDS_PER_CALL.items()}
+    for p, rate in OFFLINE_SECONDS_PER_TOKEN.items():
+        if calls.get(p) and tokens.get(p):
+            out[p] = {"seconds": round(rate * tokens[p] / calls[p], 1),
+                      "from": f"bundled figure: {rate * 1000:g} s per 1,000 input tokens ({tokens[p]:,} here), "
+                              f"{OFFLINE_MEASURED_ON}"}
+    stages = (getattr(judge.backend, "key_extra", None) or {}).get("stages") or []
+    if "model" in stages:  # the bundled model asked about uncertain claims
+        out["claims.verify"] = {"seconds": SECONDS_PER_CALL["claims.verify"],
+                                "from": f"bundled figure of the model's verification: {SECONDS_MEASURED_ON}"}
+    return out
+
+
+def time_estimate(calls_by_prompt: dict[str, int], judge: Judge, *, concurrency: int = 1,
+                  tokens_by_prompt: dict[str, int] | None = None) -> dict[str, Any]:
     """How long the calls take, and what that rests on: per prompt, the median seconds per call of
     this judge's own past calls in the ledger when it has some, else (the bundled local judge) the
-    figures measured for it; calls in flight at once: one for the local judge, else
-    ``concurrency``. Without either figure for a prompt, it is named, not guessed. Returns
+    figures measured for it (the offline judge's own: :data:`OFFLINE_SECONDS_PER_CALL`, and a
+    verification's from its input tokens, ``tokens_by_prompt``); calls in flight at once: one
+    for the local judge, else ``concurrency``. Without either figure for a prompt, it is named,
+    not guessed. Returns
     ``estimated_seconds``, ``seconds_per_call`` ({prompt: {"seconds", "from"}}) and ``time_note``;
     nothing when no prompt has a figure.
 
@@ -76,9 +121,8 @@ def time_estimate(calls_by_prompt: dict[str, int], judge: Judge, *, concurrency:
     {'claims.extract': {'seconds': 14.0, 'from': 'bundled figure: 2 cores (bench/local_judge_bench.py speed, \
 default settings)'}}
     """
-    from ragmeter.judges.local.agreement import SECONDS_MEASURED_ON, SECONDS_PER_CALL
-
     local = judge.backend.name == "local"
+    bundled = _bundled_seconds(judge, calls_by_prompt, tokens_by_prompt or {}) if local else {}
     past = judge.ledger.seconds_per_call(judge.backend.name, judge.backend.model)
     per_call: dict[str, dict[str, Any]] = {}
     for prompt in calls_by_prompt:
@@ -88,8 +132,8 @@ default settings)'}}
             median = seen[mid] if len(seen) % 2 else (seen[mid - 1] + seen[mid]) / 2
             per_call[prompt] = {"seconds": round(median, 1),
                                 "from": f"median of this judge's {len(seen)} past call(s) in the ledger"}
-        elif local and prompt in SECONDS_PER_CALL:
-            per_call[prompt] = {"seconds": SECONDS_PER_CALL[prompt], "from": f"bundled figure: {SECONDS_MEASURED_ON}"}
+        elif prompt in bundled:
+            per_call[prompt] = bundled[prompt]
     if not per_call:
         return {}
     parallel = 1 if local else max(1, concurrency)

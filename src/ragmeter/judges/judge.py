@@ -457,11 +457,15 @@ class Judge:
         return run_sync(lambda: self.arun(requests, progress=progress))
 
     def plan(self, requests: Iterable[JudgeRequest]) -> dict:
-        """A dry run: how many calls are still needed, and an estimate of their tokens."""
+        """A dry run: how many calls are still needed, and an estimate of their tokens (in all,
+        and by prompt: ``input_tokens_by_prompt``)."""
         pending = [r for r in requests if not self.is_stored(r)]
-        tokens_in = sum(sum(len(m["content"]) for m in r.messages()) // 4 + 1 for r in pending)
-        return {"calls": len(pending), "estimated_input_tokens": tokens_in,
-                "max_output_tokens": len(pending) * self.decoding.max_tokens}
+        by_prompt: dict[str, int] = {}
+        for r in pending:
+            tokens = sum(len(m["content"]) for m in r.messages()) // 4 + 1
+            by_prompt[r.prompt.id] = by_prompt.get(r.prompt.id, 0) + tokens
+        return {"calls": len(pending), "estimated_input_tokens": sum(by_prompt.values()),
+                "max_output_tokens": len(pending) * self.decoding.max_tokens, "input_tokens_by_prompt": by_prompt}
 
 
 def _reask(request: JudgeRequest, problem: str, missing: list) -> str:

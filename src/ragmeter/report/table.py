@@ -200,11 +200,33 @@ def coverage_lines(result: EvaluationResult) -> list[str]:
     return lines
 
 
+def offline_judge(judge: Mapping[str, Any] | None) -> bool:
+    """Whether a judge identity (a score's ``provenance.judge``) is the offline judge's
+    (``--judge local``: its model reads ``offline evidence ...``)."""
+    return judge is not None and judge.get("backend") == "local" and \
+        str(judge.get("model", "")).startswith("offline evidence")
+
+
+def _run_judge(result: EvaluationResult) -> Mapping[str, Any] | None:
+    """The judge identity of the run's first judged measure."""
+    for outcomes in result.outcomes.values():
+        provenance = outcomes.provenance if isinstance(outcomes, ScoreColumn) else \
+            outcomes[0].provenance if outcomes else None
+        if provenance is not None and provenance.judge:
+            return provenance.judge
+    return None
+
+
 def judge_line(spec: str | None, result: EvaluationResult, price_in: float | None = None,
                price_out: float | None = None) -> str:
     """The judge's calls, re-asks, ledger hits, failures and tokens, and their cost in US
-    dollars when both prices (per million tokens) are given."""
+    dollars when both prices (per million tokens) are given. The offline judge, where it spent
+    no token (its evidence rule alone), says so: judgments, no model call."""
     st = result.judge_stats or {}
+    if not st.get("input_tokens") and not st.get("output_tokens") and offline_judge(_run_judge(result)):
+        return (f"judge {spec}: {st['calls']} judgment{'' if st['calls'] == 1 else 's'} "
+                f"({result.calls_per_sample:.1f} per sample; offline evidence, "
+                f"no model call), {st['cached']} from the ledger, {st['failed']} failed")
     line = (f"judge {spec}: {st['calls']} calls ({result.calls_per_sample:.1f} per sample), {st['reasks']} re-asks, "
             f"{st['cached']} from the ledger, {st['failed']} failed"
             f"{f' ({u} unreachable, not stored)' if (u := st.get('unreachable')) else ''}"

@@ -188,6 +188,20 @@ def parameters(m: Spec, raw: str) -> tuple:
     return tuple(values)
 
 
+def _printed_name_hint(name: str) -> str:
+    """For a measure written as trec_eval prints it (``P_5``, ``ndcg_cut_10``): the ``-m``
+    spelling, which puts the cut-off after a dot.
+
+    >>> _printed_name_hint("P_5"), _printed_name_hint("ndcg_cut_10"), _printed_name_hint("Q_5")
+    ("; did you mean 'P.5'? (trec_eval prints P_5; -m takes the cut-offs after a dot)", \
+"; did you mean 'ndcg_cut.10'? (trec_eval prints ndcg_cut_10; -m takes the cut-offs after a dot)", '')
+    """
+    base, sep, cutoff = name.rpartition("_")
+    if sep and base in SPECS and cutoff.replace(".", "", 1).isdigit():
+        return f"; did you mean '{base}.{cutoff}'? (trec_eval prints {name}; -m takes the cut-offs after a dot)"
+    return ""
+
+
 def parse_requests(texts: list[str]) -> list[MeasureRequest]:
     """trec_eval's ``-m`` options, in its measure order: ``P``, ``P.5,10``,
     ``iprec_at_recall..1,.5``, ``ndcg.1=3,2=9``, ``official``, ``all_trec``. As in trec_eval,
@@ -205,7 +219,8 @@ def parse_requests(texts: list[str]) -> list[MeasureRequest]:
         elif name in SPECS:
             names = [name]
         else:
-            raise TrecMeasureError(f"unknown trec_eval measure {name!r} (trec_eval: illegal measure)")
+            raise TrecMeasureError(f"unknown trec_eval measure {name!r} (trec_eval: illegal measure)"
+                                   + _printed_name_hint(name))
         for n in names:
             wanted.setdefault(n, None)
     requests = []

@@ -1,9 +1,10 @@
 """How far a judged metric's judge can be trusted: its measured agreement with hand labels.
 
 A judged mean is only as good as the judgments under it. Where the judge's agreement with
-humans on a labeled set is known (the bundled local judge's provenance carries it:
-``judge.agreement``, see :mod:`ragmeter.judges.local.agreement`), reports show it beside the
-metric, e.g. ``judge agreement 0.71 [0.67-0.75] on 216 claims``.
+humans on a labeled set is known (the bundled model judge's provenance carries it:
+``judge.agreement``, see :mod:`ragmeter.judges.local.agreement`; the offline judge's, its rule's
+cross-validated figures: ``judge.rule.measured``), reports show it beside the metric, e.g.
+``judge agreement 0.57 [0.51-0.64] on 216 claims``.
 
 Which measurement applies depends on the prompt the metric reads: the claim verdicts
 (``claims.verify``: faithfulness, context recall, factual correctness, ...), "addresses the
@@ -94,7 +95,7 @@ def judge_agreement(provenance: Mapping[str, Any] | None) -> JudgeAgreement | No
         return None
     measured = judge.get("agreement")
     if not isinstance(measured, Mapping):
-        return None
+        return _offline_rule_agreement(provenance, judge)
     part = PROMPT_PARTS.get(str(provenance.get("metric_name", "")))
     if part is not None:
         prompts = measured.get("prompts")
@@ -103,6 +104,27 @@ def judge_agreement(provenance: Mapping[str, Any] | None) -> JudgeAgreement | No
     if "claims.verify" not in (judge.get("prompts") or {}):
         return None
     return _from_measurement(measured, "claims")
+
+
+def _offline_rule_agreement(provenance: Mapping[str, Any], judge: Mapping[str, Any]) -> JudgeAgreement | None:
+    """The offline judge's evidence rule alone (``stages: ["evidence"]``): the claim verdicts'
+    cross-validated accuracy that its provenance carries (``rule.measured``, from ``rule.json``:
+    each of the agreement set's contexts judged by constants fitted without it). Nothing for the
+    model stage (those figures are not its) nor for the other prompt parts (not measured)."""
+    if list(judge.get("stages") or []) != ["evidence"] or provenance.get("metric_name") in PROMPT_PARTS:
+        return None
+    if "claims.verify" not in (judge.get("prompts") or {}):
+        return None
+    rule = judge.get("rule")
+    measured = rule.get("measured") if isinstance(rule, Mapping) else None
+    cv = measured.get("agreement_leave_one_context_out") if isinstance(measured, Mapping) else None
+    if not isinstance(cv, Mapping):
+        return None
+    acc, n = cv.get("accuracy"), cv.get("n")
+    if not isinstance(acc, (int, float)) or not isinstance(n, int) or n <= 0:
+        return None
+    return JudgeAgreement(float(acc), wilson_interval(float(acc) * n, n), n, "claims", "agreement/claims.jsonl",
+                          "leave-one-context-out cross-validated accuracy of the offline rule, Wilson 95% interval")
 
 
 __all__ = ["JudgeAgreement", "judge_agreement", "wilson_interval"]
