@@ -94,13 +94,20 @@ def test_a_success_is_remembered_per_build_model_settings_and_cpu(cache, model, 
 def test_the_cli_exits_2_with_the_message_instead_of_dying(tmp_path, model):
     """The whole command as a user runs it: a real child process, whose own exit status is checked
     (a SIGILL in-process would end it with status 132 and no message). The answer's claim is one
-    the offline judge's evidence leaves uncertain, so the named model is asked about it."""
+    the shipped rule leaves uncertain, so the named model is asked about it."""
+    from ragmeter.judges.offline.backend import OfflineBackend
+
+    passage = "The warranty covers manufacturing defects for 24 months from the date of purchase."
+    offline = OfflineBackend(None, model_stage=False)
+    paraphrases = ["Defects are covered for two years after the purchase date.",
+                   "The warranty covers defects for two years.", "Manufacturing defects are covered for two years.",
+                   "The guarantee covers manufacturing defects for 24 months."]
+    uncertain = [c for c in paraphrases if offline.rule.uncertain(offline.rows([("p1", passage)], [(1, c)]))]
+    assert uncertain, "no paraphrase is left uncertain by the shipped rule: pick one that is"
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({
-        "id": "q1", "question": "How long are defects covered?",
-        "answer": "The guarantee covers manufacturing defects for 24 months.",
-        "retrieved": [{"id": "p1", "text": "The warranty covers manufacturing defects for 24 months from the date "
-                                           "of purchase."}]}) + "\n")
+        "id": "q1", "question": "How long are defects covered?", "answer": uncertain[0],
+        "retrieved": [{"id": "p1", "text": passage}]}) + "\n")
     env = {**os.environ, "RAGMETER_LOCAL_PROBE": SIGILL_PROBE, "RAGMETER_CACHE": str(tmp_path / "cache")}
     cmd = [sys.executable, "-m", "ragmeter", "eval", str(data), "--judge", f"local:{model}", "-m", "faithfulness",
            "--ledger", str(tmp_path / "l.sqlite"), "--no-save"]
