@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragmeter.judges.sentences import split_sentences
+from ragmeter.judges.sentences import is_question, split_sentences
 
 
 def test_abbreviations_and_decimals_do_not_end_a_sentence():
@@ -41,3 +41,9 @@ def test_every_word_character_is_kept_in_order(text):
     out = split_sentences(text)
     assert all(s == s.strip() and s for s in out)
     assert re.sub(r"\W", "", "".join(out)) == re.sub(r"\W", "", text)
+
+
+def test_questions_are_told_apart_from_statements():
+    assert is_question("Is there anything else I can help you with?") and is_question("¿Necesita ayuda con algo más?")
+    assert is_question("您还有其他问题吗？") and is_question("Anything else? [1]")
+    assert not is_question("It ships in 5 days.") and not is_question("Covered; see clause 2;")

@@ -27,6 +27,7 @@ from sentencex import segment
 SPLITTER = "sentencex 1.0"  # named in the provenance of what is cut with it
 _WORDLIKE = re.compile(r"\w")
 _MARKER = re.compile(r"\s*(?:\d{1,3}|[A-Za-z])[.)]\s*")  # a list item's number cut off alone: "1."
+_QUESTION = re.compile(r"^[\W_]*¿|[?？\u037e][\W_]*$")  # ¿...: Spanish; ？: full-width; ; (U+037E): Greek
 
 
 def split_sentences(text: str, language: str = "en") -> list[str]:
@@ -43,3 +44,15 @@ def split_sentences(text: str, language: str = "en") -> list[str]:
             out.append(marker + part.strip())
             marker = ""
     return out + ([marker.strip()] if marker else [])
+
+
+def is_question(sentence: str) -> bool:
+    """Does the sentence ask (it ends in a question mark, citation markers and closing
+    quotes or brackets aside, or opens with ¿)? A question states nothing to check.
+
+    >>> is_question("Is there anything else I can help you with?"), is_question("¿Necesita ayuda con algo más?")
+    (True, True)
+    >>> is_question("Does it ship? [1]"), is_question("It ships in 5 days."), is_question("您还有其他问题吗？")
+    (True, False, True)
+    """
+    return _QUESTION.search(re.sub(r"\s*\[[^\[\]]*\]", "", sentence).strip()) is not None

@@ -110,3 +110,60 @@ def test_the_extraction_prepares_every_claim_in_one_pass_and_verification_reuses
     assert len(passes) == 1  # both verifications read the prepared claims
     v = backend.embedder.encode(["Is my R2 covered?", "The R2 is covered.", "Shipping is free."])  # on their own
     assert [c["addresses_question"] for c in ex["claims"]] == [bool(v[1] @ v[0] >= 0.45), bool(v[2] @ v[0] >= 0.45)]
+
+
+def _verdicts(question: str, passage: str, answer: str, reference: str | None = None) -> tuple[dict, list[str]]:
+    s = Sample("s", question=question, retrieved=(Chunk("c", text=passage),), answer=answer, reference=reference)
+    metrics = ["faithfulness", "contradiction_rate"] + (["context_recall"] if reference else [])
+    r = ragmeter.evaluate([s], metrics, judge=_judge())
+    return ({m: getattr(r.outcome(m, "s"), "value", None) for m in metrics},
+            [v.verdict for v in r.evidence[0].verdicts["answer@context"]])
+
+
+def test_a_claim_the_passage_says_with_its_negation_flipped_is_contradicted():
+    """The new-user trial: "does cover" against "does not cover" came out supported."""
+    scores, verdicts = _verdicts("Are power surges covered?", "The warranty does not cover damage from power surges.",
+                                 "The warranty does cover damage from power surges.")
+    assert verdicts == ["contradicted"] and scores["faithfulness"] == 0.0
+
+
+def test_a_number_in_a_name_does_not_contradict():
+    """The new-user trial: "during Apollo 11" read as an amount the passage contradicts."""
+    _, verdicts = _verdicts("Who first walked on the Moon?",
+                            "Neil Armstrong was the first person to walk on the Moon, in 1969.",
+                            "Neil Armstrong was the first person to walk on the Moon, in 1969, during Apollo 11.")
+    assert verdicts == ["supported"]
+
+
+def test_a_question_in_the_answer_is_no_claim():
+    for answer in ("The R2 carries a 24-month warranty. Is there anything else I can help you with?",
+                   "The R2 carries a 24-month warranty. ¿Necesita ayuda con algo más?"):
+        scores, verdicts = _verdicts("How long is the R2's warranty?",
+                                     "The R2 carries a 24-month limited hardware warranty.", answer)
+        assert verdicts == ["supported"] and scores["faithfulness"] == 1.0
+
+
+def test_chinese_copied_from_the_passage_is_supported_and_german_inflections_align():
+    _, verdicts = _verdicts("R2的保修期是多久？", "R2提供24个月的有限硬件保修。保修自购买之日起计算。",
+                            "R2提供24个月的有限硬件保修。")
+    assert verdicts == ["supported"]
+    scores, _ = _verdicts("Wie lange gilt die Garantie?", "Der R2 hat eine Garantie von 24 Monaten.",
+                          "Die Garantie gilt 24 Monate.", reference="Die Garantie gilt 24 Monate.")
+    assert scores["context_recall"] == 1.0
+
+
+def test_the_provenance_names_the_embedder_the_relevance_check_used():
+    description = OfflineBackend(model_stage=False).description
+    assert description["embedder"].startswith("all-MiniLM-L6-v2")
+    assert "--embedder does not change it" in description["addresses_question"]
+
+
+def test_the_agent_example_a2_denies_surge_cover_so_the_never_claim_is_contradicted(warranty):
+    """examples/warranty: a2's answer says surges are not covered; the never-claim statement "The
+    warranty covers damage from a power surge." checked against it must not come out supported."""
+    import json
+
+    runs = [json.loads(line) for line in (warranty / "agent_runs.jsonl").read_text().splitlines() if line.strip()]
+    a2 = next(r for r in runs if r["id"] == "a2")["answer"]
+    _, verdicts = _verdicts("Is a power surge covered?", a2, "The warranty covers damage from a power surge.")
+    assert verdicts == ["contradicted"]

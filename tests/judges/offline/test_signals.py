@@ -7,7 +7,18 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from ragmeter.judges.offline.signals import content_words, names, negated, prepare, prepare_claims, quantities, signals
+from ragmeter.judges.offline.signals import (
+    amounts,
+    content_words,
+    names,
+    negated,
+    negation_flip,
+    prepare,
+    prepare_claims,
+    quantities,
+    signals,
+    words,
+)
 
 
 class Letters:
@@ -50,3 +61,47 @@ def test_a_row_of_evidence():
     assert other["amounts_conflict"] == 1 and other["amounts_found"] == 0
     flipped = signals(negative, passage)  # aligned with "Filters are not covered."
     assert flipped["aligned"] == 1 and flipped["negation_flip"] and flipped["aligned_words"] == 1.0
+
+
+def test_words_of_any_script_and_a_chinese_run_as_its_bigrams():
+    assert content_words("Die Garantie gilt 24 Monate") == content_words("Die Garantie gilt 24 Monaten")
+    assert content_words("Zürich, São Paulo, mañana") == {"zürich", "são", "paulo", "mañana"}
+    assert words("保修期为24个月") == ["保修", "修期", "期为", "24", "个月"]
+    assert content_words("保修期为24个月") <= content_words("产品保修期为24个月，自购买之日起计算。")
+    assert content_words("damage from a power surge") == content_words("damages from power surges")
+    assert names("Ich wohne in Zürich.") == {"zürich"}
+
+
+def test_a_number_in_a_name_is_the_names_not_a_bare_amount():
+    assert quantities("during Apollo 11, on Windows 11.") == {(Decimal(11), "name:apollo"),
+                                                              (Decimal(11), "name:windows")}
+    assert quantities("In 1995 it rained; in May 2020 too") == {(Decimal(1995), ""), (Decimal(2020), "")}
+
+
+def test_a_bare_number_conflicts_only_with_a_number_of_the_same_thing():
+    embedder = Letters()
+    (passage,) = prepare([("p", "Neil Armstrong was the first person to walk on the Moon, in 1969.")], embedder)
+    first = "Neil Armstrong was the first person to walk on the Moon, in "
+    apollo, year = prepare_claims([first + "1969, during Apollo 11.", first + "1970."], embedder)
+    assert signals(apollo, passage)["amounts_conflict"] == 0 and signals(apollo, passage)["amounts_found"] == 1
+    assert signals(year, passage)["amounts_conflict"] == 1
+    assert amounts("12 claims, in 1969")[(Decimal(12), "")] >= {"claims"}
+    (listing,) = prepare([("p", "Library A: 515 Flower Street, CA 92703. Library B: 3989 Lemon Street, CA 92501")],
+                         embedder)
+    (other,) = prepare_claims(["Library B: 3989 Lemon Street, CA 92703."], embedder)
+    assert signals(other, listing)["amounts_conflict"] == 0  # a name's number conflicts with nothing
+
+
+def test_a_negation_flips_only_what_the_passage_says_closely():
+    embedder = Letters()
+    (surges, partial, loose) = prepare([
+        ("p1", "The warranty does not cover damage from power surges."),
+        ("p2", "The warranty covers damage from power surges but not from water."),
+        ("p3", "Accidental damage, water and power surges are handled by our partner, not us.")], embedder)
+    (claim, negative) = prepare_claims(["The warranty does cover damage from power surges.",
+                                        "The warranty doesn’t cover damage from power surges."], embedder)
+    assert signals(claim, surges)["negation_flip"] and not signals(negative, surges)["negation_flip"]
+    assert not signals(claim, partial)["negation_flip"]  # its clause says the claim as it is
+    assert not signals(claim, loose)["negation_flip"]  # a negation in a sentence that says something else
+    assert negation_flip([(frozenset({"cover"}), False)], [(frozenset({"cover"}), True)]) is False  # too short to tell
+    assert not negated("It is not only fun but also healthy") and not negated("Report it, whether a victim or not")

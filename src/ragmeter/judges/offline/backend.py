@@ -2,7 +2,8 @@
 where the evidence leaves a claim uncertain.
 
 - ``claims.extract``: no generation. The claims are the text's sentences (the one splitter,
-  :mod:`ragmeter.judges.sentences`), citation markers and Markdown emphasis taken out; each
+  :mod:`ragmeter.judges.sentences`) that are not questions ("Is there anything else I can
+  help you with?" states nothing), citation markers and Markdown emphasis taken out; each
   cites the markers of its sentence; it addresses the question when its sentence vector's
   cosine with the question's reaches ``ADDRESSES_COSINE`` (a weak signal: 40 of 60 on the
   labeled statements); the answer declines when its first
@@ -36,13 +37,14 @@ from ragmeter.judges.offline import refusal, signals
 from ragmeter.judges.offline.rule import EvidenceRule, load_rule
 from ragmeter.judges.replies import digest
 from ragmeter.judges.schemas import NOT_NEEDED
-from ragmeter.judges.sentences import SPLITTER, split_sentences
+from ragmeter.judges.sentences import SPLITTER, is_question, split_sentences
 
 VERIFY, EXTRACT = "claims.verify", "claims.extract"
-RECIPE_VERSION = 1  # raise when a signal, the claim cutting or the model question changes
+RECIPE_VERSION = 2  # raise when a signal, the claim cutting or the model question changes
 # trust/agreement/addresses.jsonl (60 statements): 0.667 at 0.45, the best of 0.20-0.50 on that set (in sample),
 # beside 0.5 for the majority class and 0.75 for the bundled model's question (judges/local/agreement.py)
 ADDRESSES_COSINE = 0.45
+EMBEDDER = "all-MiniLM-L6-v2 int8 8199be6f"  # the bundled MiniLM: every vector the judge reads, --embedder aside
 MODEL_QUESTION = "short3"  # the bundled model's three-way question (judges/local/llm.py)
 _MARKER = re.compile(r"\s*\[([^\[\]\s][^\[\]]*)\]")
 _EMPHASIS = re.compile(r"\*\*|__|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)")
@@ -137,7 +139,7 @@ class OfflineBackend(Backend):
     @property
     def key_extra(self) -> dict:
         key: dict[str, Any] = {"recipe": RECIPE_VERSION, "splitter": SPLITTER, "stages": self.stages,
-                               "embedder": "all-MiniLM-L6-v2 int8 8199be6f", "addresses": ADDRESSES_COSINE,
+                               "embedder": EMBEDDER, "addresses": ADDRESSES_COSINE,
                                "refusal": digest(refusal.PATTERN.pattern)}
         if self.model_stage:
             key["model_stage"] = {"sha256": self.model_sha256, "question": MODEL_QUESTION,
@@ -149,7 +151,10 @@ class OfflineBackend(Backend):
         out = {"stages": self.stages, "claims": f"sentences ({SPLITTER}), no generation",
                "verdicts": "cheap evidence (word and token-vector alignment, amounts, names, negation)"
                            + (", the model's three-way question where uncertain" if self.model_stage else ""),
-               "rule": self.rule.as_dict()}
+               "addresses_question": f"cosine of the claim's and the question's {EMBEDDER} vectors >= "
+                                     f"{ADDRESSES_COSINE} (English-trained: not meaningful in other languages; "
+                                     "--embedder does not change it)",
+               "embedder": EMBEDDER, "rule": self.rule.as_dict()}
         if self.has_model:
             out["model_sha256"] = self.model_sha256
         return out
@@ -242,10 +247,11 @@ class OfflineBackend(Backend):
         """The answer's and the reference's sentences as claims; all of them (and the question)
         go through the model in one pass, kept for their verification."""
         question, answer, reference = inputs.get("question") or "", inputs["answer"], inputs["reference"]
-        sentences = [s for s in split_sentences(answer) if claim_text(s)] if answer != NOT_NEEDED else []
+        sentences = [s for s in split_sentences(answer) if claim_text(s) and not is_question(s)] \
+            if answer != NOT_NEEDED else []
         texts = list(dict.fromkeys(claim_text(s) for s in sentences))
-        refs = ([] if reference == NOT_NEEDED else
-                list(dict.fromkeys(claim_text(s) for s in split_sentences(reference) if claim_text(s))))
+        refs = ([] if reference == NOT_NEEDED else list(dict.fromkeys(
+            claim_text(s) for s in split_sentences(reference) if claim_text(s) and not is_question(s))))
         asked = [question] if question.strip() and texts else []
         ready = self.prepared_claims([*asked, *[claim_text(t) for t in [*texts, *refs]]])
         if asked:  # the question's cosine with each claim's sentence vector

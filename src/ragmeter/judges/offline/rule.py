@@ -11,7 +11,8 @@ of ``rule.json`` (fitted on data the file names, with the cross-validated figure
 
     not_found     if p < t_found                      (no passage speaks of the claim)
     contradicted  else if the aligned sentence states another amount of the same kind
-                  (3 days / 5 days, $40 / $45, 1998 / 1999), or (``negation``) flips a negation
+                  (3 days / 5 days, $40 / $45, 1998 / 1999), or (``negation``) the passage
+                  says the claim with its negation flipped
     supported     else if p >= t_supported (and, with ``require_complete``, every amount and
                   name of the claim is in the passage), and the model stage (where it ran) does
                   not say otherwise
@@ -126,10 +127,9 @@ class EvidenceRule:
 
 
 def conflict(row: dict, *, negation: bool = True) -> bool:
-    """The aligned sentence states another amount of the claim's kind, or flips its negation
-    (where it shares at least half of the claim's words, so it speaks of the same thing)."""
-    flipped = negation and bool(row["negation_flip"]) and row["aligned_words"] >= 0.5
-    return bool(row["amounts_conflict"]) or flipped
+    """The aligned sentence states another amount of the claim's kind, or the passage says the
+    claim with its negation flipped (a sentence or clause matching it closely apart from that)."""
+    return bool(row["amounts_conflict"]) or (negation and bool(row["negation_flip"]))
 
 
 def complete(row: dict) -> bool:
