@@ -137,11 +137,21 @@ def test_whole_pipeline_runs_in_a_network_namespace_with_no_network(tmp_path, wa
            "--ledger", str(tmp_path / "ledger.sqlite"), "--no-save", "--format", "json"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
-    sample = json.loads(out.stdout)["samples"][0]["metrics"]
+    sample = json.loads(out.stdout)["samples"][0]
     # the offline judge (issue 37): S, N, S, C, N. The seed's 3/5 counts claim 2 supported, a deduction
     # (14 months inside 24) that cheap evidence does not make: it is not found, and cites nothing
-    assert sample["faithfulness"]["value"] == pytest.approx(2 / 5)
-    assert sample["semantic_similarity"]["status"] == "scored"
+    verdicts = sample["evidence"]["verdicts"]["answer@context"]
+    assert [v["verdict"] for v in verdicts] == ["supported", "not_found", "supported", "contradicted", "not_found"]
+    # faithfulness = sum_c n_c * support_c / sum_c n_c (n_c: the claim's content words; support 1 for a
+    # decisively supported claim, 0 for a contradicted one, its probability in between)
+    from ragmeter.metrics.generation.faithfulness import claim_weight
+
+    n = [claim_weight(c) for c in SEED_CLAIMS]
+    expected = sum(w * v["support"] for w, v in zip(n, verdicts)) / sum(n)
+    assert [verdicts[i]["support"] for i in (0, 2, 3)] == [1.0, 1.0, 0.0]
+    assert all(0.0 < verdicts[i]["support"] < 0.5 for i in (1, 4))  # not found: some support, below the bar
+    assert sample["metrics"]["faithfulness"]["value"] == pytest.approx(expected)
+    assert sample["metrics"]["semantic_similarity"]["status"] == "scored"
 
 
 def test_a_prompt_longer_than_the_context_window_fails_that_item_only():
