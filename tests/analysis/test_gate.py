@@ -241,7 +241,8 @@ def test_gate_cli_exit_codes(cli, tmp_path):
     k3 = make_run(tmp_path / "k3", {"ndcg@3": [0.1] * 40})
     refused = cli("gate", k3.path, "--baseline", a.path)
     assert refused.exit_code == 2
-    assert "measures: none in common (A holds ndcg@5; B holds ndcg@3)" in refused.output
+    assert (f"measures: none in common (run A, {a.name}, holds ndcg@5; run B, {k3.name}, holds ndcg@3)"
+            in " ".join(refused.output.split()))
     doc = json.loads(cli("gate", b.path, "--baseline", a.path, "--format", "json").stdout)
     assert doc["passed"] is False
 

@@ -166,7 +166,8 @@ def setup_differences(a, b) -> list[str]:
         out.append(f"test set (questions, labels, references): {ta} vs {tb}")
     sa, sb = getattr(a, "summary", None) or {}, getattr(b, "summary", None) or {}
     if sa and sb and not set(sa) & set(sb):  # e.g. another --k: a gate would compare nothing and pass
-        out.append(f"measures: none in common (A holds {', '.join(sa)}; B holds {', '.join(sb)}); "
+        out.append(f"measures: none in common (run A, {_run_name(a)}, holds {', '.join(sa)}; run B, {_run_name(b)}, "
+                   f"holds {', '.join(sb)}); "
                    "score both with the same metrics and k")
     ma, mb = a.setup.get("metrics", {}), b.setup.get("metrics", {})
     for name in sorted(set(ma) & set(mb)):
