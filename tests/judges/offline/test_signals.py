@@ -92,6 +92,24 @@ def test_a_bare_number_conflicts_only_with_a_number_of_the_same_thing():
     assert signals(other, listing)["amounts_conflict"] == 0  # a name's number conflicts with nothing
 
 
+def test_a_name_with_another_number_conflicts_where_the_sentence_names_it():
+    """The new-user trial: "R1" for "R2" and "Windows 10" for "Windows 11" passed as supported once
+    names' numbers conflicted with nothing. The claim's name is not in the passage, and the aligned
+    sentence (half of the claim's words) names the same thing with another number."""
+    embedder = Letters()
+    (r2,) = prepare([("p", "The R2 router carries a 24-month limited hardware warranty.")], embedder)
+    r1, same = prepare_claims(["The R1 router carries a 24-month limited hardware warranty.",
+                               "The R2 router carries a 24-month limited hardware warranty."], embedder)
+    assert signals(r1, r2)["amounts_conflict"] == 1 and signals(same, r2)["amounts_conflict"] == 0
+    (win,) = prepare([("p", "The app runs on Windows 11 and later.")], embedder)
+    (ten,) = prepare_claims(["The app runs on Windows 10 and later."], embedder)
+    assert signals(ten, win)["amounts_conflict"] == 1
+    (both,) = prepare([("p", "The R1 and the R2 router carry a 24-month limited hardware warranty.")], embedder)
+    assert signals(r1, both)["amounts_conflict"] == 0  # the passage names R1 too
+    (elsewhere,) = prepare([("p", "Our offices are in Paris. The R2 ships in May.")], embedder)
+    assert signals(r1, elsewhere)["amounts_conflict"] == 0  # no sentence says the claim's thing of R2
+
+
 def test_a_negation_flips_only_what_the_passage_says_closely():
     embedder = Letters()
     (surges, partial, loose) = prepare([

@@ -40,7 +40,7 @@ from ragmeter.judges.schemas import NOT_NEEDED
 from ragmeter.judges.sentences import SPLITTER, is_question, split_sentences
 
 VERIFY, EXTRACT = "claims.verify", "claims.extract"
-RECIPE_VERSION = 2  # raise when a signal, the claim cutting or the model question changes
+RECIPE_VERSION = 3  # raise when a signal, the claim cutting or the model question changes
 # trust/agreement/addresses.jsonl (60 statements): 0.667 at 0.45, the best of 0.20-0.50 on that set (in sample),
 # beside 0.5 for the majority class and 0.75 for the bundled model's question (judges/local/agreement.py)
 ADDRESSES_COSINE = 0.45

@@ -15,8 +15,10 @@ For a claim c and a passage p (``signals``):
   reads them) found in p (``found``), and those p contradicts (``conflict``: the aligned
   sentence states an amount of the same kind, none equal; for a bare number, a year or a count,
   only where that sentence holds half of the claim's words and the other number shares a word
-  around it); a number after a capitalised word is part of a name (``Apollo 11``), found or
-  not but in conflict with nothing;
+  around it); a number after a capitalised word is part of a name (``Apollo 11``), in conflict
+  only where the aligned sentence (holding half of c's words) names the same thing with another
+  number and c's is not in p (``Windows 10`` / ``Windows 11``), as a letter-digit code is
+  (``R1`` / ``R2``);
 - ``names``: c's distinctive names (capitalised words not opening a sentence, letter-digit
   codes) missing from p;
 - ``negation_flip``: a sentence or clause of p matches a clause of c closely apart from the
@@ -104,6 +106,13 @@ def names(text: str) -> set[str]:
             if (any(ch.isdigit() for ch in w) or (i > 0 and w[0].isupper())) and w.lower() not in STOP:
                 out.add(w.lower())
     return out
+
+
+def _code_stem(name: str) -> str:
+    """A letter-digit code's letters (``r2`` -> ``r``, ``x200`` -> ``x``); empty for a name without
+    digits or without letters."""
+    letters = "".join(ch for ch in name if not ch.isdigit())
+    return letters if letters != name and letters.strip("-") else ""
 
 
 Amount = tuple[Decimal, str]  # (amount in the base unit, unit group: "" for a bare number)
@@ -294,6 +303,15 @@ def signals(claim: Claim, passage: Passage) -> dict[str, Any]:
     conflict = {a for a in claim.amounts.keys() - found if not a[1].startswith("name:")
                 and any(b[1] == a[1] and (a[1] or (j_words >= BARE_ALIGNED and claim.amounts[a] & ctx))
                         for b, ctx in aligned.items())}
+    # a name whose number differs ("R1" for "R2", "Windows 10" for "Windows 11"): the claim's is not in
+    # the passage, and the aligned sentence, which holds half of the claim's words, names the same
+    # thing with another number
+    if j_words >= BARE_ALIGNED:
+        conflict |= {a for a in claim.amounts.keys() - found if a[1].startswith("name:")
+                     and any(b[1] == a[1] for b in aligned)}
+        sentence_names = names(passage.sentences[j]) if passage.sentences else set()
+        conflict |= {(Decimal(0), "code:" + c) for c in claim.names - passage.names
+                     if _code_stem(c) and any(_code_stem(d) == _code_stem(c) for d in sentence_names)}
     return {"passage": passage.id, "words": round(len(claim.words & passage.words) / n, 4),
             "tokens": round(tokens, 4), "sentence": round(float(scos[j]), 4),
             "aligned_words": round(j_words, 4),
