@@ -10,7 +10,6 @@ from hypothesis import strategies as st
 
 import ragmeter
 from ragmeter.core.sample import Chunk, Sample
-from ragmeter.embeddings import minilm as minilm_module
 from ragmeter.metrics.generation.kprecision import squad_tokens, windows, words_k_precision
 
 
@@ -71,22 +70,8 @@ def test_the_token_form_scores_a_copy_highest():
     assert copy > 0.8 > other and r.outcome("k_precision(form='tokens')", "s").provenance.as_dict()["embedder"]
 
 
-def test_the_words_form_needs_no_embedder(monkeypatch):
-    import builtins
-
-    real = builtins.__import__
-
-    def no_onnx(name, *args, **kwargs):
-        if name == "onnxruntime":
-            raise ImportError(name=name)
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_onnx)
-    minilm_module.bundled.cache_clear()
-    try:
-        r = ragmeter.evaluate([_sample("R2 warranty", "R2 warranty")], ["k_precision", "k_precision(form='tokens')"])
-    finally:
-        minilm_module.bundled.cache_clear()
+def test_the_words_form_needs_no_embedder(without_onnxruntime):
+    r = ragmeter.evaluate([_sample("R2 warranty", "R2 warranty")], ["k_precision", "k_precision(form='tokens')"])
     assert r.outcome("k_precision", "s").value == 1.0
     assert r.outcome("k_precision", "s").provenance.as_dict().get("embedder") is None
     tokens = r.outcome("k_precision(form='tokens')", "s")

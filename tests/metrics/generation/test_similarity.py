@@ -9,7 +9,6 @@ import pytest
 import ragmeter
 from ragmeter.core.sample import Sample
 from ragmeter.embeddings import MiniLM
-from ragmeter.embeddings import minilm as minilm_module
 from ragmeter.metrics.generation.similarity import precision_recall_f1
 
 
@@ -48,21 +47,7 @@ def test_identical_texts_score_one(minilm):
     assert r.outcome("token_match", "s").value == pytest.approx(1.0, abs=1e-6)
 
 
-def test_missing_runtime_makes_embedding_metrics_not_computed(monkeypatch):
-    import builtins
-
-    real = builtins.__import__
-
-    def no_onnx(name, *args, **kwargs):
-        if name == "onnxruntime":
-            raise ImportError(name=name)
-        return real(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", no_onnx)
-    minilm_module.bundled.cache_clear()  # the shared instance may already be loaded
-    try:
-        r = ragmeter.evaluate([_sample("a", "b")], ["semantic_similarity"])
-    finally:
-        minilm_module.bundled.cache_clear()
+def test_missing_runtime_makes_embedding_metrics_not_computed(without_onnxruntime):
+    r = ragmeter.evaluate([_sample("a", "b")], ["semantic_similarity"])
     o = r.outcome("semantic_similarity", "s")
     assert o.status == "not_computed" and "pip install onnxruntime" in o.reason
