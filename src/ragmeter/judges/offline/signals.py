@@ -214,6 +214,7 @@ class Passage:
     amounts: set[Amount]
     sentence_words: list[set[str]]
     sentence_amounts: list[dict[Amount, frozenset[str]]]
+    sentence_names: list[set[str]]
     polar: list[tuple[frozenset[str], bool]]  # each sentence and clause: its words apart from negation, negated
 
 
@@ -244,7 +245,8 @@ def prepare(passages: Sequence[tuple[str, str]], embedder: Any) -> list[Passage]
         sv = vectors[at:at + len(sentences)]
         out.append(Passage(pid, text, sentences, sv, np.vstack(mine) if mine else np.zeros((0, sv.shape[1])),
                            content_words(text), names(text), quantities(text), [content_words(s) for s in sentences],
-                           [amounts(s) for s in sentences], [u for s in sentences for u in polar_units(s)]))
+                           [amounts(s) for s in sentences], [names(s) for s in sentences],
+                           [u for s in sentences for u in polar_units(s)]))
         at, wt = at + len(sentences), wt + len(ws)
     return out
 
@@ -309,9 +311,8 @@ def signals(claim: Claim, passage: Passage) -> dict[str, Any]:
     if j_words >= BARE_ALIGNED:
         conflict |= {a for a in claim.amounts.keys() - found if a[1].startswith("name:")
                      and any(b[1] == a[1] for b in aligned)}
-        sentence_names = names(passage.sentences[j]) if passage.sentences else set()
         conflict |= {(Decimal(0), "code:" + c) for c in claim.names - passage.names
-                     if _code_stem(c) and any(_code_stem(d) == _code_stem(c) for d in sentence_names)}
+                     if _code_stem(c) and any(_code_stem(d) == _code_stem(c) for d in passage.sentence_names[j])}
     return {"passage": passage.id, "words": round(len(claim.words & passage.words) / n, 4),
             "tokens": round(tokens, 4), "sentence": round(float(scos[j]), 4),
             "aligned_words": round(j_words, 4),
