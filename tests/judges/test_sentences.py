@@ -47,3 +47,14 @@ def test_questions_are_told_apart_from_statements():
     assert is_question("Is there anything else I can help you with?") and is_question("¿Necesita ayuda con algo más?")
     assert is_question("您还有其他问题吗？") and is_question("Anything else? [1]")
     assert not is_question("It ships in 5 days.") and not is_question("Covered; see clause 2;")
+
+
+def test_an_offer_of_help_states_nothing_but_a_number_in_it_is_checked():
+    from ragmeter.judges.sentences import is_courtesy
+
+    for text in ("Let me know if you need anything else!", "Please feel free to reach out.", "**Hope this helps!**",
+                 "If you have any other questions, don't hesitate to ask.", "I'm happy to help further."):
+        assert is_courtesy(text), text
+    for text in ("Let me explain: the warranty lasts 24 months.", "Feel free to call 555-0100.",
+                 "If you have questions about returns, the policy is 30 days.", "Help is free."):
+        assert not is_courtesy(text), text

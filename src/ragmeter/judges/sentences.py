@@ -28,6 +28,12 @@ SPLITTER = "sentencex 1.0"  # named in the provenance of what is cut with it
 _WORDLIKE = re.compile(r"\w")
 _MARKER = re.compile(r"\s*(?:\d{1,3}|[A-Za-z])[.)]\s*")  # a list item's number cut off alone: "1."
 _QUESTION = re.compile(r"^[\W_]*¿|[?？\u037e][\W_]*$")  # ¿...: Spanish; ？: full-width; ; (U+037E): Greek
+# an offer of more help or a wish, not a fact (English): "Let me know if ...", "Hope this helps!"
+_COURTESY = re.compile(
+    r"^(?:please\s+)?(?:let\s+me\s+know\b|feel\s+free\s+to\b|don'?t\s+hesitate\s+to\b|do\s+not\s+hesitate\s+to\b|"
+    r"(?:i\s+)?hope\s+(?:this|that|it)\s+helps\b|(?:i'?m|i\s+am)\s+(?:happy|glad)\s+to\s+help\b|happy\s+to\s+help\b|"
+    r"if\s+you\s+have\s+any\s+(?:other|more|further|additional)?\s*questions\b|good\s+luck\b|thanks?\s+for\s+asking\b)",
+    re.I)
 
 
 def split_sentences(text: str, language: str = "en") -> list[str]:
@@ -56,3 +62,18 @@ def is_question(sentence: str) -> bool:
     (True, False, True)
     """
     return _QUESTION.search(re.sub(r"\s*\[[^\[\]]*\]", "", sentence).strip()) is not None
+
+
+def is_courtesy(sentence: str) -> bool:
+    """Is the sentence an offer of more help or a wish ("Let me know if you need anything
+    else!", "I hope this helps.", "If you have any other questions, feel free to ask.")?
+    Like a question, it states nothing to check. English phrasings only; a sentence with a
+    number ("Feel free to call 555-0100.") is checked.
+
+    >>> is_courtesy("Let me know if you need anything else!"), is_courtesy("Hope this helps.")
+    (True, True)
+    >>> is_courtesy("Let me explain: the warranty lasts 24 months."), is_courtesy("Help is free.")
+    (False, False)
+    """
+    text = re.sub(r"[*_\s]+", " ", sentence).strip()
+    return _COURTESY.search(text) is not None and not any(ch.isdigit() for ch in text)

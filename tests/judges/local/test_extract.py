@@ -60,6 +60,8 @@ def test_sentences_as_claims_need_no_generation():
     assert not cut and [c["text"] for c in reply["claims"]] == ["The R2 has a 24-month warranty [w2].",
                                                                 "Shipping is free [s1][w2]."]
     assert sentence_claims("One. One. Two.") == ["One.", "Two."]
+    assert sentence_claims("It ships in 5 days. Anything else? Let me know if you need more help!") == [
+        "It ships in 5 days."]
 
 
 def test_citations_come_from_the_sentence_sharing_most_words_with_the_claim():

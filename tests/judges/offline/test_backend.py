@@ -135,9 +135,10 @@ def test_a_number_in_a_name_does_not_contradict():
     assert verdicts == ["supported"]
 
 
-def test_a_question_in_the_answer_is_no_claim():
+def test_a_question_or_an_offer_of_help_in_the_answer_is_no_claim():
     for answer in ("The R2 carries a 24-month warranty. Is there anything else I can help you with?",
-                   "The R2 carries a 24-month warranty. ¿Necesita ayuda con algo más?"):
+                   "The R2 carries a 24-month warranty. ¿Necesita ayuda con algo más?",
+                   "The R2 carries a 24-month warranty. Let me know if you need anything else!"):
         scores, verdicts = _verdicts("How long is the R2's warranty?",
                                      "The R2 carries a 24-month limited hardware warranty.", answer)
         assert verdicts == ["supported"] and scores["faithfulness"] == 1.0

@@ -121,8 +121,8 @@ class LocalBackend(Backend):
         key = {"sha256": self.sha256, **recipe_hashes(self.settings.questions), "mode": self.mode}
         if self.settings != VerifySettings(mode=self.mode) or self.parallel != 1:  # the first recipe keeps its keys
             key["verify"] = {**self.settings.as_dict(), "parallel": self.parallel}
-        if self.claims != "extracted":
-            key["claims"] = self.claims
+        if self.claims != "extracted":  # sentences: questions and offers of help left out since v2
+            key["claims"] = self.claims if self.claims != "sentences" else "sentences-v2"
         return key
 
     @property

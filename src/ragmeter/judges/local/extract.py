@@ -22,7 +22,7 @@ import re
 
 from ragmeter.judges.local.llm import YES_NO_WORDS, LocalLLM, TypedQuestion, Usage
 from ragmeter.judges.schemas import NOT_NEEDED
-from ragmeter.judges.sentences import split_sentences
+from ragmeter.judges.sentences import is_courtesy, is_question, split_sentences
 
 SPLIT_SYSTEM = (
     "You split a text into short atomic claims for fact checking. Each claim states one fact and stands alone: "
@@ -83,8 +83,10 @@ def cites_for(claim: str, answer: str) -> list[str]:
 
 
 def sentence_claims(text: str) -> list[str]:
-    """``claims='sentences'``: the text's sentences, as written (no model call)."""
-    return list(dict.fromkeys(s.strip() for s in split_sentences(text) if s.strip()))
+    """``claims='sentences'``: the text's sentences, as written (no model call), but for
+    questions and offers of help, which state nothing to check."""
+    return list(dict.fromkeys(s.strip() for s in split_sentences(text)
+                              if s.strip() and not is_question(s) and not is_courtesy(s)))
 
 
 def extract(llm: LocalLLM, inputs: dict, *, max_tokens: int, seed: int | None, usage: Usage,

@@ -2,8 +2,8 @@
 where the evidence leaves a claim uncertain.
 
 - ``claims.extract``: no generation. The claims are the text's sentences (the one splitter,
-  :mod:`ragmeter.judges.sentences`) that are not questions ("Is there anything else I can
-  help you with?" states nothing), citation markers and Markdown emphasis taken out; each
+  :mod:`ragmeter.judges.sentences`) that are not questions or offers of help ("Is there
+  anything else I can help you with?", "Let me know if ..." state nothing), citation markers and Markdown emphasis taken out; each
   cites the markers of its sentence; it addresses the question when its sentence vector's
   cosine with the question's reaches ``ADDRESSES_COSINE`` (a weak signal: 40 of 60 on the
   labeled statements); the answer declines when its first
@@ -37,10 +37,10 @@ from ragmeter.judges.offline import refusal, signals
 from ragmeter.judges.offline.rule import EvidenceRule, load_rule
 from ragmeter.judges.replies import digest
 from ragmeter.judges.schemas import NOT_NEEDED
-from ragmeter.judges.sentences import SPLITTER, is_question, split_sentences
+from ragmeter.judges.sentences import SPLITTER, is_courtesy, is_question, split_sentences
 
 VERIFY, EXTRACT = "claims.verify", "claims.extract"
-RECIPE_VERSION = 3  # raise when a signal, the claim cutting or the model question changes
+RECIPE_VERSION = 4  # raise when a signal, the claim cutting or the model question changes
 # trust/agreement/addresses.jsonl (60 statements): 0.667 at 0.45, the best of 0.20-0.50 on that set (in sample),
 # beside 0.5 for the majority class and 0.75 for the bundled model's question (judges/local/agreement.py)
 ADDRESSES_COSINE = 0.45
@@ -67,6 +67,11 @@ def claim_text(sentence: str) -> str:
     """
     text = " ".join(_EMPHASIS.sub("", _MARKER.sub("", sentence)).split())
     return _DISCOURSE.sub("", _LIST_ITEM.sub("", text))
+
+
+def stated(sentence: str) -> bool:
+    """Does the sentence state something to check (not a question, not an offer of help)?"""
+    return bool(claim_text(sentence)) and not is_question(sentence) and not is_courtesy(sentence)
 
 
 def markers(sentence: str) -> list[str]:
@@ -247,11 +252,10 @@ class OfflineBackend(Backend):
         """The answer's and the reference's sentences as claims; all of them (and the question)
         go through the model in one pass, kept for their verification."""
         question, answer, reference = inputs.get("question") or "", inputs["answer"], inputs["reference"]
-        sentences = [s for s in split_sentences(answer) if claim_text(s) and not is_question(s)] \
-            if answer != NOT_NEEDED else []
+        sentences = [s for s in split_sentences(answer) if stated(s)] if answer != NOT_NEEDED else []
         texts = list(dict.fromkeys(claim_text(s) for s in sentences))
         refs = ([] if reference == NOT_NEEDED else list(dict.fromkeys(
-            claim_text(s) for s in split_sentences(reference) if claim_text(s) and not is_question(s))))
+            claim_text(s) for s in split_sentences(reference) if stated(s))))
         asked = [question] if question.strip() and texts else []
         ready = self.prepared_claims([*asked, *[claim_text(t) for t in [*texts, *refs]]])
         if asked:  # the question's cosine with each claim's sentence vector
