@@ -15,8 +15,14 @@ import pytest
 from ragmeter import evaluate
 from ragmeter.core import interval
 from ragmeter.core.bootstrap import METHOD, bootstrap_ci
-from ragmeter.core.interval import (APPROXIMATE_BEYOND, APPROXIMATE_FROM, APPROXIMATE_METHOD, bootstrap_draws,
-                                    mean_interval, normal_interval)
+from ragmeter.core.interval import (
+    APPROXIMATE_BEYOND,
+    APPROXIMATE_FROM,
+    APPROXIMATE_METHOD,
+    bootstrap_draws,
+    mean_interval,
+    normal_interval,
+)
 from ragmeter.core.sample import Chunk, Sample
 
 #: How far the approximation may sit from the bootstrap's endpoint, in standard errors (s / sqrt(n)):
