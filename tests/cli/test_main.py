@@ -62,7 +62,7 @@ NOT_FOR_LABELS = ("pydantic", "ragmeter.judges", "ragmeter.ledger", "ragmeter.re
                   "ragmeter.metrics.context", "ragmeter.metrics.beyond", "ragmeter.metrics.conversation",
                   "ragmeter.report.html", "ragmeter.report.results_csv",
                   "ragmeter.runs.store", "ragmeter.runs.result_lines", "ragmeter.io.shapes", "ragmeter.io.rows",
-                  "httpx")
+                  "httpx", "asyncio")  # label measures alone are scored without an event loop
 
 
 @pytest.mark.slow

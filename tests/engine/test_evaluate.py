@@ -132,3 +132,22 @@ def test_a_judge_spec_string(judged_env):
     assert r.judge_stats is not None and r.judge_stats["calls"] == judged_env.count > 0
     again = evaluate(q1(), "faithfulness", judge="openai:judge-model")  # the ledger in $RAGMETER_RUNS_DIR
     assert again.judge_stats["calls"] == 0 and again.summary("faithfulness").mean == pytest.approx(3 / 5)
+
+
+@pytest.mark.filterwarnings("ignore::ragmeter.core.errors.LowCoverageWarning",
+                            "ignore::ragmeter.core.errors.NothingRetrievedWarning")
+@pytest.mark.parametrize("with_judge", [False, True])
+def test_label_measures_alone_are_scored_without_a_loop_as_ascore_scores_them(with_judge: bool) -> None:
+    """``evaluate_with`` skips the event loop for label measures alone; what it returns is what
+    ``ascore`` returns for them (the same outcomes, fingerprints, no evidence, no judge stats)."""
+    from ragmeter.core.aio import run_sync
+    from ragmeter.engine.evaluate import ascore, evaluate_with, resolve_measures
+    from ragmeter.evidence.sources import build_sources
+
+    data = load_dataset(WARRANTY / "dataset.jsonl")
+    measures = resolve_measures(["ndcg@5", "mrr@5", "recall@3", "hit_rate@5"], None)
+    sources = build_sources(judge=SimpleNamespace(stats=None, session=None) if with_judge else None)
+    quick = evaluate_with(data, measures, sources)
+    looped = run_sync(lambda: ascore(data, measures, sources))
+    assert quick.to_dict() == looped.to_dict()
+    assert quick.evidence is None and quick.judge_stats is None

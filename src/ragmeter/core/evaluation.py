@@ -17,7 +17,7 @@ from ragmeter.core.columns import LabelColumns
 from ragmeter.core.errors import RagmeterError
 from ragmeter.core.measure import Measure, MeasureMap, resolve_measure
 from ragmeter.core.result_access import import_pandas
-from ragmeter.core.results import Failed, NotComputed, Outcome, Score
+from ragmeter.core.results import INTERVAL_METHOD, Failed, NotComputed, Outcome, Score
 from ragmeter.core.sample import Sample
 from ragmeter.core.score_column import ScoreColumn
 from ragmeter.core.summary import MetricSummary, mean_of, summarize
@@ -205,8 +205,11 @@ class EvaluationResult:
     def _document(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
         metrics = {}
         for m in self.measures:
-            entry: dict[str, Any] = self.summary(m).as_dict()
+            summary = self.summary(m)
+            entry: dict[str, Any] = summary.as_dict()
             entry["provenance"] = _provenance(self.outcomes[m]).as_dict() if self.size else None
+            if entry["provenance"] is not None and summary.interval != INTERVAL_METHOD:
+                entry["provenance"]["interval"] = summary.interval  # the approximation, at large n
             metrics[str(m)] = entry
         out: dict[str, Any] = {"dataset": {"path": self.dataset_path, "fingerprint": self.dataset_fingerprint,
                                            "testset_fingerprint": self.testset_fingerprint},

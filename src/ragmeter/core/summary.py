@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ragmeter.core.bootstrap import bootstrap_ci
+from ragmeter.core.interval import METHOD, mean_interval
 from ragmeter.core.results import Outcome, Score
 from ragmeter.core.score_column import ScoreColumn, exact_mean
 
@@ -24,6 +24,8 @@ class MetricSummary:
     failed: int
     reasons: dict[str, int] = field(default_factory=dict)
     ci95: tuple[float, float] | None = None
+    #: how ``ci95`` was drawn (:func:`~ragmeter.core.interval.mean_interval`): the measure's provenance names it
+    interval: str = METHOD
 
     @property
     def total(self) -> int:
@@ -62,6 +64,7 @@ def summary_from(metric: str, values: Sequence[float] | np.ndarray, not_computed
                  reasons: Mapping[str, int], *, mean: float | None = None) -> MetricSummary:
     """The one place a summary is built (in-memory and streamed runs alike); ``mean``: the
     values' :func:`mean_of`, where the caller has it."""
+    ci95, method = mean_interval(np.sort(np.asarray(values, dtype=np.float64)))
     return MetricSummary(
         metric=metric,
         mean=mean if mean is not None or not len(values) else mean_of(values),
@@ -69,7 +72,8 @@ def summary_from(metric: str, values: Sequence[float] | np.ndarray, not_computed
         not_computed=not_computed,
         failed=failed,
         reasons=dict(sorted(reasons.items())),
-        ci95=bootstrap_ci(np.sort(np.asarray(values, dtype=np.float64))),
+        ci95=ci95,
+        interval=method,
     )
 
 

@@ -6,12 +6,10 @@ The retrieved view is cut at ``k`` unless a measure names its own ``@k``. The co
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
-from ragmeter.core.aio import run_sync
 from ragmeter.core.errors import InvalidParameterError
 from ragmeter.core.evaluation import EvaluationResult
 from ragmeter.core.measure import Measure, split_measure_list
@@ -161,11 +159,30 @@ def evaluate_with(dataset: Dataset, measures: Sequence[Measure], sources: Source
                   progress: Progress | None = None,
                   before_judged: Callable[[EvaluationResult], None] | None = None) -> EvaluationResult:
     """:func:`evaluate` for a caller that has resolved its measures and built its sources once
-    (the run driver, the streaming and Ray engines, the watcher)."""
-    result = run_sync(lambda: ascore(dataset, measures, sources, progress=progress, before_judged=before_judged))
+    (the run driver, the streaming and Ray engines, the watcher). Label measures alone are scored
+    here, without an event loop (nothing to wait for: no asyncio to import, no loop to start)."""
+    if all(isinstance(m.spec, LabelSpec) for m in measures):
+        result = _labels_only(dataset, tuple(measures), sources, progress)
+    else:
+        from ragmeter.core.aio import run_sync
+
+        result = run_sync(lambda: ascore(dataset, measures, sources, progress=progress, before_judged=before_judged))
     report_coverage({m: result.outcomes[m] for m in result.measures})  # the warning points at the caller
     report_nothing_retrieved(result)
     return result
+
+
+def _labels_only(dataset: Dataset, measures: tuple[Measure, ...], sources: Sources,
+                 progress: Progress | None) -> EvaluationResult:
+    """What :func:`ascore` returns for label measures alone (the same steps, with nothing awaited)."""
+    if progress is None and sources.judge is not None:
+        progress = notebook_progress()
+    outcomes: dict[Measure, Sequence[Outcome]] = {}
+    outcomes.update(score_labels(list(measures), dataset.samples, dataset.fingerprint, progress=progress,
+                                 columns=dataset.columns))
+    return EvaluationResult(dataset.samples, measures, outcomes, dataset.fingerprint, dataset.path,
+                            testset_fingerprint=dataset.testset_fingerprint, evidence=None, judge_stats=None,
+                            columns=dataset.columns)
 
 
 async def ascore(dataset: Dataset, measures: Sequence[Measure], sources: Sources, *,
@@ -184,6 +201,8 @@ async def ascore(dataset: Dataset, measures: Sequence[Measure], sources: Sources
                                  dataset.fingerprint, progress=progress, columns=columns))
     embedded = [m for m in measures if isinstance(m.spec, EmbeddingSpec)]
     if embedded:  # model time: off the event loop
+        import asyncio
+
         from ragmeter.engine.embedding_scoring import score_embedded
 
         outcomes.update(await asyncio.to_thread(score_embedded, embedded, samples, dataset.fingerprint,
@@ -318,6 +337,8 @@ def evaluate(
     >>> r.outcome("faithfulness", "q1").status, r.means()
     ('not_computed', {'faithfulness': None})
     """
+    from ragmeter.core.aio import run_sync
+
     result = run_sync(lambda: _scored(data, metrics, k, view, judge, progress, before_judged,
                                       dict(embedder=embedder, records=records, action_criteria=action_criteria,
                                            criteria=criteria)))

@@ -63,9 +63,17 @@ class Accumulator:
                     self.reasons.setdefault(name, Counter())[why] += 1
 
     def summary(self) -> dict[str, dict]:
-        return {name: summary_from(name, self.values.get(name, array("d")), self.status[name]["not_computed"],
-                                   self.status[name]["failed"], self.reasons.get(name, Counter())).as_dict()
-                for name in self.status}
+        """Each measure's summary (a measure whose interval is the large-n approximation gets it
+        named in its provenance, as ``to_dict`` names it)."""
+        out = {}
+        for name in self.status:
+            s = summary_from(name, self.values.get(name, array("d")), self.status[name]["not_computed"],
+                             self.status[name]["failed"], self.reasons.get(name, Counter()))
+            prov = self.provenance.get(name)
+            if prov is not None and s.interval != prov.get("interval", s.interval):
+                self.provenance[name] = {**prov, "interval": s.interval}
+            out[name] = s.as_dict()
+        return out
 
 
 def _provenance(outcomes: Any) -> dict[str, Any]:
