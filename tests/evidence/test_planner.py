@@ -156,3 +156,14 @@ def test_given_claims_make_no_extraction_call_and_the_dry_run_counts_none():
     assert ran.outcome("faithfulness", "q1").value == 1.0 and ran.outcome("context_recall", "q1").value == 1.0
     refusal = ran.outcome("false_refusal", "q1")  # no call read the answer, so nothing marks a refusal
     assert refusal.status == "not_computed" and "claims were given" in refusal.reason
+
+
+def test_the_progress_line_says_what_the_stage_asks():
+    """A context-relevance-only run was labelled "extracting claims" (issue 37's trial)."""
+    from ragmeter.evidence.planner import stage_label
+
+    assert stage_label("extracting claims", ["context.relevance"] * 3) == "rating context sentences"
+    both = stage_label("extracting claims", ["claims.extract", "rubric.score:tone"])
+    assert both == "extracting claims, scoring rubrics"
+    assert stage_label("verifying claims", ["claims.verify"]) == "verifying claims"
+    assert stage_label("verifying claims", ["a.prompt.of.a.plugin"]) == "verifying claims"

@@ -66,7 +66,7 @@ async def agather_evidence(samples: Sequence[Sample], needs: set[str], sources: 
         if judge is None or not jobs:  # without a judge nothing is asked; the providers said what is missing
             continue
         if progress is not None:
-            progress.start(label, len(jobs))
+            progress.start(stage_label(label, [request.prompt.id for *_, request in jobs]), len(jobs))
         results = await judge.arun([request for *_, request in jobs], progress=progress)
         for (i, provider, name, _), j in zip(jobs, results):
             if not isinstance(j, Exception):
@@ -78,6 +78,24 @@ async def agather_evidence(samples: Sequence[Sample], needs: set[str], sources: 
             for p in finishing:
                 await p.finish(samples, evidence, judge)
     return evidence
+
+
+#: What the progress line says while a prompt's calls run (a stage asking several says each).
+DOING = {"claims.extract": "extracting claims", "claims.verify": "verifying claims",
+         "context.relevance": "rating context sentences", "answer.questions": "asking questions of the answer",
+         "rubric.score": "scoring rubrics", "rubric.joint": "scoring rubrics",
+         "turn.standalone": "rewriting turns as standalone questions"}
+
+
+def stage_label(default: str, prompt_ids: Sequence[str]) -> str:
+    """The progress line's words for a stage's calls: what its prompts do, in order of first
+    use (a context-relevance-only run is not "extracting claims"); ``default`` for others.
+
+    >>> stage_label("extracting claims", ["context.relevance", "claims.extract", "context.relevance"])
+    'rating context sentences, extracting claims'
+    """
+    said = list(dict.fromkeys(DOING.get(p.split(":")[0], "") for p in prompt_ids))
+    return ", ".join(x for x in said if x) or default
 
 
 def plan_calls(samples: Sequence[Sample], needs: set[str], sources: Sources) -> dict[str, Any]:
