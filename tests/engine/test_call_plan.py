@@ -129,6 +129,16 @@ def test_the_offline_judges_model_stage_is_timed_by_the_models_figure():
     assert out["seconds_per_call"]["claims.verify"]["from"].startswith("bundled figure of the model's verification")
 
 
+def test_the_offline_judges_context_relevance_is_timed_by_the_models_figure():
+    """Issue 37's trial: the dry run left context relevance untimed for --judge local."""
+    from ragmeter.engine.call_plan import MODEL_SECONDS_PER_CALL
+
+    out = time_estimate({"context.relevance": 6}, _offline(["evidence"]))
+    assert out["seconds_per_call"]["context.relevance"]["seconds"] == MODEL_SECONDS_PER_CALL["context.relevance"]
+    assert "not_timed" not in out and out["estimated_seconds"] == round(
+        6 * MODEL_SECONDS_PER_CALL["context.relevance"], 1)
+
+
 def test_the_cli_dry_run_of_the_offline_judge_uses_its_figures(cli, warranty, tmp_path):
     import pytest
 

@@ -80,6 +80,10 @@ def dry_run_plan(data: Dataset, measures: Sequence[Measure], *, sources: Sources
 OFFLINE_SECONDS_PER_CALL = {"claims.extract": 0.2, "claims.verify": 1.2}  # claims.verify: without its tokens
 OFFLINE_SECONDS_PER_TOKEN = {"claims.verify": 0.002}
 OFFLINE_MEASURED_ON = "the offline judge on 2 cores at load 5, warranty and MTRAG tasks (engine/call_plan.py)"
+# the prompts the offline judge passes to the bundled model: context relevance measured on the warranty sample
+# (6 calls, 2 min 29 s wall with the model's load and start-up, 2 cores at load 5, 2026-12-02)
+MODEL_SECONDS_PER_CALL = {"context.relevance": 22.0}
+MODEL_MEASURED_ON = "the bundled model's context relevance, warranty sample, 2 cores at load 5 (engine/call_plan.py)"
 
 
 def _bundled_seconds(judge: Judge, calls: dict[str, int], tokens: dict[str, int]) -> dict[str, dict[str, Any]]:
@@ -93,6 +97,8 @@ def _bundled_seconds(judge: Judge, calls: dict[str, int], tokens: dict[str, int]
         return model
     out = {p: {"seconds": v, "from": f"bundled figure: {OFFLINE_MEASURED_ON}"}
            for p, v in OFFLINE_SECONDS_PER_CALL.items()}
+    out.update({p: {"seconds": v, "from": f"bundled figure: {MODEL_MEASURED_ON}"}
+                for p, v in MODEL_SECONDS_PER_CALL.items()})
     for p, rate in OFFLINE_SECONDS_PER_TOKEN.items():
         if calls.get(p) and tokens.get(p):
             out[p] = {"seconds": round(rate * tokens[p] / calls[p], 1),
