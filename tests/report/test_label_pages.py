@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ragmeter.report import html_pages
-from ragmeter.report.label_pages import _within, label_pages
+from ragmeter.report.label_pages import _matches, label_pages
 from ragmeter.runs import list_runs, load_run
 from tests.report.test_html_pages import _dataset, _pages
 
@@ -37,11 +37,12 @@ def test_a_label_runs_pages_from_columns_are_the_sample_by_sample_ones(cli, tmp_
     assert fast.read_text() == slow.read_text().replace("slow.html.pages", "fast.html.pages")
 
 
-def test_membership_by_sorting_is_isin():
+def test_matching_by_sorting_finds_each_keys_index():
     rng = np.random.default_rng(3)
-    a, b = rng.integers(0, 50, 200), rng.integers(0, 50, 30)
-    assert np.array_equal(_within(a, b), np.isin(a, b))
-    assert not _within(a, b[:0]).any()
+    a, b = rng.integers(0, 50, 200), rng.permutation(50)[:30]
+    got = _matches(a, b)
+    assert got.tolist() == [b.tolist().index(x) if x in b else -1 for x in a.tolist()]
+    assert (_matches(a, b[:0]) == -1).all()
 
 
 def test_a_judged_run_or_one_without_its_samples_takes_the_sample_by_sample_path(cli, tmp_path, runs_dir, warranty):

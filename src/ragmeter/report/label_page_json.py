@@ -1,0 +1,165 @@
+"""The table's pages of a large label-only run written as JSON straight from its columns.
+
+:func:`page_json` gives, for result rows ``start:stop``, the very bytes
+``msgspec.json.encode(pages.records(start, stop))`` gives (a test holds them equal, hostile
+strings included), without the records: each chunk id of the file is encoded once, and a page
+is its rows' pieces put together, a row a ``bytes`` format. The pieces:
+
+- each id, question, short question, answer and reference: its own encoding (``null`` for None);
+- the cells of a row scored in every measure: the encoding of its values (a row with a cell not
+  scored: its record's cells, encoded);
+- the labels: one encoding per set of labels (a row's findings as bits);
+- the ranked ids and the missing ones: their encodings joined by ``,``; the marks: digits;
+- the findings' evidence: text around the ids, the ids' encodings without their quotes.
+
+Why the pieces are the encoding: msgspec escapes a string character by character (``"``, ``\\``
+and control characters; everything else as UTF-8), so the encoding of ``a + b`` is the encoding
+of ``a`` and of ``b`` without the quotes between them; and a list's encoding is its items'
+encodings between brackets, joined by ``,``. A string msgspec cannot encode (a lone surrogate,
+which msgspec's decoder never gives) makes :func:`page_json` return None: the caller then encodes
+the records, as before.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+import numpy as np
+
+from ragmeter.analysis.diagnosis import LEVERS
+from ragmeter.report.html import shorten
+
+if TYPE_CHECKING:
+    from ragmeter.report.label_pages import LabelPages
+
+_encode = msgspec.json.encode
+_RECORD = b'[%b,%b,%b,%b,%b,[[%b],"%b",null,[%b],null,%b,%b,%b]]'
+
+
+class PageJson:
+    """What :func:`page_json` reuses from page to page: each chunk id's encoding, each label set's,
+    the values and statuses as lists."""
+
+    def __init__(self, pages: LabelPages) -> None:
+        self.pages = pages
+        lc = pages.file.columns
+        try:
+            self.ids: Any = np.array([_encode(v) for v in lc.vocabulary] or [b""], dtype=object)
+        except (UnicodeEncodeError, TypeError, ValueError):
+            self.ids = None
+        names = pages.names
+        self.label_sets = [_encode([name for b, name in enumerate(names) if f >> b & 1])
+                           for f in range(1 << len(names))]
+        self.levers = {name: _encode(LEVERS[name]) for name in names}
+        self.labels = {name: _encode(name) for name in names}
+        self.marks = (pages.marks + 48).astype(np.uint8)
+        k = pages.k
+        self.text = {
+            "missing_content": _encode("no relevant chunk exists for this question; refusal not judged"),
+            "missed_top_ranked": _encode(f"no relevant chunk in the top {k}; relevant: ")[:-1],
+            "missing_chunk": _encode(f"recall@{k} ")[:-1],
+            "buried": _encode("first relevant chunk at rank ")[:-1],
+        }
+        self.ndcg_at = f"; nDCG@{k} "
+        metrics = pages.metrics
+        cols = pages.cols
+        self.values = np.stack([cols.column(m).values for m in metrics], axis=1) if metrics else None
+        self.scored = (np.stack([cols.column(m).status for m in metrics]) == 0).all(axis=0) if metrics else None
+
+
+def page_json(state: PageJson, start: int, stop: int) -> bytes | None:
+    """``msgspec.json.encode(records)`` of result rows ``start:stop`` (see the module), or None."""
+    lp = state.pages
+    if state.ids is None or stop <= start:
+        return None
+    f, lc = lp.file, lp.file.columns
+    js = lp.order[start:stop]
+    ranked_at, ranked_starts = _spans(lc.ranked_starts, js)
+    label_at, label_starts = _spans(lc.label_starts, js)
+    ranked = state.ids[lc.ranked[ranked_at]].tolist()
+    marks = state.marks[ranked_at].tobytes()
+    label_ids = state.ids[lc.labels[label_at]]
+    missing = lp.missing[label_at]
+    missing_ids = label_ids[missing].tolist()
+    missing_starts = np.concatenate(([0], np.cumsum(missing)))[label_starts].tolist()
+    jl = js.tolist()
+    try:
+        sids = list(map(_encode, lp.cols.ids[start:stop]))
+        questions = [f.questions[j] for j in jl]
+        shorts = list(map(_encode, (shorten(q or "") for q in questions)))
+        questions_json = list(map(_encode, questions))
+        answers = [b"null"] * len(jl) if f.answers is None else [_encode(f.answers[j]) for j in jl]
+        references = [b"null"] * len(jl) if f.references is None else [_encode(f.references[j]) for j in jl]
+        cells = _cells(state, start, stop)
+    except (UnicodeEncodeError, TypeError, ValueError):
+        return None
+    flags = lp.flags[start:stop].tolist()
+    findings = _findings(state, start, flags, js, label_at, label_starts, label_ids)
+    label_sets = state.label_sets
+    rs, ls = ranked_starts.tolist(), missing_starts
+    out = [_RECORD % (sids[n], questions_json[n], shorts[n], cells[n], label_sets[flags[n]],
+                      b",".join(ranked[rs[n]:rs[n + 1]]), marks[rs[n]:rs[n + 1]],
+                      b",".join(missing_ids[ls[n]:ls[n + 1]]), answers[n], references[n], findings[n])
+           for n in range(len(jl))]
+    return b"[" + b",".join(out) + b"]"
+
+
+def _spans(starts: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``rows``' items (row r's are ``starts[r]:starts[r + 1]``), end to end, and
+    where each row's begin among them (and the end of the last)."""
+    a, b = starts[rows], starts[rows + 1]
+    lengths = b - a
+    local = np.concatenate(([0], np.cumsum(lengths)))
+    if len(rows) and (a[1:] == b[:-1]).all():  # the rows lie end to end in the file: one slice
+        return np.arange(a[0], b[-1], dtype=np.int64), local
+    return np.repeat(a - local[:-1], lengths) + np.arange(local[-1], dtype=np.int64), local
+
+
+def _cells(state: PageJson, start: int, stop: int) -> list[bytes]:
+    """Each row's cells' encoding: its values where every cell is scored, else its record's cells."""
+    if state.values is None or state.scored is None:
+        return [b"[]"] * (stop - start)
+    out = list(map(_encode, state.values[start:stop].tolist()))
+    for n in np.flatnonzero(~state.scored[start:stop]).tolist():
+        out[n] = _encode(state.pages.cells(start + n))
+    return out
+
+
+def _findings(state: PageJson, start: int, flags: list[int], js: np.ndarray, label_at: np.ndarray,
+              label_starts: np.ndarray, label_ids: np.ndarray) -> list[bytes]:
+    """Each row's findings' encoding, as :meth:`LabelPages._findings` words them."""
+    lp = state.pages
+    out = [b"[]"] * len(flags)
+    flagged = [n for n, f in enumerate(flags) if f]
+    if not flagged:
+        return out
+    relevant = lp.file.columns.grades[label_at] >= 1
+    rel_cum = np.concatenate(([0], np.cumsum(relevant)))[label_starts].tolist()
+    relevant_ids = [t[1:-1] for t in label_ids[relevant].tolist()]
+    gone = lp.gone[label_at]
+    gone_cum = np.concatenate(([0], np.cumsum(gone)))[label_starts].tolist()
+    gone_ids = [t[1:-1] for t in label_ids[gone].tolist()]
+    recall, ndcg = lp.roles["recall"][start:start + len(flags)].tolist(), lp.roles["ndcg"][start:start + len(flags)]
+    ndcg_list = ndcg.tolist()
+    first = lp.first[js].tolist()
+    names, text, levers, labels = lp.names, state.text, state.levers, state.labels
+    for n in flagged:
+        items = []
+        for b, name in enumerate(names):
+            if not flags[n] >> b & 1:
+                continue
+            if name == "missing_content":
+                said = text[name]
+            elif name == "missed_top_ranked":
+                said = text[name] + b", ".join(relevant_ids[rel_cum[n]:rel_cum[n + 1]]) + b'"'
+            elif name == "missing_chunk":
+                said = (text[name] + f"{recall[n]:.3f}: ".encode() + b", ".join(gone_ids[gone_cum[n]:gone_cum[n + 1]])
+                        + b' not retrieved"')
+            else:  # buried
+                d = ndcg_list[n]
+                said = text[name] + str(first[n]).encode() + \
+                    (_encode(f"{state.ndcg_at}{d:.3f}")[1:-1] if d == d and d != 0 else b"") + b'"'
+            items.append(b"[%b,%b,%b]" % (labels[name], said, levers[name]))
+        out[n] = b"[" + b",".join(items) + b"]"
+    return out
