@@ -51,16 +51,16 @@ class PageJson:
         names = pages.names
         self.label_sets = [_encode([name for b, name in enumerate(names) if f >> b & 1])
                            for f in range(1 << len(names))]
-        self.levers = {name: _encode(LEVERS[name]) for name in names}
-        self.labels = {name: _encode(name) for name in names}
         self.marks = (pages.marks + 48).astype(np.uint8)
         k = pages.k
-        self.text = {
-            "missing_content": _encode("no relevant chunk exists for this question; refusal not judged"),
-            "missed_top_ranked": _encode(f"no relevant chunk in the top {k}; relevant: ")[:-1],
-            "missing_chunk": _encode(f"recall@{k} ")[:-1],
-            "buried": _encode("first relevant chunk at rank ")[:-1],
-        }
+        said = {"missing_content": ("no relevant chunk exists for this question; refusal not judged", ""),
+                "missed_top_ranked": (f"no relevant chunk in the top {k}; relevant: ", ""),
+                "missing_chunk": (f"recall@{k} ", " not retrieved"), "buried": ("first relevant chunk at rank ", "")}
+        self.items = {}  # per label, its finding's encoding around the evidence that varies: before, after
+        for name in names:
+            before, after = said[name]
+            head = b"[%b,%b" % (_encode(name), _encode(before)[:-1])
+            self.items[name] = (head, _encode(after)[1:] + b",%b]" % _encode(LEVERS[name]))
         self.ndcg_at = f"; nDCG@{k} "
         metrics = pages.metrics
         cols = pages.cols
@@ -128,38 +128,48 @@ def _cells(state: PageJson, start: int, stop: int) -> list[bytes]:
 
 def _findings(state: PageJson, start: int, flags: list[int], js: np.ndarray, label_at: np.ndarray,
               label_starts: np.ndarray, label_ids: np.ndarray) -> list[bytes]:
-    """Each row's findings' encoding, as :meth:`LabelPages._findings` words them."""
+    """Each row's findings' encoding, as :meth:`LabelPages._findings` words them: per set of labels
+    its rows, per label their findings, joined row by row."""
     lp = state.pages
     out = [b"[]"] * len(flags)
-    flagged = [n for n, f in enumerate(flags) if f]
-    if not flagged:
+    bits = lp.flags[start:start + len(flags)]
+    combos = np.unique(bits[bits != 0]).tolist()
+    if not combos:
         return out
     relevant = lp.file.columns.grades[label_at] >= 1
-    rel_cum = np.concatenate(([0], np.cumsum(relevant)))[label_starts].tolist()
-    relevant_ids = [t[1:-1] for t in label_ids[relevant].tolist()]
-    gone = lp.gone[label_at]
-    gone_cum = np.concatenate(([0], np.cumsum(gone)))[label_starts].tolist()
-    gone_ids = [t[1:-1] for t in label_ids[gone].tolist()]
+    ids = {"missed_top_ranked": (relevant, np.concatenate(([0], np.cumsum(relevant)))[label_starts].tolist()),
+           "missing_chunk": (lp.gone[label_at], None)}
+    spans: dict[str, tuple[list[bytes], list[int]]] = {}
+    for name, (held, cum) in ids.items():
+        if name in lp.names:
+            cum = np.concatenate(([0], np.cumsum(held)))[label_starts].tolist() if cum is None else cum
+            spans[name] = ([t[1:-1] for t in label_ids[held].tolist()], cum)
     recall, ndcg = lp.roles["recall"][start:start + len(flags)].tolist(), lp.roles["ndcg"][start:start + len(flags)]
-    ndcg_list = ndcg.tolist()
     first = lp.first[js].tolist()
-    names, text, levers, labels = lp.names, state.text, state.levers, state.labels
-    for n in flagged:
-        items = []
-        for b, name in enumerate(names):
-            if not flags[n] >> b & 1:
+    ndcg_list = ndcg.tolist()
+    for combo in combos:
+        rows = np.flatnonzero(bits == combo).tolist()
+        parts = []
+        for b, name in enumerate(lp.names):
+            if not combo >> b & 1:
                 continue
+            head, tail = state.items[name]
             if name == "missing_content":
-                said = text[name]
-            elif name == "missed_top_ranked":
-                said = text[name] + b", ".join(relevant_ids[rel_cum[n]:rel_cum[n + 1]]) + b'"'
-            elif name == "missing_chunk":
-                said = (text[name] + f"{recall[n]:.3f}: ".encode() + b", ".join(gone_ids[gone_cum[n]:gone_cum[n + 1]])
-                        + b' not retrieved"')
-            else:  # buried
-                d = ndcg_list[n]
-                said = text[name] + str(first[n]).encode() + \
-                    (_encode(f"{state.ndcg_at}{d:.3f}")[1:-1] if d == d and d != 0 else b"") + b'"'
-            items.append(b"[%b,%b,%b]" % (labels[name], said, levers[name]))
-        out[n] = b"[" + b",".join(items) + b"]"
+                parts.append([head + tail] * len(rows))
+            elif name == "buried":
+                parts.append([head + b"%d" % first[n] + _ndcg(state, ndcg_list[n]) + tail for n in rows])
+            else:
+                found, cum = spans[name]
+                if name == "missing_chunk":
+                    parts.append([b"%b%.3f: %b%b" % (head, recall[n], b", ".join(found[cum[n]:cum[n + 1]]), tail)
+                                  for n in rows])
+                else:
+                    parts.append([head + b", ".join(found[cum[n]:cum[n + 1]]) + tail for n in rows])
+        for n, made in zip(rows, parts[0] if len(parts) == 1 else map(b",".join, zip(*parts))):
+            out[n] = b"[" + made + b"]"
     return out
+
+
+def _ndcg(state: PageJson, d: float) -> bytes:
+    """The buried finding's nDCG, where it has one."""
+    return _encode(f"{state.ndcg_at}{d:.3f}")[1:-1] if d == d and d != 0 else b""
