@@ -179,8 +179,7 @@ def label_pages(run, metrics: list[str], cols: ResultColumns) -> LabelPages | No
     of_label = np.repeat(np.arange(m, dtype=np.int64), label_counts)
     width = max(1, len(lc.vocabulary))
     relevant = lc.grades >= 1
-    rank_keys, label_keys = of_rank * width + lc.ranked.astype(np.int64), of_label * width + lc.labels.astype(np.int64)
-    label_of_rank = _matches(rank_keys, label_keys)
+    label_of_rank = label_of_ranked(lc.ranked, of_rank, lc.labels, lc.label_starts, width)
     matched = label_of_rank >= 0
     marks = np.where(matched, relevant[label_of_rank], False).astype(np.int64) + 2
     position = np.arange(len(of_rank), dtype=np.int64) - lc.ranked_starts[:-1][of_rank] + 1
@@ -216,6 +215,32 @@ def label_pages(run, metrics: list[str], cols: ResultColumns) -> LabelPages | No
     counts = {label: int(flags[label].sum()) if label in flags else 0 for label in LABELS}
     return LabelPages(run, metrics, cols, file, order, bits, names, counts, roles, k, marks, missing, first,
                       gone)
+
+
+SLOTS = 16  # records with at most this many labels are matched label slot by label slot
+
+
+def label_of_ranked(ranked: np.ndarray, of_rank: np.ndarray, labels: np.ndarray, label_starts: np.ndarray,
+                    width: int, slots: int = SLOTS) -> np.ndarray:
+    """For each ranked chunk code (of record ``of_rank``), the index in ``labels`` of its record's
+    label of the same code, -1 where it has none (a record's labels are distinct). Where no record
+    has more than ``slots`` labels: per slot s, each ranked code compared with its record's s-th
+    label (a pass over the ranked codes per slot, no sort); else the (record, code) keys matched by
+    sorting (:func:`_matches`)."""
+    counts = np.diff(label_starts)
+    most = int(counts.max()) if len(counts) else 0
+    if most > slots:
+        of_label = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        return _matches(of_rank * width + ranked.astype(np.int64), of_label * width + labels.astype(np.int64))
+    out = np.full(len(ranked), -1, dtype=np.int64)
+    lengths = np.bincount(of_rank, minlength=len(counts)) if len(of_rank) else np.zeros(len(counts), dtype=np.int64)
+    for slot in range(most):
+        has = counts > slot
+        at = np.where(has, label_starts[:-1] + slot, 0)
+        code = np.where(has, labels[at] if len(labels) else 0, -1)  # each record's slot-th label, -1: none
+        hit = np.flatnonzero(np.repeat(code, lengths) == ranked)
+        out[hit] = at[of_rank[hit]]
+    return out
 
 
 def _matches(a: np.ndarray, b: np.ndarray) -> np.ndarray:
