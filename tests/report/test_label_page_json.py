@@ -94,3 +94,21 @@ def test_spans_of_rows_end_to_end_or_not():
     assert at.tolist() == [2, 3, 4, 5, 6, 7, 8] and local.tolist() == [0, 0, 3, 7]
     at, local = _spans(starts, np.array([3, 0, 2]))
     assert at.tolist() == [5, 6, 7, 8, 0, 1, 2, 3, 4] and local.tolist() == [0, 4, 6, 9]
+
+
+def test_a_run_with_no_label_at_all(cli, tmp_path, runs_dir):
+    """Every sample without labels: every cell not computed, no mark, no finding; the same pages."""
+    data = tmp_path / "bare.jsonl"
+    data.write_text("".join(json.dumps({"id": f"q{i}", "question": f"q {i}", "retrieved": [f"c{i % 7}", "c9"],
+                                        "relevant": {}}) + "\n" for i in range(1_200)))
+    assert cli("eval", data, "-m", "hit_rate,ndcg", "-k", "2").exit_code == 0
+    (run,) = list_runs(runs_dir)
+    pages = label_pages(run, list(run.summary), run.columns)
+    assert pages is not None and not (pages.marks == 3).any()
+    state = PageJson(pages)
+    assert page_json(state, 0, 1_000) == msgspec.json.encode(pages.records(0, 1_000))
+    fast, slow = tmp_path / "fast.html", tmp_path / "slow.html"
+    html_pages.write_paged(load_run(run.path), str(fast))
+    html_pages.write_paged(load_run(run.path), str(slow), from_columns=False)
+    pairs = list(zip(sorted(html_pages.pages_folder(fast).iterdir()), sorted(html_pages.pages_folder(slow).iterdir())))
+    assert len(pairs) == 2 and all(a.read_bytes() == b.read_bytes() for a, b in pairs)

@@ -175,18 +175,21 @@ def label_pages(run, metrics: list[str], cols: ResultColumns) -> LabelPages | No
         order = np.array(found, dtype=np.int64)
     m = len(lc)
     ranked_lengths, label_counts = lc.ranked_lengths(), lc.label_counts()
-    of_rank = np.repeat(np.arange(m, dtype=np.int64), ranked_lengths)
-    of_label = np.repeat(np.arange(m, dtype=np.int64), label_counts)
+    index = np.int32 if max(len(lc.ranked), len(lc.labels)) < 2**31 else np.int64  # (half the memory)
+    of_rank = np.repeat(np.arange(m, dtype=index), ranked_lengths)
+    of_label = np.repeat(np.arange(m, dtype=index), label_counts)
     width = max(1, len(lc.vocabulary))
     relevant = lc.grades >= 1
     label_of_rank = label_of_ranked(lc.ranked, of_rank, lc.labels, lc.label_starts, width)
     matched = label_of_rank >= 0
-    marks = np.where(matched, relevant[label_of_rank], False).astype(np.int64) + 2
-    position = np.arange(len(of_rank), dtype=np.int64) - lc.ranked_starts[:-1][of_rank] + 1
-    rank_of_label = np.zeros(len(of_label), dtype=np.int64)  # 0: not retrieved
+    marks = (matched & relevant[label_of_rank] if len(relevant) else matched).astype(np.int8) + np.int8(2)
+    position = np.arange(len(of_rank), dtype=index) - lc.ranked_starts[:-1].astype(index)[of_rank] + 1
+    rank_of_label = np.zeros(len(of_label), dtype=index)  # 0: not retrieved
     rank_of_label[label_of_rank[matched]] = position[matched]
+    del label_of_rank, matched
     missing = relevant & (rank_of_label == 0)
     gone = relevant & ((rank_of_label == 0) | ((rank_of_label > k) if k else False))
+    del rank_of_label
     hits = np.flatnonzero((marks == 3) & ((position <= k) if k else True))
     first = np.zeros(m, dtype=np.int64)
     if len(hits):
@@ -232,7 +235,7 @@ def label_of_ranked(ranked: np.ndarray, of_rank: np.ndarray, labels: np.ndarray,
     if most > slots:
         of_label = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
         return _matches(of_rank * width + ranked.astype(np.int64), of_label * width + labels.astype(np.int64))
-    out = np.full(len(ranked), -1, dtype=np.int64)
+    out = np.full(len(ranked), -1, dtype=np.int32 if len(labels) < 2**31 else np.int64)
     lengths = np.bincount(of_rank, minlength=len(counts)) if len(of_rank) else np.zeros(len(counts), dtype=np.int64)
     for slot in range(most):
         has = counts > slot
