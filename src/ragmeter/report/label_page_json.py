@@ -84,13 +84,20 @@ def page_json(state: PageJson, start: int, stop: int) -> bytes | None:
     missing_ids = label_ids[missing].tolist()
     missing_starts = np.concatenate(([0], np.cumsum(missing)))[label_starts].tolist()
     jl = js.tolist()
+    first = jl[0]
+    in_order = jl[-1] - first == len(jl) - 1 and (len(jl) == 1 or bool((np.diff(js) == 1).all()))
+
+    def take(values: list) -> list:
+        return values[first:first + len(jl)] if in_order else [values[j] for j in jl]
+
     try:
         sids = list(map(_encode, lp.cols.ids[start:stop]))
-        questions = [f.questions[j] for j in jl]
-        shorts = list(map(_encode, (shorten(q or "") for q in questions)))
+        questions = take(f.questions)
         questions_json = list(map(_encode, questions))
-        answers = [b"null"] * len(jl) if f.answers is None else [_encode(f.answers[j]) for j in jl]
-        references = [b"null"] * len(jl) if f.references is None else [_encode(f.references[j]) for j in jl]
+        shorts = [b'""' if q is None else qj if (cut := shorten(q)) is q else _encode(cut)
+                  for q, qj in zip(questions, questions_json)]  # (shorten gives back a short text itself)
+        answers = [b"null"] * len(jl) if f.answers is None else list(map(_encode, take(f.answers)))
+        references = [b"null"] * len(jl) if f.references is None else list(map(_encode, take(f.references)))
         cells = _cells(state, start, stop)
     except (UnicodeEncodeError, TypeError, ValueError):
         return None
