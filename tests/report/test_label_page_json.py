@@ -12,6 +12,7 @@ import msgspec
 import pytest
 
 from ragmeter.report import html_pages
+from ragmeter.report import label_page_json
 from ragmeter.report.label_page_json import PageJson, _spans, page_json
 from ragmeter.report.label_pages import label_pages
 from ragmeter.runs import list_runs, load_run
@@ -49,6 +50,18 @@ def test_each_page_is_msgspecs_encoding_of_its_records(cli, tmp_path, runs_dir, 
     state = PageJson(pages)
     assert (~state.scored).any()  # rows with a cell not scored are among them
     for start, stop in [(0, 1_000), (1_000, 2_000), (2_000, 2_100), (5, 6), (17, 530)]:
+        assert page_json(state, start, stop) == msgspec.json.encode(pages.records(start, stop))
+
+
+def test_ids_encoded_page_by_page_where_there_are_many(cli, tmp_path, runs_dir, monkeypatch):
+    assert cli("eval", _hostile(tmp_path, 1_100, 6), "-m", "recall,hit_rate,ndcg", "-k", "3").exit_code == 0
+    (run,) = list_runs(runs_dir)
+    pages = label_pages(run, list(run.summary), run.columns)
+    assert pages is not None
+    monkeypatch.setattr(label_page_json, "ENCODED_ONCE", 0)
+    state = PageJson(pages)
+    assert state.ids is None
+    for start, stop in [(0, 1_000), (1_000, 1_100)]:
         assert page_json(state, start, stop) == msgspec.json.encode(pages.records(start, stop))
 
 

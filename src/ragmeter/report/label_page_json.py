@@ -37,6 +37,9 @@ _encode = msgspec.json.encode
 _RECORD = b'[%b,%b,%b,%b,%b,[[%b],"%b",null,[%b],null,%b,%b,%b]]'
 
 
+ENCODED_ONCE = 2_000_000  # distinct chunk ids encoded once for all pages; more are encoded page by page
+
+
 class PageJson:
     """What :func:`page_json` reuses from page to page: each chunk id's encoding, each label set's,
     the values and statuses as lists."""
@@ -44,10 +47,14 @@ class PageJson:
     def __init__(self, pages: LabelPages) -> None:
         self.pages = pages
         lc = pages.file.columns
-        try:
-            self.ids: Any = np.array([_encode(v) for v in lc.vocabulary] or [b""], dtype=object)
-        except (UnicodeEncodeError, TypeError, ValueError):
-            self.ids = None
+        self.vocabulary = lc.vocabulary
+        self.ids: Any = None  # each chunk id's encoding (and without its quotes), where there are few enough
+        self.inner: Any = None
+        if len(lc.vocabulary) <= ENCODED_ONCE:
+            try:
+                self.ids = np.array([_encode(v) for v in lc.vocabulary] or [b""], dtype=object)
+            except (UnicodeEncodeError, TypeError, ValueError):
+                self.ids = False  # a page is encoded from its records
         names = pages.names
         self.label_sets = [_encode([name for b, name in enumerate(names) if f >> b & 1])
                            for f in range(1 << len(names))]
@@ -67,21 +74,40 @@ class PageJson:
         self.values = np.stack([cols.column(m).values for m in metrics], axis=1) if metrics else None
         self.scored = (np.stack([cols.column(m).status for m in metrics]) == 0).all(axis=0) if metrics else None
 
+    def tokens(self, codes: np.ndarray) -> np.ndarray:
+        """The encodings of these chunk id codes (an object array)."""
+        if self.ids is not None:
+            return self.ids[codes]
+        out = np.empty(len(codes), dtype=object)
+        out[:] = [_encode(self.vocabulary[c]) for c in codes.tolist()]
+        return out
+
+    def inner_tokens(self, codes: np.ndarray) -> list[bytes]:
+        """The encodings of these chunk id codes without their quotes."""
+        if self.ids is None:
+            return [t[1:-1] for t in self.tokens(codes).tolist()]
+        if self.inner is None:
+            self.inner = np.array([t[1:-1] for t in self.ids.tolist()], dtype=object)
+        return self.inner[codes].tolist()
+
 
 def page_json(state: PageJson, start: int, stop: int) -> bytes | None:
     """``msgspec.json.encode(records)`` of result rows ``start:stop`` (see the module), or None."""
     lp = state.pages
-    if state.ids is None or stop <= start:
+    if state.ids is False or stop <= start:
         return None
     f, lc = lp.file, lp.file.columns
     js = lp.order[start:stop]
     ranked_at, ranked_starts = _spans(lc.ranked_starts, js)
     label_at, label_starts = _spans(lc.label_starts, js)
-    ranked = state.ids[lc.ranked[ranked_at]].tolist()
     marks = state.marks[ranked_at].tobytes()
-    label_ids = state.ids[lc.labels[label_at]]
+    label_codes = lc.labels[label_at]
     missing = lp.missing[label_at]
-    missing_ids = label_ids[missing].tolist()
+    try:
+        ranked = state.tokens(lc.ranked[ranked_at]).tolist()
+        missing_ids = state.tokens(label_codes[missing]).tolist()
+    except (UnicodeEncodeError, TypeError, ValueError):
+        return None
     missing_starts = np.concatenate(([0], np.cumsum(missing)))[label_starts].tolist()
     jl = js.tolist()
     first = jl[0]
@@ -102,7 +128,7 @@ def page_json(state: PageJson, start: int, stop: int) -> bytes | None:
     except (UnicodeEncodeError, TypeError, ValueError):
         return None
     flags = lp.flags[start:stop].tolist()
-    findings = _findings(state, start, flags, js, label_at, label_starts, label_ids)
+    findings = _findings(state, start, flags, js, label_at, label_starts, label_codes)
     label_sets = state.label_sets
     rs, ls = ranked_starts.tolist(), missing_starts
     out = [_RECORD % (sids[n], questions_json[n], shorts[n], cells[n], label_sets[flags[n]],
@@ -134,7 +160,7 @@ def _cells(state: PageJson, start: int, stop: int) -> list[bytes]:
 
 
 def _findings(state: PageJson, start: int, flags: list[int], js: np.ndarray, label_at: np.ndarray,
-              label_starts: np.ndarray, label_ids: np.ndarray) -> list[bytes]:
+              label_starts: np.ndarray, label_codes: np.ndarray) -> list[bytes]:
     """Each row's findings' encoding, as :meth:`LabelPages._findings` words them: per set of labels
     its rows, per label their findings, joined row by row."""
     lp = state.pages
@@ -150,7 +176,7 @@ def _findings(state: PageJson, start: int, flags: list[int], js: np.ndarray, lab
     for name, (held, cum) in ids.items():
         if name in lp.names:
             cum = np.concatenate(([0], np.cumsum(held)))[label_starts].tolist() if cum is None else cum
-            spans[name] = ([t[1:-1] for t in label_ids[held].tolist()], cum)
+            spans[name] = (state.inner_tokens(label_codes[held]), cum)
     recall, ndcg = lp.roles["recall"][start:start + len(flags)].tolist(), lp.roles["ndcg"][start:start + len(flags)]
     first = lp.first[js].tolist()
     ndcg_list = ndcg.tolist()
