@@ -11,8 +11,7 @@ import random
 import msgspec
 import pytest
 
-from ragmeter.report import html_pages
-from ragmeter.report import label_page_json
+from ragmeter.report import html_pages, label_page_json
 from ragmeter.report.label_page_json import PageJson, _spans, page_json
 from ragmeter.report.label_pages import label_pages
 from ragmeter.runs import list_runs, load_run

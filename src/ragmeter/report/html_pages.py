@@ -19,7 +19,9 @@ function's escaped HTML, as in the one-file report. The page's policy allows scr
 folder (``'self'``: the pages) and inline ones, and nothing from anywhere else.
 
 Memory follows one page of rows (the rows are read from ``results.jsonl`` a page at a time);
-time is one pass over the samples (their diagnosis and their data).
+time is one pass over the samples (their diagnosis and their data). A label-only run's pages are
+put together as JSON from its columns (:mod:`ragmeter.report.label_page_json`: the same bytes
+its records encode to), with the garbage collector paused (nothing they make forms a cycle).
 """
 
 from __future__ import annotations

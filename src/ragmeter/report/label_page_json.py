@@ -68,7 +68,10 @@ class PageJson:
             before, after = said[name]
             head = b"[%b,%b" % (_encode(name), _encode(before)[:-1])
             self.items[name] = (head, _encode(after)[1:] + b",%b]" % _encode(LEVERS[name]))
-        self.ndcg_at = f"; nDCG@{k} "
+        if "buried" in self.items:  # its rank, and its nDCG where it has one, as bytes formats
+            head, tail = (piece.replace(b"%", b"%%") for piece in self.items["buried"])
+            self.buried = (head + b"%d" + tail, head + b"%d" + _encode(f"; nDCG@{k} ")[1:-1].replace(b"%", b"%%")
+                           + b"%.3f" + tail)
         metrics = pages.metrics
         cols = pages.cols
         self.values = np.stack([cols.column(m).values for m in metrics], axis=1) if metrics else None
@@ -190,7 +193,9 @@ def _findings(state: PageJson, start: int, flags: list[int], js: np.ndarray, lab
             if name == "missing_content":
                 parts.append([head + tail] * len(rows))
             elif name == "buried":
-                parts.append([head + b"%d" % first[n] + _ndcg(state, ndcg_list[n]) + tail for n in rows])
+                plain, with_ndcg = state.buried
+                parts.append([with_ndcg % (first[n], d) if (d := ndcg_list[n]) == d and d != 0 else plain % first[n]
+                              for n in rows])
             else:
                 found, cum = spans[name]
                 if name == "missing_chunk":
@@ -201,8 +206,3 @@ def _findings(state: PageJson, start: int, flags: list[int], js: np.ndarray, lab
         for n, made in zip(rows, parts[0] if len(parts) == 1 else map(b",".join, zip(*parts))):
             out[n] = b"[" + made + b"]"
     return out
-
-
-def _ndcg(state: PageJson, d: float) -> bytes:
-    """The buried finding's nDCG, where it has one."""
-    return _encode(f"{state.ndcg_at}{d:.3f}")[1:-1] if d == d and d != 0 else b""
