@@ -215,8 +215,9 @@ def _write_pages(run, metrics: list[str], cols, tmp: Path, folder: Path, from_co
                 _write_data(tmp, number, _encoded(fast.records(start, stop)) if data is None else data)
     else:
         counts = dict.fromkeys(LABELS, 0)
-        for number, page in enumerate(_pages(run, metrics, shown, counts, inline, inline_rows)):
-            _write_data(tmp, number, _encoded(page))
+        with gc_paused():  # (a sample's diagnosis and record form no cycle either)
+            for number, page in enumerate(_pages(run, metrics, shown, counts, inline, inline_rows)):
+                _write_data(tmp, number, _encoded(page))
     return _page(run, metrics, cols, counts, [inline_rows[i] for i in sorted(inline_rows)],
                  [inline[i] for i in sorted(inline)], folder.name + "/", max(1, math.ceil(len(cols.ids) / PAGE_ROWS)))
 
@@ -323,7 +324,10 @@ def _encoded(rows: list[list[Any]]) -> bytes:
 
 def _write_data(folder: Path, i: int, data: bytes) -> None:
     """``ragmeterPage(i, DATA);`` with each ``<`` of the JSON ``data`` written ``\\u003c``."""
-    (folder / f"{i:04d}.js").write_bytes(b"ragmeterPage(%d," % i + data.replace(b"<", b"\\u003c") + b");\n")
+    with open(folder / f"{i:04d}.js", "wb") as f:  # (three writes: no copy of the page to join them)
+        f.write(b"ragmeterPage(%d," % i)
+        f.write(data.replace(b"<", b"\\u003c"))
+        f.write(b");\n")
 
 
 def _histograms(cols, metrics: list[str]) -> str:
