@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ragmeter.report import html_pages
-from ragmeter.report.label_pages import _within, label_pages
+from ragmeter.report.label_pages import _matches, label_of_ranked, label_pages
 from ragmeter.runs import list_runs, load_run
 from tests.report.test_html_pages import _dataset, _pages
 
@@ -37,11 +37,27 @@ def test_a_label_runs_pages_from_columns_are_the_sample_by_sample_ones(cli, tmp_
     assert fast.read_text() == slow.read_text().replace("slow.html.pages", "fast.html.pages")
 
 
-def test_membership_by_sorting_is_isin():
+def test_matching_by_sorting_finds_each_keys_index():
     rng = np.random.default_rng(3)
-    a, b = rng.integers(0, 50, 200), rng.integers(0, 50, 30)
-    assert np.array_equal(_within(a, b), np.isin(a, b))
-    assert not _within(a, b[:0]).any()
+    a, b = rng.integers(0, 50, 200), rng.permutation(50)[:30]
+    got = _matches(a, b)
+    assert got.tolist() == [b.tolist().index(x) if x in b else -1 for x in a.tolist()]
+    assert (_matches(a, b[:0]) == -1).all()
+
+
+@pytest.mark.parametrize("slots", [0, 3, 16])
+def test_ranked_chunks_find_their_records_label_slot_by_slot_or_sorted(slots):
+    """Each ranked code's own record's label of that code (never another record's), by either way."""
+    rng = np.random.default_rng(slots)
+    counts, lengths = rng.integers(0, 6, 300), rng.integers(0, 9, 300)
+    labels = np.concatenate([rng.permutation(12)[:c] for c in counts]).astype(np.int32)
+    ranked = np.concatenate([rng.permutation(12)[:n] for n in lengths]).astype(np.int32)
+    label_starts = np.concatenate(([0], np.cumsum(counts)))
+    of_rank = np.repeat(np.arange(300), lengths)
+    got = label_of_ranked(ranked, of_rank, labels, label_starts, 12, slots)
+    want = [next((int(label_starts[r]) + i for i, c in enumerate(labels[label_starts[r]:label_starts[r + 1]].tolist())
+                  if c == x), -1) for x, r in zip(ranked.tolist(), of_rank.tolist())]
+    assert got.tolist() == want and (got >= 0).any() and (got == -1).any()
 
 
 def test_a_judged_run_or_one_without_its_samples_takes_the_sample_by_sample_path(cli, tmp_path, runs_dir, warranty):

@@ -19,7 +19,9 @@ function's escaped HTML, as in the one-file report. The page's policy allows scr
 folder (``'self'``: the pages) and inline ones, and nothing from anywhere else.
 
 Memory follows one page of rows (the rows are read from ``results.jsonl`` a page at a time);
-time is one pass over the samples (their diagnosis and their data).
+time is one pass over the samples (their diagnosis and their data). A label-only run's pages are
+put together as JSON from its columns (:mod:`ragmeter.report.label_page_json`: the same bytes
+its records encode to), with the garbage collector paused (nothing they make forms a cycle).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import numpy as np
 
 from ragmeter.analysis.diagnosis import LABELS, QueryDiagnosis, diagnose_sample
 from ragmeter.core.errors import RagmeterError, StorageError
+from ragmeter.core.gc_pause import gc_paused
 from ragmeter.core.result_columns import columns_of
 from ragmeter.core.sample import Sample
 from ragmeter.io.writer import write_output
@@ -53,6 +56,7 @@ from ragmeter.report.html import (
     shorten,
     write_html,
 )
+from ragmeter.report.label_page_json import PageJson, page_json
 from ragmeter.report.label_pages import label_pages
 
 INLINE_LIMIT = 1_000  # samples: a run up to this size is one file (report.html as it was)
@@ -198,16 +202,22 @@ def _write_pages(run, metrics: list[str], cols, tmp: Path, folder: Path, from_co
     inline: dict[int, str] = {}
     inline_rows: dict[int, str] = {}
     if fast is not None:
-        counts, pages = fast.counts, fast.pages(PAGE_ROWS)
+        counts = fast.counts
         for i in sorted(shown):
             r, s = run.results[i], fast.sample(i)
             d = diagnose_sample(s, r)
             inline_rows[i], inline[i] = query_row(r, s, d, metrics), drill_down(r, s, d)
+        state, n = PageJson(fast), len(cols.ids)
+        with gc_paused():  # many small objects, no cycles: a collection would walk them again and again
+            for number, start in enumerate(range(0, max(n, 1), PAGE_ROWS)):
+                stop = min(n, start + PAGE_ROWS)
+                data = page_json(state, start, stop)
+                _write_data(tmp, number, _encoded(fast.records(start, stop)) if data is None else data)
     else:
         counts = dict.fromkeys(LABELS, 0)
-        pages = _pages(run, metrics, shown, counts, inline, inline_rows)
-    for number, page in enumerate(pages):
-        _write_page(tmp, number, page)
+        with gc_paused():  # (a sample's diagnosis and record form no cycle either)
+            for number, page in enumerate(_pages(run, metrics, shown, counts, inline, inline_rows)):
+                _write_data(tmp, number, _encoded(page))
     return _page(run, metrics, cols, counts, [inline_rows[i] for i in sorted(inline_rows)],
                  [inline[i] for i in sorted(inline)], folder.name + "/", max(1, math.ceil(len(cols.ids) / PAGE_ROWS)))
 
@@ -304,13 +314,20 @@ def _drill(r: dict, s: Sample | None, d: QueryDiagnosis | None) -> Any:
             findings]
 
 
-def _write_page(folder: Path, i: int, rows: list[list[Any]]) -> None:
-    """``ragmeterPage(i, [...]);`` with the rows as JSON (UTF-8; each ``<`` written ``\\u003c``)."""
+def _encoded(rows: list[list[Any]]) -> bytes:
+    """The rows as JSON (UTF-8; a page with a lone surrogate as ASCII, as the json module escapes it)."""
     try:
-        data = msgspec.json.encode(rows)
-    except (UnicodeEncodeError, TypeError, ValueError):  # a lone surrogate: the json module escapes it
-        data = json.dumps(rows, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-    (folder / f"{i:04d}.js").write_bytes(b"ragmeterPage(%d," % i + data.replace(b"<", b"\\u003c") + b");\n")
+        return msgspec.json.encode(rows)
+    except (UnicodeEncodeError, TypeError, ValueError):
+        return json.dumps(rows, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+def _write_data(folder: Path, i: int, data: bytes) -> None:
+    """``ragmeterPage(i, DATA);`` with each ``<`` of the JSON ``data`` written ``\\u003c``."""
+    with open(folder / f"{i:04d}.js", "wb") as f:  # (three writes: no copy of the page to join them)
+        f.write(b"ragmeterPage(%d," % i)
+        f.write(data.replace(b"<", b"\\u003c"))
+        f.write(b");\n")
 
 
 def _histograms(cols, metrics: list[str]) -> str:

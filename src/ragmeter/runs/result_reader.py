@@ -221,10 +221,11 @@ def _cell_columns(cells: list) -> tuple[np.ndarray, np.ndarray]:
     missing = cells.count(_ABSENT_CELL)
     present = [c for c in cells if c is not None] if missing else cells
     statuses = list(map(attrgetter("status"), present))
-    values = np.array(list(map(attrgetter("value"), present)), dtype=np.float64)  # None -> NaN
     if statuses.count(_SCORED) == len(statuses):
+        values = _numbers(present)
         status = np.zeros(len(present), dtype=np.int8)
     else:
+        values = np.array(list(map(attrgetter("value"), present)), dtype=np.float64)  # None -> NaN
         status = np.fromiter(map(_CODES.__getitem__, statuses), dtype=np.int8, count=len(statuses))
         if not np.isnan(values[status != 0]).all():
             raise _Refused
@@ -236,6 +237,15 @@ def _cell_columns(cells: list) -> tuple[np.ndarray, np.ndarray]:
         full_status[at], full_values[at] = status, values
         return full_status, full_values
     return status, values
+
+
+def _numbers(cells: list) -> np.ndarray:
+    """The cells' values as floats, read straight into the array (a None, which a scored cell must
+    not have, makes it NaN, which the caller refuses)."""
+    try:
+        return np.fromiter(map(attrgetter("value"), cells), dtype=np.float64, count=len(cells))
+    except TypeError:
+        return np.array(list(map(attrgetter("value"), cells)), dtype=np.float64)
 
 
 def agrees(columns: ResultColumns, summary: dict[str, Any]) -> bool:
