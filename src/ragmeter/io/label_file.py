@@ -267,7 +267,7 @@ def _decode(raw: bytes, table: IdCodes, digests: tuple[Any, Any] | None) -> Labe
 
 
 _TYPED: Any = object()  # read the ranked ids as strings instead
-_Ranked = tuple[np.ndarray, "np.ndarray | list[int]", list[str]]
+_Ranked = tuple[np.ndarray, "np.ndarray | list[int]", list[bytes]]
 
 
 def _ranked_from_strings(rows: list[Any], table: IdCodes, clean: bool, texts: bool) -> _Ranked | None:
@@ -325,13 +325,13 @@ def _ranked_from_bytes(rows: list[Any], table: IdCodes, texts: bool) -> _Ranked 
     codes = table.code_spans(joined, first, size_of_ids)
     if codes is None:
         return None
-    out: list[str] = []
+    out: list[bytes] = []
     if texts:
         compact = joined.replace(b", ", b",")
         if b"\t" in compact or b"\r" in compact or (b" " in compact and _SPACED.search(compact)):
             compact = _SPACE_RUN.sub(rb"\1", joined)
-        out = (compact.decode().replace('["', '[["').replace('"]', '",null,null]]')
-               .replace('","', '",null,null],["').split("\n"))
+        out = (compact.replace(b'["', b'[["').replace(b'"]', b'",null,null]]')
+               .replace(b'","', b'",null,null],["').split(b"\n"))
     return codes, lengths, out
 
 
