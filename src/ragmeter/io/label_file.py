@@ -237,24 +237,19 @@ def _decode(raw: bytes, table: IdCodes, digests: tuple[Any, Any] | None) -> Labe
     ranked, lengths, texts = ranked_of
     if table.blank[ranked].any() or not _distinct_in_rows(ranked, lengths):
         return None
-    relevance: list[dict[str, float]] = []
+    given: list[Any] = [r.relevant for r in rows]
     listed: list[list[str]] = []
-    for r in rows:
-        rel = r.relevant
-        if rel is None:
-            relevance.append({})
-        elif type(rel) is dict:
-            relevance.append(rel)
-        else:
-            listed.append(rel)
-            relevance.append(dict.fromkeys(rel, 1.0))
+    relevance: list[dict[str, float]] = given
+    if set(map(type, given)) != _DICT:  # labels as lists, or none: as dicts of grade 1
+        listed = [rel for rel in given if type(rel) is list]
+        relevance = [{} if rel is None else rel if type(rel) is dict else dict.fromkeys(rel, 1.0) for rel in given]
     if listed and not _distinct_ids(listed):
         return None
     keys = list(chain.from_iterable(relevance))
     labels = table.code_strings(keys)
     if labels is None:
         return None
-    grades = np.array(list(chain.from_iterable(map(dict.values, relevance))), dtype=np.float64)
+    grades = np.fromiter(chain.from_iterable(map(dict.values, relevance)), dtype=np.float64, count=len(keys))
     questions = [r.question for r in rows]
     answers = _some([r.answer for r in rows])
     references = _some([r.reference for r in rows])
@@ -267,6 +262,7 @@ def _decode(raw: bytes, table: IdCodes, digests: tuple[Any, Any] | None) -> Labe
 
 
 _TYPED: Any = object()  # read the ranked ids as strings instead
+_DICT = {dict}
 _Ranked = tuple[np.ndarray, "np.ndarray | list[int]", list[bytes]]
 
 
