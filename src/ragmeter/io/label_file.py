@@ -237,24 +237,19 @@ def _decode(raw: bytes, table: IdCodes, digests: tuple[Any, Any] | None) -> Labe
     ranked, lengths, texts = ranked_of
     if table.blank[ranked].any() or not _distinct_in_rows(ranked, lengths):
         return None
-    relevance: list[dict[str, float]] = []
+    given: list[Any] = [r.relevant for r in rows]
     listed: list[list[str]] = []
-    for r in rows:
-        rel = r.relevant
-        if rel is None:
-            relevance.append({})
-        elif type(rel) is dict:
-            relevance.append(rel)
-        else:
-            listed.append(rel)
-            relevance.append(dict.fromkeys(rel, 1.0))
+    relevance: list[dict[str, float]] = given
+    if set(map(type, given)) != _DICT:  # labels as lists, or none: as dicts of grade 1
+        listed = [rel for rel in given if type(rel) is list]
+        relevance = [{} if rel is None else rel if type(rel) is dict else dict.fromkeys(rel, 1.0) for rel in given]
     if listed and not _distinct_ids(listed):
         return None
     keys = list(chain.from_iterable(relevance))
     labels = table.code_strings(keys)
     if labels is None:
         return None
-    grades = np.array(list(chain.from_iterable(map(dict.values, relevance))), dtype=np.float64)
+    grades = np.fromiter(chain.from_iterable(map(dict.values, relevance)), dtype=np.float64, count=len(keys))
     questions = [r.question for r in rows]
     answers = _some([r.answer for r in rows])
     references = _some([r.reference for r in rows])
@@ -267,7 +262,8 @@ def _decode(raw: bytes, table: IdCodes, digests: tuple[Any, Any] | None) -> Labe
 
 
 _TYPED: Any = object()  # read the ranked ids as strings instead
-_Ranked = tuple[np.ndarray, "np.ndarray | list[int]", list[str]]
+_DICT = {dict}
+_Ranked = tuple[np.ndarray, "np.ndarray | list[int]", list[bytes]]
 
 
 def _ranked_from_strings(rows: list[Any], table: IdCodes, clean: bool, texts: bool) -> _Ranked | None:
@@ -325,13 +321,13 @@ def _ranked_from_bytes(rows: list[Any], table: IdCodes, texts: bool) -> _Ranked 
     codes = table.code_spans(joined, first, size_of_ids)
     if codes is None:
         return None
-    out: list[str] = []
+    out: list[bytes] = []
     if texts:
         compact = joined.replace(b", ", b",")
         if b"\t" in compact or b"\r" in compact or (b" " in compact and _SPACED.search(compact)):
             compact = _SPACE_RUN.sub(rb"\1", joined)
-        out = (compact.decode().replace('["', '[["').replace('"]', '",null,null]]')
-               .replace('","', '",null,null],["').split("\n"))
+        out = (compact.replace(b'["', b'[["').replace(b'"]', b'",null,null]]')
+               .replace(b'","', b'",null,null],["').split(b"\n"))
     return codes, lengths, out
 
 

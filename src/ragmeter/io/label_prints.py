@@ -9,6 +9,9 @@ every 12th slot of the list (a slice assignment, in C), and the batch's bytes ar
 hashes in one pass. ``clean``: no string holds a character JSON escapes (``"``, ``\\``, a
 control character), which the caller knows when the file has no backslash (a JSON string can
 hold none of them unescaped); each string's JSON is then the string in quotes.
+
+Every piece is bytes (UTF-8, as the hash takes it): each column is written as one text and
+encoded once, so no record's text is decoded or encoded on its own.
 """
 
 from __future__ import annotations
@@ -26,14 +29,14 @@ _SORTED = msgspec.json.Encoder(order="sorted")
 BATCH = 8192
 
 # the canonical record, around its six varying fields (answer, id, question, reference, labels, ranked ids)
-_FULL = ('{"answer":', ',"answer_claims":null,"answerable":true,"context":null,"id":', ',"metadata":{},"question":',
-         ',"reference":', ',"reference_claims":null,"relevance":', ',"retrieved":', "}\n")
-_TEST = ('{"answerable": true, "id": ', ', "question": ', ', "reference": ',
-         ', "reference_claims": null, "relevance": ', "}\n")
+_FULL = (b'{"answer":', b',"answer_claims":null,"answerable":true,"context":null,"id":', b',"metadata":{},"question":',
+         b',"reference":', b',"reference_claims":null,"relevance":', b',"retrieved":', b"}\n")
+_TEST = (b'{"answerable": true, "id": ', b', "question": ', b', "reference": ',
+         b', "reference_claims": null, "relevance": ', b"}\n")
 
 
 def update_digests(full: Any, test: Any, ids: Sequence[str], questions: Sequence[str | None],
-                   ranked: Sequence[str], relevance: Sequence[Mapping[str, float]],
+                   ranked: Sequence[bytes], relevance: Sequence[Mapping[str, float]],
                    answers: Sequence[str | None] | None, references: Sequence[str | None] | None, *,
                    clean: bool, grades: set[float] | None = None, keys: str | None = None) -> None:
     """Feed ``full`` and ``test`` (``hashlib.sha256`` objects) what ``Fingerprints.add`` feeds
@@ -46,27 +49,35 @@ def update_digests(full: Any, test: Any, ids: Sequence[str], questions: Sequence
                              None if answers is None else answers[part],
                              None if references is None else references[part], clean=clean, grades=grades,
                              keys=keys)
-        full.update(texts[0].encode())
-        test.update(texts[1].encode())
+        full.update(texts[0])
+        test.update(texts[1])
 
 
-def ranked_texts(retrieved: Sequence[Sequence[str]], *, clean: bool) -> list[str]:
+def ranked_texts(retrieved: Sequence[Sequence[str]], *, clean: bool) -> list[bytes]:
     """Each record's ranked ids as the canonical JSON writes them: ``[["id",null,null],...]``."""
-    return list(map(_ranked_clean if clean else _ranked_escaped, retrieved))
+    return _lines(list(map(_ranked_clean if clean else _ranked_escaped, retrieved)))
 
 
-def record_texts(ids: Sequence[str], questions: Sequence[str | None], ranked: Sequence[str],
+def _lines(texts: list[str]) -> list[bytes]:
+    """Each text's UTF-8 bytes, encoded at once: joined with newlines (JSON texts hold none) and
+    split after encoding."""
+    if not texts:
+        return []
+    return "\n".join(texts).encode().split(b"\n")
+
+
+def record_texts(ids: Sequence[str], questions: Sequence[str | None], ranked: Sequence[bytes],
                  relevance: Sequence[Mapping[str, float]], answers: Sequence[str | None] | None,
                  references: Sequence[str | None] | None, *, clean: bool, grades: set[float] | None = None,
-                 keys: str | None = None) -> tuple[str, str]:
+                 keys: str | None = None) -> tuple[bytes, bytes]:
     """The dataset and test-set fingerprint texts (each record's canonical JSON and ``\\n``),
     for string ids and texts and finite float grades."""
     n = len(ids)
     if not n:
-        return "", ""
+        return b"", b""
     sids = _texts(ids, clean)
     qs = _texts(questions, clean)
-    none = ["null"] * n
+    none = [b"null"] * n
     ans = none if answers is None else _texts(answers, clean)
     refs = none if references is None else _texts(references, clean)
     rel_full, rel_test = _relevance_columns(relevance, grades, keys)
@@ -74,24 +85,24 @@ def record_texts(ids: Sequence[str], questions: Sequence[str | None], ranked: Se
             _interleaved(_TEST, (sids, qs, refs, rel_test), n))
 
 
-def _interleaved(fixed: Sequence[str], columns: Sequence[list[str]], n: int) -> str:
+def _interleaved(fixed: Sequence[bytes], columns: Sequence[list[bytes]], n: int) -> bytes:
     """``fixed[0] + col0[i] + fixed[1] + col1[i] + ... + fixed[-1]`` for every record i, joined:
     one list of pieces, each column written into its slots by a slice assignment."""
     width = 2 * len(columns)
-    pieces: list[str] = [""] * (width * n)
+    pieces: list[bytes] = [b""] * (width * n)
     for j, column in enumerate(columns):
         pieces[2 * j::width] = [fixed[j]] * n if j else [fixed[-1] + fixed[0]] * n
         pieces[2 * j + 1::width] = column
     pieces[0] = fixed[0]
-    return "".join(pieces) + fixed[-1]
+    return b"".join(pieces) + fixed[-1]
 
 
-def _texts(values: Sequence[str | None], clean: bool) -> list[str]:
-    """Each value's JSON (``null`` for None). Clean strings hold no newline, so without a None
-    they are quoted all at once: joined with ``"\\n"`` between, then split."""
+def _texts(values: Sequence[str | None], clean: bool) -> list[bytes]:
+    """Each value's JSON (``null`` for None), as bytes. Clean strings hold no newline, so without
+    a None they are quoted all at once: joined with ``"\\n"`` between, encoded, then split."""
     if clean and None not in values:
-        return ('"' + '"\n"'.join(values) + '"').split("\n")  # type: ignore[arg-type]
-    return list(map(_quoted if clean else _escaped, values))
+        return ('"' + '"\n"'.join(values) + '"').encode().split(b"\n")  # type: ignore[arg-type]
+    return _lines(list(map(_quoted if clean else _escaped, values)))
 
 
 def _quoted(value: str | None) -> str:
@@ -111,7 +122,7 @@ def _ranked_escaped(ids: Sequence[str]) -> str:
 
 
 def _relevance_columns(relevance: Sequence[Mapping[str, float]], grades: set[float] | None = None,
-                       keys: str | None = None) -> tuple[list[str], list[str]]:
+                       keys: str | None = None) -> tuple[list[bytes], list[bytes]]:
     """Each record's labels as JSON, keys sorted: compact, and with json's default separators.
 
     msgspec writes them (keys sorted by code point, as ``sorted``; strings escaped as
@@ -123,18 +134,18 @@ def _relevance_columns(relevance: Sequence[Mapping[str, float]], grades: set[flo
     if grades is None:
         grades = set(chain.from_iterable(map(dict.values, relevance)))  # type: ignore[arg-type]
     if all(_SORTED.encode(g) == float.__repr__(g).encode() for g in grades):
-        compact = _SORTED.encode_lines(relevance).decode()
+        compact = _SORTED.encode_lines(relevance)
         if keys is None:
             keys = "".join(chain.from_iterable(relevance))
-        full = compact.split("\n")
+        full = compact.split(b"\n")
         full.pop()  # after the last line's newline
         if '"' not in keys and ":" not in keys and "," not in keys:
-            spaced = compact.replace('":', '": ').replace(',"', ', "').split("\n")
+            spaced = compact.replace(b'":', b'": ').replace(b',"', b', "').split(b"\n")
             spaced.pop()
             return full, spaced
-        return full, [_relevance_texts(r)[1] for r in relevance]
+        return full, _lines([_relevance_texts(r)[1] for r in relevance])
     pairs = list(map(_relevance_texts, relevance))
-    return [p[0] for p in pairs], [p[1] for p in pairs]
+    return _lines([p[0] for p in pairs]), _lines([p[1] for p in pairs])
 
 
 def _relevance_texts(labels: Mapping[str, float]) -> tuple[str, str]:
