@@ -53,8 +53,10 @@ def test_an_offer_of_help_states_nothing_but_a_number_in_it_is_checked():
     from ragmeter.judges.sentences import is_courtesy
 
     for text in ("Let me know if you need anything else!", "Please feel free to reach out.", "**Hope this helps!**",
-                 "If you have any other questions, don't hesitate to ask.", "I'm happy to help further."):
+                 "If you have any other questions, don't hesitate to ask.", "I'm happy to help further.",
+                 "If you have any questions, feel free to ask."):
         assert is_courtesy(text), text
     for text in ("Let me explain: the warranty lasts 24 months.", "Feel free to call 555-0100.",
-                 "If you have questions about returns, the policy is 30 days.", "Help is free."):
+                 "If you have questions about returns, the policy is 30 days.", "Help is free.",
+                 "If you have any questions about the appeal costs, you can contact the trial court."):
         assert not is_courtesy(text), text

@@ -32,7 +32,9 @@ _QUESTION = re.compile(r"^[\W_]*¿|[?？\u037e][\W_]*$")  # ¿...: Spanish; ？:
 _COURTESY = re.compile(
     r"^(?:please\s+)?(?:let\s+me\s+know\b|feel\s+free\s+to\b|don'?t\s+hesitate\s+to\b|do\s+not\s+hesitate\s+to\b|"
     r"(?:i\s+)?hope\s+(?:this|that|it)\s+helps\b|(?:i'?m|i\s+am)\s+(?:happy|glad)\s+to\s+help\b|happy\s+to\s+help\b|"
-    r"if\s+you\s+have\s+any\s+(?:other|more|further|additional)?\s*questions\b|good\s+luck\b|thanks?\s+for\s+asking\b)",
+    r"if\s+you\s+have\s+any\s+(?:other|more|further|additional)\s+questions\b|"
+    r"if\s+you\s+have\s+any\s+questions\s*,?\s*(?:please\s+)?(?:feel\s+free|let\s+me\s+know|(?:don'?t|do\s+not)\s+hesitate)\b|"
+    r"good\s+luck\b|thanks?\s+for\s+asking\b)",
     re.I)
 
 
