@@ -12,7 +12,7 @@ from ragmeter.judges.offline.rule import RULE_PATH, SIGNALS, EvidenceRule, load_
 
 # p(row) = 1 / (1 + exp(-(5 words + 5 sentence - 6)))
 RULE = EvidenceRule(w_words=5.0, w_tokens=0.0, w_sentence=5.0, w_aligned_words=0.0, bias=-6.0, t_found=0.4,
-                    t_supported=0.7, t_sure=0.95, m_supported=0.0, m_contradicted=-1.0)
+                    t_supported=0.7, t_sure=0.95, t_ask=0.95, m_supported=0.0, m_contradicted=-1.0)
 
 
 def row(passage="p", words=0.0, sentence=0.0, **kw):
@@ -59,7 +59,7 @@ def test_require_complete_asks_every_name_and_amount():
 
 
 def test_the_models_log_ratio_decides_where_it_was_asked():
-    uncertain = row("a", words=0.8, sentence=0.8)  # p = 0.881: found, below t_sure
+    uncertain = row("a", words=0.8, sentence=0.8)  # p = 0.881: found, below t_ask
     assert RULE.uncertain([uncertain]) and not RULE.uncertain([row(words=1.0, sentence=1.0)])
 
     def asked(s, c):
@@ -67,6 +67,16 @@ def test_the_models_log_ratio_decides_where_it_was_asked():
     assert RULE.decide(asked(0.7, 0.2)) == ("supported", ["a"])  # log 0.7 - log 0.2 >= 0
     assert RULE.decide(asked(0.3, 0.4))[0] == "not_found"  # -1 <= log(0.3 / 0.4) < 0
     assert math.log(0.1 + 1e-9) - math.log(0.8 + 1e-9) < -1 and RULE.decide(asked(0.1, 0.8)) == ("contradicted", ["a"])
+    # the evidence decides a claim it is sure of, whatever a stored answer says
+    sure = {**row("a", words=1.0, sentence=1.0), "model": {"supported": 0.1, "contradicted": 0.8, "unmentioned": 0.1}}
+    assert RULE.decide([sure]) == ("supported", ["a"])
+
+
+def test_where_the_model_decides_its_supported_stands_below_t_supported():
+    weak = row("a", words=0.65, sentence=0.65)  # p = 0.62: found, below t_supported (0.7)
+    yes = [{**weak, "model": {"supported": 0.7, "contradicted": 0.2, "unmentioned": 0.1}}]
+    assert RULE.decide([weak]) == ("not_found", []) and RULE.decide(yes) == ("not_found", [])  # it only demotes
+    assert dataclasses.replace(RULE, model_decides=True).decide(yes) == ("supported", ["a"])
 
 
 def test_verdicts_build_the_verify_reply_and_the_support_goes_beside_it():
@@ -92,3 +102,13 @@ def test_the_shipped_constants_say_what_they_were_fitted_on():
     assert rule.t_found <= rule.t_supported <= rule.t_sure and rule.fitted_on == data["fitted_on"]
     cv = data["measured"]["mtrag_leave_one_conversation_out"]
     assert cv["n"] == 216 and cv["conversations"] == 10
+
+
+def test_the_model_is_asked_below_t_ask_only():
+    """t_ask (the model stage's band) is fitted apart from t_sure (full credit), so turning the
+    stage on leaves the evidence's own verdicts and credit as they were above it."""
+    rule = dataclasses.replace(RULE, t_ask=0.8)
+    uncertain = row("a", words=0.8, sentence=0.8)  # p = 0.881: below t_sure (0.95), above t_ask
+    assert RULE.uncertain([uncertain]) and not rule.uncertain([uncertain])
+    doubted = [{**uncertain, "model": {"supported": 0.1, "contradicted": 0.8, "unmentioned": 0.1}}]
+    assert RULE.decide(doubted)[0] == "contradicted" and rule.decide(doubted) == ("supported", ["a"])

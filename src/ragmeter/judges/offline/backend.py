@@ -3,7 +3,8 @@ where the evidence leaves a claim uncertain.
 
 - ``claims.extract``: no generation. The claims are the text's sentences (the one splitter,
   :mod:`ragmeter.judges.sentences`) that are not questions or offers of help ("Is there
-  anything else I can help you with?", "Let me know if ..." state nothing), citation markers and Markdown emphasis taken out; each
+  anything else I can help you with?", "Let me know if ..." state nothing), citation
+  markers and Markdown emphasis taken out; each
   cites the markers of its sentence; it addresses the question when its sentence vector's
   cosine with the question's reaches ``ADDRESSES_COSINE`` (a weak signal: 40 of 60 on the
   labeled statements); the answer declines when its first
@@ -148,7 +149,7 @@ class OfflineBackend(Backend):
                                "refusal": digest(refusal.PATTERN.pattern)}
         if self.model_stage:
             key["model_stage"] = {"sha256": self.model_sha256, "question": MODEL_QUESTION,
-                                  "t_found": self.rule.t_found, "t_sure": self.rule.t_sure}
+                                  "t_found": self.rule.t_found, "t_ask": self.rule.t_ask}
         return key
 
     @property

@@ -24,13 +24,15 @@ Each verdict carries the claim's ``support``, the credit ``faithfulness`` gives 
 contradicted claim, 1 for a supported one whose p reaches ``t_sure`` (the evidence is
 decisive), else p itself (a claim the evidence leaves uncertain counts in part).
 
-The model stage (``[local]``) asks the bundled model's three-way question only for the
-claims this leaves uncertain (t_found <= p < t_sure, no conflict); its probabilities join
+The model stage (``--judge local:model``) asks the bundled model's three-way question only for
+the claims this leaves uncertain (t_found <= p < t_ask, no conflict); its probabilities join
 the row of the deciding passage (``model``: P supported, P contradicted, P unmentioned), and
-its log-ratio log s - log c decides those claims: supported at or above m_supported,
-contradicted below m_contradicted, else not found. A row without ``model`` is decided on the
-evidence alone. ``sources``: the deciding passage, and only for a verdict it decided (a
-not-found claim cites nothing).
+its log-ratio log s - log c decides those claims: contradicted below m_contradicted, not found
+below m_supported, and at or above it supported (``model_decides``) or left to the evidence's
+t_supported (the model then only demotes). A row without ``model``, or one whose claim the
+evidence decides (p outside [t_found, t_ask), or a conflict), is decided on the evidence
+alone. ``sources``: the deciding passage, and only for a verdict it decided (a not-found claim
+cites nothing).
 """
 
 from __future__ import annotations
@@ -56,12 +58,14 @@ class EvidenceRule:
     bias: float = -7.0
     t_found: float = 0.3
     t_supported: float = 0.6
-    t_sure: float = 0.9  # at or above: no model question (the evidence is decisive), full credit
+    t_sure: float = 0.9  # at or above: full credit (the evidence is decisive)
+    t_ask: float = 0.9  # the model stage asks about found claims below this (no conflict)
     require_complete: bool = False
     negation: bool = True
     model_stage: bool = False  # ask the bundled model about uncertain claims by default (where installed)
     m_supported: float = 0.0
     m_contradicted: float = 0.0
+    model_decides: bool = False  # the model's "supported" stands (else only its doubts count)
     fitted_on: str = "not fitted"
     measured: dict = field(default_factory=dict, compare=False)
 
@@ -83,7 +87,7 @@ class EvidenceRule:
     def uncertain(self, rows: Sequence[dict]) -> bool:
         """Does the model stage get asked about this claim?"""
         best = self.deciding(rows)
-        return best is not None and self.t_found <= self.support(best) < self.t_sure and not self.conflict(best)
+        return best is not None and self.t_found <= self.support(best) < self.t_ask and not self.conflict(best)
 
     def conflict(self, row: dict) -> bool:
         return conflict(row, negation=self.negation)
@@ -95,12 +99,14 @@ class EvidenceRule:
         if self.conflict(best):
             return "contradicted", [best["passage"]]
         model = best.get("model")
-        if model is not None:
+        if model is not None and self.support(best) < self.t_ask:
             ratio = math.log(model["supported"] + _EPS) - math.log(model["contradicted"] + _EPS)
             if ratio < self.m_contradicted:
                 return "contradicted", [best["passage"]]
             if ratio < self.m_supported:
                 return "not_found", []
+            if self.model_decides:
+                return "supported", [best["passage"]]
         if self.support(best) >= self.t_supported and (complete(best) or not self.require_complete):
             return "supported", [best["passage"]]
         return "not_found", []
