@@ -2,7 +2,8 @@
 
     python bench/offline_judge_bench.py rows          # signal rows of both sets -> bench/.data/offline/
     python bench/offline_judge_bench.py fit [--write] # grid search + cross-validation; --write: rule.json
-    python bench/offline_judge_bench.py speed [--repeat 5]  # faithfulness + context recall on q1, load printed
+    python bench/offline_judge_bench.py speed [--repeat 5] [--model-stage]  # faithfulness + context recall on q1
+    python bench/offline_judge_bench.py model         # the bundled model's answers -> bench/.data/offline/
 
 rows: every (claim, passage) row of ``judges/offline/signals.py`` for the bundled agreement set
 (216 hand-labeled claims, 24 contexts) and for the MTRAG development half (the 216 responses
@@ -77,6 +78,56 @@ def rows() -> None:
     print(f"MTRAG: {time.perf_counter() - start:.0f} s", file=sys.stderr)
 
 
+def model_answers() -> None:
+    """The model stage's answers, computed once (a rerun resumes where the files end): the bundled
+    model's three-way question (``MODEL_QUESTION``) for each claim against its deciding passage
+    under the shipped rule, for every claim of the agreement set and for the MTRAG half's claims
+    whose support lies in ``MODEL_BAND`` with no conflict (the claims a fitted t_found and t_sure
+    can send to the model). Claims sharing a passage are asked together (the passage's prompt is
+    read once). Rows gain ``model`` when :func:`load` reads them."""
+    from ragmeter.judges.local import llm as local_llm
+    from ragmeter.judges.offline.backend import MODEL_QUESTION, OfflineBackend, claim_text
+    from ragmeter.judges.offline.rule import load_rule
+    from ragmeter.trust.agreement_set import load_set as load_agreement
+    from ragmeter.trust.mtrag_set import load_set as load_mtrag
+
+    llm = OfflineBackend(model_stage=True).inner.llm
+    question, rule = local_llm.QUESTION_SETS[MODEL_QUESTION][0], load_rule()
+    for name, texts, band in (("agreement", {c.id: dict(c.passages) for c in load_agreement("all")}, (0.0, 1.1)),
+                              ("mtrag", {i.id: dict(i.passages) for i in load_mtrag()}, MODEL_BAND)):
+        wanted: dict[tuple[str, str], list[tuple[str, int, str]]] = {}  # (passage's owner, id) -> claims
+        done_path = DATA / f"{name}_model.jsonl"
+        done = {(d["id"], d["claim"]) for d in map(json.loads, done_path.read_text().splitlines())} \
+            if done_path.exists() else set()
+        for item in map(json.loads, (DATA / f"{name}_rows.jsonl").read_text().splitlines()):
+            claim_texts = dict(item["claims"]) if name == "mtrag" else dict(enumerate(item["claims"], start=1))
+            owner = item.get("task", item["id"])  # MTRAG: a task's responses share its passages
+            for rows in per_claim(item["rows"]):
+                best = rule.deciding(rows)
+                if (best is None or (item["id"], best["claim"]) in done or rule.conflict(best)
+                        or not band[0] <= rule.support(best) < band[1]):
+                    continue
+                wanted.setdefault((owner, best["passage"]), []).append(
+                    (item["id"], best["claim"], claim_text(claim_texts[best["claim"]])))
+        first = {item_id: item_id for item_id in texts}
+        by_task = {i.task: i.id for i in load_mtrag()} if name == "mtrag" else first
+        start = time.perf_counter()
+        with open(done_path, "a", encoding="utf-8") as f:
+            for n, ((owner, pid), asked) in enumerate(wanted.items(), start=1):
+                probs = llm.ask(question, texts[by_task[owner]][pid], [t for _, _, t in asked])
+                for (iid, cid, _), p in zip(asked, probs):
+                    f.write(json.dumps({"id": iid, "claim": cid, "passage": pid, "model": _rounded(p)}) + "\n")
+                f.flush()
+                print(f"{name} {n}/{len(wanted)} {time.perf_counter() - start:.0f} s", file=sys.stderr)
+
+
+MODEL_BAND = (0.2, 0.95)  # the MTRAG claims asked: support in this band (the fit's t_found and t_sure lie in it)
+
+
+def _rounded(probs: dict) -> dict:
+    return {k: round(v, 6) for k, v in probs.items()}
+
+
 # ---- fit ----------------------------------------------------------------------------------------
 
 def per_claim(rows: list[dict]) -> list[list[dict]]:
@@ -104,6 +155,9 @@ class Rows:
         self.claim = np.array([i for i, rows in enumerate(claims) for _ in rows], dtype=int)
         self.conflict = {n: np.array([conflict(r, negation=n) for r in flat], dtype=bool) for n in (False, True)}
         self.complete = np.array([complete(r) for r in flat], dtype=bool)
+        # the model stage's log-ratio log P(supported) - log P(contradicted) where it was asked, else NaN
+        self.ratio = np.array([math.log(r["model"]["supported"] + 1e-9) - math.log(r["model"]["contradicted"] + 1e-9)
+                               if "model" in r else np.nan for r in flat])
 
     def z(self, w: np.ndarray, b: float) -> np.ndarray:
         """Per claim: the best row's logit."""
@@ -121,13 +175,21 @@ class Rows:
     def predict(self, w: np.ndarray, b: float, params: tuple, idx: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
         """(verdict index per claim, support p per claim) under thresholds ``params``."""
-        t_found, t_supported, _, (need_complete, negation) = params
+        t_found, t_supported, t_sure, (need_complete, negation), *model = params
         p, row = self.decided(w, b)
         c, ok = self.conflict[negation][row], self.complete[row] if need_complete else np.ones(self.n, dtype=bool)
         out = np.full(self.n, 2)
         found = p >= t_found
         out[found & c] = 1
         out[found & ~c & (p >= t_supported) & ok] = 0
+        if model and model[0] is not None:  # (m_supported, m_contradicted, decides, t_ask): rule.py's model stage
+            m_s, m_c, decides, t_ask = model[0]
+            ratio = self.ratio[row]
+            asked = found & ~c & (p < t_ask) & ~np.isnan(ratio)
+            out[asked & (ratio < m_c)] = 1
+            out[asked & (ratio >= m_c) & (ratio < m_s)] = 2
+            if decides:
+                out[asked & (ratio >= m_s)] = 0
         sl = slice(None) if idx is None else idx
         return out[sl], p[sl]
 
@@ -139,11 +201,22 @@ def spearman(x: np.ndarray, y: np.ndarray) -> float:
     return float(v) if np.isfinite(v) else -1.0
 
 
-def load() -> tuple[dict, dict]:
+def load(with_model: bool = False) -> tuple[dict, dict]:
     from ragmeter.metrics.generation.faithfulness import claim_weight
 
     agree = [json.loads(x) for x in (DATA / "agreement_rows.jsonl").read_text().splitlines()]
     mtrag = [json.loads(x) for x in (DATA / "mtrag_rows.jsonl").read_text().splitlines()]
+    if with_model:  # the model stage's stored answers join their rows
+        for name, items in (("agreement_model.jsonl", agree), ("mtrag_model.jsonl", mtrag)):
+            if not (DATA / name).exists():
+                print(f"no {name}: those rows are decided on the evidence alone", file=sys.stderr)
+                continue
+            answers = {(d["id"], d["claim"], d["passage"]): d["model"]
+                       for d in map(json.loads, (DATA / name).read_text().splitlines())}
+            for item in items:
+                for r in item["rows"]:
+                    if (item["id"], r["claim"], r["passage"]) in answers:
+                        r["model"] = answers[(item["id"], r["claim"], r["passage"])]
     a_claims = [rows for case in agree for rows in per_claim(case["rows"])]
     a = {"rows": Rows(a_claims), "labels": np.array([LABELS.index(x) for case in agree for x in case["labels"]]),
          "groups": np.array([case["id"] for case in agree for _ in case["labels"]]),
@@ -221,9 +294,10 @@ def objective(a: dict, m: dict, wb: tuple, params: tuple, a_idx: np.ndarray, m_r
     return acc + rho + min(0.0, rho_c)
 
 
-def fit(a: dict, m: dict, wb: tuple, a_idx: np.ndarray, m_resp: np.ndarray) -> tuple:
+def fit(a: dict, m: dict, wb: tuple, a_idx: np.ndarray, m_resp: np.ndarray, model: bool = False) -> tuple:
     """The thresholds and switches maximising the objective for support weights ``wb``; ties go
-    to the first found (the simpler switches, the lower thresholds)."""
+    to the first found (the simpler switches, the lower thresholds). ``model``: then the model
+    stage's constants (:func:`fit_model`) on top."""
     best, key = None, -math.inf
     for switches in SWITCHES:
         for tf in GRID:
@@ -233,16 +307,40 @@ def fit(a: dict, m: dict, wb: tuple, a_idx: np.ndarray, m_resp: np.ndarray) -> t
                     if v > key + 1e-12:
                         best, key = (tf, ts, sure, switches), v
     assert best is not None
+    return fit_model(a, m, wb, best, a_idx, m_resp) if model else best
+
+
+M_GRID = tuple(round(x, 2) for x in np.arange(-3.0, 2.01, 0.25))  # the model's log-ratio thresholds
+
+
+def fit_model(a: dict, m: dict, wb: tuple, params: tuple, a_idx: np.ndarray, m_resp: np.ndarray) -> tuple:
+    """The model stage on top of the evidence's thresholds ``params`` (kept: the evidence alone
+    decides as before where the stage does not run): t_ask (claims from t_found up to it are
+    asked, within the band the stored answers cover), m_contradicted <= m_supported on the
+    log-ratio, and whether the model decides the claims it is asked (else it only demotes); the
+    evidence alone (no model stage) stays a candidate, so the stage is on only where it helps."""
+    tf = params[0]
+    best, key = (*params, None), objective(a, m, wb, params, a_idx, m_resp)
+    if tf < MODEL_BAND[0]:
+        return best
+    for t_ask in (t for t in T_SURES if tf < t <= MODEL_BAND[1]):
+        for decides in (False, True):
+            for m_c in M_GRID:
+                for m_s in (x for x in M_GRID if x >= m_c):
+                    cand = (*params, (m_s, m_c, decides, t_ask))
+                    v = objective(a, m, wb, cand, a_idx, m_resp)
+                    if v > key + 1e-12:
+                        best, key = cand, v
     return best
 
 
-def cross_validated(a: dict, m: dict, wb: tuple) -> dict:
+def cross_validated(a: dict, m: dict, wb: tuple, model: bool = False) -> dict:
     all_a, all_m = np.arange(len(a["labels"])), np.arange(len(m["items"]))
     # agreement set: leave one context out (weights from MTRAG alone; its thresholds fitted without the context)
     pred = np.full(len(all_a), -1)
     for g in dict.fromkeys(a["groups"].tolist()):
         held = a["groups"] == g
-        pred[held] = a["rows"].predict(*wb, fit(a, m, wb, all_a[~held], all_m), all_a[held])[0]
+        pred[held] = a["rows"].predict(*wb, fit(a, m, wb, all_a[~held], all_m, model), all_a[held])[0]
     y = a["labels"]
     agree_cv = {"accuracy": round(float((pred == y).mean()), 4), "n": int(len(y)),
                 "contradicted_called_supported": int(((y == 1) & (pred == 0)).sum()),
@@ -253,7 +351,7 @@ def cross_validated(a: dict, m: dict, wb: tuple) -> dict:
     for conv in dict.fromkeys(m["conversation"].tolist()):
         held = m["conversation"] == conv
         wb_c = fit_weights(m, all_m[~held])
-        params = fit(a, m, wb_c, all_a, all_m[~held])
+        params = fit(a, m, wb_c, all_a, all_m[~held], model)
         pm, p = m["rows"].predict(*wb_c, params)
         faith[held] = per_response(m, credit(pm, p, params[2]), all_m[held])
         contra[held] = rate(m, pm, all_m[held])
@@ -263,7 +361,7 @@ def cross_validated(a: dict, m: dict, wb: tuple) -> dict:
     # tune -> heldout
     tune = all_a[a["split"] == "tune"]
     held = all_a[a["split"] == "heldout"]
-    ph, yh = a["rows"].predict(*wb, fit(a, m, wb, tune, all_m), held)[0], a["labels"][held]
+    ph, yh = a["rows"].predict(*wb, fit(a, m, wb, tune, all_m, model), held)[0], a["labels"][held]
     split = {"accuracy": round(float((ph == yh).mean()), 4), "n": int(len(yh)),
              "contradicted_called_supported": int(((yh == 1) & (ph == 0)).sum()),
              "of_contradicted": int((yh == 1).sum())}
@@ -271,32 +369,47 @@ def cross_validated(a: dict, m: dict, wb: tuple) -> dict:
             "agreement_tune_to_heldout": split}
 
 
-def fit_all(write: bool) -> None:
+def fit_all(write: bool, model: bool = False) -> None:
+    """The evidence's constants and figures; with ``model``, the model stage's on top of them
+    and its own figures (``measured.model_stage``)."""
     from ragmeter.judges.offline.rule import SIGNALS
 
-    a, m = load()
+    a, m = load(model)
     all_a, all_m = np.arange(len(a["labels"])), np.arange(len(m["items"]))
     wb = fit_weights(m, all_m)
     params = fit(a, m, wb, all_a, all_m)
     tf, ts, sure, (need_complete, negation) = params
-    pa, _ = a["rows"].predict(*wb, params)
-    pm, p = m["rows"].predict(*wb, params)
     weights = {f"w_{s}": round(float(w), 4) for s, w in zip(SIGNALS, wb[0])}
+
+    def in_sample(chosen: tuple) -> dict:
+        pa, _ = a["rows"].predict(*wb, chosen)
+        pm, p = m["rows"].predict(*wb, chosen)
+        return {"agreement_in_sample": round(float((pa == a["labels"]).mean()), 4),
+                "mtrag_in_sample_spearman": round(spearman(per_response(m, credit(pm, p, sure), all_m), m["human"]), 4)}
+
     fitted = {**weights, "bias": round(wb[1], 4), "t_found": tf, "t_supported": ts, "t_sure": sure,
-              "require_complete": need_complete, "negation": negation,
-              "agreement_in_sample": round(float((pa == a["labels"]).mean()), 4),
-              "mtrag_in_sample_spearman": round(spearman(per_response(m, credit(pm, p, sure), all_m), m["human"]), 4)}
+              "require_complete": need_complete, "negation": negation, **in_sample(params)}
     print(json.dumps(fitted))
     cv = cross_validated(a, m, wb)
     print(json.dumps(cv, indent=1))
+    stage_constants: dict = {}
+    if model:
+        stage = fit_model(a, m, wb, params, all_a, all_m)[-1]
+        if stage is not None:
+            m_s, m_c, decides, t_ask = stage
+            stage_constants = {"t_ask": t_ask, "m_supported": m_s, "m_contradicted": m_c, "model_decides": decides}
+        stage_cv = {"in_sample": {**stage_constants, **in_sample((*params, stage))}, **cross_validated(a, m, wb, True)}
+        print(json.dumps(stage_cv, indent=1))
     if write:
         data = json.loads(RULE.read_text())
+        previous = data.get("constants", {})
         data["version"] = 2
+        stage_or_before = {k: stage_constants.get(k, previous.get(k, default)) for k, default in
+                           (("t_ask", sure), ("m_supported", 0.0), ("m_contradicted", 0.0), ("model_decides", False))}
         data["constants"] = {**weights, "bias": round(wb[1], 4), "t_found": tf, "t_supported": ts, "t_sure": sure,
-                             "m_supported": data["constants"].get("m_supported", 0.0),
-                             "m_contradicted": data["constants"].get("m_contradicted", 0.0),
-                             "require_complete": need_complete, "negation": negation,
-                             "model_stage": data["constants"].get("model_stage", False)}
+                             **stage_or_before, "require_complete": need_complete, "negation": negation,
+                             # on under plain --judge local only by hand: it costs the model's time (local:model)
+                             "model_stage": previous.get("model_stage", False)}
         data["fitted_on"] = (
             "support weights: the MTRAG development half (216 rated responses shown passages, 10 conversations), "
             f"pairwise logistic loss (slope {SHARPNESS}, ridge {L2}) on the standardised signals, so that a response "
@@ -304,14 +417,22 @@ def fit_all(write: bool) -> None:
             "grid search on the bundled agreement set (216 hand-labeled claims, 24 contexts) and the MTRAG half, "
             "maximising agreement accuracy (minus one per contradicted claim called supported) + the Spearman of "
             "faithfulness against the median human rating + that of -contradiction_rate where negative "
-            "(bench/offline_judge_bench.py fit)")
-        data["measured"] = {"in_sample": fitted, **cv}
+            "(bench/offline_judge_bench.py fit)"
+            + ("; the model stage (t_ask, m_contradicted, m_supported, model_decides) by the same objective on "
+               "the bundled model's stored answers for each claim's deciding passage (every agreement-set claim; "
+               f"the MTRAG claims with support in [{MODEL_BAND[0]}, {MODEL_BAND[1]}); "
+               "bench/offline_judge_bench.py model, then fit --model)" if model else ""))
+        data["model_stage"] = ("off under plain --judge local (the model's time: about 20 s a passage on 2 cores); "
+                               "--judge local:model turns it on; its figures: measured.model_stage")
+        kept = {"model_stage": stage_cv} if model else (
+            {"model_stage": data["measured"]["model_stage"]} if "model_stage" in data.get("measured", {}) else {})
+        data["measured"] = {"in_sample": fitted, **cv, **kept}
         RULE.write_text(json.dumps(data, indent=1) + "\n")
 
 
 # ---- speed --------------------------------------------------------------------------------------
 
-def speed(repeat: int) -> None:
+def speed(repeat: int, model_stage: bool = False) -> None:
     """Faithfulness + context recall on the warranty sample (q1 is its one answered sample) with the
     default offline judge, a fresh ledger and fresh passage cache each round (every judgment
     computed), the embedder loaded once beforehand; the median and the load average seen."""
@@ -324,8 +445,10 @@ def speed(repeat: int) -> None:
 
     warranty = ROOT / "examples" / "warranty"
     data = ragmeter.load_dataset(warranty / "dataset.jsonl", corpus=warranty / "corpus.jsonl")
-    backend = OfflineBackend()
+    backend = OfflineBackend(model_stage=True) if model_stage else OfflineBackend()
     _ = backend.embedder
+    if backend.model_stage:
+        _ = backend.inner.llm  # the model loaded beforehand, as the embedder
     seconds, cpu, loads = [], [], []
     for _round in range(repeat):
         backend._passages.clear()
@@ -348,16 +471,20 @@ def speed(repeat: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=("rows", "fit", "speed"))
+    parser.add_argument("what", choices=("rows", "fit", "speed", "model"))
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--model", action="store_true", help="fit: the model stage too (after `model`)")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--model-stage", action="store_true", help="speed: with the model stage (--judge local:model)")
     args = parser.parse_args()
     if args.what == "rows":
         rows()
     elif args.what == "speed":
-        speed(args.repeat)
+        speed(args.repeat, args.model_stage)
+    elif args.what == "model":
+        model_answers()
     else:
-        fit_all(args.write)
+        fit_all(args.write, args.model)
 
 
 if __name__ == "__main__":

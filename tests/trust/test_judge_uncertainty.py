@@ -193,7 +193,22 @@ def test_the_offline_judges_claim_metrics_show_its_rules_cross_validated_accurac
 def test_the_offline_judge_claims_nothing_it_did_not_measure():
     assert judge_agreement(_offline_prov("answer_relevancy", prompts=("claims.extract",))) is None  # a cosine
     assert judge_agreement(_offline_prov("context_relevance", prompts=("context.relevance",))) is None  # the model's
-    assert judge_agreement(_offline_prov("faithfulness", stages=("evidence", "model"))) is None  # not fitted
+    assert judge_agreement(_offline_prov("faithfulness", stages=("evidence", "model"))) is None  # a user's model file
     no_figures = _offline_prov("faithfulness")
     no_figures["judge"]["rule"] = {**no_figures["judge"]["rule"], "measured": {}}
     assert judge_agreement(no_figures) is None
+
+
+def test_the_bundled_models_stage_shows_its_own_cross_validated_accuracy():
+    """--judge local:model: the figures fitted with the bundled model's stored answers
+    (rule.json's measured.model_stage), not the evidence rule's."""
+    from ragmeter.judges.local.model import BUNDLED_SHA256
+    from ragmeter.judges.offline.rule import load_rule
+
+    prov = _offline_prov("faithfulness", stages=("evidence", "model"))
+    prov["judge"]["model_sha256"] = BUNDLED_SHA256
+    cv = load_rule().measured["model_stage"]["agreement_leave_one_context_out"]
+    found = judge_agreement(prov)
+    assert found is not None and (found.accuracy, found.n) == (cv["accuracy"], cv["n"])
+    assert cv["accuracy"] != load_rule().measured["agreement_leave_one_context_out"]["accuracy"]
+    assert "with the bundled model's stage" in found.method

@@ -107,16 +107,23 @@ def judge_agreement(provenance: Mapping[str, Any] | None) -> JudgeAgreement | No
 
 
 def _offline_rule_agreement(provenance: Mapping[str, Any], judge: Mapping[str, Any]) -> JudgeAgreement | None:
-    """The offline judge's evidence rule alone (``stages: ["evidence"]``): the claim verdicts'
-    cross-validated accuracy that its provenance carries (``rule.measured``, from ``rule.json``:
-    each of the agreement set's contexts judged by constants fitted without it). Nothing for the
-    model stage (those figures are not its) nor for the other prompt parts (not measured)."""
-    if list(judge.get("stages") or []) != ["evidence"] or provenance.get("metric_name") in PROMPT_PARTS:
+    """The offline judge's claim verdicts: the cross-validated accuracy that its provenance
+    carries (``rule.measured``, from ``rule.json``: each of the agreement set's contexts judged by
+    constants fitted without it), the evidence rule's (``stages: ["evidence"]``) or, with the
+    bundled model's stage (``--judge local:model``), the stage's (``measured.model_stage``).
+    Nothing for a model file of the user's (not measured) nor for the other prompt parts."""
+    from ragmeter.judges.local.model import BUNDLED_SHA256
+
+    stages = list(judge.get("stages") or [])
+    bundled_stage = stages == ["evidence", "model"] and judge.get("model_sha256") == BUNDLED_SHA256
+    if (stages != ["evidence"] and not bundled_stage) or provenance.get("metric_name") in PROMPT_PARTS:
         return None
     if "claims.verify" not in (judge.get("prompts") or {}):
         return None
     rule = judge.get("rule")
     measured = rule.get("measured") if isinstance(rule, Mapping) else None
+    if bundled_stage and isinstance(measured, Mapping):
+        measured = measured.get("model_stage")
     cv = measured.get("agreement_leave_one_context_out") if isinstance(measured, Mapping) else None
     if not isinstance(cv, Mapping):
         return None
@@ -124,7 +131,8 @@ def _offline_rule_agreement(provenance: Mapping[str, Any], judge: Mapping[str, A
     if not isinstance(acc, (int, float)) or not isinstance(n, int) or n <= 0:
         return None
     return JudgeAgreement(float(acc), wilson_interval(float(acc) * n, n), n, "claims", "agreement/claims.jsonl",
-                          "leave-one-context-out cross-validated accuracy of the offline rule, Wilson 95% interval")
+                          "leave-one-context-out cross-validated accuracy of the offline rule"
+                          + (" with the bundled model's stage" if bundled_stage else "") + ", Wilson 95% interval")
 
 
 __all__ = ["JudgeAgreement", "judge_agreement", "wilson_interval"]

@@ -38,3 +38,17 @@ def test_the_offline_judge_without_its_embedder_is_refused_when_built(missing, m
         factory.make_backend("local")
     assert refused.value.module == missing and refused.value.install == "pip install 'ragmeter[embeddings]'"
     assert str(refused.value).startswith(f"the offline judge (--judge local) needs {missing}, which the core install")
+
+
+def test_local_model_asks_the_bundled_model_about_uncertain_claims(monkeypatch):
+    from ragmeter.core.errors import MissingExtraError
+    from ragmeter.judges.local import model as local_model
+
+    monkeypatch.setattr(local_model, "local_available", lambda: True)
+    built = factory.make_backend("local:model")
+    assert built.model_stage and built.path is None and built.stages == ["evidence", "model"]
+    assert not factory.make_backend("local").model_stage  # the shipped rule leaves the stage off
+    monkeypatch.setattr(local_model, "local_available", lambda: False)
+    with pytest.raises(MissingExtraError) as refused:
+        factory.make_backend("local:model")
+    assert refused.value.install == "pip install 'ragmeter[local]'" and "local:model" in str(refused.value)

