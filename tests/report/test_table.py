@@ -137,3 +137,11 @@ def test_a_judge_that_spent_tokens_or_is_not_offline_keeps_the_calls_line():
     assert silent_api.endswith("0 input + 0 output tokens")
     model_stage = judge_line("local:m.gguf", _judged("local", "offline evidence + m.gguf", tokens=True))
     assert " calls (" in model_stage and " re-asks, " in model_stage  # the model answered: its tokens are shown
+
+
+def test_the_offline_judges_line_says_whether_its_model_stage_ran():
+    """The new-user trial: --judge local:model ran the model and said "no model call"."""
+    from ragmeter.report.table import offline_means
+
+    assert offline_means({"backend": "local", "stages": ["evidence"]}) == "offline evidence, no model call"
+    assert "model asked about uncertain claims" in offline_means({"backend": "local", "stages": ["evidence", "model"]})

@@ -207,6 +207,14 @@ def offline_judge(judge: Mapping[str, Any] | None) -> bool:
         str(judge.get("model", "")).startswith("offline evidence")
 
 
+def offline_means(judge: Mapping[str, Any] | None) -> str:
+    """How the offline judge decided: its evidence alone, or with its model stage (``--judge
+    local:model``, ``stages`` naming ``model``)."""
+    if judge is not None and "model" in (judge.get("stages") or []):
+        return "offline evidence + the model asked about uncertain claims"
+    return "offline evidence, no model call"
+
+
 def _run_judge(result: EvaluationResult) -> Mapping[str, Any] | None:
     """The judge identity of the run's first judged measure."""
     for outcomes in result.outcomes.values():
@@ -221,12 +229,13 @@ def judge_line(spec: str | None, result: EvaluationResult, price_in: float | Non
                price_out: float | None = None) -> str:
     """The judge's calls, re-asks, ledger hits, failures and tokens, and their cost in US
     dollars when both prices (per million tokens) are given. The offline judge, where it spent
-    no token (its evidence rule alone), says so: judgments, no model call."""
+    no token, says so: judgments, and whether its model stage ran (:func:`offline_means`)."""
     st = result.judge_stats or {}
-    if not st.get("input_tokens") and not st.get("output_tokens") and offline_judge(_run_judge(result)):
+    judge = _run_judge(result)
+    if not st.get("input_tokens") and not st.get("output_tokens") and offline_judge(judge):
         return (f"judge {spec}: {st['calls']} judgment{'' if st['calls'] == 1 else 's'} "
-                f"({result.calls_per_sample:.1f} per sample; offline evidence, "
-                f"no model call), {st['cached']} from the ledger, {st['failed']} failed")
+                f"({result.calls_per_sample:.1f} per sample; {offline_means(judge)}), "
+                f"{st['cached']} from the ledger, {st['failed']} failed")
     line = (f"judge {spec}: {st['calls']} calls ({result.calls_per_sample:.1f} per sample), {st['reasks']} re-asks, "
             f"{st['cached']} from the ledger, {st['failed']} failed"
             f"{f' ({u} unreachable, not stored)' if (u := st.get('unreachable')) else ''}"

@@ -19,7 +19,7 @@ from ragmeter.analysis.compare import significance_legend
 from ragmeter.analysis.diagnosis import count_labels
 from ragmeter.core.display import terminal_safe as safe
 from ragmeter.core.settings import default_runs_dir
-from ragmeter.report.table import coverage_note, offline_judge
+from ragmeter.report.table import coverage_note, offline_judge, offline_means
 from ragmeter.trust.judge_uncertainty import judge_agreement
 
 
@@ -73,8 +73,8 @@ def show_run(run) -> str:
         j = s["judge"]
         judges = [m.get("judge") for m in s.get("metrics", {}).values() if isinstance(m, dict) and m.get("judge")]
         if not j["input_tokens"] and not j["output_tokens"] and judges and offline_judge(judges[0]):
-            lines.append(f"judge: {j['calls']} judgment{'' if j['calls'] == 1 else 's'} (offline evidence, no model "
-                         f"call), {j['cached']} from the ledger")
+            lines.append(f"judge: {j['calls']} judgment{'' if j['calls'] == 1 else 's'} ({offline_means(judges[0])}), "
+                         f"{j['cached']} from the ledger")
         else:
             lines.append(f"judge: {j['calls']} calls, {j['cached']} from the ledger, {j['input_tokens']} + "
                          f"{j['output_tokens']} tokens")
