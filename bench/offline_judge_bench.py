@@ -82,7 +82,7 @@ def model_answers() -> None:
     """The model stage's answers, computed once (a rerun resumes where the files end): the bundled
     model's three-way question (``MODEL_QUESTION``) for each claim against its deciding passage
     under the shipped rule, for every claim of the agreement set and for the MTRAG half's claims
-    whose support lies in ``MODEL_BAND`` with no conflict (the claims a fitted t_found and t_sure
+    whose support lies in ``MODEL_BAND`` with no conflict (the claims a fitted t_found and t_ask
     can send to the model). Claims sharing a passage are asked together (the passage's prompt is
     read once). Rows gain ``model`` when :func:`load` reads them."""
     from ragmeter.judges.local import llm as local_llm
@@ -93,15 +93,16 @@ def model_answers() -> None:
 
     llm = OfflineBackend(model_stage=True).inner.llm
     question, rule = local_llm.QUESTION_SETS[MODEL_QUESTION][0], load_rule()
+    # the passages by their owner: an agreement case, or an MTRAG task (its responses share them)
     for name, texts, band in (("agreement", {c.id: dict(c.passages) for c in load_agreement("all")}, (0.0, 1.1)),
-                              ("mtrag", {i.id: dict(i.passages) for i in load_mtrag()}, MODEL_BAND)):
+                              ("mtrag", {i.task: dict(i.passages) for i in load_mtrag()}, MODEL_BAND)):
         wanted: dict[tuple[str, str], list[tuple[str, int, str]]] = {}  # (passage's owner, id) -> claims
         done_path = DATA / f"{name}_model.jsonl"
         done = {(d["id"], d["claim"]) for d in map(json.loads, done_path.read_text().splitlines())} \
             if done_path.exists() else set()
         for item in map(json.loads, (DATA / f"{name}_rows.jsonl").read_text().splitlines()):
             claim_texts = dict(item["claims"]) if name == "mtrag" else dict(enumerate(item["claims"], start=1))
-            owner = item.get("task", item["id"])  # MTRAG: a task's responses share its passages
+            owner = item.get("task", item["id"])
             for rows in per_claim(item["rows"]):
                 best = rule.deciding(rows)
                 if (best is None or (item["id"], best["claim"]) in done or rule.conflict(best)
@@ -109,19 +110,17 @@ def model_answers() -> None:
                     continue
                 wanted.setdefault((owner, best["passage"]), []).append(
                     (item["id"], best["claim"], claim_text(claim_texts[best["claim"]])))
-        first = {item_id: item_id for item_id in texts}
-        by_task = {i.task: i.id for i in load_mtrag()} if name == "mtrag" else first
         start = time.perf_counter()
         with open(done_path, "a", encoding="utf-8") as f:
             for n, ((owner, pid), asked) in enumerate(wanted.items(), start=1):
-                probs = llm.ask(question, texts[by_task[owner]][pid], [t for _, _, t in asked])
+                probs = llm.ask(question, texts[owner][pid], [t for _, _, t in asked])
                 for (iid, cid, _), p in zip(asked, probs):
                     f.write(json.dumps({"id": iid, "claim": cid, "passage": pid, "model": _rounded(p)}) + "\n")
                 f.flush()
                 print(f"{name} {n}/{len(wanted)} {time.perf_counter() - start:.0f} s", file=sys.stderr)
 
 
-MODEL_BAND = (0.2, 0.95)  # the MTRAG claims asked: support in this band (the fit's t_found and t_sure lie in it)
+MODEL_BAND = (0.2, 0.95)  # the MTRAG claims asked: support in this band (the fit's t_found and t_ask lie in it)
 
 
 def _rounded(probs: dict) -> dict:
