@@ -254,6 +254,8 @@ ELSEWHERE.update({
         "tests/io/formats/test_ragchecker.py::test_the_given_judge_reproduces_ragcheckers_published_numbers_with_no_call",
     "ragmeter judge-check --set mtrag-dev --judge local":
         "tests/trust/test_mtrag_check.py::test_judge_check_on_mtrag_dev_with_an_api_judge",
+    "ragmeter eval data.jsonl -m faithfulness,contradiction_rate --judge local:model":
+        "tests/judges/local/test_backend.py::test_cli_offline_judge_with_its_model_stage",
     # docs/judged-variants.md, docs/records-mcp.md
     "ragmeter eval requests.jsonl -m response_context_precision --judge openai:gpt-4o-mini":
         "tests/metrics/context/test_judged_context.py::"

@@ -451,5 +451,5 @@ def test_a_prompt_too_long_is_counted_as_such_not_as_unreachable():
 
     from ragmeter.report.table import judge_line
 
-    line = judge_line("local", SimpleNamespace(judge_stats=st, calls_per_sample=1.0))  # type: ignore[arg-type]
+    line = judge_line("local", SimpleNamespace(judge_stats=st, calls_per_sample=1.0, outcomes={}))  # type: ignore[arg-type]
     assert "1 failed (1 too long for the judge)," in line and "unreachable" not in line

@@ -187,3 +187,18 @@ def test_the_start_up_probe_passes_on_this_cpu_once(tmp_path, monkeypatch):
 
     monkeypatch.setattr(subprocess, "run", no_process)
     local_probe.ensure_loadable(path, local_model.BUNDLED_SHA256, {"extra_bufts": True})
+
+
+def test_cli_offline_judge_with_its_model_stage(cli, warranty, tmp_path):
+    """``--judge local:model`` (docs/offline-judge.md): the offline judge asks the bundled model
+    about the claims its evidence leaves uncertain; the provenance names both stages, and the
+    judge line says the model was asked."""
+    import json
+
+    out = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--judge", "local:model",
+              "-m", "faithfulness,contradiction_rate", "--only", "q1", "--ledger", tmp_path / "l.sqlite",
+              "--no-save", "--format", "json")
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.stdout)
+    judge = doc["metrics"]["faithfulness"]["provenance"]["judge"]
+    assert judge["backend"] == "local" and judge["stages"] == ["evidence", "model"], judge
