@@ -239,3 +239,27 @@ def test_a_conversation_turn_shows_its_history_stored_once():
     assert shown == ('<h4>Conversation before this question (turn 2)</h4><p class="history">User: Which router has '
                      '24 months?\nAssistant: The R2.</p>')
     assert _conversation(Sample("c#1", question="Which?", metadata={"history": TurnHistory(lines, 0)})) == ""
+
+
+def test_a_weighted_faithfulness_is_reconciled_on_the_page(cli, runs_dir, tmp_path, warranty):
+    """The new-user trial: q1's 0.260 from the offline judge could not be traced to its claims.
+    The page shows each claim's support and content words, and their sum is the run's score."""
+    import re
+
+    out = cli("eval", warranty / "dataset.jsonl", "--corpus", warranty / "corpus.jsonl", "--judge", "local",
+              "-m", "faithfulness", "--only", "q1", "--ledger", tmp_path / "l.sqlite")
+    assert out.exit_code == 0, out.output
+    (run,) = list_runs(runs_dir)
+    path = tmp_path / "r.html"
+    assert cli("report", run.path, "--html", path).exit_code == 0
+    page = path.read_text()
+    score = json.loads((run.path / "results.jsonl").read_text().splitlines()[0])["metrics"]["faithfulness"]["value"]
+    answer = page.split("<h4>Answer claims</h4>", 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r'<tr><td class="num">\d+</td><td>[^<]*</td><td class="num">(\d+)</td>'
+                      r'<td><span class="v-\w+">\w+</span> <span class="muted">support ([0-9.]+)</span>', answer)
+    assert len(rows) == 4, answer  # the answer's four sentences, each weighed
+    words, support = [int(w) for w, _ in rows], [float(s) for _, s in rows]
+    assert words[0] == 3  # "your R2 is still under warranty.": r2, still, warranty
+    assert abs(sum(w * s for w, s in zip(words, support)) / sum(words) - score) < 5e-4  # 3 decimals shown
+    assert f"/ {sum(words)} = {score:.3f}" in page
+    assert "Reference claims: none" in page  # faithfulness alone extracts none

@@ -23,6 +23,7 @@ from ragmeter.core.history import plain
 from ragmeter.core.sample import Sample
 from ragmeter.io.writer import write_output
 from ragmeter.metrics import get_spec
+from ragmeter.metrics.generation.faithfulness import claim_weight
 from ragmeter.trust.judge_uncertainty import judge_agreement
 
 
@@ -167,13 +168,22 @@ def _ranked(s: Sample) -> str:
             f'<tbody>{"".join(rows)}</tbody></table>{extra}')
 
 
-def _claims(title: str, claims: Any, verdicts: dict[str, Any]) -> str:
+def _claims(title: str, claims: Any, verdicts: dict[str, Any], faithfulness: Any = None) -> str:
+    """The claims with each judgment's verdict and sources; where the judge weighs support (the
+    offline judge), its support beside the verdict, and for the answer's claims the content
+    words each weighs in faithfulness, with the sum that reconciles the score
+    (``metrics/generation/faithfulness.py``)."""
     if not isinstance(claims, list):
         reason = claims.get("unavailable") if isinstance(claims, dict) else None
         return f'<p class="muted">{escape(title)}: {escape(reason or "not judged in this run")}</p>'
+    if not claims:
+        return f'<p class="muted">{escape(title)}: none</p>'
     heads = "".join(f"<th>{escape(name)}</th>" for name in verdicts)
+    context = verdicts.get("answer@context")
+    weighed = isinstance(context, list) and bool(context) and all(v.get("support") is not None for v in context)
+    weights = [claim_weight(str(c["text"])) for c in claims] if weighed else []
     rows = []
-    for c in claims:
+    for i, c in enumerate(claims):
         cells = []
         for v in verdicts.values():
             found = next((x for x in v if x["claim"] == c["id"]), None) if isinstance(v, list) else None
@@ -182,10 +192,22 @@ def _claims(title: str, claims: Any, verdicts: dict[str, Any]) -> str:
             else:
                 src = f' <span class="muted">({escape(", ".join(found["sources"]))})</span>' if found["sources"] else ""
                 verdict = escape(found["verdict"])
-                cells.append(f'<td><span class="v-{verdict}">{verdict}</span>{src}</td>')
-        rows.append(f'<tr><td class="num">{escape(c["id"])}</td><td>{escape(c["text"])}</td>{"".join(cells)}</tr>')
-    return (f'<h4>{escape(title)}</h4><table><thead><tr><th>#</th><th>claim</th>{heads}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>')
+                held = found.get("support")
+                held_text = f' <span class="muted">support {float(held):.3f}</span>' if held is not None else ""
+                cells.append(f'<td><span class="v-{verdict}">{verdict}</span>{held_text}{src}</td>')
+        weight = f'<td class="num">{weights[i]}</td>' if weighed else ""
+        rows.append(f'<tr><td class="num">{escape(c["id"])}</td><td>{escape(c["text"])}</td>{weight}'
+                    f'{"".join(cells)}</tr>')
+    weight_head = '<th title="content words: the claim\'s weight in faithfulness">words</th>' if weighed else ""
+    total = ""
+    if weighed:
+        by_id = {v["claim"]: float(v["support"]) for v in context}
+        credit = sum(w * by_id.get(c["id"], 0.0) for w, c in zip(weights, claims))
+        shown = f" = {faithfulness:.3f}" if isinstance(faithfulness, (int, float)) else ""
+        total = (f'<p class="muted">faithfulness = &Sigma; words &times; support / &Sigma; words = '
+                 f'{credit:.3f} / {sum(weights)}{shown} (each claim weighed by its content words)</p>')
+    return (f'<h4>{escape(title)}</h4><table><thead><tr><th>#</th><th>claim</th>{weight_head}{heads}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>{total}')
 
 
 def _facts(facts) -> str:
@@ -294,8 +316,9 @@ def drill_down(r: dict, s: Sample, d: QueryDiagnosis | None) -> str:
     reference = f"<p><b>Reference:</b> {escape(s.reference)}</p>" if s.reference else ""
     claims = ""
     if ev:
+        faithfulness = ((r.get("metrics") or {}).get("faithfulness") or {}).get("value")
         claims = (_claims("Answer claims", ev.get("answer_claims"),
-                          {k: v for k, v in verdicts.items() if k.startswith("answer@")})
+                          {k: v for k, v in verdicts.items() if k.startswith("answer@")}, faithfulness)
                   + _claims("Reference claims", ev.get("reference_claims"),
                             {k: v for k, v in verdicts.items() if k.startswith("reference@")})
                   + _facts(ev.get("facts")) + _actions(ev.get("actions")))
