@@ -200,7 +200,7 @@ def _claims(title: str, claims: Any, verdicts: dict[str, Any], faithfulness: Any
                     f'{"".join(cells)}</tr>')
     weight_head = '<th title="content words: the claim\'s weight in faithfulness">words</th>' if weighed else ""
     total = ""
-    if weighed:
+    if weighed and isinstance(context, list):
         by_id = {v["claim"]: float(v["support"]) for v in context}
         credit = sum(w * by_id.get(c["id"], 0.0) for w, c in zip(weights, claims))
         shown = f" = {faithfulness:.3f}" if isinstance(faithfulness, (int, float)) else ""
