@@ -66,19 +66,32 @@ def test_the_same_run_works_with_every_extra_blocked(warranty):
 
 
 @pytest.mark.slow
-def test_trec_without_pyarrow_names_the_extra(tmp_path):
-    (tmp_path / "q").write_text("1 0 d1 1\n")
-    (tmp_path / "r").write_text("1 Q0 d1 1 1.0 x\n")
-    done = run_python(f"""
+def test_trec_without_pyarrow_scores_in_python_and_names_the_extra_where_arrow_is_needed():
+    """The core install scores trec_eval's measures in plain Python (the new-user trial: even
+    ``--engine python`` asked for pyarrow); ragmeter's measures, ``--engine arrow`` and the
+    file readers name the extra."""
+    from tests.conftest import ROOT
+
+    ref = ROOT / "tests" / "data" / "trec_eval"
+
+    def trec(*args: str) -> subprocess.CompletedProcess:
+        return run_python(f"""
 from ragmeter.cli.main import run
-sys.argv = ["ragmeter", "trec", {str(tmp_path / 'q')!r}, {str(tmp_path / 'r')!r}]
+sys.argv = ["ragmeter", "trec", *{list(args)!r}]
 run()
 """, blocked=("pyarrow",))
-    assert done.returncode == 2
-    assert done.stderr.strip() == ("error: ragmeter trec needs pyarrow, which the core install leaves out. "
-                                   "Fix: pip install 'ragmeter[trec]'")
-    library = run_python("import ragmeter.trec", blocked=("pyarrow",))
+
+    plain = trec(str(ref / "qrels.test"), str(ref / "results.test"))
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout == (ref / "out.test").read_text()  # trec_eval's own bytes
+    extra = "needs pyarrow, which the core install leaves out. Fix: pip install 'ragmeter[trec]'"
+    for args, why in ((["-m", "mrr@10"], "ragmeter's measures, such as mrr@10"),
+                      (["--engine", "arrow"], "the arrow engine")):
+        refused = trec(*args, str(ref / "qrels.test"), str(ref / "results.test"))
+        assert refused.returncode == 2 and refused.stderr.strip() == f"error: ragmeter trec ({why}) {extra}"
+    library = run_python("import ragmeter.trec; from ragmeter.trec import read_qrels", blocked=("pyarrow",))
     assert "MissingExtraError" in library.stderr and "pip install 'ragmeter[trec]'" in library.stderr
+    assert "read_qrels and read_run read with Arrow" in library.stderr
 
 
 @pytest.mark.slow

@@ -55,8 +55,8 @@ def trec_command(
                                                  help="MB: peak memory limit; a larger run is evaluated in topic "
                                                       "partitions (same numbers)"),
     engine: str = typer.Option("auto", "--engine",
-                               help="python (plain Python, topic by topic), arrow (Arrow and numpy) or auto (python "
-                                    "for files up to 2 MB); the same numbers"),
+                               help="python (plain Python, topic by topic), arrow (Arrow and numpy; [trec]) or auto "
+                                    "(python for files up to 2 MB or without pyarrow); the same numbers"),
 ) -> None:
     """trec_eval's numbers, exactly, for a TREC run against qrels (and its exit status when it refuses)."""
     from ragmeter.core.errors import RagmeterError

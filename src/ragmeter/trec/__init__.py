@@ -1,5 +1,6 @@
-"""trec_eval-compatible evaluation of TREC qrels and run files (``pip install 'ragmeter[trec]'``:
-pyarrow reads and ranks the large files; small ones are read and scored in plain Python).
+"""trec_eval-compatible evaluation of TREC qrels and run files: small ones (and any, with
+``engine='python'`` or without pyarrow) are read and scored in plain Python; pyarrow (``pip
+install 'ragmeter[trec]'``) reads and ranks the large files, and scores ragmeter's own measures.
 (Names imported on first use: see :mod:`ragmeter._lazy`.)"""
 
 import importlib.util
@@ -17,8 +18,16 @@ def _installed(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-if not _installed("pyarrow"):
-    raise MissingExtraError("ragmeter trec", "trec", "pyarrow")
+def arrow_installed() -> bool:
+    """Whether the arrow engine can run (pyarrow installed)."""
+    return _installed("pyarrow")
+
+
+def require_arrow(why: str) -> None:
+    """:class:`MissingExtraError` naming ``[trec]`` unless pyarrow is installed; ``why``: what
+    needs it (the arrow engine, ragmeter's measures, a memory limit)."""
+    if not arrow_installed():
+        raise MissingExtraError(f"ragmeter trec ({why})", "trec", "pyarrow")
 
 __getattr__, __dir__, __all__ = lazy_facade(__name__)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import InvalidParameterError
+from ragmeter.trec import arrow_installed, require_arrow
 from ragmeter.trec.catalog import REL_FORMATS
 from ragmeter.trec.errors import EXIT_FILE, TrecMeasureError
 from ragmeter.trec.refusals import check_options
@@ -70,8 +71,9 @@ def evaluate_trec(qrels: Any, run: Any, measures: Iterable[str] = ("official",),
         ``-N``: documents in the collection (utility's fourth coefficient counts on it).
     engine : {'auto', 'python', 'arrow'}, default 'auto'
         ``'python'``: read and score topic by topic in plain Python (files only); ``'arrow'``:
-        read with Arrow and score blocks of topics with numpy; ``'auto'``: Python for files up
-        to a few megabytes (without a memory limit), Arrow beyond. The numbers are the same.
+        read with Arrow and score blocks of topics with numpy (``pip install 'ragmeter[trec]'``);
+        ``'auto'``: Python for files up to a few megabytes (without a memory limit) or where
+        pyarrow is not installed, Arrow beyond. The numbers are the same.
 
     Returns
     -------
@@ -137,7 +139,7 @@ def evaluate(qrels: Any, run: Any, measures: Iterable[str] = ("official",), *, l
         result = _by_format(str(qrels), str(run), measures, rel_format, level=level, complete=complete,
                             max_docs=max_docs, judged_only=judged_only, skip_missing=skip_missing)
     elif engine == "python" or (engine == "auto" and files and not ours and memory_limit_mb is None
-                                and _small(str(run), str(qrels))):
+                                and (_small(str(run), str(qrels)) or not arrow_installed())):
         from ragmeter.trec.lean import evaluate_lean
 
         result = evaluate_lean(str(qrels), str(run), measures, level=level, complete=complete, max_docs=max_docs,
@@ -169,6 +171,9 @@ def _by_format(qrels: str, run: str, measures: list[str], rel_format: str, **opt
 
 def _vectorised(qrels: Any, run: Any, measures: list[str], *, memory_limit_mb: float | None,
                 **options: Any) -> TrecResult:
+    require_arrow("ragmeter's measures, such as mrr@10" if any("@" in m or "(" in m for m in measures) else
+                  "a memory limit" if memory_limit_mb is not None else
+                  "qrels and runs given as objects" if not isinstance(run, (str, Path)) else "the arrow engine")
     from ragmeter.trec.in_memory import evaluate_in_memory
 
     if memory_limit_mb is not None and isinstance(run, (str, Path)):

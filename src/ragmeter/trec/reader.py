@@ -23,12 +23,16 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pcsv
+from ragmeter.trec import require_arrow
 
-from ragmeter.trec.errors import TrecInputError
-from ragmeter.trec.lines import existing, last_runid, qrels_rows, run_lines, run_rows
+require_arrow("read_qrels and read_run read with Arrow")
+
+import pyarrow as pa  # noqa: E402 - after the check that names the extra
+import pyarrow.compute as pc  # noqa: E402
+import pyarrow.csv as pcsv  # noqa: E402
+
+from ragmeter.trec.errors import TrecInputError  # noqa: E402
+from ragmeter.trec.lines import existing, last_runid, qrels_rows, run_lines, run_rows  # noqa: E402
 
 __all__ = ["Qrels", "TrecRun", "last_runid", "read_qrels", "read_run", "run_lines", "run_rows"]
 
