@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from ragmeter.core.errors import InvalidParameterError
-from ragmeter.trec import arrow_installed, require_arrow
 from ragmeter.trec.catalog import REL_FORMATS
 from ragmeter.trec.errors import EXIT_FILE, TrecMeasureError
+from ragmeter.trec.needs_arrow import arrow_installed, require_arrow
 from ragmeter.trec.refusals import check_options
 from ragmeter.trec.result import TrecResult
 

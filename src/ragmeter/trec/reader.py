@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ragmeter.trec import require_arrow
+from ragmeter.trec.needs_arrow import require_arrow
 
 require_arrow("read_qrels and read_run read with Arrow")
 
