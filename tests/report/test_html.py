@@ -263,3 +263,16 @@ def test_a_weighted_faithfulness_is_reconciled_on_the_page(cli, runs_dir, tmp_pa
     assert abs(sum(w * s for w, s in zip(words, support)) / sum(words) - score) < 5e-4  # 3 decimals shown
     assert f"/ {sum(words)} = {score:.3f}" in page
     assert "Reference claims: none" in page  # faithfulness alone extracts none
+
+
+def test_the_model_stages_answer_is_shown_beside_the_verdict_it_shaped():
+    from ragmeter.report.html import _claims
+
+    claims = [{"id": 1, "text": "The R2 has a 24-month warranty."}, {"id": 2, "text": "Shipping is free."}]
+    verdicts = {"answer@context": [
+        {"claim": 1, "verdict": "supported", "sources": ["r2"], "support": 0.607, "model": 1.7934},
+        {"claim": 2, "verdict": "not_found", "sources": [], "support": 0.024}]}
+    table = _claims("Answer claims", claims, verdicts, 0.3)
+    assert '<span class="muted">support 0.607</span> <span class="muted">model +1.79</span>' in table
+    assert table.count("model +") == 1 and "Model: the bundled model asked" in table
+    assert "Model:" not in _claims("Answer claims", claims[1:], {"answer@context": verdicts["answer@context"][1:]})

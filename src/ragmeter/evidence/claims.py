@@ -80,7 +80,8 @@ def verify_request(prompt: Prompt, passages: Sequence[tuple[str, str]], claims: 
 def read_verdicts(judgment: Judgment | Exception) -> tuple[Verdict, ...] | Unavailable:
     """The verdicts of a ``claims.verify`` judgment, or why there are none."""
     return unavailable(judgment) or tuple(
-        Verdict(v["id"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"], v.get("support"))
+        Verdict(v["id"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"], v.get("support"),
+                v.get("model"))
         for v in value(judgment)["verdicts"])
 
 

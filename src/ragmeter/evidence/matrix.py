@@ -74,6 +74,7 @@ class Verdict:
     combined: bool
     quote: str
     support: float | None = None  # the credit faithfulness gives the claim, where the judge weighs it (offline)
+    model: float | None = None  # the offline judge's model stage: log P(supported) - log P(contradicted), if asked
 
 
 @dataclass
@@ -104,7 +105,7 @@ class Evidence:
                 return [plain(i) for i in x]
             if isinstance(x, (Claim, Verdict)):
                 return {k: (list(v) if isinstance(v, tuple) else v) for k, v in x.__dict__.items()
-                        if not (k == "support" and v is None)}
+                        if not (k in ("support", "model") and v is None)}
             if hasattr(x, "as_dict"):  # a FactCheck, a CaseGrade
                 return x.as_dict()
             return x
@@ -142,7 +143,8 @@ class Evidence:
 
         def verdicts(x: Any) -> tuple[Verdict, ...] | Unavailable:
             return _unavailable(x) if isinstance(x, Mapping) else tuple(
-                Verdict(v["claim"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"], v.get("support"))
+                Verdict(v["claim"], v["verdict"], tuple(v["sources"]), v["combined"], v["quote"], v.get("support"),
+                        v.get("model"))
                 for v in x)
 
         def part(x: Any, read: Any = lambda x: x) -> Any:

@@ -182,7 +182,7 @@ def _claims(title: str, claims: Any, verdicts: dict[str, Any], faithfulness: Any
     context = verdicts.get("answer@context")
     weighed = isinstance(context, list) and bool(context) and all(v.get("support") is not None for v in context)
     weights = [claim_weight(str(c["text"])) for c in claims] if weighed else []
-    rows = []
+    rows, asked = [], False
     for i, c in enumerate(claims):
         cells = []
         for v in verdicts.values():
@@ -194,6 +194,9 @@ def _claims(title: str, claims: Any, verdicts: dict[str, Any], faithfulness: Any
                 verdict = escape(found["verdict"])
                 held = found.get("support")
                 held_text = f' <span class="muted">support {float(held):.3f}</span>' if held is not None else ""
+                if found.get("model") is not None:
+                    held_text += f' <span class="muted">model {float(found["model"]):+.2f}</span>'
+                    asked = True
                 cells.append(f'<td><span class="v-{verdict}">{verdict}</span>{held_text}{src}</td>')
         weight = f'<td class="num">{weights[i]}</td>' if weighed else ""
         rows.append(f'<tr><td class="num">{escape(c["id"])}</td><td>{escape(c["text"])}</td>{weight}'
@@ -205,7 +208,13 @@ def _claims(title: str, claims: Any, verdicts: dict[str, Any], faithfulness: Any
         credit = sum(w * by_id.get(c["id"], 0.0) for w, c in zip(weights, claims))
         shown = f" = {faithfulness:.3f}" if isinstance(faithfulness, (int, float)) else ""
         total = (f'<p class="muted">faithfulness = &Sigma; words &times; support / &Sigma; words = '
-                 f'{credit:.3f} / {sum(weights)}{shown} (each claim weighed by its content words)</p>')
+                 f'{credit:.3f} / {sum(weights)}{shown} (each claim weighed by its content words; the supports '
+                 'are shown rounded). Support: how likely the passages support the claim, by the offline '
+                 "judge's evidence: 1 when decisive, 0 when contradicted, its probability in between, so a "
+                 'claim too uncertain to call supported (not_found) still counts in part.'
+                 + (' Model: the bundled model asked about an uncertain claim (--judge local:model), '
+                    'log P(supported) &minus; log P(contradicted); negative leans to contradicted.' if asked else '')
+                 + '</p>')
     return (f'<h4>{escape(title)}</h4><table><thead><tr><th>#</th><th>claim</th>{weight_head}{heads}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>{total}')
 

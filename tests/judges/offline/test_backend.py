@@ -82,7 +82,10 @@ def test_with_the_model_the_provenance_names_both_stages(monkeypatch):
     from ragmeter.judges.local import model as local_model
 
     monkeypatch.setattr(local_model, "local_available", lambda: True)
-    assert OfflineBackend(model_stage=True).description["stages"] == ["evidence", "model"]
+    described = OfflineBackend(model_stage=True).description
+    assert described["stages"] == ["evidence", "model"]
+    assert described["rule"]["model_stage"] is True  # the trial: it said False beside stages naming the model
+    assert OfflineBackend(model_stage=False).description["rule"]["model_stage"] is False
     assert OfflineBackend().model_stage is OfflineBackend().rule.model_stage  # the rule's default
 
 

@@ -112,3 +112,22 @@ def test_the_model_is_asked_below_t_ask_only():
     assert RULE.uncertain([uncertain]) and not rule.uncertain([uncertain])
     doubted = [{**uncertain, "model": {"supported": 0.1, "contradicted": 0.8, "unmentioned": 0.1}}]
     assert RULE.decide(doubted)[0] == "contradicted" and rule.decide(doubted) == ("supported", ["a"])
+
+
+def test_a_verdict_carries_the_models_answer_where_it_was_asked():
+    """The new-user trial: under --judge local:model nothing showed what the model answered."""
+    from ragmeter.evidence.matrix import Evidence, Verdict
+
+    uncertain = row("a", words=0.8, sentence=0.8)
+    asked = {**uncertain, "model": {"supported": 0.7, "contradicted": 0.2, "unmentioned": 0.1}}
+    sure = {**row("b", words=1.0, sentence=1.0), "claim": 2,
+            "model": {"supported": 0.1, "contradicted": 0.8, "unmentioned": 0.1}}  # stored, not counted
+    reply = RULE.verdicts([asked, sure, {**uncertain, "claim": 3}], [1, 2, 3], support=True)["verdicts"]
+    assert reply[0]["model"] == round(math.log(0.7 + 1e-9) - math.log(0.2 + 1e-9), 4)
+    assert "model" not in reply[1] and "model" not in reply[2]  # evidence decided; never asked
+    assert "model" not in RULE.verdicts([asked], [1])["verdicts"][0]  # the reply the schema checks
+    ev = Evidence(verdicts={"answer@context": (Verdict(1, "supported", ("a",), False, "", 0.881, 1.2528),
+                                               Verdict(2, "supported", ("b",), False, "", 1.0))})
+    written = ev.as_dict()["verdicts"]["answer@context"]
+    assert written[0]["model"] == 1.2528 and "model" not in written[1]
+    assert Evidence.from_dict(ev.as_dict()) == ev

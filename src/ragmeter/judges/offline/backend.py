@@ -160,7 +160,8 @@ class OfflineBackend(Backend):
                "addresses_question": f"cosine of the claim's and the question's {EMBEDDER} vectors >= "
                                      f"{ADDRESSES_COSINE} (English-trained: not meaningful in other languages; "
                                      "--embedder does not change it)",
-               "embedder": EMBEDDER, "rule": self.rule.as_dict()}
+               "embedder": EMBEDDER,
+               "rule": {**self.rule.as_dict(), "model_stage": self.model_stage}}  # this run's, not rule.json's default
         if self.has_model:
             out["model_sha256"] = self.model_sha256
         return out

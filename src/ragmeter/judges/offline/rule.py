@@ -98,9 +98,8 @@ class EvidenceRule:
             return "not_found", []
         if self.conflict(best):
             return "contradicted", [best["passage"]]
-        model = best.get("model")
-        if model is not None and self.support(best) < self.t_ask:
-            ratio = math.log(model["supported"] + _EPS) - math.log(model["contradicted"] + _EPS)
+        ratio = self.model_ratio(best)
+        if ratio is not None:
             if ratio < self.m_contradicted:
                 return "contradicted", [best["passage"]]
             if ratio < self.m_supported:
@@ -111,6 +110,14 @@ class EvidenceRule:
             return "supported", [best["passage"]]
         return "not_found", []
 
+    def model_ratio(self, row: dict) -> float | None:
+        """The model stage's log P(supported) - log P(contradicted) on the deciding row, where it
+        was asked and counts (the evidence left the claim below t_ask); else None."""
+        model = row.get("model")
+        if model is None or self.support(row) >= self.t_ask:
+            return None
+        return math.log(model["supported"] + _EPS) - math.log(model["contradicted"] + _EPS)
+
     def credit(self, verdict: str, p: float) -> float:
         """The support a verdict carries (see the module docstring)."""
         if verdict == "contradicted":
@@ -119,7 +126,8 @@ class EvidenceRule:
 
     def verdicts(self, rows: list[dict], claim_ids: list[int], *, support: bool = False) -> dict:
         """The claims.verify reply from stored rows (no call); ``support``: each verdict with its
-        support (beyond the reply's schema: the backend adds it after the reply is checked)."""
+        support, and where the model stage was asked its log-ratio (``model``; beyond the reply's
+        schema: the backend adds them after the reply is checked)."""
         out = []
         for cid in claim_ids:
             mine = [r for r in rows if r["claim"] == cid]
@@ -128,6 +136,9 @@ class EvidenceRule:
             if support:
                 best = self.deciding(mine)
                 v["support"] = round(self.credit(verdict, self.support(best) if best else 0.0), 4)
+                ratio = self.model_ratio(best) if best and not self.conflict(best) else None
+                if ratio is not None:  # what the model stage answered, beside the verdict it shaped
+                    v["model"] = round(ratio, 4)
             out.append(v)
         return {"verdicts": out}
 

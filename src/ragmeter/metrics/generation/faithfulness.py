@@ -99,7 +99,8 @@ def contradiction_rate(ev: Evidence, sample: Sample, measure: Measure, context: 
 register(JudgedSpec(
     name="faithfulness", version=1, family="generation", evidence=NEEDS,
     display=Display("faithfulness", "faithfulness"),
-    definition="answer claims supported by the context / answer claims",
+    definition="answer claims supported by the context / answer claims; where the judge weighs each claim's support "
+               "(the offline judge): sum of content words x support / sum of content words",
     source="Es et al. 2023 (Ragas paper); RAGChecker (per_chunk); DeepEval 4.2.8 (unsupported='pass')",
     aliases=("groundedness",),
     params={"unsupported": Param(str, "fail", choices=("fail", "pass"),
