@@ -105,6 +105,22 @@ def test_setup_mismatch_is_refused_and_named(tmp_path):
     assert cmp.differences and cmp.metrics[0].diff == 0
 
 
+def test_a_long_judge_identity_is_shown_by_what_differs_in_it(tmp_path):
+    """The new-user trial: --judge local against local:model was refused with both identities cut
+    at the same 117 characters, before the difference."""
+    judge = {"backend": "local", "model": "offline evidence + Qwen2.5-Coder-1.5B-Instruct Q4_K_M" + " " * 80,
+             "decoding": {"temperature": 0.0}, "stages": ["evidence"], "rule": {"t_ask": 0.95, "model_stage": False}}
+    with_model = {**judge, "stages": ["evidence", "model"], "rule": {"t_ask": 0.95, "model_stage": True},
+                  "model_sha256": "abc"}
+    a = make_run(tmp_path / "a", {"faithfulness": [0.5, 0.6]}, judge=judge)
+    b = make_run(tmp_path / "b", {"faithfulness": [0.5, 0.6]}, judge=with_model)
+    with pytest.raises(SetupMismatch) as info:
+        compare_runs(a, b)
+    assert ("faithfulness: judge.model_sha256 (absent) vs abc; judge.rule.model_stage False vs True; "
+            "judge.stages ['evidence'] vs ['evidence', 'model']") in str(info.value)
+    assert "Qwen" not in str(info.value)  # what agrees is not repeated
+
+
 def test_queries_in_one_run_only_are_reported(tmp_path):
     a = make_run(tmp_path / "a", {"ndcg@5": [0.5, 0.6, 0.7]})
     b = make_run(tmp_path / "b", {"ndcg@5": [0.5, 0.6]})

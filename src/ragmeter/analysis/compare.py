@@ -173,12 +173,42 @@ def setup_differences(a, b) -> list[str]:
     for name in sorted(set(ma) & set(mb)):
         for f in NUMBER_FIELDS:
             if ma[name].get(f) != mb[name].get(f):
-                out.append(f"{name}: {f} {_short(ma[name].get(f))} vs {_short(mb[name].get(f))}")
+                out.append(f"{name}: {_difference(f, ma[name].get(f), mb[name].get(f))}")
     return out
 
 
+_ABSENT = object()
+_SHOWN = 4  # differing leaves named per field (the rest counted)
+
+
+def _difference(field: str, a, b) -> str:
+    """What differs in one setup field: for two mappings (a judge's identity), each differing
+    leaf by its dotted path, so that a long identity is not cut before the difference.
+
+    >>> _difference("judge", {"backend": "local", "stages": ["evidence"]}, {"backend": "local",
+    ...             "stages": ["evidence", "model"]})
+    "judge.stages ['evidence'] vs ['evidence', 'model']"
+    """
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return f"{field} {_short(a)} vs {_short(b)}"
+    leaves = list(_leaf_differences(a, b, f"{field}."))
+    shown = "; ".join(f"{path} {_short(x)} vs {_short(y)}" for path, x, y in leaves[:_SHOWN])
+    return shown + (f"; and {len(leaves) - _SHOWN} more" if len(leaves) > _SHOWN else "")
+
+
+def _leaf_differences(a: dict, b: dict, prefix: str):
+    for key in sorted(set(a) | set(b), key=str):
+        x, y = a.get(key, _ABSENT), b.get(key, _ABSENT)
+        if x == y:
+            continue
+        if isinstance(x, dict) and isinstance(y, dict):
+            yield from _leaf_differences(x, y, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", x, y
+
+
 def _short(value) -> str:
-    text = str(value)
+    text = "(absent)" if value is _ABSENT else str(value)
     return text if len(text) < 120 else text[:117] + "..."
 
 
