@@ -186,6 +186,12 @@ def test_wrong_format(answer, expected, ok):
 def test_labels_whose_metrics_are_missing_are_not_checked():
     (d,) = diagnose([_s()], [_row("s")])
     assert "not_extracted" in d.not_checked and "buried" in d.not_checked and d.labels == []
+    # the new-user trial: a claims-only run did not list missing_chunk, which needs recall@k
+    assert d.not_checked["missing_chunk"] == "needs hit_rate@k and recall@k"
+    (hit_only,) = diagnose([_s()], [_row("s", **{"hit_rate@5": 1.0})])
+    assert hit_only.not_checked["missing_chunk"] == "needs hit_rate@k and recall@k"
+    (both,) = diagnose([_s()], [_row("s", **{"hit_rate@5": 1.0, "recall@5": 1.0})])
+    assert "missing_chunk" not in both.not_checked and "missing_chunk" not in both.labels
 
 
 def test_labels_the_sample_could_not_have_evidence_for_are_not_listed_as_not_checked():

@@ -175,7 +175,7 @@ def diagnose(samples: Sequence[Sample], rows: Sequence[dict], th: Thresholds = T
     return [diagnose_sample(s, by_id[s.id], th) for s in samples if s.id in by_id]
 
 
-RETRIEVAL_LABELS = ("missed_top_ranked", "buried")
+RETRIEVAL_LABELS = ("missed_top_ranked", "missing_chunk", "buried")
 # each needs faithfulness
 CONTEXT_LABELS = ("not_extracted", "incomplete", "incorrect_specificity", "unsupported_answer")
 
@@ -311,7 +311,9 @@ def _retrieval_findings(d: QueryDiagnosis, s: Sample, row: dict, ev: dict, th: T
     elif hit == 0 and relevant:
         d.findings.append(Finding("missed_top_ranked", f"no relevant chunk in the top {k}; relevant: "
                                                        f"{', '.join(relevant)}"))
-    if hit == 1 and recall is not False and recall is not None and recall < 1:
+    if hit is False or (hit == 1 and recall is False):
+        d.not_checked["missing_chunk"] = "needs hit_rate@k and recall@k"
+    elif hit == 1 and recall is not None and recall < 1:
         missing = [c for c in relevant if c not in top]
         d.findings.append(Finding("missing_chunk", f"recall@{k} {recall:.3f}: {', '.join(missing)} not retrieved"))
     in_prompt = set(s.context_ids) if relevant else set()
