@@ -174,15 +174,19 @@ def test_gate_text_gives_the_numbers_and_says_not_significant(cli, tmp_path):
     new = [0.498, 1.0, 0.387, 1.0, 0.0, 0.885]
     a = make_run(tmp_path / "a", {"ndcg@5": base, "mrr@5": [1.0] * 6})
     b = make_run(tmp_path / "b", {"ndcg@5": new, "hit_rate@5": [1.0] * 6})
-    out = cli("gate", b.path, "--baseline", a.path, "--significant-only")
+    out = cli("gate", b.path, "--baseline", a.path, "--significant-only", "-m", "ndcg@5")
     assert out.exit_code == 0, out.output
     mean_a, mean_b = sum(base) / 6, sum(new) / 6
     assert f"ndcg@5: {mean_a:.3f} -> {mean_b:.3f} ({mean_b - mean_a:+.3f}, n=6), not significant" in out.stdout
     (line,) = [x for x in out.stdout.splitlines() if x.strip().startswith("ndcg@5:")]
     assert line.count("n=6") == 1, line  # n is said once, beside the change
     assert "fails the gate only when it is significant" in out.stdout
-    assert "not gated, held by one run only: baseline mrr@5; run hit_rate@5" in out.stdout
-    plain = cli("gate", b.path, "--baseline", a.path)  # the same drop, past the default 0.02: fails
+    # the new-user trial: a run that lost a metric the baseline held passed the gate
+    lost = cli("gate", b.path, "--baseline", a.path, "--significant-only")
+    assert lost.exit_code == 1, lost.output
+    assert ("mrr@5: the baseline holds it, the run does not (score it in the run, or name the metrics to gate "
+            "with -m)") in lost.stdout and "not gated, new in the run: hit_rate@5" in lost.stdout
+    plain = cli("gate", b.path, "--baseline", a.path, "-m", "ndcg@5")  # the same drop, past the default 0.02: fails
     assert plain.exit_code == 1, plain.output
     assert plain.stdout.splitlines()[1].startswith(f"  ndcg@5 dropped {mean_a - mean_b:.3f} ({mean_a:.3f} -> "
                                                    f"{mean_b:.3f}), more than the allowed 0.02; not significant at n=6")

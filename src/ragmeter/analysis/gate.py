@@ -121,6 +121,10 @@ def gate(run, baseline=None, *, max_drop: float = 0.02, metrics: Sequence[str] |
                                                              allow_setup_change=allow_setup_change)
     cases = [_metric_case(m, run, baseline, max_drop=max_drop, alpha=alpha, significant_only=significant_only)
              for m in (comparison.metrics if comparison is not None else [])]
+    for name in comparison.metrics_only_a if comparison is not None else []:  # without -m: all the baseline's
+        gone = (f"{name}: the baseline holds it, the run does not (score it in the run, or name the metrics "
+                "to gate with -m)")
+        cases.append(GateCase("baseline", name, gone, [gone]))
     checks = []
     for bar in bars:
         mean = run.summary[bar.metric].get("mean")
@@ -231,9 +235,8 @@ def text(result: GateResult, *, max_drop: float = 0.02, alpha: float = 0.05) -> 
                      f"{alpha} after Holm: they may be noise (more samples would tell; --significant-only fails "
                      "only on significant drops)")
     lines += [f"  {line}" for line in power_lines(result, alpha)]
-    if cmp.metrics_only_a or cmp.metrics_only_b:
-        lines.append(f"  not gated, held by one run only: baseline {', '.join(cmp.metrics_only_a) or '-'}; "
-                     f"run {', '.join(cmp.metrics_only_b) or '-'}")
+    if cmp.metrics_only_b:
+        lines.append(f"  not gated, new in the run: {', '.join(cmp.metrics_only_b)}")
     return "\n".join(lines)
 
 
