@@ -59,7 +59,8 @@ def test_six_samples_fail_the_plain_gate_on_the_size_of_the_drop_and_it_says_it_
     shown = text(result, max_drop=0.0)
     assert shown.splitlines()[:2] == ["gate failed:", f"  {failure}"]
     assert ("  power: none at n=6: no drop, however large, can be significant at alpha 0.05 over 5 metric(s) "
-            "(the smallest p, 2/2^6 = 0.0312, times 5 is not below it)") in shown.splitlines()
+            "(even with all 6 samples differing the smallest p, 2/2^6 = 0.0312, times 5 is not below it)") \
+        in shown.splitlines()
     assert "1 drop(s) larger than 0.0 fail the gate without being significant at 0.05 after Holm" in shown
     assert result.as_dict()["mode"] == "max-drop" and result.as_dict()["power"]["reciprocal_rank@5"] is None
     assert gate(run, base, max_drop=0.17).passed  # 0.167 is within 0.17

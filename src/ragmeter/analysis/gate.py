@@ -255,7 +255,8 @@ def power_lines(result: GateResult, alpha: float = 0.05) -> list[str]:
     if len(none) == k:
         n = max(ns.values())
         out.append(f"power: none at n={n}: no drop, however large, can be significant at alpha {alpha} over {k} "
-                   f"metric(s) (the smallest p, 2/2^{n} = {2.0 ** (1 - n):.4f}, times {k} is not below it)")
+                   f"metric(s) (even with all {n} samples differing the smallest p, 2/2^{n} = "
+                   f"{2.0 ** (1 - n):.4f}, times {k} is not below it)")
     elif none:
         out.append(f"power: none for {', '.join(none)} at n={min(ns[m] for m in none)}: no drop can be significant")
     if told:
