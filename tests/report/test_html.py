@@ -255,10 +255,12 @@ def test_a_weighted_faithfulness_is_reconciled_on_the_page(cli, runs_dir, tmp_pa
     page = path.read_text()
     score = json.loads((run.path / "results.jsonl").read_text().splitlines()[0])["metrics"]["faithfulness"]["value"]
     answer = page.split("<h4>Answer claims</h4>", 1)[1].split("</table>", 1)[0]
-    rows = re.findall(r'<tr><td class="num">\d+</td><td>[^<]*</td><td class="num">(\d+)</td>'
+    rows = re.findall(r'<tr><td class="num">\d+</td><td>[^<]*</td><td class="num">(\d+)</td><td>(yes|no)</td>'
                       r'<td><span class="v-\w+">\w+</span> <span class="muted">support ([0-9.]+)</span>', answer)
     assert len(rows) == 4, answer  # the answer's four sentences, each weighed
-    words, support = [int(w) for w, _ in rows], [float(s) for _, s in rows]
+    words, support = [int(w) for w, _, _ in rows], [float(s) for _, _, s in rows]
+    on_topic = [t for _, t, _ in rows].count("yes")  # answer relevancy's statements, reconciled the same way
+    assert f"answer relevancy (statements) = claims on topic / claims = {on_topic} / 4" in page
     assert words[0] == 3  # "your R2 is still under warranty.": r2, still, warranty
     assert abs(sum(w * s for w, s in zip(words, support)) / sum(words) - score) < 5e-4  # 3 decimals shown
     assert f"/ {sum(words)} = {score:.3f}" in page

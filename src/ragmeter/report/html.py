@@ -170,9 +170,9 @@ def _ranked(s: Sample) -> str:
 
 def _claims(title: str, claims: Any, verdicts: dict[str, Any], faithfulness: Any = None) -> str:
     """The claims with each judgment's verdict and sources; where the judge weighs support (the
-    offline judge), its support beside the verdict, and for the answer's claims the content
-    words each weighs in faithfulness, with the sum that reconciles the score
-    (``metrics/generation/faithfulness.py``)."""
+    offline judge), its support (and the model stage's answer) beside the verdict, and for the
+    answer's claims the content words each weighs in faithfulness and whether it addresses the
+    question, with the sums that reconcile both scores (:func:`_sums`)."""
     if not isinstance(claims, list):
         reason = claims.get("unavailable") if isinstance(claims, dict) else None
         return f'<p class="muted">{escape(title)}: {escape(reason or "not judged in this run")}</p>'
@@ -182,41 +182,62 @@ def _claims(title: str, claims: Any, verdicts: dict[str, Any], faithfulness: Any
     context = verdicts.get("answer@context")
     weighed = isinstance(context, list) and bool(context) and all(v.get("support") is not None for v in context)
     weights = [claim_weight(str(c["text"])) for c in claims] if weighed else []
+    on_topic = any(c.get("addresses_question") is not None for c in claims)
     rows, asked = [], False
     for i, c in enumerate(claims):
         cells = []
         for v in verdicts.values():
             found = next((x for x in v if x["claim"] == c["id"]), None) if isinstance(v, list) else None
-            if found is None:
-                cells.append('<td class="nc">-</td>')
-            else:
-                src = f' <span class="muted">({escape(", ".join(found["sources"]))})</span>' if found["sources"] else ""
-                verdict = escape(found["verdict"])
-                held = found.get("support")
-                held_text = f' <span class="muted">support {float(held):.3f}</span>' if held is not None else ""
-                if found.get("model") is not None:
-                    held_text += f' <span class="muted">model {float(found["model"]):+.2f}</span>'
-                    asked = True
-                cells.append(f'<td><span class="v-{verdict}">{verdict}</span>{held_text}{src}</td>')
+            cells.append('<td class="nc">-</td>' if found is None else _verdict_cell(found))
+            asked = asked or (found is not None and found.get("model") is not None)
         weight = f'<td class="num">{weights[i]}</td>' if weighed else ""
-        rows.append(f'<tr><td class="num">{escape(c["id"])}</td><td>{escape(c["text"])}</td>{weight}'
+        topic = f"<td>{_YES_NO.get(c.get('addresses_question'), '-')}</td>" if on_topic else ""
+        rows.append(f'<tr><td class="num">{escape(c["id"])}</td><td>{escape(c["text"])}</td>{weight}{topic}'
                     f'{"".join(cells)}</tr>')
     weight_head = '<th title="content words: the claim\'s weight in faithfulness">words</th>' if weighed else ""
-    total = ""
-    if weighed and isinstance(context, list):
+    topic_head = ('<th title="addresses the question: answer relevancy (statements) counts these">on topic</th>'
+                  if on_topic else "")
+    return (f'<h4>{escape(title)}</h4><table><thead><tr><th>#</th><th>claim</th>{weight_head}{topic_head}{heads}'
+            f'</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+            f'{_sums(claims, context if weighed else None, weights, faithfulness, asked, on_topic)}')
+
+
+_YES_NO = {True: "yes", False: "no"}
+
+
+def _verdict_cell(found: dict) -> str:
+    src = f' <span class="muted">({escape(", ".join(found["sources"]))})</span>' if found["sources"] else ""
+    verdict = escape(found["verdict"])
+    held = found.get("support")
+    held_text = f' <span class="muted">support {float(held):.3f}</span>' if held is not None else ""
+    if found.get("model") is not None:
+        held_text += f' <span class="muted">model {float(found["model"]):+.2f}</span>'
+    return f'<td><span class="v-{verdict}">{verdict}</span>{held_text}{src}</td>'
+
+
+def _sums(claims: list, context: list | None, weights: list[int], faithfulness: Any, asked: bool,
+          on_topic: bool) -> str:
+    """The lines that reconcile the answer's scores from its claims table: faithfulness's
+    weighted sum where the judge weighs support (``context``), with what support and the model's
+    answer mean, and answer relevancy's count of claims that address the question."""
+    lines = []
+    if context is not None:
         by_id = {v["claim"]: float(v["support"]) for v in context}
         credit = sum(w * by_id.get(c["id"], 0.0) for w, c in zip(weights, claims))
         shown = f" = {faithfulness:.3f}" if isinstance(faithfulness, (int, float)) else ""
-        total = (f'<p class="muted">faithfulness = &Sigma; words &times; support / &Sigma; words = '
-                 f'{credit:.3f} / {sum(weights)}{shown} (each claim weighed by its content words; the supports '
-                 'are shown rounded). Support: how likely the passages support the claim, by the offline '
-                 "judge's evidence: 1 when decisive, 0 when contradicted, its probability in between, so a "
-                 'claim too uncertain to call supported (not_found) still counts in part.'
-                 + (' Model: the bundled model asked about an uncertain claim (--judge local:model), '
-                    'log P(supported) &minus; log P(contradicted); negative leans to contradicted.' if asked else '')
-                 + '</p>')
-    return (f'<h4>{escape(title)}</h4><table><thead><tr><th>#</th><th>claim</th>{weight_head}{heads}</tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody></table>{total}')
+        lines.append(f'faithfulness = &Sigma; words &times; support / &Sigma; words = {credit:.3f} / {sum(weights)}'
+                     f'{shown} (each claim weighed by its content words; the supports are shown rounded). Support: '
+                     "how likely the passages support the claim, by the offline judge's evidence: 1 when "
+                     "decisive, 0 when contradicted, its probability in between, so a claim too uncertain to call "
+                     "supported (not_found) still counts in part."
+                     + (" Model: the bundled model asked about an uncertain claim (--judge local:model), "
+                        "log P(supported) &minus; log P(contradicted); negative leans to contradicted." if asked
+                        else ""))
+    marked = [c.get("addresses_question") for c in claims]
+    if on_topic and None not in marked:
+        lines.append(f"answer relevancy (statements) = claims on topic / claims = {sum(map(bool, marked))} / "
+                     f"{len(marked)} = {sum(map(bool, marked)) / len(marked):.3f}")
+    return "".join(f'<p class="muted">{line}</p>' for line in lines)
 
 
 def _facts(facts) -> str:
