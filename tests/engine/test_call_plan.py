@@ -121,12 +121,15 @@ def test_the_offline_judge_has_its_own_figures_a_verification_by_its_tokens():
     assert no_tokens["seconds_per_call"]["claims.verify"]["seconds"] == OFFLINE_SECONDS_PER_CALL["claims.verify"]
 
 
-def test_the_offline_judges_model_stage_is_timed_by_the_models_figure():
-    from ragmeter.judges.local.agreement import SECONDS_PER_CALL
+def test_the_offline_judges_model_stage_is_timed_by_its_own_figure():
+    """The stage was timed by the old model judge's verification figure; now by its own (warranty
+    q1: 4 verifications in 17.3 s at load 1.3)."""
+    from ragmeter.engine.call_plan import MODEL_STAGE_SECONDS_PER_VERIFY
 
-    out = time_estimate({"claims.verify": 1}, _offline(["evidence", "model"]), tokens_by_prompt={"claims.verify": 500})
-    assert out["seconds_per_call"]["claims.verify"]["seconds"] == SECONDS_PER_CALL["claims.verify"]
-    assert out["seconds_per_call"]["claims.verify"]["from"].startswith("bundled figure of the model's verification")
+    out = time_estimate({"claims.verify": 4}, _offline(["evidence", "model"]), tokens_by_prompt={"claims.verify": 500})
+    assert out["seconds_per_call"]["claims.verify"]["seconds"] == MODEL_STAGE_SECONDS_PER_VERIFY == 4.3
+    assert "the offline judge with its model stage, warranty q1" in out["seconds_per_call"]["claims.verify"]["from"]
+    assert out["estimated_seconds"] == round(4 * 4.3, 1)
 
 
 def test_the_offline_judges_context_relevance_is_timed_by_the_models_figure():

@@ -125,10 +125,40 @@ def test_a_dry_run_after_a_run_plans_verification_on_the_stored_claims(tmp_path)
     planning = Judge(ScriptedBackend(respond), ledger=Ledger(ledger))
     (measure,) = resolve_measures(["faithfulness"], 5)
     needs = set(measure.spec.needs(measure))
-    assert plan_calls([sample], needs, Sources(judge=planning))["calls_by_prompt"] == {}
+    stored = plan_calls([sample], needs, Sources(judge=planning))
+    assert stored["calls_by_prompt"] == {} and "stand-in" not in stored["note"]  # nothing estimated on stand-ins
     fresh = Judge(ScriptedBackend(respond), ledger=Ledger(str(tmp_path / "new.sqlite")))
-    assert plan_calls([sample], needs, Sources(judge=fresh))["calls_by_prompt"] == {"claims.extract": 1,
-                                                                                    "claims.verify": 1}
+    fresh_plan = plan_calls([sample], needs, Sources(judge=fresh))
+    assert fresh_plan["calls_by_prompt"] == {"claims.extract": 1, "claims.verify": 1}
+    assert fresh_plan["note"].startswith("verification calls are estimated with the answer's and reference's "
+                                         "sentences as stand-in claims")
+
+
+def test_a_dry_run_adding_context_relevance_still_finds_the_stored_claims(tmp_path):
+    """The trial: after a faithfulness run, a dry run adding context_relevance listed the stored
+    claims.verify as needed again (the extraction stage held context.relevance, not stored, so
+    the claims were taken as not extracted); the run itself asked only context.relevance."""
+    import ragmeter
+    from ragmeter.core.sample import Chunk
+    from ragmeter.engine.evaluate import resolve_measures
+    from ragmeter.ledger import Ledger
+
+    def respond(prompt_id, inputs, messages):
+        if prompt_id == "claims.extract":
+            return {"claims": [{"id": 1, "text": "The R2 warranty is 24 months", "addresses_question": True,
+                                "cites": []}], "declines": False, "reference_claims": []}
+        return {"verdicts": [{"id": 1, "verdict": "supported", "sources": ["c1"], "combined": False,
+                              "quote": "24 months"}]}
+
+    sample = Sample("q1", question="How long?", retrieved=(Chunk("c1", text="The R2 has 24 months."),),
+                    answer="It is covered for two years. Ask us.")
+    ledger = str(tmp_path / "ledger.sqlite")
+    ragmeter.evaluate([sample], ["faithfulness"], judge=Judge(ScriptedBackend(respond), ledger=Ledger(ledger)))
+    measures = resolve_measures(["faithfulness", "context_relevance"], 5)
+    needs = set().union(*(m.spec.needs(m) for m in measures))
+    plan = plan_calls([sample], needs, Sources(judge=Judge(ScriptedBackend(respond), ledger=Ledger(ledger))))
+    assert plan["calls_by_prompt"] == {"context.relevance": 1}
+    assert "stand-in" not in plan["note"]
 
 
 def test_given_claims_make_no_extraction_call_and_the_dry_run_counts_none():

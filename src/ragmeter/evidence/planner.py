@@ -16,7 +16,16 @@ from typing import Any
 from ragmeter.core.progress import Progress
 from ragmeter.core.sample import Sample
 from ragmeter.evidence.matrix import Evidence, need_kind
-from ragmeter.evidence.provider import EXTRACTION, PROVIDERS, STAGES, VERIFICATION, Provider, Wanted, provider_type
+from ragmeter.evidence.provider import (
+    EXTRACTION,
+    PROVIDERS,
+    STAGES,
+    VERIFICATION,
+    Provider,
+    ProviderBase,
+    Wanted,
+    provider_type,
+)
 from ragmeter.evidence.sources import Sources
 from ragmeter.judges.judge import JudgeRequest
 
@@ -34,6 +43,13 @@ def providers_for(needs: set[str] | frozenset[str], sources: Sources) -> list[Pr
         if kind in kinds:
             chosen.setdefault(module, kind)
     return [provider_type(kind)(frozenset(needs), sources) for kind in chosen.values()]
+
+
+def _verified_from(provider: Provider) -> bool:
+    """Whether verification requests are written from what this provider extracts (it gives a
+    dry run stand-ins for it: claims, their citations)."""
+    own: Any = type(provider).stand_in
+    return own is not ProviderBase.stand_in
 
 
 def _wanted(providers: Sequence[Provider], asking: Provider, sample: Sample) -> Wanted:
@@ -124,22 +140,31 @@ def plan_calls(samples: Sequence[Sample], needs: set[str], sources: Sources) -> 
             p.prepare(s, stand_in)
         asked = _requests(providers, EXTRACTION, s, ev)
         requests.extend(request for *_, request in asked)
-        extraction.append(asked if asked and all(judge.is_stored(r) for *_, r in asked) else None)
+        # stored, unless an extraction that verification is written from is not (context
+        # relevance, say, is not: a dry run adding it still finds the stored claims)
+        missing = [p for p, _, r in asked if not judge.is_stored(r) and _verified_from(p)]
+        kept = [x for x in asked if judge.is_stored(x[2])]
+        extraction.append(kept if kept and not missing else None)
     # where a sample's extraction is in the ledger, its verification is planned on the claims
     # stored there (the requests the run will send), not on stand-ins
     stored = [(i, p, name, r) for i, found in enumerate(extraction) if found for p, name, r in found]
     for (i, p, name, _), j in zip(stored, judge.run([r for *_, r in stored]) if stored else ()):
         p.read(evidence[i][0], name, j)
+    estimated: list[JudgeRequest] = []  # verifications written on stand-in claims
     for s, (ev, stand_in), found in zip(samples, evidence, extraction):
         if found is None:
             for p in providers:
                 p.stand_in(s, stand_in)
-        requests.extend(request for *_, request in _requests(providers, VERIFICATION, s,
-                                                             ev if found else stand_in))
+        verifying = [request for *_, request in _requests(providers, VERIFICATION, s, ev if found else stand_in)]
+        requests.extend(verifying)
+        if found is None:
+            estimated.extend(verifying)
     plan = judge.plan(requests)
     pending = [r for r in requests if not judge.is_stored(r)]
     prompt_ids = sorted({r.prompt.id for r in pending})
     plan["calls_by_prompt"] = {p: sum(r.prompt.id == p for r in pending) for p in prompt_ids}
+    stood_in = any(not judge.is_stored(r) for r in estimated)
     plan["note"] = ("verification calls are estimated with the answer's and reference's sentences as stand-in claims "
-                    "where no extracted claims are stored yet; calls already stored in the ledger are not counted")
+                    "where no extracted claims are stored yet; " if stood_in else "") + \
+        "calls already stored in the ledger are not counted"
     return plan

@@ -16,13 +16,15 @@ def dry_run_text(plan: dict[str, Any]) -> str:
     calls = plan.get("calls", 0)
     if not calls:
         return f"dry run: no judge call needed ({plan.get('note', 'nothing to judge')})"
-    lines = [f"dry run: {calls} judge call{'s' if calls != 1 else ''} needed (none made)"]
+    offline = bool(plan.get("judge_offline"))  # the offline judge: judgments, no token spent
+    noun = "judgment" if offline else "judge call"
+    lines = [f"dry run: {calls} {noun}{'s' if calls != 1 else ''} needed (none made)"]
     by_prompt = plan.get("calls_by_prompt") or {}
     width = max((len(p) for p in by_prompt), default=0)
     lines += [f"  {p:<{width}}  {n}" for p, n in by_prompt.items()]
-    if "estimated_input_tokens" in plan:
+    if "estimated_input_tokens" in plan and not offline:
         lines.append(f"estimated input tokens: {plan['estimated_input_tokens']}")
-    if "max_output_tokens" in plan:
+    if "max_output_tokens" in plan and not offline:
         lines.append(f"output tokens at most: {plan['max_output_tokens']}")
     if "estimated_usd_at_most" in plan:
         lines.append(f"cost at most about ${plan['estimated_usd_at_most']:.4f} (estimated input, output at its cap)")
