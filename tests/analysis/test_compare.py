@@ -121,6 +121,20 @@ def test_a_long_judge_identity_is_shown_by_what_differs_in_it(tmp_path):
     assert "Qwen" not in str(info.value)  # what agrees is not repeated
 
 
+def test_runs_with_no_measure_in_common_are_refused_even_when_compared_anyway(tmp_path, cli):
+    """The trial: ``compare --allow-setup-change`` on runs with no measure in common printed an
+    empty table and exited 0."""
+    from ragmeter.analysis.compare import NothingInCommon
+
+    a = make_run(tmp_path / "a", {"ndcg@5": [0.5, 0.6]})
+    b = make_run(tmp_path / "b", {"mrr@5": [0.5, 0.6]})
+    with pytest.raises(NothingInCommon, match=r"nothing to compare: run A \(.*\) holds ndcg@5; run B .* holds mrr@5"):
+        compare_runs(a, b, allow_setup_change=True)
+    for args in (("compare", a.path, b.path), ("gate", b.path, "--baseline", a.path)):
+        out = cli(*args, "--allow-setup-change")
+        assert out.exit_code == 2 and "nothing to compare" in out.output, out.output
+
+
 def test_queries_in_one_run_only_are_reported(tmp_path):
     a = make_run(tmp_path / "a", {"ndcg@5": [0.5, 0.6, 0.7]})
     b = make_run(tmp_path / "b", {"ndcg@5": [0.5, 0.6]})

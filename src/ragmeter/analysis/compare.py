@@ -45,6 +45,11 @@ class SetupMismatch(RagmeterError):
                          + "\n(--allow-setup-change compares anyway and prints these above the table)")
 
 
+class NothingInCommon(RagmeterError):
+    """The runs hold no measure in common: there is nothing to compare, with or without
+    ``allow_setup_change``."""
+
+
 def cannot_fail(metrics: Sequence[MetricComparison], alpha: float, *, significant_only: bool = True) -> list[str]:
     """What the significance test cannot detect at these sample sizes, one line each: the whole
     comparison when no metric can pass Holm's first step (``compared * smallest p >= alpha``:
@@ -248,6 +253,9 @@ def compare_runs(a, b, *, metrics: Sequence[str] | None = None, allow_setup_chan
     rows_a = np.fromiter(map(at_a.__getitem__, common), dtype=np.int64, count=len(common))
     rows_b = np.fromiter(map(at_b.__getitem__, common), dtype=np.int64, count=len(common))
     names = compared_names(a, b, metrics)
+    if not names:  # compared anyway (--allow-setup-change), but nothing is held by both
+        raise NothingInCommon(f"nothing to compare: run A ({_run_name(a)}) holds {', '.join(a.summary) or 'no measure'}"
+                              f"; run B ({_run_name(b)}) holds {', '.join(b.summary) or 'no measure'}")
     out = [_compare_measure(name, a, cols_a, cols_b, common, rows_a, rows_b, movers) for name in names]
     for m, p in zip(out, holm([m.p for m in out])):
         m.p_holm = p
