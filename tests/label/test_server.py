@@ -112,7 +112,8 @@ def test_a_token_from_an_earlier_start_says_it_is_stale(server):
        length=st.one_of(st.none(), st.integers(-5, 70_000).map(str), st.text(max_size=8)))
 def test_fuzzed_bodies_get_a_bounded_json_answer(server, capfd, body, length):
     headers = [] if length is None else [("Content-Length", length.replace("\r", "").replace("\n", ""))]
-    if length is not None and length.strip().isdigit() and int(length) > len(body) and int(length) <= 65536:
+    whole = length is not None and length.strip().isascii() and length.strip().isdigit()  # "¹" is a digit, not int
+    if whole and len(body) < int(length) <= 65536:
         body = body + b" " * (int(length) - len(body))  # a short body is the 408 case, tested once above
     try:
         headers[0][1].encode("latin-1") if headers else None
