@@ -102,33 +102,46 @@ def test_a_dry_run_asks_no_fact_extraction_where_the_sample_gives_its_facts():
     assert plan["calls_by_prompt"]["facts.extract"] == 1  # the second sample's only
 
 
-def test_a_dry_run_after_a_run_plans_verification_on_the_stored_claims(tmp_path):
-    """The trial: after a judged run, the dry run still counted a ``claims.verify`` call (its
-    stand-in claims, the answer's sentences, are not what extraction gave); the run made none."""
+def _one_claim(prompt_id, inputs, messages):
+    """A judge that extracts one claim, worded unlike the answer's sentences, and supports it."""
+    if prompt_id == "claims.extract":
+        return {"claims": [{"id": 1, "text": "The R2 warranty is 24 months", "addresses_question": True,
+                            "cites": []}], "declines": False, "reference_claims": []}
+    return {"verdicts": [{"id": 1, "verdict": "supported", "sources": ["c1"], "combined": False,
+                          "quote": "24 months"}]}
+
+
+def _judged_once(tmp_path):
+    """A sample, and the ledger of a faithfulness run on it through :func:`_one_claim`."""
     import ragmeter
     from ragmeter.core.sample import Chunk
-    from ragmeter.engine.evaluate import resolve_measures
     from ragmeter.ledger import Ledger
-
-    def respond(prompt_id, inputs, messages):
-        if prompt_id == "claims.extract":  # one claim, worded unlike the answer's sentences
-            return {"claims": [{"id": 1, "text": "The R2 warranty is 24 months", "addresses_question": True,
-                                "cites": []}], "declines": False, "reference_claims": []}
-        return {"verdicts": [{"id": 1, "verdict": "supported", "sources": ["c1"], "combined": False,
-                              "quote": "24 months"}]}
 
     sample = Sample("q1", question="How long?", retrieved=(Chunk("c1", text="The R2 has 24 months."),),
                     answer="It is covered for two years. Ask us.")
     ledger = str(tmp_path / "ledger.sqlite")
-    ran = ragmeter.evaluate([sample], ["faithfulness"], judge=Judge(ScriptedBackend(respond), ledger=Ledger(ledger)))
+    ran = ragmeter.evaluate([sample], ["faithfulness"], judge=Judge(ScriptedBackend(_one_claim), ledger=Ledger(ledger)))
     assert ran.outcome("faithfulness", "q1").value == 1.0
-    planning = Judge(ScriptedBackend(respond), ledger=Ledger(ledger))
-    (measure,) = resolve_measures(["faithfulness"], 5)
-    needs = set(measure.spec.needs(measure))
-    stored = plan_calls([sample], needs, Sources(judge=planning))
+    return sample, ledger
+
+
+def _needs(*metrics: str) -> set[str]:
+    from ragmeter.engine.evaluate import resolve_measures
+
+    return set().union(*(m.spec.needs(m) for m in resolve_measures(list(metrics), 5)))
+
+
+def test_a_dry_run_after_a_run_plans_verification_on_the_stored_claims(tmp_path):
+    """The trial: after a judged run, the dry run still counted a ``claims.verify`` call (its
+    stand-in claims, the answer's sentences, are not what extraction gave); the run made none."""
+    from ragmeter.ledger import Ledger
+
+    sample, ledger = _judged_once(tmp_path)
+    planning = Judge(ScriptedBackend(_one_claim), ledger=Ledger(ledger))
+    stored = plan_calls([sample], _needs("faithfulness"), Sources(judge=planning))
     assert stored["calls_by_prompt"] == {} and "stand-in" not in stored["note"]  # nothing estimated on stand-ins
-    fresh = Judge(ScriptedBackend(respond), ledger=Ledger(str(tmp_path / "new.sqlite")))
-    fresh_plan = plan_calls([sample], needs, Sources(judge=fresh))
+    fresh = Judge(ScriptedBackend(_one_claim), ledger=Ledger(str(tmp_path / "new.sqlite")))
+    fresh_plan = plan_calls([sample], _needs("faithfulness"), Sources(judge=fresh))
     assert fresh_plan["calls_by_prompt"] == {"claims.extract": 1, "claims.verify": 1}
     assert fresh_plan["note"].startswith("verification calls are estimated with the answer's and reference's "
                                          "sentences as stand-in claims")
@@ -138,25 +151,11 @@ def test_a_dry_run_adding_context_relevance_still_finds_the_stored_claims(tmp_pa
     """The trial: after a faithfulness run, a dry run adding context_relevance listed the stored
     claims.verify as needed again (the extraction stage held context.relevance, not stored, so
     the claims were taken as not extracted); the run itself asked only context.relevance."""
-    import ragmeter
-    from ragmeter.core.sample import Chunk
-    from ragmeter.engine.evaluate import resolve_measures
     from ragmeter.ledger import Ledger
 
-    def respond(prompt_id, inputs, messages):
-        if prompt_id == "claims.extract":
-            return {"claims": [{"id": 1, "text": "The R2 warranty is 24 months", "addresses_question": True,
-                                "cites": []}], "declines": False, "reference_claims": []}
-        return {"verdicts": [{"id": 1, "verdict": "supported", "sources": ["c1"], "combined": False,
-                              "quote": "24 months"}]}
-
-    sample = Sample("q1", question="How long?", retrieved=(Chunk("c1", text="The R2 has 24 months."),),
-                    answer="It is covered for two years. Ask us.")
-    ledger = str(tmp_path / "ledger.sqlite")
-    ragmeter.evaluate([sample], ["faithfulness"], judge=Judge(ScriptedBackend(respond), ledger=Ledger(ledger)))
-    measures = resolve_measures(["faithfulness", "context_relevance"], 5)
-    needs = set().union(*(m.spec.needs(m) for m in measures))
-    plan = plan_calls([sample], needs, Sources(judge=Judge(ScriptedBackend(respond), ledger=Ledger(ledger))))
+    sample, ledger = _judged_once(tmp_path)
+    planning = Judge(ScriptedBackend(_one_claim), ledger=Ledger(ledger))
+    plan = plan_calls([sample], _needs("faithfulness", "context_relevance"), Sources(judge=planning))
     assert plan["calls_by_prompt"] == {"context.relevance": 1}
     assert "stand-in" not in plan["note"]
 
